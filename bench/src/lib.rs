@@ -1,1 +1,101 @@
-//! placeholder
+//! Shared pieces of Hearth's benches: latency samples summarised as percentiles, and the
+//! same-run baseline comparison every bench prints (DESIGN §5: budgets are ratios to a floor
+//! measured in the same run, because absolute times drift on a shared machine).
+
+use std::time::Duration;
+
+/// Sorted latency samples.
+#[derive(Clone, Debug)]
+pub struct Samples {
+    sorted: Vec<Duration>,
+}
+
+impl Samples {
+    pub fn new(mut samples: Vec<Duration>) -> Self {
+        assert!(!samples.is_empty(), "a bench needs at least one sample");
+        samples.sort_unstable();
+        Self { sorted: samples }
+    }
+
+    /// The `p`-th percentile (0–100), nearest rank.
+    pub fn percentile(&self, p: f64) -> Duration {
+        let rank = ((p / 100.0) * self.sorted.len() as f64).ceil() as usize;
+        self.sorted[rank.clamp(1, self.sorted.len()) - 1]
+    }
+
+    pub fn p50(&self) -> Duration {
+        self.percentile(50.0)
+    }
+
+    pub fn p99(&self) -> Duration {
+        self.percentile(99.0)
+    }
+
+    pub fn min(&self) -> Duration {
+        self.sorted[0]
+    }
+
+    pub fn max(&self) -> Duration {
+        self.sorted[self.sorted.len() - 1]
+    }
+
+    pub fn len(&self) -> usize {
+        self.sorted.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.sorted.is_empty()
+    }
+
+    /// `p50 / p99 / p999 (min..max)` in microseconds.
+    pub fn line(&self) -> String {
+        format!(
+            "p50 {:>9.2} µs  p99 {:>9.2} µs  p999 {:>9.2} µs  (min {:.2} .. max {:.2}, n={})",
+            us(self.p50()),
+            us(self.p99()),
+            us(self.percentile(99.9)),
+            us(self.min()),
+            us(self.max()),
+            self.len()
+        )
+    }
+}
+
+pub fn us(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e6
+}
+
+/// Prints a measured path beside its same-run baseline and the p50 ratio.
+pub fn report(title: &str, subject: &Samples, baseline_name: &str, baseline: &Samples, budget: Option<f64>) {
+    let ratio = us(subject.p50()) / us(baseline.p50()).max(1e-9);
+    println!("== {title}");
+    println!("   hearth    {}", subject.line());
+    println!("   baseline  {}   [{baseline_name}]", baseline.line());
+    match budget {
+        Some(b) => println!("   ratio p50 {ratio:.2}x (budget ≤ {b:.2}x): {}", if ratio <= b { "within budget" } else { "OVER BUDGET" }),
+        None => println!("   ratio p50 {ratio:.2}x"),
+    }
+}
+
+/// Pins the calling thread to `core` (best effort; benches still run unpinned).
+pub fn pin_to_core(core: usize) -> bool {
+    let mut set = nix::sched::CpuSet::new();
+    if set.set(core).is_err() {
+        return false;
+    }
+    nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).is_ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nearest_rank_percentiles() {
+        let s = Samples::new((1..=100).map(Duration::from_micros).collect());
+        assert_eq!(s.p50(), Duration::from_micros(50));
+        assert_eq!(s.p99(), Duration::from_micros(99));
+        assert_eq!(s.percentile(100.0), Duration::from_micros(100));
+        assert_eq!(s.percentile(0.0), Duration::from_micros(1));
+    }
+}

@@ -1,1 +1,45 @@
-//! placeholder
+//! Hearth's process-boundary plumbing, starting with the per-token **event ring**.
+//!
+//! This crate owns the byte layouts that may be shared with other processes and the
+//! lock-free protocols over them: the single-producer, many-reader [`EventRing`] every
+//! streaming path publishes to, its futex-based park/wake, the event type codes
+//! ([`EventKind`]) and the JSON [`Envelope`] events travel in. It knows nothing of stages,
+//! memory or the scheduler; the runtime decides what is published and who reads it.
+//!
+//! `unsafe` is allowed here (and only here in the workspace) for the shared region; every
+//! block names its invariant, every non-relaxed atomic names the operation it pairs with.
+//!
+//! ```
+//! use std::time::Duration;
+//! use hearth_ipc::{EventKind, EventRing, KindMask, ReadResult, RingConfig};
+//!
+//! let (mut publisher, subscriber) = EventRing::new(RingConfig::default())?.split();
+//! let mut reader = subscriber.reader(KindMask::of(&[EventKind::ContentDelta]));
+//!
+//! publisher.publish(EventKind::Stage, b"{\"phase\":\"llm\"}").expect("fits");
+//! let seq = publisher.publish(EventKind::ContentDelta, b"Hello").expect("fits");
+//!
+//! let mut buf = Vec::new();
+//! let got = reader.next_timeout(&mut buf, Duration::from_secs(1));
+//! assert_eq!(got, ReadResult::Event { seq, kind: EventKind::ContentDelta });
+//! assert_eq!(buf, b"Hello");
+//! assert_eq!(reader.try_next(&mut buf), ReadResult::Empty);
+//! # Ok::<(), hearth_ipc::IpcError>(())
+//! ```
+
+#![deny(unsafe_op_in_unsafe_fn)]
+
+#[cfg(target_endian = "big")]
+compile_error!("hearth-ipc lays out shared regions as little-endian; big-endian targets are not supported");
+
+mod envelope;
+mod error;
+mod event_kind;
+mod event_ring;
+mod notify;
+mod sync;
+
+pub use envelope::{Envelope, decode_envelope, encode_envelope, encode_envelope_into};
+pub use error::{IpcError, PublishError};
+pub use event_kind::{EventKind, KindMask};
+pub use event_ring::{EventRing, Publisher, ReadResult, Reader, RingConfig, Subscriber};

@@ -1,1 +1,27 @@
-//! placeholder
+//! Hearth's memory: what the model is shown of the past, and how much of it fits.
+//!
+//! This crate owns the token budget (how a provider's context window is split between the
+//! conversation timeline and recalled memory), the context events of the working window (L1)
+//! and the newest-first timeline that renders them into the prompt. It knows nothing of
+//! threads, channels or providers: the runtime feeds it events and asks it for text.
+//!
+//! ```
+//! use hearth_memory::{compute_token_budget, estimate_tokens};
+//! let budget = compute_token_budget(32_768, "You are Hearth.");
+//! assert_eq!(budget.memory_tokens + budget.context_tokens, budget.available);
+//! assert_eq!(estimate_tokens("你好"), 4);
+//! ```
+#![forbid(unsafe_code)]
+
+mod budget;
+mod context_event;
+mod timeline;
+mod window;
+
+pub use budget::{
+    DEFAULT_MAX_CONTEXT_TOKENS, MAX_TARGET_TOKENS, TokenBudget, compute_token_budget,
+    estimate_tokens, truncate_by_tokens,
+};
+pub use context_event::{ContextEvent, ToolOutput};
+pub use timeline::{TIMELINE_HEADER, format_timeline};
+pub use window::ContextWindow;

@@ -1,0 +1,48 @@
+# Hearth — the two commands a newcomer needs are `make run` and `make test`.
+CARGO  ?= cargo
+DATA   ?= $(if $(XDG_DATA_HOME),$(XDG_DATA_HOME),$(HOME)/.local/share)/hearth
+PREFIX ?= /usr/local
+
+.PHONY: setup build run test test-only bench lint loom install
+
+# Installs what the build and the tests need (idempotent; prints what it does).
+setup:
+	@scripts/setup.sh
+
+build: setup
+	$(CARGO) build --workspace --release --bins
+
+# Starts the daemon in the foreground with a data dir under the user's data home.
+run: setup
+	$(CARGO) build --release -p hearth-runtime --bin hearthd
+	@mkdir -p "$(DATA)"
+	@echo "hearthd: data dir $(DATA); stop with Ctrl-C (graceful: every queued task is answered)"
+	./target/release/hearthd --data-dir "$(DATA)"
+
+# Formatting, lints with warnings as errors, then every test of the workspace.
+test: setup lint test-only
+
+test-only:
+	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
+		$(CARGO) nextest run --workspace --no-fail-fast; \
+	else \
+		$(CARGO) test --workspace --no-fail-fast; \
+	fi
+	$(CARGO) test --workspace --doc
+
+lint:
+	$(CARGO) fmt --all -- --check
+	$(CARGO) clippy --workspace --all-targets -- -D warnings
+
+# Criterion benches and latency harnesses; each prints its same-run baseline and the ratio.
+bench: setup
+	$(CARGO) bench -p hearth-bench
+
+# Model-checks the event ring's slot protocol with loom.
+loom:
+	RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-ipc --release --test loom_ring
+
+install: build
+	install -Dm755 target/release/hearthd $(DESTDIR)$(PREFIX)/bin/hearthd
+	install -Dm644 scripts/hearthd.service $(DESTDIR)/etc/systemd/system/hearthd.service
+	@echo "installed; enable with: systemctl enable --now hearthd"

@@ -1,0 +1,112 @@
+//! The conversation timeline shown to the model (SPEC §3.3): filled newest-first within the
+//! context token budget, rendered oldest-first so the model reads it in order.
+
+use crate::{ContextEvent, estimate_tokens};
+
+/// First line of the rendered timeline ("conversation timeline").
+pub const TIMELINE_HEADER: &str = "【对话时序】";
+/// Per-event overhead of the estimate: timestamp, separators and the line break.
+const EVENT_OVERHEAD: usize = 40;
+/// Extra estimate for an event that carries a response (rendered truncated).
+const RESPONSE_OVERHEAD: usize = 120;
+/// Responses are cut to this many runes in the timeline.
+const RESPONSE_RUNES: usize = 120;
+
+/// Renders `events` (oldest first) within `budget_tokens`. At least one event is always shown
+/// when there is any, so the model never loses the latest exchange to a tiny budget.
+/// `utc_offset_secs` places the `[HH:MM:SS]` stamps in the user's time zone.
+pub fn format_timeline(
+    events: &[ContextEvent],
+    budget_tokens: usize,
+    utc_offset_secs: i64,
+) -> String {
+    if events.is_empty() {
+        return String::new();
+    }
+    let mut left = budget_tokens.saturating_sub(estimate_tokens(TIMELINE_HEADER));
+    let mut first = events.len();
+    for (i, evt) in events.iter().enumerate().rev() {
+        let mut cost = estimate_tokens(&evt.source) + estimate_tokens(&evt.input) + EVENT_OVERHEAD;
+        if !evt.response.is_empty() {
+            cost += RESPONSE_OVERHEAD;
+        }
+        if cost > left && first != events.len() {
+            break;
+        }
+        left = left.saturating_sub(cost);
+        first = i;
+    }
+    let mut out = String::from(TIMELINE_HEADER);
+    for evt in &events[first..] {
+        out.push('\n');
+        out.push_str(&format!(
+            "[{}] {}: {}",
+            clock(evt.timestamp_ms, utc_offset_secs),
+            evt.source,
+            evt.input
+        ));
+        if !evt.tools_used.is_empty() {
+            out.push_str(" → 调用工具: ");
+            out.push_str(&evt.tools_used.join(", "));
+        }
+        if !evt.response.is_empty() {
+            out.push_str(" → ");
+            out.extend(evt.response.chars().take(RESPONSE_RUNES));
+        }
+    }
+    out
+}
+
+fn clock(timestamp_ms: i64, utc_offset_secs: i64) -> String {
+    let secs = (timestamp_ms.div_euclid(1000) + utc_offset_secs).rem_euclid(86_400);
+    format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn evt(ms: i64, input: &str) -> ContextEvent {
+        ContextEvent::new(ms, "cli", input)
+    }
+
+    #[test]
+    fn empty_gives_empty() {
+        assert_eq!(format_timeline(&[], 1000, 0), "");
+    }
+
+    #[test]
+    fn renders_oldest_first_with_tools_and_truncated_response() {
+        let mut a = evt(3_723_000, "hi");
+        a.tools_used = vec!["t1".into(), "t2".into()];
+        let b = evt(3_724_000, "again").with_response("x".repeat(200));
+        let out = format_timeline(&[a, b], 100_000, 0);
+        let lines: Vec<&str> = out.lines().collect();
+        assert_eq!(lines[0], TIMELINE_HEADER);
+        assert_eq!(lines[1], "[01:02:03] cli: hi → 调用工具: t1, t2");
+        assert_eq!(
+            lines[2],
+            format!("[01:02:04] cli: again → {}", "x".repeat(120))
+        );
+    }
+
+    #[test]
+    fn budget_keeps_newest_and_at_least_one() {
+        let events: Vec<_> = (0..10)
+            .map(|i| evt(i * 1000, &format!("event{i}")))
+            .collect();
+        // Each event costs 6 + 12 + 40 = 58 tokens; the header costs 12.
+        let out = format_timeline(&events, 12 + 58 * 3, 0);
+        assert_eq!(out.lines().count(), 4);
+        assert!(out.contains("event9") && out.contains("event7") && !out.contains("event6"));
+        let tiny = format_timeline(&events, 1, 0);
+        assert_eq!(tiny.lines().count(), 2);
+        assert!(tiny.contains("event9"));
+    }
+
+    #[test]
+    fn offset_shifts_clock() {
+        let out = format_timeline(&[evt(0, "x")], 1000, 8 * 3600);
+        assert!(out.contains("[08:00:00]"));
+    }
+}

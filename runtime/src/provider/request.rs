@@ -1,0 +1,239 @@
+//! The provider-neutral request and response shapes (SPEC §7.1). `Message` serialises to the
+//! OpenAI chat shape, which every adapter starts from.
+
+use serde::ser::{SerializeMap, Serializer};
+use serde::{Deserialize, Serialize};
+use serde_json::{Value, json};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Role {
+    System,
+    User,
+    Assistant,
+    Tool,
+}
+
+impl Role {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Role::System => "system",
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::Tool => "tool",
+        }
+    }
+}
+
+/// A tool call as the model made it: arguments already parsed into JSON.
+#[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
+pub struct ToolCallOut {
+    pub id: String,
+    pub name: String,
+    pub arguments: Value,
+}
+
+/// One chat message.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Message {
+    pub role: Role,
+    pub content: String,
+    pub reasoning_content: String,
+    pub tool_call_id: String,
+    pub tool_calls: Vec<ToolCallOut>,
+}
+
+impl Message {
+    pub fn new(role: Role, content: impl Into<String>) -> Self {
+        Self {
+            role,
+            content: content.into(),
+            reasoning_content: String::new(),
+            tool_call_id: String::new(),
+            tool_calls: Vec::new(),
+        }
+    }
+
+    pub fn system(content: impl Into<String>) -> Self {
+        Self::new(Role::System, content)
+    }
+
+    pub fn user(content: impl Into<String>) -> Self {
+        Self::new(Role::User, content)
+    }
+
+    pub fn tool(call_id: impl Into<String>, content: impl Into<String>) -> Self {
+        let mut m = Self::new(Role::Tool, content);
+        m.tool_call_id = call_id.into();
+        m
+    }
+}
+
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let mut map = s.serialize_map(None)?;
+        map.serialize_entry("role", self.role.as_str())?;
+        // OpenAI wants `content: null` on an assistant message that only calls tools.
+        if self.content.is_empty() && !self.tool_calls.is_empty() {
+            map.serialize_entry("content", &Value::Null)?;
+        } else {
+            map.serialize_entry("content", &self.content)?;
+        }
+        if !self.reasoning_content.is_empty() {
+            map.serialize_entry("reasoning_content", &self.reasoning_content)?;
+        }
+        if !self.tool_call_id.is_empty() {
+            map.serialize_entry("tool_call_id", &self.tool_call_id)?;
+        }
+        if !self.tool_calls.is_empty() {
+            let calls: Vec<Value> = self
+                .tool_calls
+                .iter()
+                .map(|c| {
+                    json!({"id": c.id, "type": "function",
+                           "function": {"name": c.name, "arguments": c.arguments.to_string()}})
+                })
+                .collect();
+            map.serialize_entry("tool_calls", &calls)?;
+        }
+        map.end()
+    }
+}
+
+/// A tool offered to the model (OpenAI `tools[]` entry).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ToolSpec {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+impl Serialize for ToolSpec {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        json!({"type": "function", "function": {
+            "name": self.name, "description": self.description, "parameters": self.parameters}})
+        .serialize(s)
+    }
+}
+
+/// What the turn engine asks of a provider.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ChatRequest {
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub model: String,
+    pub messages: Vec<Message>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub temperature: Option<f64>,
+    pub max_tokens: u32,
+    pub stream: bool,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tools: Vec<ToolSpec>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tool_choice: Option<String>,
+    pub disable_thinking: bool,
+}
+
+impl ChatRequest {
+    /// The turn engine's defaults: 4 096 completion tokens, streaming, `tool_choice` auto when tools exist.
+    pub fn new(messages: Vec<Message>, tools: Vec<ToolSpec>) -> Self {
+        let tool_choice = (!tools.is_empty()).then(|| "auto".to_string());
+        Self {
+            model: String::new(),
+            messages,
+            temperature: None,
+            max_tokens: 4096,
+            stream: true,
+            tools,
+            tool_choice,
+            disable_thinking: true,
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Usage {
+    pub prompt: u64,
+    pub completion: u64,
+    pub total: u64,
+}
+
+/// A fragment of a streamed tool call; fragments of one call share `stream_index`.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ToolCallDelta {
+    pub stream_index: u32,
+    #[serde(default)]
+    pub id: String,
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub arguments: String,
+}
+
+/// One streamed piece of an answer (SPEC §7.1 StreamChunk).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct StreamChunk {
+    #[serde(default)]
+    pub content: String,
+    #[serde(default)]
+    pub reasoning: String,
+    #[serde(default)]
+    pub tool_calls: Vec<ToolCallDelta>,
+    #[serde(default)]
+    pub finish_reason: Option<String>,
+    #[serde(default)]
+    pub usage: Option<Usage>,
+    #[serde(default)]
+    pub done: bool,
+}
+
+impl StreamChunk {
+    pub fn text(content: impl Into<String>) -> Self {
+        Self {
+            content: content.into(),
+            ..Self::default()
+        }
+    }
+}
+
+/// The accumulated answer of one call.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct ChatResponse {
+    pub content: String,
+    pub reasoning: String,
+    pub finish_reason: Option<String>,
+    pub usage: Usage,
+    pub tool_calls: Vec<ToolCallOut>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn assistant_with_calls_has_null_content_and_string_arguments() {
+        let mut m = Message::new(Role::Assistant, "");
+        m.tool_calls.push(ToolCallOut {
+            id: "c1".into(),
+            name: "get_weather".into(),
+            arguments: json!({"city": "Paris"}),
+        });
+        let v = serde_json::to_value(&m).expect("serialises");
+        assert_eq!(v["content"], Value::Null);
+        assert_eq!(v["tool_calls"][0]["type"], "function");
+        assert_eq!(v["tool_calls"][0]["function"]["arguments"], "{\"city\":\"Paris\"}");
+        let t = serde_json::to_value(Message::tool("c1", "sunny")).expect("serialises");
+        assert_eq!(t, json!({"role": "tool", "content": "sunny", "tool_call_id": "c1"}));
+    }
+
+    #[test]
+    fn request_defaults() {
+        let r = ChatRequest::new(vec![Message::user("hi")], vec![]);
+        let v = serde_json::to_value(&r).expect("serialises");
+        assert_eq!(v["max_tokens"], 4096);
+        assert_eq!(v["disable_thinking"], true);
+        assert!(v.get("tool_choice").is_none() && v.get("tools").is_none());
+        let spec = ToolSpec { name: "t".into(), description: "d".into(), parameters: json!({}) };
+        let r = ChatRequest::new(vec![], vec![spec]);
+        assert_eq!(serde_json::to_value(&r).expect("serialises")["tool_choice"], "auto");
+    }
+}

@@ -1,0 +1,101 @@
+//! What the scheduler's operations hand back to the caller.
+
+use std::fmt;
+
+use super::task::{Task, TaskId};
+
+/// The ready queue is full; the input is handed back so the caller can give it its
+/// `queue_full` skipped reply (every task gets exactly one terminal reply).
+#[derive(thiserror::Error)]
+#[error("ready queue full")]
+pub struct QueueFull<I>(pub I);
+
+impl<I> QueueFull<I> {
+    pub fn into_inner(self) -> I {
+        self.0
+    }
+}
+
+impl<I> fmt::Debug for QueueFull<I> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("QueueFull(..)")
+    }
+}
+
+/// The outcome of [`Scheduler::register_interrupt`](super::Scheduler::register_interrupt).
+///
+/// `dropped` is an interrupt evicted by the overflow rule to make room (the oldest entry of
+/// the lowest non-empty level); the caller owes it a `queue_full` skipped reply.
+#[derive(Debug, PartialEq)]
+pub enum Registered<I> {
+    /// The interrupt took the immediate slot and the scheduler is armed: the caller cancels
+    /// the in-flight LLM call so the running task reaches its next safe point quickly.
+    Preempted {
+        id: TaskId,
+        dropped: Option<Task<I>>,
+    },
+    /// The interrupt waits in its level queue; the caller wakes an idle scheduler.
+    Queued {
+        id: TaskId,
+        dropped: Option<Task<I>>,
+    },
+}
+
+impl<I> Registered<I> {
+    pub fn id(&self) -> TaskId {
+        match self {
+            Registered::Preempted { id, .. } | Registered::Queued { id, .. } => *id,
+        }
+    }
+
+    pub fn preempted(&self) -> bool {
+        matches!(self, Registered::Preempted { .. })
+    }
+
+    pub fn into_dropped(self) -> Option<Task<I>> {
+        match self {
+            Registered::Preempted { dropped, .. } | Registered::Queued { dropped, .. } => dropped,
+        }
+    }
+}
+
+/// The task [`Scheduler::next`](super::Scheduler::next) selected; it is now running.
+#[derive(Debug, PartialEq)]
+pub enum Next<I, F> {
+    /// Start a task from the beginning.
+    New(Task<I>),
+    /// Continue a suspended task from its saved frame.
+    Resume(Task<I>, F),
+}
+
+impl<I, F> Next<I, F> {
+    pub fn task(&self) -> &Task<I> {
+        match self {
+            Next::New(t) | Next::Resume(t, _) => t,
+        }
+    }
+}
+
+/// A task that was still waiting when the scheduler was drained at shutdown.
+#[derive(Debug, PartialEq)]
+pub enum Drained<I, F> {
+    /// Never started (ready queue, an interrupt queue or the immediate slot).
+    Pending(Task<I>),
+    /// Suspended, with its saved frame.
+    Suspended(Task<I>, F),
+}
+
+impl<I, F> Drained<I, F> {
+    pub fn task(&self) -> &Task<I> {
+        match self {
+            Drained::Pending(t) | Drained::Suspended(t, _) => t,
+        }
+    }
+
+    pub fn into_parts(self) -> (Task<I>, Option<F>) {
+        match self {
+            Drained::Pending(t) => (t, None),
+            Drained::Suspended(t, f) => (t, Some(f)),
+        }
+    }
+}

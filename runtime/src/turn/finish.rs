@@ -1,0 +1,71 @@
+//! Finishing a task (SPEC §3.7): the context window entry, the reply through before_output,
+//! the `agent_output` event and after_output. Runs exactly once per task.
+
+use super::texts;
+use super::{Current, Terminal, TurnEngine};
+use crate::input::Reply;
+use hearth_ipc::EventKind;
+use hearth_memory::ContextEvent;
+use hearth_stages::{Stage, StageContext};
+use serde_json::json;
+
+impl TurnEngine {
+    pub(super) fn finish(&mut self, mut cur: Current, terminal: Terminal) {
+        let id = cur.task.id;
+        let frame = &cur.frame;
+        let record = !frame.critical;
+        match terminal {
+            Terminal::Skipped(reason) => {
+                cur.task.input.skip(reason);
+            }
+            Terminal::ShortCircuit(text) => self.emit_response(&mut cur, text, false),
+            Terminal::Ok(text) => {
+                if record {
+                    let mut evt = ContextEvent::new(crate::input::now_ms(), "agent", frame.clean_input.clone()).with_response(text.clone());
+                    evt.tools_used.clone_from(&frame.tools_used);
+                    evt.tool_results.clone_from(&frame.tool_results);
+                    self.context.append(evt);
+                }
+                self.emit_response(&mut cur, text, false);
+            }
+            Terminal::Failed(err) => {
+                let text = texts::processing_error(&err);
+                tracing::warn!(task = id, "task failed: {err}");
+                if record {
+                    self.context.append(ContextEvent::new(crate::input::now_ms(), "agent", frame.input.clone()).with_response(text.clone()));
+                }
+                self.emit_response(&mut cur, text, true);
+            }
+        }
+        if cur.frame.critical {
+            self.sched.set_critical(false);
+        }
+        self.sched.done(id);
+    }
+
+    fn emit_response(&mut self, cur: &mut Current, text: String, error: bool) {
+        let mut ctx = StageContext { final_text: text, ..StageContext::default() };
+        let channel = cur.frame.output_channel.clone();
+        if self.run_stage(Stage::BeforeOutput, &mut ctx, &channel) {
+            if let Some(resp) = ctx.response.clone() {
+                ctx.final_text = resp;
+            }
+        }
+        let frame = &cur.frame;
+        let reply = Reply {
+            content: ctx.final_text.clone(),
+            error,
+            reasoning_content: frame.last_reasoning.clone(),
+            usage: frame.usage,
+            ..Reply::default()
+        };
+        cur.task.input.send_reply(reply);
+        let mut event = json!({"content": ctx.final_text, "channel": channel, "source": frame.source});
+        if !frame.last_reasoning.is_empty() {
+            event["reasoning_content"] = json!(frame.last_reasoning);
+        }
+        self.events.publish(EventKind::AgentOutput, &event);
+        ctx.response = None;
+        self.run_stage(Stage::AfterOutput, &mut ctx, &channel);
+    }
+}

@@ -1,0 +1,47 @@
+//! User-visible strings of the turn engine, kept as the original kernel wrote them so that
+//! prompts, logs and tests line up with it.
+
+/// Reply of a task whose generation was stopped and produced no text.
+pub const STOPPED: &str = "已停止生成。";
+/// Reply of a queued task cancelled by the stop budget.
+pub const CANCELLED_BY_STOP: &str = "已取消（用户停止）。";
+/// Continuation placeholder after ordinary tool results.
+pub const CONTINUE_AFTER_TOOLS: &str = "请根据以上工具结果继续。";
+/// Continuation placeholder after a batch that only delivered output; breaks send-loops.
+pub const CONTINUE_AFTER_DELIVERY: &str =
+    "若你的回复已完成，直接返回纯文本即可结束本轮，无需再调用任何工具。";
+/// Prefix of an interrupt input shown to the model as a system message.
+pub const INTERRUPT_PREFIX: &str = "[中断消息] ";
+/// Failure of a `_consolidation_` task whose LLM call was cancelled.
+pub const INTERRUPTED_BY_INPUT: &str = "interrupted by user input";
+
+pub fn max_tool_turns(n: u32) -> String {
+    format!("[系统] 已达到最大工具轮次 {n}，任务中止。")
+}
+
+pub fn tool_denied(name: &str) -> String {
+    format!("工具 {name} 已被插件拒绝")
+}
+
+pub fn processing_error(err: &str) -> String {
+    format!("处理错误: {err}")
+}
+
+pub fn task_panicked(id: u64, msg: &str) -> String {
+    format!("内核事件：任务 #{id} 发生 panic：{msg}（该任务已丢弃，调度器存活）")
+}
+
+pub fn tool_timed_out(name: &str, after: std::time::Duration) -> String {
+    format!("tool {name} timed out after {after:?}")
+}
+
+/// The source note appended to every turn's stage context (three wordings, SPEC §3.2 step 7).
+pub fn source_note(source: &str, channel: &str, device: Option<&str>, interrupt: bool) -> String {
+    if interrupt {
+        format!("这是一条打断输入，来自 {source}；回复默认发往输出通道 {channel}。")
+    } else if let Some(device) = device {
+        format!("本条输入来自设备 {device}（{source}）；回复默认发往输出通道 {channel}。")
+    } else {
+        format!("本条输入来自 {source}；回复默认发往输出通道 {channel}。")
+    }
+}

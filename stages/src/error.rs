@@ -1,0 +1,26 @@
+//! The crate-boundary error type.
+
+/// Everything that can go wrong at the `hearth-stages` boundary.
+///
+/// Turn-time failures (a handler's `Err`, a panic, a timeout, a failed tool) are not errors of this
+/// type: they are recorded in the turn's `StageContext::errors` or handed back as the tool's text,
+/// because the model or the log must see them and the turn must go on.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum StagesError {
+    /// A tool of that name is already in the registry (names are global across plugins).
+    #[error("tool {name} already registered")]
+    DuplicateTool { name: String },
+    /// The name would make an upstream LLM API reject the whole request (HTTP 400).
+    #[error("invalid tool name {name:?}: it must match ^[a-zA-Z0-9_-]{{1,64}}$")]
+    InvalidToolName { name: String },
+    /// An output channel name breaks the channel name rule.
+    #[error("invalid output channel name {name:?}: {reason}")]
+    InvalidChannelName { name: String, reason: &'static str },
+    /// An output channel must be able to send at least one kind of content.
+    #[error("output channel {name} declares no capabilities")]
+    NoCapabilities { name: String },
+    /// A stage name that is not one of the seven.
+    #[error("unknown stage {name:?}")]
+    UnknownStage { name: String },
+}

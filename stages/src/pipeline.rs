@@ -1,0 +1,275 @@
+//! The stage pipeline: ordered, isolated, time-limited handler runs.
+
+use std::fmt;
+use std::sync::Arc;
+
+use parking_lot::{Mutex, RwLock};
+
+use crate::runner::{Outcome, RunnerPool};
+use crate::{HandlerId, HandlerSpec, Stage, StageContext, StageHandler};
+
+#[derive(Clone)]
+struct Entry {
+    id: HandlerId,
+    spec: HandlerSpec,
+    handler: Arc<dyn StageHandler>,
+}
+
+/// What one `StagePipeline::run` did, for the turn engine and for tests.
+///
+/// Plugin names appear once per handler, in run order.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StageRun {
+    /// `ctx.response` is `Some` after the stage: the caller skips the rest of its path.
+    pub responded: bool,
+    /// The plugin whose handler set the response during this run (`None` when it was already set).
+    pub responded_by: Option<String>,
+    /// Handlers that returned (`Ok` or `Err`) in time; their writes were kept.
+    pub ran: Vec<String>,
+    /// `Scope::OwnTools` handlers skipped because the tool is not theirs.
+    pub skipped_scope: Vec<String>,
+    /// Handlers not run because the response was already set.
+    pub skipped_after_response: Vec<String>,
+    /// Handlers abandoned at their timeout; their writes were discarded.
+    pub timed_out: Vec<String>,
+    /// Handlers that panicked; their writes were discarded.
+    pub panicked: Vec<String>,
+    /// The lines this run appended to `ctx.errors`.
+    pub errors: Vec<String>,
+}
+
+/// The seven stages' handler lists and the machinery to run them.
+///
+/// Deterministic by design (the original ran a stage's handlers in parallel on one shared mutable
+/// context, which raced): handlers run one after another, higher `priority` first, then in
+/// registration order. Each works on its own copy of the context on a pooled runner thread; the
+/// copy replaces the caller's context only when the handler returns within its timeout, so a
+/// panicking or hung handler never leaves a half-written context. Once `ctx.response` is `Some`,
+/// the rest of the stage is skipped.
+///
+/// `after_output` is run the same way, sequentially. It is read-only in intent and could fan out,
+/// but a sequential run keeps the one rule "response short-circuits, order is priority" true at
+/// every stage; the turn engine runs it after the reply has left, so its latency is not the
+/// user's.
+///
+/// Registration and runs may happen concurrently from any thread: a run works on a snapshot of the
+/// list taken when it starts, so handlers registered or removed meanwhile affect only later runs.
+pub struct StagePipeline {
+    stages: [RwLock<Arc<Vec<Entry>>>; 7],
+    next_seq: Mutex<u64>,
+    runners: RunnerPool,
+}
+
+impl Default for StagePipeline {
+    fn default() -> Self {
+        StagePipeline::new()
+    }
+}
+
+impl fmt::Debug for StagePipeline {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut map = f.debug_map();
+        for stage in Stage::ALL {
+            map.entry(&stage.as_str(), &self.plugins(stage));
+        }
+        map.finish()
+    }
+}
+
+impl StagePipeline {
+    pub fn new() -> StagePipeline {
+        StagePipeline {
+            stages: std::array::from_fn(|_| RwLock::new(Arc::new(Vec::new()))),
+            next_seq: Mutex::new(0),
+            runners: RunnerPool::default(),
+        }
+    }
+
+    /// Add a handler to `stage`.
+    pub fn register(
+        &self,
+        stage: Stage,
+        spec: HandlerSpec,
+        handler: impl StageHandler,
+    ) -> HandlerId {
+        self.register_shared(stage, spec, Arc::new(handler))
+    }
+
+    /// Add a handler that is already shared (e.g. one bridge object serving several stages).
+    pub fn register_shared(
+        &self,
+        stage: Stage,
+        spec: HandlerSpec,
+        handler: Arc<dyn StageHandler>,
+    ) -> HandlerId {
+        let mut list = self.stages[stage.index()].write();
+        // Taken under the list lock so sequence order is the order entries land in the lists.
+        let seq = {
+            let mut next = self.next_seq.lock();
+            *next += 1;
+            *next
+        };
+        let id = HandlerId { stage, seq };
+        // Sequence numbers only grow, so the new entry goes after every entry of equal or higher
+        // priority: that is "priority, then registration order".
+        let at = list.partition_point(|e| e.spec.priority >= spec.priority);
+        Arc::make_mut(&mut list).insert(at, Entry { id, spec, handler });
+        id
+    }
+
+    /// Remove one registration; false when it was already gone.
+    pub fn unregister(&self, id: HandlerId) -> bool {
+        let mut list = self.stages[id.stage.index()].write();
+        match list.iter().position(|e| e.id == id) {
+            Some(at) => {
+                Arc::make_mut(&mut list).remove(at);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Remove every handler of `plugin` on every stage; returns how many were removed.
+    pub fn unregister_plugin(&self, plugin: &str) -> usize {
+        let mut removed = 0;
+        for slot in &self.stages {
+            let mut list = slot.write();
+            if list.iter().any(|e| e.spec.plugin == plugin) {
+                let list = Arc::make_mut(&mut list);
+                let before = list.len();
+                list.retain(|e| e.spec.plugin != plugin);
+                removed += before - list.len();
+            }
+        }
+        removed
+    }
+
+    /// How many handlers `stage` has.
+    pub fn handlers(&self, stage: Stage) -> usize {
+        self.stages[stage.index()].read().len()
+    }
+
+    /// The owning plugins of `stage`'s handlers, in run order.
+    pub fn plugins(&self, stage: Stage) -> Vec<String> {
+        self.snapshot(stage)
+            .iter()
+            .map(|e| e.spec.plugin.clone())
+            .collect()
+    }
+
+    fn snapshot(&self, stage: Stage) -> Arc<Vec<Entry>> {
+        Arc::clone(&self.stages[stage.index()].read())
+    }
+
+    /// Run `stage` over `ctx`: set `ctx.phase`, then each handler in order until one responds.
+    ///
+    /// A handler's `Err(msg)` is appended to `ctx.errors` as `"<plugin>: <msg>"` (its writes are
+    /// kept: it returned normally); a panic or timeout appends `"<plugin>: handler panicked: ..."`
+    /// / `"<plugin>: handler timed out after 5s"` and discards its writes. If `ctx.response` is
+    /// already `Some` on entry, no handler runs.
+    pub fn run(&self, stage: Stage, ctx: &mut StageContext) -> StageRun {
+        if ctx.phase != stage.as_str() {
+            ctx.phase.clear();
+            ctx.phase.push_str(stage.as_str());
+        }
+        let list = self.snapshot(stage);
+        let mut report = StageRun::default();
+        if !list.is_empty() {
+            let mut lease = self.runners.lease();
+            for (at, entry) in list.iter().enumerate() {
+                if ctx.response.is_some() {
+                    report
+                        .skipped_after_response
+                        .extend(list[at..].iter().map(|e| e.spec.plugin.clone()));
+                    break;
+                }
+                let plugin = &entry.spec.plugin;
+                if !entry.spec.scope.applies(stage, plugin, ctx) {
+                    report.skipped_scope.push(plugin.clone());
+                    continue;
+                }
+                let failure = match lease.execute(&entry.handler, ctx.clone(), entry.spec.timeout) {
+                    Outcome::Returned(copy, result) => {
+                        *ctx = copy;
+                        report.ran.push(plugin.clone());
+                        if ctx.response.is_some() {
+                            report.responded_by = Some(plugin.clone());
+                        }
+                        result.err().map(|msg| format!("{plugin}: {msg}"))
+                    }
+                    Outcome::Panicked(msg) => {
+                        report.panicked.push(plugin.clone());
+                        Some(format!("{plugin}: handler panicked: {msg}"))
+                    }
+                    Outcome::TimedOut => {
+                        report.timed_out.push(plugin.clone());
+                        Some(format!(
+                            "{plugin}: handler timed out after {:?}",
+                            entry.spec.timeout
+                        ))
+                    }
+                };
+                if let Some(line) = failure {
+                    tracing::warn!(stage = stage.as_str(), "{line}");
+                    ctx.errors.push(line.clone());
+                    report.errors.push(line);
+                }
+            }
+        }
+        report.responded = ctx.is_responded();
+        report
+    }
+
+    #[cfg(test)]
+    fn idle_runners(&self) -> usize {
+        self.runners.idle_count()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn mark(tag: &'static str) -> impl StageHandler {
+        move |ctx: &mut StageContext| {
+            ctx.final_text.push_str(tag);
+            Ok(())
+        }
+    }
+
+    #[test]
+    fn runners_are_reused_not_spawned_per_handler() {
+        let pipeline = StagePipeline::new();
+        assert_eq!(pipeline.idle_runners(), 0);
+        for tag in ["a", "b", "c"] {
+            pipeline.register(Stage::OnInput, HandlerSpec::new(tag), mark(tag));
+        }
+        let mut ctx = StageContext::default();
+        pipeline.run(Stage::OnInput, &mut ctx);
+        pipeline.run(Stage::OnInput, &mut ctx);
+        assert_eq!(ctx.final_text, "abcabc");
+        // One run uses one runner for all its handlers and hands it back.
+        assert_eq!(pipeline.idle_runners(), 1);
+    }
+
+    #[test]
+    fn a_stage_without_handlers_takes_no_runner() {
+        let pipeline = StagePipeline::new();
+        let mut ctx = StageContext::default();
+        let run = pipeline.run(Stage::PreAction, &mut ctx);
+        assert_eq!(run, StageRun::default());
+        assert_eq!(ctx.phase, "pre_action");
+        assert_eq!(pipeline.idle_runners(), 0);
+    }
+
+    #[test]
+    fn unregister_by_id_removes_only_that_handler() {
+        let pipeline = StagePipeline::new();
+        let a = pipeline.register(Stage::PostAction, HandlerSpec::new("a"), mark("a"));
+        pipeline.register(Stage::PostAction, HandlerSpec::new("b"), mark("b"));
+        assert_eq!(a.stage(), Stage::PostAction);
+        assert!(pipeline.unregister(a));
+        assert!(!pipeline.unregister(a));
+        assert_eq!(pipeline.plugins(Stage::PostAction), vec!["b".to_owned()]);
+    }
+}

@@ -1,0 +1,106 @@
+//! Test harness: a kernel over a scripted provider, a watchdog, and an event-ring recorder.
+
+use hearth_ipc::{EventKind, KindMask, ReadResult, Reader};
+use hearth_runtime::graph::{self, GraphConfig, Kernel, Registries};
+use hearth_runtime::input::Reply;
+use hearth_runtime::provider::{ScriptStep, ScriptedProvider};
+use hearth_runtime::turn::TurnConfig;
+use serde_json::Value;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+/// Runs `body` on its own thread and fails the test if it does not finish within `limit`.
+pub fn within<T: Send + 'static>(limit: Duration, body: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(body());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(value) => {
+            let _ = worker.join();
+            value
+        }
+        // The body panicked (its sender is gone): surface its own message.
+        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => match worker.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => unreachable!("the body either sends its value or panics"),
+        },
+        Err(crossbeam_channel::RecvTimeoutError::Timeout) => panic!("watchdog: test did not finish within {limit:?}"),
+    }
+}
+
+pub const REPLY_WAIT: Duration = Duration::from_secs(10);
+
+pub struct Harness {
+    pub kernel: Kernel,
+    pub provider: Arc<ScriptedProvider>,
+}
+
+impl Harness {
+    pub fn new(steps: Vec<ScriptStep>) -> Self {
+        Self::with_config(steps, TurnConfig::default(), Registries::default())
+    }
+
+    pub fn with_config(steps: Vec<ScriptStep>, turn: TurnConfig, registries: Registries) -> Self {
+        let provider = Arc::new(ScriptedProvider::new(steps));
+        let cfg = GraphConfig { workers: Some(2), pin: false, turn, agent_id: "test".into() };
+        let kernel = graph::build(cfg, provider.clone(), registries).expect("kernel starts");
+        Self { kernel, provider }
+    }
+
+    pub fn ask(&self, text: &str) -> Reply {
+        self.kernel.handle().send_text("cli", text).recv_timeout(REPLY_WAIT).expect("a reply")
+    }
+
+    pub fn recorder(&self) -> Recorder {
+        Recorder { reader: self.kernel.handle().subscribe(KindMask::ALL), buf: Vec::new() }
+    }
+
+    /// Waits until `pred` holds for the provider's request count.
+    pub fn wait_requests(&self, n: usize) {
+        let deadline = Instant::now() + REPLY_WAIT;
+        while self.provider.request_count() < n {
+            assert!(Instant::now() < deadline, "provider never saw request #{n}");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+    }
+}
+
+/// Reads events off the ring as decoded `(kind, payload)` pairs.
+pub struct Recorder {
+    reader: Reader,
+    buf: Vec<u8>,
+}
+
+impl Recorder {
+    /// Everything published so far (non-blocking).
+    pub fn drain(&mut self) -> Vec<(EventKind, Value)> {
+        let mut out = Vec::new();
+        loop {
+            match self.reader.try_next(&mut self.buf) {
+                ReadResult::Event { kind, .. } => out.push((kind, payload(&self.buf))),
+                ReadResult::Lagged { .. } => continue,
+                _ => return out,
+            }
+        }
+    }
+
+    /// Waits for the next event of `kind`.
+    pub fn wait_for(&mut self, kind: EventKind, limit: Duration) -> Value {
+        let deadline = Instant::now() + limit;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            assert!(!left.is_zero(), "no {} event within {limit:?}", kind.as_str());
+            if let ReadResult::Event { kind: k, .. } = self.reader.next_timeout(&mut self.buf, left) {
+                if k == kind {
+                    return payload(&self.buf);
+                }
+            }
+        }
+    }
+}
+
+fn payload(bytes: &[u8]) -> Value {
+    let envelope: Value = serde_json::from_slice(bytes).expect("events are JSON envelopes");
+    envelope["payload"].clone()
+}
