@@ -25,4 +25,6 @@ else
   say "cargo-nextest: absent; tests will run with cargo test"
 fi
 
+scripts/setup-llm.sh
+
 say "done"

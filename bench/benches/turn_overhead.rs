@@ -18,19 +18,33 @@ fn kernel_turns(with_handlers: bool) -> Samples {
     let registries = Registries::default();
     if with_handlers {
         for stage in Stage::ALL {
-            registries.stages.register(stage, HandlerSpec::new("bench"), |_: &mut StageContext| Ok(()));
+            registries
+                .stages
+                .register(stage, HandlerSpec::new("bench"), |_: &mut StageContext| {
+                    Ok(())
+                });
         }
     }
     let provider = Arc::new(ScriptedProvider::new([]));
-    let mut turn = hearth_runtime::turn::TurnConfig::default();
-    turn.duplicate_window = Duration::ZERO;
-    let cfg = GraphConfig { workers: Some(2), pin: true, turn, agent_id: "bench".into() };
+    let turn = hearth_runtime::turn::TurnConfig {
+        duplicate_window: Duration::ZERO,
+        ..Default::default()
+    };
+    let cfg = GraphConfig {
+        workers: Some(2),
+        pin: true,
+        turn,
+        agent_id: "bench".into(),
+    };
     let kernel = graph::build(cfg, provider, registries).expect("kernel starts");
     let handle = kernel.handle();
     let mut samples = Vec::with_capacity(TURNS);
     for i in 0..WARMUP + TURNS {
         let started = Instant::now();
-        let reply = handle.send_text("cli", &format!("turn {i}")).recv_timeout(Duration::from_secs(10)).expect("reply");
+        let reply = handle
+            .send_text("cli", &format!("turn {i}"))
+            .recv_timeout(Duration::from_secs(10))
+            .expect("reply");
         let took = started.elapsed();
         assert!(!reply.error && !reply.skipped, "{reply:?}");
         if i >= WARMUP {
@@ -88,15 +102,31 @@ fn main() {
     let floor = bare_hops();
     let plain = kernel_turns(false);
     let hooked = kernel_turns(true);
-    report("kernel turn, no stage handlers (zero-latency model)", &plain, "5 bare crossbeam thread hops", &floor, None);
-    report("kernel turn, one no-op handler on each of the 7 stages", &hooked, "5 bare crossbeam thread hops", &floor, None);
+    report(
+        "kernel turn, no stage handlers (zero-latency model)",
+        &plain,
+        "5 bare crossbeam thread hops",
+        &floor,
+        None,
+    );
+    report(
+        "kernel turn, one no-op handler on each of the 7 stages",
+        &hooked,
+        "5 bare crossbeam thread hops",
+        &floor,
+        None,
+    );
     for (name, s) in [("no handlers", &plain), ("7 handlers", &hooked)] {
         let p50 = us(s.p50());
         println!(
             "   {name}: {:.0} turns/s at p50, {:.1} µs/turn — budget p50 ≤ 200 µs: {}",
             1e6 / p50,
             p50,
-            if p50 <= 200.0 { "within budget" } else { "OVER BUDGET" }
+            if p50 <= 200.0 {
+                "within budget"
+            } else {
+                "OVER BUDGET"
+            }
         );
     }
 }

@@ -66,13 +66,26 @@ pub fn us(d: Duration) -> f64 {
 }
 
 /// Prints a measured path beside its same-run baseline and the p50 ratio.
-pub fn report(title: &str, subject: &Samples, baseline_name: &str, baseline: &Samples, budget: Option<f64>) {
+pub fn report(
+    title: &str,
+    subject: &Samples,
+    baseline_name: &str,
+    baseline: &Samples,
+    budget: Option<f64>,
+) {
     let ratio = us(subject.p50()) / us(baseline.p50()).max(1e-9);
     println!("== {title}");
     println!("   hearth    {}", subject.line());
     println!("   baseline  {}   [{baseline_name}]", baseline.line());
     match budget {
-        Some(b) => println!("   ratio p50 {ratio:.2}x (budget ≤ {b:.2}x): {}", if ratio <= b { "within budget" } else { "OVER BUDGET" }),
+        Some(b) => println!(
+            "   ratio p50 {ratio:.2}x (budget ≤ {b:.2}x): {}",
+            if ratio <= b {
+                "within budget"
+            } else {
+                "OVER BUDGET"
+            }
+        ),
         None => println!("   ratio p50 {ratio:.2}x"),
     }
 }

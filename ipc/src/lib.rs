@@ -30,7 +30,9 @@
 #![deny(unsafe_op_in_unsafe_fn)]
 
 #[cfg(target_endian = "big")]
-compile_error!("hearth-ipc lays out shared regions as little-endian; big-endian targets are not supported");
+compile_error!(
+    "hearth-ipc lays out shared regions as little-endian; big-endian targets are not supported"
+);
 
 mod envelope;
 mod error;

@@ -24,8 +24,8 @@ pub(crate) fn wait(word: &AtomicU32, expected: u32, timeout: Duration, process_s
     };
     let ts = libc::timespec {
         tv_sec: libc::time_t::try_from(timeout.as_secs()).unwrap_or(libc::time_t::MAX),
-        tv_nsec: libc::c_long::try_from(timeout.subsec_nanos())
-            .expect("sub-second nanoseconds are below 1e9 and fit a c_long"),
+        // Below 1e9, so it fits a c_long of any width.
+        tv_nsec: timeout.subsec_nanos() as libc::c_long,
     };
     // SAFETY: `word.as_ptr()` points to a live, 4-byte-aligned u32 for the whole call (the
     // caller holds a reference into the ring region, which outlives every handle); the kernel

@@ -82,17 +82,19 @@ fn drain(reader: &mut Reader, seen: &mut Seen) {
     assert_eq!(reader.missed_total(), seen.missed);
 }
 
-fn model(f: impl Fn() + Sync + Send + 'static) {
+/// Explore with at most `preemptions` forced context switches per execution (bounded
+/// exhaustive search, as loom recommends); `LOOM_MAX_PREEMPTIONS` overrides it.
+fn model(preemptions: usize, f: impl Fn() + Sync + Send + 'static) {
     let mut builder = loom::model::Builder::new();
     if builder.preemption_bound.is_none() {
-        builder.preemption_bound = Some(3);
+        builder.preemption_bound = Some(preemptions);
     }
     builder.check(f);
 }
 
 #[test]
 fn one_writer_one_reader_payload_reclaimed_before_slot() {
-    model(|| {
+    model(3, || {
         const EVENTS: u64 = 4;
         let (mut publisher, subscriber) = EventRing::new(config(4)).expect("valid").split();
         let mut reader = subscriber.reader(KindMask::ALL);
@@ -117,7 +119,7 @@ fn one_writer_one_reader_payload_reclaimed_before_slot() {
 
 #[test]
 fn one_writer_two_readers_slot_reused() {
-    model(|| {
+    model(2, || {
         const EVENTS: u64 = 3;
         let (mut publisher, subscriber) = EventRing::new(config(2)).expect("valid").split();
         let mut first = subscriber.reader(KindMask::ALL);

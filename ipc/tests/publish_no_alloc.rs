@@ -80,7 +80,11 @@ fn publish_neither_allocates_nor_wakes_without_parked_readers() {
         let mut last = 0;
         for i in 0..100_000u32 {
             let kind = EventKind::from_code(i % 12);
-            let p: &[u8] = if i % 1000 == 0 { &big } else { &payload[..(i % 65) as usize] };
+            let p: &[u8] = if i % 1000 == 0 {
+                &big
+            } else {
+                &payload[..(i % 65) as usize]
+            };
             last = publisher.publish(kind, p).expect("fits");
         }
         assert!(publisher.publish(EventKind::System, &[]).is_ok());
@@ -97,5 +101,8 @@ fn publish_neither_allocates_nor_wakes_without_parked_readers() {
     assert_eq!(allocations, 0, "a refused publish allocated");
 
     let mut buf = Vec::new();
-    assert!(matches!(reader.try_next(&mut buf), ReadResult::Lagged { .. }));
+    assert!(matches!(
+        reader.try_next(&mut buf),
+        ReadResult::Lagged { .. }
+    ));
 }

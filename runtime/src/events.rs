@@ -23,7 +23,9 @@ struct Inner {
 
 impl std::fmt::Debug for EventBus {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("EventBus").field("source", &self.inner.source).finish()
+        f.debug_struct("EventBus")
+            .field("source", &self.inner.source)
+            .finish()
     }
 }
 
@@ -41,7 +43,8 @@ impl EventBus {
 
     /// A bus over a fresh ring of the default size.
     pub fn with_default_ring(source: impl Into<String>) -> Self {
-        let ring = EventRing::new(RingConfig::default()).expect("the default ring configuration is valid");
+        let ring =
+            EventRing::new(RingConfig::default()).expect("the default ring configuration is valid");
         let (publisher, subscriber) = ring.split();
         Self::new(publisher, subscriber, source)
     }
@@ -53,10 +56,19 @@ impl EventBus {
     /// Publishes `{type, source, payload, timestamp}`. An event too large for the ring is
     /// counted and dropped: streaming must never stall on one oversized payload.
     pub fn publish(&self, kind: EventKind, payload: &Value) {
-        let bytes = hearth_ipc::encode_envelope(kind, &self.inner.source, payload, crate::input::now_ms() / 1000);
+        let bytes = hearth_ipc::encode_envelope(
+            kind,
+            &self.inner.source,
+            payload,
+            crate::input::now_ms() / 1000,
+        );
         if self.inner.publisher.lock().publish(kind, &bytes).is_err() {
             self.inner.refused.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(kind = kind.as_str(), len = bytes.len(), "event too large for the ring, dropped");
+            tracing::warn!(
+                kind = kind.as_str(),
+                len = bytes.len(),
+                "event too large for the ring, dropped"
+            );
         }
     }
 

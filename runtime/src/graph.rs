@@ -51,7 +51,12 @@ pub struct GraphConfig {
 
 impl Default for GraphConfig {
     fn default() -> Self {
-        Self { workers: None, pin: true, turn: TurnConfig::default(), agent_id: "hearth".into() }
+        Self {
+            workers: None,
+            pin: true,
+            turn: TurnConfig::default(),
+            agent_id: "hearth".into(),
+        }
     }
 }
 
@@ -75,7 +80,9 @@ pub struct Kernel {
 
 impl std::fmt::Debug for Kernel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Kernel").field("workers", &self.engine.worker_count()).finish()
+        f.debug_struct("Kernel")
+            .field("workers", &self.engine.worker_count())
+            .finish()
     }
 }
 
@@ -112,16 +119,25 @@ impl Kernel {
 }
 
 /// Builds and starts the kernel graph.
-pub fn build(cfg: GraphConfig, provider: Arc<dyn ChatProvider>, registries: Registries) -> Result<Kernel, EngineError> {
+pub fn build(
+    cfg: GraphConfig,
+    provider: Arc<dyn ChatProvider>,
+    registries: Registries,
+) -> Result<Kernel, EngineError> {
     let events = EventBus::with_default_ring(cfg.agent_id.clone());
-    let workers = cfg.workers.unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+    let workers = cfg
+        .workers
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
     let panic_events = events.clone();
     let mut engine = Engine::builder()
         .workers(workers)
         .pin(cfg.pin)
         .on_node_panic(move |node, msg| {
             tracing::error!(node, "node panicked: {msg}");
-            panic_events.publish(EventKind::System, &json!({"event": "node_panicked", "node": node, "error": msg}));
+            panic_events.publish(
+                EventKind::System,
+                &json!({"event": "node_panicked", "node": node, "error": msg}),
+            );
         })
         .build()?;
 
@@ -133,7 +149,8 @@ pub fn build(cfg: GraphConfig, provider: Arc<dyn ChatProvider>, registries: Regi
     let (completions_tx, completions) = edge::<Completion>(COMPLETION_CAPACITY);
 
     let done = completion_sink(completions_tx);
-    let (provider_service, _provider_thread) = ProviderService::start(provider, events.clone(), done.clone());
+    let (provider_service, _provider_thread) =
+        ProviderService::start(provider, events.clone(), done.clone());
     let env = ToolEnv {
         tools: registries.tools.clone(),
         outputs: registries.outputs.clone(),
@@ -142,16 +159,37 @@ pub fn build(cfg: GraphConfig, provider: Arc<dyn ChatProvider>, registries: Regi
     let pool = ToolPool::new(env, done);
     let turn = TurnEngine::new(cfg.turn, provider_service, pool, events.clone());
 
-    let kernel = KernelNode::new(turn, KernelInbox { inputs, self_inputs, interrupts, completions, control });
+    let kernel = KernelNode::new(
+        turn,
+        KernelInbox {
+            inputs,
+            self_inputs,
+            interrupts,
+            completions,
+            control,
+        },
+    );
     let gate = Arc::new(IngressGate::default());
-    let out = IngressOut { inputs: inputs_tx, self_inputs: self_tx, interrupts: interrupts_tx, control: control_tx };
+    let out = IngressOut {
+        inputs: inputs_tx,
+        self_inputs: self_tx,
+        interrupts: interrupts_tx,
+        control: control_tx,
+    };
     let ingress = IngressNode::new(submit_rx, out, gate.clone());
     let ingress_worker = workers - 1;
     engine.spawn(0, kernel)?;
     engine.spawn(ingress_worker, ingress)?;
     engine.start()?;
     let handle = KernelHandle::new(submit_tx, events.ring().clone(), gate.clone());
-    Ok(Kernel { engine, handle, gate, ingress_worker, registries, events })
+    Ok(Kernel {
+        engine,
+        handle,
+        gate,
+        ingress_worker,
+        registries,
+        events,
+    })
 }
 
 /// Service threads deliver completions here. They are few (one LLM call, one batch of tools)

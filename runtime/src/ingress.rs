@@ -60,7 +60,11 @@ pub struct KernelHandle {
 }
 
 impl KernelHandle {
-    pub(crate) fn new(submit: EdgeTx<Submission>, ring: Subscriber, gate: Arc<IngressGate>) -> Self {
+    pub(crate) fn new(
+        submit: EdgeTx<Submission>,
+        ring: Subscriber,
+        gate: Arc<IngressGate>,
+    ) -> Self {
         Self { submit, ring, gate }
     }
 
@@ -70,7 +74,11 @@ impl KernelHandle {
             return;
         }
         if let Err(e) = self.submit.try_send(submission) {
-            let reason = if e.is_full() { skip::QUEUE_FULL } else { skip::SHUTDOWN };
+            let reason = if e.is_full() {
+                skip::QUEUE_FULL
+            } else {
+                skip::SHUTDOWN
+            };
             refuse(e.into_inner(), reason);
         }
     }
@@ -80,6 +88,16 @@ impl KernelHandle {
         let rx = input.reply_channel();
         self.send(Submission::Input(input));
         rx
+    }
+
+    /// Submits an input whose reply channel the caller attached already.
+    pub fn submit_with(&self, input: InputEvent) {
+        self.send(Submission::Input(input));
+    }
+
+    /// Submits an interrupt whose reply channel the caller attached already.
+    pub fn interrupt_with(&self, input: InputEvent) {
+        self.send(Submission::Interrupt(input));
     }
 
     /// Convenience: a text input from a built-in channel.
@@ -152,13 +170,22 @@ pub struct IngressNode {
 
 impl IngressNode {
     pub fn new(rx: EdgeRx<Submission>, out: IngressOut, gate: Arc<IngressGate>) -> Self {
-        Self { rx, out, held: None, gate }
+        Self {
+            rx,
+            out,
+            held: None,
+            gate,
+        }
     }
 
     /// Forwards one submission. Returns it when it must wait for room.
     fn forward(&self, submission: Submission) -> Option<Submission> {
         fn refuse(e: TrySendError<InputEvent>) {
-            let reason = if e.is_full() { skip::QUEUE_FULL } else { skip::SHUTDOWN };
+            let reason = if e.is_full() {
+                skip::QUEUE_FULL
+            } else {
+                skip::SHUTDOWN
+            };
             let mut input = e.into_inner();
             input.skip(reason);
         }
@@ -191,7 +218,11 @@ impl IngressNode {
 
 impl IngressNode {
     fn refuse_all(&mut self) {
-        let pending = self.held.take().into_iter().chain(std::iter::from_fn(|| self.rx.try_recv().ok()));
+        let pending = self
+            .held
+            .take()
+            .into_iter()
+            .chain(std::iter::from_fn(|| self.rx.try_recv().ok()));
         for submission in pending {
             refuse(submission, skip::SHUTDOWN);
         }

@@ -105,11 +105,17 @@ impl InputEvent {
     }
 
     pub fn content(&self) -> &str {
-        self.payload.get("content").and_then(Value::as_str).unwrap_or("")
+        self.payload
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or("")
     }
 
     pub fn flag(&self, key: &str) -> bool {
-        self.payload.get(key).and_then(Value::as_bool).unwrap_or(false)
+        self.payload
+            .get(key)
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
     }
 
     pub fn str_field(&self, key: &str) -> Option<&str> {
@@ -131,7 +137,11 @@ impl InputEvent {
     }
 
     pub fn skip(&mut self, reason: &str) -> bool {
-        self.send_reply(Reply { skipped: true, reason: Some(reason.into()), ..Reply::default() })
+        self.send_reply(Reply {
+            skipped: true,
+            reason: Some(reason.into()),
+            ..Reply::default()
+        })
     }
 }
 
@@ -150,12 +160,19 @@ impl Drop for InputEvent {
 /// `req_<unix-nanos>_<counter>`.
 pub fn new_request_id() -> String {
     static COUNTER: AtomicU64 = AtomicU64::new(0);
-    let nanos = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_nanos());
-    format!("req_{nanos}_{}", COUNTER.fetch_add(1, Ordering::Relaxed) + 1)
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "req_{nanos}_{}",
+        COUNTER.fetch_add(1, Ordering::Relaxed) + 1
+    )
 }
 
 pub fn now_ms() -> i64 {
-    SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_millis() as i64)
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as i64)
 }
 
 #[cfg(test)]
@@ -179,7 +196,10 @@ mod tests {
         let mut input = InputEvent::text("cli", "hi");
         let rx = input.reply_channel();
         drop(input);
-        assert_eq!(rx.try_recv().expect("reply on drop").reason.as_deref(), Some(skip::DROPPED));
+        assert_eq!(
+            rx.try_recv().expect("reply on drop").reason.as_deref(),
+            Some(skip::DROPPED)
+        );
         let mut answered = InputEvent::text("cli", "hi");
         let rx = answered.reply_channel();
         answered.skip(skip::DUPLICATE);

@@ -90,7 +90,9 @@ impl Node for KernelNode {
         if progress {
             Poll::Busy
         } else {
-            Poll::Idle { until: self.engine.next_deadline() }
+            Poll::Idle {
+                until: self.engine.next_deadline(),
+            }
         }
     }
 
@@ -100,7 +102,11 @@ impl Node for KernelNode {
 
     fn shutdown(&mut self) {
         let mut replied = self.engine.shutdown();
-        for rx in [&self.inbox.interrupts, &self.inbox.self_inputs, &self.inbox.inputs] {
+        for rx in [
+            &self.inbox.interrupts,
+            &self.inbox.self_inputs,
+            &self.inbox.inputs,
+        ] {
             while let Ok(mut input) = rx.try_recv() {
                 replied += usize::from(input.skip(skip::SHUTDOWN));
             }

@@ -18,10 +18,15 @@
 //! ```
 #![forbid(unsafe_code)]
 
+pub mod adapter;
 pub mod completion;
+pub mod config;
+pub mod daemon;
+pub mod embedded;
 pub mod engine;
 pub mod events;
 pub mod graph;
+pub mod http;
 pub mod ingress;
 pub mod input;
 pub mod kernel_node;
@@ -29,5 +34,6 @@ pub mod provider;
 pub mod provider_service;
 pub mod scheduler;
 pub mod signals;
+pub mod socket;
 pub mod tool_pool;
 pub mod turn;

@@ -20,6 +20,8 @@ pub struct LlmCall {
     pub cancel: CancelToken,
     /// Output channel the deltas are tagged with.
     pub channel: String,
+    /// The task's request id, so a reader can follow the deltas of its own request.
+    pub request_id: String,
 }
 
 /// Handle used by the turn engine; dropping every handle stops the thread.
@@ -30,7 +32,11 @@ pub struct ProviderService {
 }
 
 impl ProviderService {
-    pub fn start(provider: Arc<dyn ChatProvider>, events: EventBus, done: CompletionSink) -> (Self, JoinHandle<()>) {
+    pub fn start(
+        provider: Arc<dyn ChatProvider>,
+        events: EventBus,
+        done: CompletionSink,
+    ) -> (Self, JoinHandle<()>) {
         let (tx, rx) = crossbeam_channel::unbounded();
         let max_context = provider.max_context_tokens();
         let handle = std::thread::Builder::new()
@@ -50,38 +56,62 @@ impl ProviderService {
     }
 }
 
-fn serve(provider: Arc<dyn ChatProvider>, events: &EventBus, done: &CompletionSink, rx: &Receiver<LlmCall>) {
-    for LlmCall { call, request, cancel, channel } in rx.iter() {
+fn serve(
+    provider: Arc<dyn ChatProvider>,
+    events: &EventBus,
+    done: &CompletionSink,
+    rx: &Receiver<LlmCall>,
+) {
+    for LlmCall {
+        call,
+        request,
+        cancel,
+        channel,
+        request_id,
+    } in rx.iter()
+    {
         let mut acc = Accumulator::new();
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             provider.chat_stream(&request, &cancel, &mut |chunk| {
                 if !chunk.reasoning.is_empty() {
-                    events.publish(EventKind::ReasoningDelta, &json!({"content": chunk.reasoning, "channel": channel}));
+                    events.publish(EventKind::ReasoningDelta, &json!({"content": chunk.reasoning, "channel": channel, "request_id": request_id}));
                 }
                 if !chunk.content.is_empty() {
-                    events.publish(EventKind::ContentDelta, &json!({"content": chunk.content, "channel": channel}));
+                    events.publish(EventKind::ContentDelta, &json!({"content": chunk.content, "channel": channel, "request_id": request_id}));
                 }
                 acc.push(&chunk);
             })
         }));
         let outcome = match outcome {
             Ok(r) => r,
-            Err(panic) => Err(ProviderError::Other(format!("provider {} panicked: {}", provider.name(), panic_message(&*panic)))),
+            Err(panic) => Err(ProviderError::Other(format!(
+                "provider {} panicked: {}",
+                provider.name(),
+                panic_message(&*panic)
+            ))),
         };
         // A cancel that raced with a successful finish still counts as a cancel: the caller
         // asked for the call to end, and acting on its answer would contradict that.
-        let outcome = if cancel.is_cancelled() { Err(ProviderError::Cancelled) } else { outcome };
+        let outcome = if cancel.is_cancelled() {
+            Err(ProviderError::Cancelled)
+        } else {
+            outcome
+        };
         let partial = acc.content().to_string();
         let result = match outcome {
             Ok(()) => Ok(acc.finish()),
             Err(e) => {
                 if e == ProviderError::Cancelled {
-                    events.publish(EventKind::ContentDelta, &json!({"content": "", "channel": channel, "reset": true}));
+                    events.publish(EventKind::ContentDelta, &json!({"content": "", "channel": channel, "request_id": request_id, "reset": true}));
                 }
                 Err(e)
             }
         };
-        done(Completion::Llm { call, result, partial });
+        done(Completion::Llm {
+            call,
+            result,
+            partial,
+        });
     }
 }
 

@@ -53,7 +53,13 @@ const IDLE_EXIT: Duration = Duration::from_secs(30);
 impl ToolPool {
     pub fn new(env: ToolEnv, done: CompletionSink) -> Self {
         let (tx, rx) = crossbeam_channel::unbounded();
-        Self { tx, rx, idle: Arc::new(AtomicUsize::new(0)), env, done }
+        Self {
+            tx,
+            rx,
+            idle: Arc::new(AtomicUsize::new(0)),
+            env,
+            done,
+        }
     }
 
     pub fn env(&self) -> &ToolEnv {
@@ -69,7 +75,9 @@ impl ToolPool {
         let _ = self.tx.send(Job { call, name, args });
         if !claimed {
             let pool = self.clone();
-            let spawned = std::thread::Builder::new().name("hearth-tool".into()).spawn(move || pool.work());
+            let spawned = std::thread::Builder::new()
+                .name("hearth-tool".into())
+                .spawn(move || pool.work());
             if let Err(e) = spawned {
                 tracing::error!("cannot start a tool thread: {e}");
             }
@@ -80,14 +88,27 @@ impl ToolPool {
         loop {
             let Ok(job) = self.rx.recv_timeout(IDLE_EXIT) else {
                 // Leave only if nobody claimed us in the meantime.
-                if self.idle.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1)).is_ok() {
+                if self
+                    .idle
+                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+                    .is_ok()
+                {
                     return;
                 }
                 continue;
             };
             let result = catch_unwind(AssertUnwindSafe(|| self.env.execute(&job.name, &job.args)))
-                .unwrap_or_else(|p| Err(format!("tool {} handler panic: {}", job.name, panic_message(&*p))));
-            (self.done)(Completion::Tool { call: job.call, result });
+                .unwrap_or_else(|p| {
+                    Err(format!(
+                        "tool {} handler panic: {}",
+                        job.name,
+                        panic_message(&*p)
+                    ))
+                });
+            (self.done)(Completion::Tool {
+                call: job.call,
+                result,
+            });
             self.idle.fetch_add(1, Ordering::AcqRel);
         }
     }

@@ -4,15 +4,15 @@
 #[path = "e2e/support.rs"]
 mod support;
 
-#[path = "e2e/kernel_tool_loop.rs"]
-mod kernel_tool_loop;
-#[path = "e2e/kernel_preemption.rs"]
-mod kernel_preemption;
-#[path = "e2e/kernel_stop.rs"]
-mod kernel_stop;
-#[path = "e2e/kernel_skips.rs"]
-mod kernel_skips;
 #[path = "e2e/kernel_invariants.rs"]
 mod kernel_invariants;
+#[path = "e2e/kernel_preemption.rs"]
+mod kernel_preemption;
 #[path = "e2e/kernel_shutdown.rs"]
 mod kernel_shutdown;
+#[path = "e2e/kernel_skips.rs"]
+mod kernel_skips;
+#[path = "e2e/kernel_stop.rs"]
+mod kernel_stop;
+#[path = "e2e/kernel_tool_loop.rs"]
+mod kernel_tool_loop;

@@ -28,29 +28,29 @@ pub(crate) const BUSY_STAMP: u64 = 0;
 /// publisher; line 2 by parking readers, so parking never bounces the publisher's line.
 #[repr(C)]
 pub(crate) struct Header {
-    pub magic: AtomicU32,         // 0
-    pub version: AtomicU32,       // 4
-    pub region_len: AtomicU64,    // 8
-    pub slot_count: AtomicU32,    // 16
-    pub slot_len: AtomicU32,      // 20
-    pub slots_offset: AtomicU32,  // 24
-    pub payload_offset: AtomicU32, // 28
+    pub magic: AtomicU32,            // 0
+    pub version: AtomicU32,          // 4
+    pub region_len: AtomicU64,       // 8
+    pub slot_count: AtomicU32,       // 16
+    pub slot_len: AtomicU32,         // 20
+    pub slots_offset: AtomicU32,     // 24
+    pub payload_offset: AtomicU32,   // 28
     pub payload_capacity: AtomicU32, // 32
-    pub max_event_len: AtomicU32, // 36
-    _reserved0: [u64; 3],         // 40..64
+    pub max_event_len: AtomicU32,    // 36
+    _reserved0: [u64; 3],            // 40..64
     /// Number of events published; the next event gets this sequence number.
     pub write_seq: AtomicU64, // 64
     /// Payload byte cursor: end of the newest payload *reservation* (moved before its bytes
     /// are written), monotonically increasing, taken modulo the payload capacity.
     pub payload_head: AtomicU64, // 72
-    _reserved1: [u64; 6],         // 80..128
+    _reserved1: [u64; 6],            // 80..128
     /// Futex word; bumped by the publisher before each wake.
     pub wake_epoch: AtomicU32, // 128
     /// Readers currently parked (or about to park) on `wake_epoch`.
     pub parked: AtomicU32, // 132
     /// Non-zero once the publisher is gone: no event will follow `write_seq`.
     pub closed: AtomicU32, // 136
-    _reserved2: [u32; 29],        // 140..256
+    _reserved2: [u32; 29],           // 140..256
 }
 
 /// One event's slot (32 bytes).
@@ -117,7 +117,8 @@ impl Header {
             .store(config.payload_offset() as u32, Ordering::Relaxed);
         self.payload_capacity
             .store(config.payload_capacity, Ordering::Relaxed);
-        self.max_event_len.store(config.max_event_len, Ordering::Relaxed);
+        self.max_event_len
+            .store(config.max_event_len, Ordering::Relaxed);
         self.write_seq.store(0, Ordering::Relaxed);
         self.payload_head.store(0, Ordering::Relaxed);
         self.wake_epoch.store(0, Ordering::Relaxed);
@@ -226,7 +227,10 @@ mod tests {
         let bytes = m.to_le_bytes();
         assert_eq!(&bytes[..4], &8u32.to_le_bytes());
         assert_eq!(&bytes[4..], &300u32.to_le_bytes());
-        assert_eq!(unpack_meta(pack_meta(u32::MAX, u32::MAX)), (u32::MAX, u32::MAX));
+        assert_eq!(
+            unpack_meta(pack_meta(u32::MAX, u32::MAX)),
+            (u32::MAX, u32::MAX)
+        );
     }
 
     #[test]

@@ -84,8 +84,10 @@ impl Publisher {
         // SYNC: pairs with `fence(Acquire)` in `Reader::read_slot`: a reader whose copy
         // observed any store below also observes the two stores above, and discards the copy.
         fence(Ordering::Release);
-        slot.meta
-            .store(pack_meta(kind.code(), payload.len() as u32), Ordering::Relaxed);
+        slot.meta.store(
+            pack_meta(kind.code(), payload.len() as u32),
+            Ordering::Relaxed,
+        );
         slot.pos.store(pos, Ordering::Relaxed);
         shared.write_payload(pos, payload);
         // SYNC: pairs with the Acquire loads of `stamp` in `Reader::read_slot` and

@@ -216,7 +216,7 @@ impl Reader {
             spin_hint();
             spins = spins.wrapping_add(1);
             // Reading the clock costs ~20 ns; every 16 spins keeps that overhead small.
-            if spins % 16 == 0 && start.elapsed() >= budget {
+            if spins.is_multiple_of(16) && start.elapsed() >= budget {
                 return false;
             }
         }
@@ -236,7 +236,12 @@ impl Reader {
         let ready = header.write_seq.load(Ordering::SeqCst) > self.next
             || header.closed.load(Ordering::SeqCst) != 0;
         if !ready {
-            notify::wait(&header.wake_epoch, epoch, timeout, self.shared.process_shared());
+            notify::wait(
+                &header.wake_epoch,
+                epoch,
+                timeout,
+                self.shared.process_shared(),
+            );
         }
         header.parked.fetch_sub(1, Ordering::Relaxed);
     }

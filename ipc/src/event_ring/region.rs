@@ -9,11 +9,11 @@ use crate::IpcError;
 use crate::sync::{AtomicU64, Ordering};
 
 use super::RingConfig;
-use super::layout::{Header, padded_len};
-#[cfg(not(loom))]
-use super::layout::{HEADER_LEN, Slot};
 #[cfg(loom)]
 use super::layout::Slot;
+#[cfg(not(loom))]
+use super::layout::{HEADER_LEN, Slot};
+use super::layout::{Header, padded_len};
 
 #[cfg(not(loom))]
 use std::{alloc::Layout, ptr::NonNull};
@@ -76,8 +76,8 @@ impl Shared {
     #[cfg(not(loom))]
     pub(crate) fn new(config: RingConfig) -> Result<Shared, IpcError> {
         let len = config.region_len()?;
-        let layout =
-            Layout::from_size_align(len, REGION_ALIGN).map_err(|_| IpcError::OutOfMemory { len })?;
+        let layout = Layout::from_size_align(len, REGION_ALIGN)
+            .map_err(|_| IpcError::OutOfMemory { len })?;
         // SAFETY: `layout` has a non-zero size (at least the 256-byte header).
         let raw = unsafe { std::alloc::alloc_zeroed(layout) };
         let base = NonNull::new(raw).ok_or(IpcError::OutOfMemory { len })?;
@@ -265,7 +265,8 @@ impl Shared {
         let mut chunks = payload.chunks_exact(8);
         let mut index = first;
         for chunk in chunks.by_ref() {
-            let word = u64::from_le_bytes(chunk.try_into().expect("chunks_exact(8) yields 8 bytes"));
+            let word =
+                u64::from_le_bytes(chunk.try_into().expect("chunks_exact(8) yields 8 bytes"));
             self.word(index).store(word, Ordering::Relaxed);
             index += 1;
         }
@@ -273,7 +274,8 @@ impl Shared {
         if !rest.is_empty() {
             let mut tail = [0u8; 8];
             tail[..rest.len()].copy_from_slice(rest);
-            self.word(index).store(u64::from_le_bytes(tail), Ordering::Relaxed);
+            self.word(index)
+                .store(u64::from_le_bytes(tail), Ordering::Relaxed);
         }
     }
 

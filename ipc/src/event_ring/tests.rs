@@ -14,7 +14,9 @@ fn ring(slots: u32, payload: u32, max: u32) -> (Publisher, Subscriber) {
 }
 
 fn payload_for(seq: u64, len: usize) -> Vec<u8> {
-    (0..len).map(|i| (seq as usize * 31 + i * 7) as u8).collect()
+    (0..len)
+        .map(|i| (seq as usize * 31 + i * 7) as u8)
+        .collect()
 }
 
 #[test]
@@ -73,7 +75,9 @@ fn mask_delivers_only_wanted_kinds_and_skips_are_not_misses() {
         EventKind::Unknown,
     ];
     for kind in kinds {
-        publisher.publish(kind, kind.as_str().as_bytes()).expect("fits");
+        publisher
+            .publish(kind, kind.as_str().as_bytes())
+            .expect("fits");
     }
     let mut buf = Vec::new();
     assert_eq!(
@@ -133,7 +137,9 @@ fn payload_wraps_correctly_across_many_laps() {
     for seq in 0..5_000u64 {
         let len = (seq as usize * 13) % 61 + 1;
         total_bytes += len as u64;
-        publisher.publish(EventKind::ContentDelta, &payload_for(seq, len)).expect("fits");
+        publisher
+            .publish(EventKind::ContentDelta, &payload_for(seq, len))
+            .expect("fits");
         assert_eq!(
             reader.try_next(&mut buf),
             ReadResult::Event {
@@ -143,7 +149,10 @@ fn payload_wraps_correctly_across_many_laps() {
         );
         assert_eq!(buf, payload_for(seq, len), "seq {seq}");
     }
-    assert!(total_bytes > 256 * 100, "the test must lap the payload area many times");
+    assert!(
+        total_bytes > 256 * 100,
+        "the test must lap the payload area many times"
+    );
     assert_eq!(reader.missed_total(), 0);
 }
 
@@ -152,7 +161,9 @@ fn slot_overrun_reports_the_exact_count_and_resumes_at_the_oldest() {
     let (mut publisher, subscriber) = ring(8, 4096, 64);
     let mut reader = subscriber.reader(KindMask::ALL);
     for seq in 0..20u64 {
-        publisher.publish(EventKind::ContentDelta, &payload_for(seq, 8)).expect("fits");
+        publisher
+            .publish(EventKind::ContentDelta, &payload_for(seq, 8))
+            .expect("fits");
     }
     let mut buf = Vec::new();
     // 20 published, 8 slots: events 12..20 remain.
@@ -177,7 +188,9 @@ fn payload_overrun_lags_even_when_slots_remain() {
     let (mut publisher, subscriber) = ring(64, 256, 64);
     let mut reader = subscriber.reader(KindMask::ALL);
     for seq in 0..10u64 {
-        publisher.publish(EventKind::ToolCall, &payload_for(seq, 64)).expect("fits");
+        publisher
+            .publish(EventKind::ToolCall, &payload_for(seq, 64))
+            .expect("fits");
     }
     let mut buf = Vec::new();
     assert_eq!(reader.try_next(&mut buf), ReadResult::Lagged { missed: 6 });
@@ -198,7 +211,9 @@ fn payload_overrun_lags_even_when_slots_remain() {
 fn reader_from_oldest_sees_retained_history_only() {
     let (mut publisher, subscriber) = ring(4, 4096, 64);
     for seq in 0..6u64 {
-        publisher.publish(EventKind::Reasoning, &payload_for(seq, 3)).expect("fits");
+        publisher
+            .publish(EventKind::Reasoning, &payload_for(seq, 3))
+            .expect("fits");
     }
     let mut late = subscriber.reader_from_oldest(KindMask::ALL);
     let mut now = subscriber.reader(KindMask::ALL);
@@ -238,7 +253,9 @@ fn no_wake_syscall_while_no_reader_is_parked() {
     let mut reader = subscriber.reader(KindMask::ALL);
     let mut buf = Vec::new();
     for _ in 0..1000 {
-        publisher.publish(EventKind::ContentDelta, b"token").expect("fits");
+        publisher
+            .publish(EventKind::ContentDelta, b"token")
+            .expect("fits");
         let _ = reader.try_next(&mut buf);
     }
     assert_eq!(publisher.parked_readers(), 0);

@@ -84,13 +84,12 @@ fn reader_through_a_second_mapping_reads_and_is_woken() {
         {
             // SAFETY: fresh mapping of `len` bytes, kept alive until the end of this block,
             // where every handle is dropped first.
-            let ring = unsafe { EventRing::init_in(kernel_side.base, len, config) }
-                .expect("init_in");
+            let ring =
+                unsafe { EventRing::init_in(kernel_side.base, len, config) }.expect("init_in");
             let (mut publisher, _local) = ring.split();
             // SAFETY: the same file, mapped for `len` bytes, initialised just above, outlives
             // the subscriber (dropped at the end of this block).
-            let subscriber =
-                unsafe { EventRing::attach(plugin_side.base, len) }.expect("attach");
+            let subscriber = unsafe { EventRing::attach(plugin_side.base, len) }.expect("attach");
             assert_eq!(subscriber.config(), config);
 
             let mut reader = subscriber.reader(KindMask::ALL);
@@ -113,11 +112,15 @@ fn reader_through_a_second_mapping_reads_and_is_woken() {
                 assert!(std::time::Instant::now() < deadline, "reader never parked");
                 thread::sleep(Duration::from_millis(1));
             }
-            publisher.publish(EventKind::ToolCall, b"across mappings").expect("fits");
+            publisher
+                .publish(EventKind::ToolCall, b"across mappings")
+                .expect("fits");
             // 40 more, wrapping the 1 KiB payload area through the other mapping.
             for i in 1..=40u64 {
                 let payload = vec![i as u8; 20 + i as usize];
-                publisher.publish(EventKind::ContentDelta, &payload).expect("fits");
+                publisher
+                    .publish(EventKind::ContentDelta, &payload)
+                    .expect("fits");
                 thread::sleep(Duration::from_micros(200));
             }
             let (first, first_payload, rest) = waiter.join().expect("reader thread");
@@ -153,10 +156,16 @@ fn attach_validates_the_header() {
 
     drop(unsafe { EventRing::init_in(map.base, len, config) }.expect("init_in"));
     assert!(unsafe { EventRing::attach(map.base, len) }.is_ok());
-    assert!(unsafe { EventRing::attach(map.base, 4096) }.is_ok(), "longer mapping is fine");
+    assert!(
+        unsafe { EventRing::attach(map.base, 4096) }.is_ok(),
+        "longer mapping is fine"
+    );
 
     let short = unsafe { EventRing::attach(map.base, len - 1) };
-    assert!(matches!(short, Err(IpcError::BadRegion { .. })), "{short:?}");
+    assert!(
+        matches!(short, Err(IpcError::BadRegion { .. })),
+        "{short:?}"
+    );
     let tiny = unsafe { EventRing::attach(map.base, 16) };
     assert!(matches!(tiny, Err(IpcError::BadRegion { .. })), "{tiny:?}");
 
@@ -168,7 +177,16 @@ fn attach_validates_the_header() {
     let version = map.base.as_ptr().wrapping_add(4).cast::<u32>();
     unsafe { version.write(1) };
     let old = unsafe { EventRing::attach(map.base, len) };
-    assert!(matches!(old, Err(IpcError::BadVersion { found: 1, expected: 2 })), "{old:?}");
+    assert!(
+        matches!(
+            old,
+            Err(IpcError::BadVersion {
+                found: 1,
+                expected: 2
+            })
+        ),
+        "{old:?}"
+    );
     unsafe { version.write(2) };
 
     // slot_count at byte 16: a non-power-of-two geometry is refused.
@@ -179,7 +197,10 @@ fn attach_validates_the_header() {
     // A valid geometry that no longer fits the recorded region length is refused too.
     unsafe { slot_count.write(64) };
     let grown = unsafe { EventRing::attach(map.base, 4096) };
-    assert!(matches!(grown, Err(IpcError::BadRegion { .. })), "{grown:?}");
+    assert!(
+        matches!(grown, Err(IpcError::BadRegion { .. })),
+        "{grown:?}"
+    );
 
     let too_small = unsafe { EventRing::init_in(map.base, len - 8, config) };
     assert!(matches!(too_small, Err(IpcError::BadRegion { .. })));

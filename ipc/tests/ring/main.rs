@@ -27,6 +27,8 @@ pub fn with_watchdog<T: Send + 'static>(
             Ok(value) => value,
             Err(panic) => std::panic::resume_unwind(panic),
         },
-        Err(RecvTimeoutError::Timeout) => panic!("watchdog: test body still running after {limit:?}"),
+        Err(RecvTimeoutError::Timeout) => {
+            panic!("watchdog: test body still running after {limit:?}")
+        }
     }
 }

@@ -21,7 +21,10 @@ fn op() -> impl Strategy<Value = Op> {
 }
 
 fn kind_of(k: u8) -> EventKind {
-    EventKind::ALL.get(k as usize).copied().unwrap_or(EventKind::Unknown)
+    EventKind::ALL
+        .get(k as usize)
+        .copied()
+        .unwrap_or(EventKind::Unknown)
 }
 
 fn bytes(seq: u64, len: usize) -> Vec<u8> {

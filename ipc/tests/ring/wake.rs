@@ -41,7 +41,9 @@ fn parked_reader_is_woken_by_publish() {
         });
         wait_until_parked(&publisher, 1);
         assert_eq!(publisher.wake_syscalls(), 0);
-        publisher.publish(EventKind::ContentDelta, b"wake up").expect("fits");
+        publisher
+            .publish(EventKind::ContentDelta, b"wake up")
+            .expect("fits");
         let (result, buf, waited) = waiter.join().expect("reader thread");
         assert_eq!(
             result,
@@ -51,7 +53,10 @@ fn parked_reader_is_woken_by_publish() {
             }
         );
         assert_eq!(buf, b"wake up");
-        assert!(waited < PARK_TIMEOUT / 2, "reader slept through the wake: {waited:?}");
+        assert!(
+            waited < PARK_TIMEOUT / 2,
+            "reader slept through the wake: {waited:?}"
+        );
         assert_eq!(publisher.wake_syscalls(), 1);
     });
 }
@@ -73,7 +78,9 @@ fn one_publish_wakes_every_parked_reader() {
         wait_until_parked(&publisher, 3);
         publisher.publish(EventKind::System, b"{}").expect("fits");
         for _ in 0..3 {
-            let result = rx.recv_timeout(PARK_TIMEOUT / 2).expect("a reader was not woken");
+            let result = rx
+                .recv_timeout(PARK_TIMEOUT / 2)
+                .expect("a reader was not woken");
             assert!(matches!(result, ReadResult::Event { seq: 0, .. }));
         }
         assert_eq!(publisher.wake_syscalls(), 1, "one syscall wakes them all");
@@ -94,7 +101,9 @@ fn filtered_events_do_not_end_the_wait() {
         publisher.publish(EventKind::Stage, b"stage").expect("fits");
         // The reader wakes, finds only a filtered event, and parks again.
         wait_until_parked(&publisher, 1);
-        publisher.publish(EventKind::ContentDelta, b"delta").expect("fits");
+        publisher
+            .publish(EventKind::ContentDelta, b"delta")
+            .expect("fits");
         let (result, buf) = waiter.join().expect("reader thread");
         assert_eq!(
             result,
@@ -116,7 +125,10 @@ fn dropping_the_publisher_wakes_a_parked_reader_with_closed() {
         let waiter = thread::spawn(move || {
             let mut buf = Vec::new();
             let started = Instant::now();
-            (reader.next_timeout(&mut buf, PARK_TIMEOUT), started.elapsed())
+            (
+                reader.next_timeout(&mut buf, PARK_TIMEOUT),
+                started.elapsed(),
+            )
         });
         wait_until_parked(&publisher, 1);
         drop(publisher);
@@ -138,6 +150,9 @@ fn timeout_with_nothing_published_returns_empty_after_the_timeout() {
         let waited = started.elapsed();
         assert!(waited >= timeout, "returned early: {waited:?}");
         assert!(waited < Duration::from_secs(5), "overslept: {waited:?}");
-        assert_eq!(reader.next_timeout(&mut buf, Duration::ZERO), ReadResult::Empty);
+        assert_eq!(
+            reader.next_timeout(&mut buf, Duration::ZERO),
+            ReadResult::Empty
+        );
     });
 }

@@ -8,6 +8,7 @@ use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
 use crossbeam_utils::sync::Parker;
+use parking_lot::Mutex;
 
 use super::error::EngineError;
 use super::node::{Node, NodeId};
@@ -86,7 +87,7 @@ impl EngineBuilder {
                 let signal = Arc::new(WorkerSignal::new(index, parker.unparker().clone()));
                 WorkerHandle {
                     shared: Arc::new(WorkerShared::new(signal)),
-                    parker: Some(parker),
+                    parker: Mutex::new(Some(parker)),
                     thread: None,
                 }
             })
@@ -121,12 +122,14 @@ impl fmt::Debug for EngineBuilder {
 
 struct WorkerHandle {
     shared: Arc<WorkerShared>,
-    /// Its unparker lives in the worker's signal; moved to the thread on start.
-    parker: Option<Parker>,
+    /// Its unparker lives in the worker's signal; moved to the thread on start. Behind a lock only
+    /// so that `Engine` is `Sync` (the lock is taken once, with `&mut`).
+    parker: Mutex<Option<Parker>>,
     thread: Option<JoinHandle<WorkerReport>>,
 }
 
 /// A thread-per-core engine: a fixed set of pinned workers, each owning the nodes placed on it.
+/// `Send + Sync`: placement, wakers and stats work through `&Engine` from any thread.
 ///
 /// Dropping an engine shuts it down as [`Engine::shutdown`] does, discarding the report.
 pub struct Engine {
@@ -184,7 +187,7 @@ impl Engine {
             Vec::new()
         };
         for (index, handle) in self.workers.iter_mut().enumerate() {
-            let Some(parker) = handle.parker.take() else {
+            let Some(parker) = handle.parker.get_mut().take() else {
                 continue;
             };
             let worker = Worker::new(
@@ -234,7 +237,7 @@ impl Engine {
                     index,
                     Arc::clone(&handle.shared),
                     Arc::clone(&self.shared),
-                    handle.parker.take().unwrap_or_default(),
+                    handle.parker.get_mut().take().unwrap_or_default(),
                     None,
                 )
                 .finish(),

@@ -7,7 +7,8 @@ use std::collections::BTreeMap;
 
 /// Key of the arguments object given to a tool whose call was cut off by the token limit.
 pub const TRUNCATED_ARGS_KEY: &str = "__truncated_error";
-const TRUNCATED_ARGS_TEXT: &str = "工具调用参数因输出长度上限被截断，JSON 不完整。请把内容拆分成多次较小的调用后重试。";
+const TRUNCATED_ARGS_TEXT: &str =
+    "工具调用参数因输出长度上限被截断，JSON 不完整。请把内容拆分成多次较小的调用后重试。";
 
 #[derive(Default, Debug)]
 struct Group {
@@ -35,7 +36,11 @@ impl Accumulator {
         self.reasoning.push_str(&chunk.reasoning);
         for delta in &chunk.tool_calls {
             // An empty fragment at index 0 is what some servers send as a keep-alive.
-            if delta.stream_index == 0 && delta.name.is_empty() && delta.arguments.is_empty() && delta.id.is_empty() {
+            if delta.stream_index == 0
+                && delta.name.is_empty()
+                && delta.arguments.is_empty()
+                && delta.id.is_empty()
+            {
                 continue;
             }
             let group = self.groups.entry(delta.stream_index).or_default();
@@ -66,7 +71,11 @@ impl Accumulator {
             .into_iter()
             .filter(|(_, g)| !g.name.is_empty())
             .map(|(index, g)| ToolCallOut {
-                id: if g.id.is_empty() { format!("call_{index}") } else { g.id },
+                id: if g.id.is_empty() {
+                    format!("call_{index}")
+                } else {
+                    g.id
+                },
                 name: g.name,
                 arguments: parse_tool_arguments(&g.arguments, truncated),
             })
@@ -203,7 +212,10 @@ mod tests {
     #[test]
     fn argument_repairs() {
         assert_eq!(parse_tool_arguments("", false), json!({}));
-        assert_eq!(parse_tool_arguments("{\"wait\": 20s}", false), json!({"wait": "20s"}));
+        assert_eq!(
+            parse_tool_arguments("{\"wait\": 20s}", false),
+            json!({"wait": "20s"})
+        );
         assert_eq!(
             parse_tool_arguments("{\"a\":500ms,\"b\":\"3d\",\"c\":[1h, 2]}", false),
             json!({"a": "500ms", "b": "3d", "c": ["1h", 2]})
@@ -214,15 +226,25 @@ mod tests {
             json!(TRUNCATED_ARGS_TEXT)
         );
         // A unit inside a string is left alone.
-        assert_eq!(parse_tool_arguments("{\"t\": \"20s\"}", false), json!({"t": "20s"}));
+        assert_eq!(
+            parse_tool_arguments("{\"t\": \"20s\"}", false),
+            json!({"t": "20s"})
+        );
     }
 
     #[test]
     fn last_finish_reason_and_usage_win() {
         let mut acc = Accumulator::new();
-        acc.push(&StreamChunk { finish_reason: Some("stop".into()), ..StreamChunk::default() });
         acc.push(&StreamChunk {
-            usage: Some(Usage { prompt: 3, completion: 2, total: 5 }),
+            finish_reason: Some("stop".into()),
+            ..StreamChunk::default()
+        });
+        acc.push(&StreamChunk {
+            usage: Some(Usage {
+                prompt: 3,
+                completion: 2,
+                total: 5,
+            }),
             ..StreamChunk::default()
         });
         let r = acc.finish();

@@ -5,19 +5,29 @@
 //! used by tests and benches) implement this trait and run on the provider service thread.
 
 mod accumulate;
+mod availability;
 mod cancel;
+mod lua_source;
+mod manager;
 mod request;
 mod scripted;
 mod unconfigured;
+mod unified;
 
 pub use accumulate::{Accumulator, TRUNCATED_ARGS_KEY, parse_tool_arguments};
 pub use cancel::CancelToken;
+pub use lua_source::{BaseUrl, LuaSource, classify_status};
+pub use manager::{
+    Clock, ERROR_FINISH_REASONS, ManagerConfig, ProviderManager, SourceInfo, SourceStatus,
+    SystemClock,
+};
 pub use request::{
     ChatRequest, ChatResponse, Message, Role, StreamChunk, ToolCallDelta, ToolCallOut, ToolSpec,
     Usage,
 };
 pub use scripted::{ScriptStep, ScriptedProvider};
 pub use unconfigured::{NO_SOURCE, Unconfigured};
+pub use unified::{parse_openai_chunk, parse_unified_chunk};
 
 /// Why a provider call did not produce a response.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

@@ -220,9 +220,15 @@ mod tests {
         let v = serde_json::to_value(&m).expect("serialises");
         assert_eq!(v["content"], Value::Null);
         assert_eq!(v["tool_calls"][0]["type"], "function");
-        assert_eq!(v["tool_calls"][0]["function"]["arguments"], "{\"city\":\"Paris\"}");
+        assert_eq!(
+            v["tool_calls"][0]["function"]["arguments"],
+            "{\"city\":\"Paris\"}"
+        );
         let t = serde_json::to_value(Message::tool("c1", "sunny")).expect("serialises");
-        assert_eq!(t, json!({"role": "tool", "content": "sunny", "tool_call_id": "c1"}));
+        assert_eq!(
+            t,
+            json!({"role": "tool", "content": "sunny", "tool_call_id": "c1"})
+        );
     }
 
     #[test]
@@ -232,8 +238,15 @@ mod tests {
         assert_eq!(v["max_tokens"], 4096);
         assert_eq!(v["disable_thinking"], true);
         assert!(v.get("tool_choice").is_none() && v.get("tools").is_none());
-        let spec = ToolSpec { name: "t".into(), description: "d".into(), parameters: json!({}) };
+        let spec = ToolSpec {
+            name: "t".into(),
+            description: "d".into(),
+            parameters: json!({}),
+        };
         let r = ChatRequest::new(vec![], vec![spec]);
-        assert_eq!(serde_json::to_value(&r).expect("serialises")["tool_choice"], "auto");
+        assert_eq!(
+            serde_json::to_value(&r).expect("serialises")["tool_choice"],
+            "auto"
+        );
     }
 }

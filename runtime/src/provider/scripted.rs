@@ -2,7 +2,9 @@
 //! kernel tests and in the per-turn overhead benchmark. It honours cancellation exactly like a
 //! real provider (between chunks and while "thinking"), and records every request it saw.
 
-use super::{CancelToken, ChatProvider, ChatRequest, ProviderError, Role, StreamChunk, ToolCallDelta};
+use super::{
+    CancelToken, ChatProvider, ChatRequest, ProviderError, Role, StreamChunk, ToolCallDelta,
+};
 use parking_lot::Mutex;
 use serde_json::Value;
 use std::collections::VecDeque;
@@ -12,7 +14,10 @@ use std::time::{Duration, Instant};
 #[derive(Clone, Debug)]
 pub enum ScriptStep {
     /// Stream these chunks, waiting `delay` before each (cancellation is checked while waiting).
-    Stream { chunks: Vec<StreamChunk>, delay: Duration },
+    Stream {
+        chunks: Vec<StreamChunk>,
+        delay: Duration,
+    },
     /// Stream these chunks, then stay silent until cancelled (a long prefill, a stuck server).
     HangAfter(Vec<StreamChunk>),
     /// Fail with this error.
@@ -24,12 +29,18 @@ pub enum ScriptStep {
 impl ScriptStep {
     /// A text answer streamed word by word.
     pub fn text(text: &str) -> Self {
-        Self::Stream { chunks: words(text), delay: Duration::ZERO }
+        Self::Stream {
+            chunks: words(text),
+            delay: Duration::ZERO,
+        }
     }
 
     /// A text answer streamed word by word, `delay` before each word.
     pub fn slow_text(text: &str, delay: Duration) -> Self {
-        Self::Stream { chunks: words(text), delay }
+        Self::Stream {
+            chunks: words(text),
+            delay,
+        }
     }
 
     /// An answer that calls these tools (name, arguments), arguments streamed in two fragments.
@@ -38,25 +49,50 @@ impl ScriptStep {
         for (i, (name, args)) in calls.iter().enumerate() {
             let text = args.to_string();
             let mid = text.len() / 2;
-            let (a, b) = text.split_at(text.char_indices().map(|(at, _)| at).find(|&at| at >= mid).unwrap_or(0));
+            let (a, b) = text.split_at(
+                text.char_indices()
+                    .map(|(at, _)| at)
+                    .find(|&at| at >= mid)
+                    .unwrap_or(0),
+            );
             let index = i as u32;
             chunks.push(StreamChunk {
-                tool_calls: vec![ToolCallDelta { stream_index: index, id: format!("call_{i}"), name: (*name).into(), arguments: a.into() }],
+                tool_calls: vec![ToolCallDelta {
+                    stream_index: index,
+                    id: format!("call_{i}"),
+                    name: (*name).into(),
+                    arguments: a.into(),
+                }],
                 ..StreamChunk::default()
             });
             chunks.push(StreamChunk {
-                tool_calls: vec![ToolCallDelta { stream_index: index, arguments: b.into(), ..ToolCallDelta::default() }],
+                tool_calls: vec![ToolCallDelta {
+                    stream_index: index,
+                    arguments: b.into(),
+                    ..ToolCallDelta::default()
+                }],
                 ..StreamChunk::default()
             });
         }
-        chunks.push(StreamChunk { finish_reason: Some("tool_calls".into()), done: true, ..StreamChunk::default() });
-        Self::Stream { chunks, delay: Duration::ZERO }
+        chunks.push(StreamChunk {
+            finish_reason: Some("tool_calls".into()),
+            done: true,
+            ..StreamChunk::default()
+        });
+        Self::Stream {
+            chunks,
+            delay: Duration::ZERO,
+        }
     }
 }
 
 fn words(text: &str) -> Vec<StreamChunk> {
     let mut chunks: Vec<StreamChunk> = text.split_inclusive(' ').map(StreamChunk::text).collect();
-    chunks.push(StreamChunk { finish_reason: Some("stop".into()), done: true, ..StreamChunk::default() });
+    chunks.push(StreamChunk {
+        finish_reason: Some("stop".into()),
+        done: true,
+        ..StreamChunk::default()
+    });
     chunks
 }
 
@@ -70,7 +106,9 @@ pub struct ScriptedProvider {
 
 impl std::fmt::Debug for ScriptedProvider {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ScriptedProvider").field("name", &self.name).finish()
+        f.debug_struct("ScriptedProvider")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
@@ -124,12 +162,22 @@ impl ChatProvider for ScriptedProvider {
         self.max_context
     }
 
-    fn chat_stream(&self, request: &ChatRequest, cancel: &CancelToken, sink: &mut dyn FnMut(StreamChunk)) -> Result<(), ProviderError> {
+    fn chat_stream(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancelToken,
+        sink: &mut dyn FnMut(StreamChunk),
+    ) -> Result<(), ProviderError> {
         self.requests.lock().push(request.clone());
         // When the script runs out, answer by echoing the last user-visible input: still a
         // deterministic, checkable reply.
         let step = self.steps.lock().pop_front().unwrap_or_else(|| {
-            let last = request.messages.iter().rev().find(|m| m.role != Role::Tool).map_or("", |m| m.content.as_str());
+            let last = request
+                .messages
+                .iter()
+                .rev()
+                .find(|m| m.role != Role::Tool)
+                .map_or("", |m| m.content.as_str());
             ScriptStep::text(&format!("echo: {last}"))
         });
         match step {

@@ -15,7 +15,12 @@ impl ChatProvider for Unconfigured {
         "none"
     }
 
-    fn chat_stream(&self, _: &ChatRequest, _: &CancelToken, _: &mut dyn FnMut(StreamChunk)) -> Result<(), ProviderError> {
+    fn chat_stream(
+        &self,
+        _: &ChatRequest,
+        _: &CancelToken,
+        _: &mut dyn FnMut(StreamChunk),
+    ) -> Result<(), ProviderError> {
         Err(ProviderError::Other(NO_SOURCE.into()))
     }
 }

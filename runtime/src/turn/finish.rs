@@ -21,7 +21,12 @@ impl TurnEngine {
             Terminal::ShortCircuit(text) => self.emit_response(&mut cur, text, false),
             Terminal::Ok(text) => {
                 if record {
-                    let mut evt = ContextEvent::new(crate::input::now_ms(), "agent", frame.clean_input.clone()).with_response(text.clone());
+                    let mut evt = ContextEvent::new(
+                        crate::input::now_ms(),
+                        "agent",
+                        frame.clean_input.clone(),
+                    )
+                    .with_response(text.clone());
                     evt.tools_used.clone_from(&frame.tools_used);
                     evt.tool_results.clone_from(&frame.tool_results);
                     self.context.append(evt);
@@ -32,7 +37,10 @@ impl TurnEngine {
                 let text = texts::processing_error(&err);
                 tracing::warn!(task = id, "task failed: {err}");
                 if record {
-                    self.context.append(ContextEvent::new(crate::input::now_ms(), "agent", frame.input.clone()).with_response(text.clone()));
+                    self.context.append(
+                        ContextEvent::new(crate::input::now_ms(), "agent", frame.input.clone())
+                            .with_response(text.clone()),
+                    );
                 }
                 self.emit_response(&mut cur, text, true);
             }
@@ -44,12 +52,15 @@ impl TurnEngine {
     }
 
     fn emit_response(&mut self, cur: &mut Current, text: String, error: bool) {
-        let mut ctx = StageContext { final_text: text, ..StageContext::default() };
+        let mut ctx = StageContext {
+            final_text: text,
+            ..StageContext::default()
+        };
         let channel = cur.frame.output_channel.clone();
-        if self.run_stage(Stage::BeforeOutput, &mut ctx, &channel) {
-            if let Some(resp) = ctx.response.clone() {
-                ctx.final_text = resp;
-            }
+        if self.run_stage(Stage::BeforeOutput, &mut ctx, &channel)
+            && let Some(resp) = ctx.response.clone()
+        {
+            ctx.final_text = resp;
         }
         let frame = &cur.frame;
         let reply = Reply {
@@ -60,7 +71,7 @@ impl TurnEngine {
             ..Reply::default()
         };
         cur.task.input.send_reply(reply);
-        let mut event = json!({"content": ctx.final_text, "channel": channel, "source": frame.source});
+        let mut event = json!({"content": ctx.final_text, "channel": channel, "source": frame.source, "request_id": cur.task.input.request_id});
         if !frame.last_reasoning.is_empty() {
             event["reasoning_content"] = json!(frame.last_reasoning);
         }

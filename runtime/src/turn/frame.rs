@@ -134,10 +134,19 @@ mod tests {
     #[test]
     fn rebase_keeps_tail_and_shifts_assistant_index() {
         let mut f = TaskFrame::new("cli", "cli", 0);
-        f.msgs = vec![Message::system("old"), Message::user("q"), Message::system("note"), Message::tool("c", "r")];
+        f.msgs = vec![
+            Message::system("old"),
+            Message::user("q"),
+            Message::system("note"),
+            Message::tool("c", "r"),
+        ];
         f.prefix_len = 2;
         f.assistant_idx = Some(3);
-        f.rebase_prefix(vec![Message::system("new"), Message::system("timeline"), Message::user("q")]);
+        f.rebase_prefix(vec![
+            Message::system("new"),
+            Message::system("timeline"),
+            Message::user("q"),
+        ]);
         let texts: Vec<_> = f.msgs.iter().map(|m| m.content.as_str()).collect();
         assert_eq!(texts, ["new", "timeline", "q", "note", "r"]);
         assert_eq!(f.prefix_len, 3);

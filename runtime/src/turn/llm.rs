@@ -13,23 +13,50 @@ impl TurnEngine {
         let frame = &mut cur.frame;
         let max = self.cfg.max_tool_turns;
         if max > 0 && frame.turn >= max {
-            let text = if frame.last_content.trim().is_empty() { texts::max_tool_turns(max) } else { frame.last_content.clone() };
+            let text = if frame.last_content.trim().is_empty() {
+                texts::max_tool_turns(max)
+            } else {
+                frame.last_content.clone()
+            };
             frame.terminal = Some(Terminal::Ok(text));
             return;
         }
-        frame.msgs.retain(|m| !(m.role == Role::User && is_placeholder(&m.content)));
-        if frame.msgs.last().is_some_and(|m| matches!(m.role, Role::Assistant | Role::Tool)) {
-            let text = if frame.last_batch_reply_only { texts::CONTINUE_AFTER_DELIVERY } else { texts::CONTINUE_AFTER_TOOLS };
+        frame
+            .msgs
+            .retain(|m| !(m.role == Role::User && is_placeholder(&m.content)));
+        if frame
+            .msgs
+            .last()
+            .is_some_and(|m| matches!(m.role, Role::Assistant | Role::Tool))
+        {
+            let text = if frame.last_batch_reply_only {
+                texts::CONTINUE_AFTER_DELIVERY
+            } else {
+                texts::CONTINUE_AFTER_TOOLS
+            };
             frame.msgs.push(Message::user(text));
         }
         let request = ChatRequest::new(frame.msgs.clone(), frame.tools.clone());
         let call = self.next_call_id();
         let cancel = CancelToken::new();
-        self.provider.call(LlmCall { call, request, cancel: cancel.clone(), channel: frame.output_channel.clone() });
+        let request_id = cur.task.input.request_id.clone();
+        let channel = frame.output_channel.clone();
+        self.provider.call(LlmCall {
+            call,
+            request,
+            cancel: cancel.clone(),
+            channel,
+            request_id,
+        });
         cur.wait = Wait::Llm { call, cancel };
     }
 
-    pub(super) fn on_llm_result(&mut self, cur: &mut Current, result: Result<ChatResponse, ProviderError>, partial: String) {
+    pub(super) fn on_llm_result(
+        &mut self,
+        cur: &mut Current,
+        result: Result<ChatResponse, ProviderError>,
+        partial: String,
+    ) {
         let frame = &mut cur.frame;
         match result {
             Ok(resp) => self.after_llm(cur, resp),
@@ -38,7 +65,11 @@ impl TurnEngine {
             }
             Err(ProviderError::Cancelled) => {
                 if self.sched.take_stop() {
-                    let text = if partial.trim().is_empty() { texts::STOPPED.to_string() } else { partial };
+                    let text = if partial.trim().is_empty() {
+                        texts::STOPPED.to_string()
+                    } else {
+                        partial
+                    };
                     frame.terminal = Some(Terminal::Ok(text));
                 }
                 // Otherwise a preemption cut the call: the step stays `Llm` and is sent again
@@ -56,15 +87,23 @@ impl TurnEngine {
         ctx.reasoning_content = resp.reasoning.clone();
         ctx.token_usage.clear();
         if resp.usage.total > 0 {
-            ctx.token_usage.insert("prompt_tokens".into(), resp.usage.prompt as i64);
-            ctx.token_usage.insert("completion_tokens".into(), resp.usage.completion as i64);
-            ctx.token_usage.insert("total_tokens".into(), resp.usage.total as i64);
+            ctx.token_usage
+                .insert("prompt_tokens".into(), resp.usage.prompt as i64);
+            ctx.token_usage
+                .insert("completion_tokens".into(), resp.usage.completion as i64);
+            ctx.token_usage
+                .insert("total_tokens".into(), resp.usage.total as i64);
             frame.usage = Some(resp.usage);
         }
         ctx.tool_calls = resp
             .tool_calls
             .iter()
-            .map(|c| ToolCall { id: c.id.clone(), name: c.name.clone(), plugin: plugin_of(&env, &c.name), arguments: c.arguments.clone() })
+            .map(|c| ToolCall {
+                id: c.id.clone(),
+                name: c.name.clone(),
+                plugin: plugin_of(&env, &c.name),
+                arguments: c.arguments.clone(),
+            })
             .collect();
         let responded = self.run_stage(Stage::PostAction, &mut ctx, &frame.output_channel);
         let content = ctx.llm_text.clone();
@@ -84,7 +123,10 @@ impl TurnEngine {
         }
         self.events.publish(EventKind::AgentLlmChain, &chain);
         if !frame.last_reasoning.is_empty() {
-            self.events.publish(EventKind::Reasoning, &json!({"content": frame.last_reasoning, "channel": frame.output_channel}));
+            self.events.publish(
+                EventKind::Reasoning,
+                &json!({"content": frame.last_reasoning, "channel": frame.output_channel}),
+            );
         }
         if calls.is_empty() {
             frame.terminal = Some(Terminal::Ok(content));
@@ -105,17 +147,29 @@ impl TurnEngine {
         frame.batch_plugins = calls.iter().map(|c| c.plugin.clone()).collect();
         frame.batch = calls
             .into_iter()
-            .map(|c| crate::provider::ToolCallOut { id: c.id, name: c.name, arguments: c.arguments })
+            .map(|c| crate::provider::ToolCallOut {
+                id: c.id,
+                name: c.name,
+                arguments: c.arguments,
+            })
             .collect();
         frame.batch_denied = vec![None; frame.batch.len()];
         frame.batch_results = vec![None; frame.batch.len()];
         frame.tool_idx = 0;
         frame.assistant_idx = None;
         frame.stage_ctx = stage_ctx;
-        let defs: Vec<_> = frame.batch.iter().filter_map(|c| env.tools.get(&c.name).map(|t| t.def)).collect();
+        let defs: Vec<_> = frame
+            .batch
+            .iter()
+            .filter_map(|c| env.tools.get(&c.name).map(|t| t.def))
+            .collect();
         let all_known = defs.len() == frame.batch.len();
         frame.parallel = all_known && batch_is_parallel(&defs.iter().collect::<Vec<_>>());
-        frame.step = if frame.parallel { Step::ToolBatch } else { Step::ToolBegin };
+        frame.step = if frame.parallel {
+            Step::ToolBatch
+        } else {
+            Step::ToolBegin
+        };
     }
 }
 
@@ -129,4 +183,3 @@ fn plugin_of(env: &crate::tool_pool::ToolEnv, name: &str) -> String {
     }
     env.tools.plugin_of(name).unwrap_or_default()
 }
-

@@ -59,7 +59,8 @@ pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(10);
 impl Default for TurnConfig {
     fn default() -> Self {
         Self {
-            system_prompt: "You are Hearth, a helpful assistant running on the user's own hardware.".into(),
+            system_prompt:
+                "You are Hearth, a helpful assistant running on the user's own hardware.".into(),
             max_tool_turns: DEFAULT_MAX_TOOL_TURNS,
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             duplicate_window: DUPLICATE_WINDOW,
@@ -73,7 +74,10 @@ impl Default for TurnConfig {
 #[derive(Debug)]
 enum Wait {
     Ready,
-    Llm { call: u64, cancel: CancelToken },
+    Llm {
+        call: u64,
+        cancel: CancelToken,
+    },
     /// Tool calls still out: (call number, batch index, deadline).
     Tools(Vec<(u64, usize, Instant)>),
 }
@@ -99,14 +103,21 @@ pub struct TurnEngine {
 
 impl std::fmt::Debug for TurnEngine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("TurnEngine").field("current", &self.current.as_ref().map(|c| c.task.id)).finish()
+        f.debug_struct("TurnEngine")
+            .field("current", &self.current.as_ref().map(|c| c.task.id))
+            .finish()
     }
 }
 
 impl TurnEngine {
-    pub fn new(cfg: TurnConfig, provider: ProviderService, pool: ToolPool, events: EventBus) -> Self {
+    pub fn new(
+        cfg: TurnConfig,
+        provider: ProviderService,
+        pool: ToolPool,
+        events: EventBus,
+    ) -> Self {
         Self {
-            sched: Scheduler::new(cfg.scheduler.clone()),
+            sched: Scheduler::new(cfg.scheduler),
             cfg,
             current: None,
             context: ContextWindow::new(),
@@ -134,13 +145,27 @@ impl TurnEngine {
     /// Records whether inputs are waiting for room; logs only on the transition to full.
     pub fn note_backpressure(&mut self, full: bool) {
         if self.sched.note_backpressure(full) {
-            tracing::warn!(max = self.sched.max_queue(), "ready queue full: new inputs are answered queue_full");
+            tracing::warn!(
+                max = self.sched.max_queue(),
+                "ready queue full: new inputs are answered queue_full"
+            );
         }
     }
 
     /// Queues an ordinary input. A full queue hands it back (the caller keeps it in the edge).
-    pub fn accept_input(&mut self, input: InputEvent, kind: TaskKind, now: Instant) -> Result<(), InputEvent> {
-        self.sched.enqueue(input, kind, now).map(|_| ()).map_err(|full| full.into_inner())
+    // Handing the input back whole is the point (its caller must still be answered), and it
+    // happens only on the cold full-queue path, so its size does not matter.
+    #[allow(clippy::result_large_err)]
+    pub fn accept_input(
+        &mut self,
+        input: InputEvent,
+        kind: TaskKind,
+        now: Instant,
+    ) -> Result<(), InputEvent> {
+        self.sched
+            .enqueue(input, kind, now)
+            .map(|_| ())
+            .map_err(|full| full.into_inner())
     }
 
     /// Takes an interrupt (SPEC §2.5) or a stop (SPEC §2.8). `pending_inputs` is the number of
@@ -155,7 +180,10 @@ impl TurnEngine {
             }
             self.cancel_llm();
             let content = json!({"stopped": stopping, "cancel_budget": budget}).to_string();
-            input.send_reply(Reply { content, ..Reply::default() });
+            input.send_reply(Reply {
+                content,
+                ..Reply::default()
+            });
             return;
         }
         if input.content().trim().is_empty() {
@@ -196,7 +224,11 @@ impl TurnEngine {
     }
 
     fn cancel_llm(&mut self) {
-        if let Some(Current { wait: Wait::Llm { cancel, .. }, .. }) = &self.current {
+        if let Some(Current {
+            wait: Wait::Llm { cancel, .. },
+            ..
+        }) = &self.current
+        {
             cancel.cancel();
         }
     }
@@ -212,9 +244,18 @@ impl TurnEngine {
     }
 
     fn apply_completion(&mut self, completion: Completion, now: Instant) {
-        let Some(mut cur) = self.current.take() else { return };
+        let Some(mut cur) = self.current.take() else {
+            return;
+        };
         match (completion, &mut cur.wait) {
-            (Completion::Llm { call, result, partial }, Wait::Llm { call: waiting, .. }) if call == *waiting => {
+            (
+                Completion::Llm {
+                    call,
+                    result,
+                    partial,
+                },
+                Wait::Llm { call: waiting, .. },
+            ) if call == *waiting => {
                 cur.wait = Wait::Ready;
                 self.on_llm_result(&mut cur, result, partial);
             }
@@ -223,7 +264,10 @@ impl TurnEngine {
                     let (_, index, _) = pending.swap_remove(pos);
                     let outcome = match result {
                         Ok(raw) => ToolOutcome { success: true, raw },
-                        Err(e) => ToolOutcome { success: false, raw: Value::String(format!("error: {e}")) },
+                        Err(e) => ToolOutcome {
+                            success: false,
+                            raw: Value::String(format!("error: {e}")),
+                        },
                     };
                     cur.frame.batch_results[index] = Some(outcome);
                     if pending.is_empty() {
@@ -250,7 +294,9 @@ impl TurnEngine {
         let mut progress = false;
         loop {
             if self.current.is_none() {
-                let Some(next) = self.sched.next(now) else { return progress };
+                let Some(next) = self.sched.next(now) else {
+                    return progress;
+                };
                 progress = true;
                 match next {
                     Next::New(task) => self.start(task),
@@ -259,11 +305,19 @@ impl TurnEngine {
                 continue;
             }
             self.expire_tools(now);
-            let waiting = self.current.as_ref().is_some_and(|c| !matches!(c.wait, Wait::Ready));
+            let waiting = self
+                .current
+                .as_ref()
+                .is_some_and(|c| !matches!(c.wait, Wait::Ready));
             if waiting {
                 // A preemption held back by the cooldown is armed as soon as the cooldown ends,
                 // even mid-stream: the LLM call is cut and simply sent again on resume.
-                if self.current.as_ref().is_some_and(|c| matches!(c.wait, Wait::Llm { .. })) && self.sched.rearm_pending(now) {
+                if self
+                    .current
+                    .as_ref()
+                    .is_some_and(|c| matches!(c.wait, Wait::Llm { .. }))
+                    && self.sched.rearm_pending(now)
+                {
                     self.cancel_llm();
                 }
                 return progress;
@@ -278,9 +332,15 @@ impl TurnEngine {
 
     /// The checks between two steps. Returns false when the task left the processor.
     fn safe_point(&mut self, now: Instant) -> bool {
-        let Some(cur) = self.current.as_mut() else { return false };
+        let Some(cur) = self.current.as_mut() else {
+            return false;
+        };
         if cur.frame.step != Step::Input && self.sched.take_stop() {
-            let text = if cur.frame.last_content.trim().is_empty() { texts::STOPPED.to_string() } else { cur.frame.last_content.clone() };
+            let text = if cur.frame.last_content.trim().is_empty() {
+                texts::STOPPED.to_string()
+            } else {
+                cur.frame.last_content.clone()
+            };
             cur.frame.terminal = Some(Terminal::Ok(text));
             let cur = self.current.take().expect("checked above");
             self.settle(cur);
@@ -292,7 +352,10 @@ impl TurnEngine {
             let (id, level) = (cur.task.id, cur.task.level);
             self.sched.set_critical(false);
             self.sched.suspend(cur.task, cur.frame, now);
-            self.events.publish(EventKind::Scheduler, &json!({"action": "suspend", "task": id, "level": level.as_str()}));
+            self.events.publish(
+                EventKind::Scheduler,
+                &json!({"action": "suspend", "task": id, "level": level.as_str()}),
+            );
             return false;
         }
         true
@@ -308,17 +371,26 @@ impl TurnEngine {
 
     /// Fails the current task after a panic. Also called by the node after a panic escaped it.
     pub fn recover(&mut self, msg: &str, now: Instant) {
-        let Some(mut cur) = self.current.take() else { return };
+        let Some(mut cur) = self.current.take() else {
+            return;
+        };
         if let Wait::Llm { cancel, .. } = &cur.wait {
             cancel.cancel();
         }
         let id = cur.task.id;
         let kernel_l4 = cur.task.class == TaskClass::Interrupt && cur.task.level == Level::L4;
         tracing::error!(task = id, "task panicked: {msg}");
-        cur.input_reply(Reply { content: texts::processing_error(&format!("task panicked: {msg}")), error: true, ..Reply::default() });
+        cur.input_reply(Reply {
+            content: texts::processing_error(&format!("task panicked: {msg}")),
+            error: true,
+            ..Reply::default()
+        });
         self.sched.set_critical(false);
         self.sched.done(id);
-        self.events.publish(EventKind::System, &json!({"event": "task_panicked", "task": id, "error": msg}));
+        self.events.publish(
+            EventKind::System,
+            &json!({"event": "task_panicked", "task": id, "error": msg}),
+        );
         // A panicking kernel interrupt must not raise another one: that could loop forever.
         if !kernel_l4 {
             self.raise_kernel_interrupt(texts::task_panicked(id, msg), now);
@@ -326,7 +398,9 @@ impl TurnEngine {
     }
 
     fn step(&mut self, now: Instant) {
-        let Some(mut cur) = self.current.take() else { return };
+        let Some(mut cur) = self.current.take() else {
+            return;
+        };
         match cur.frame.step {
             Step::Input => self.prepare_input(&mut cur, now),
             Step::Prepare => self.prepare(&mut cur),
@@ -345,15 +419,22 @@ impl TurnEngine {
     }
 
     fn expire_tools(&mut self, now: Instant) {
-        let Some(cur) = self.current.as_mut() else { return };
-        let Wait::Tools(pending) = &mut cur.wait else { return };
+        let Some(cur) = self.current.as_mut() else {
+            return;
+        };
+        let Wait::Tools(pending) = &mut cur.wait else {
+            return;
+        };
         let after = self.cfg.tool_timeout;
         pending.retain(|&(_, index, deadline)| {
             if now < deadline {
                 return true;
             }
             let name = cur.frame.batch.get(index).map_or("?", |c| c.name.as_str());
-            cur.frame.batch_results[index] = Some(ToolOutcome { success: false, raw: Value::String(texts::tool_timed_out(name, after)) });
+            cur.frame.batch_results[index] = Some(ToolOutcome {
+                success: false,
+                raw: Value::String(texts::tool_timed_out(name, after)),
+            });
             false
         });
         if pending.is_empty() {
@@ -364,7 +445,10 @@ impl TurnEngine {
     /// The earliest moment the engine must look again without any new message (tool deadline, cooldown end).
     pub fn next_deadline(&self) -> Option<Instant> {
         let tools = match &self.current {
-            Some(Current { wait: Wait::Tools(p), .. }) => p.iter().map(|&(_, _, d)| d).min(),
+            Some(Current {
+                wait: Wait::Tools(p),
+                ..
+            }) => p.iter().map(|&(_, _, d)| d).min(),
             _ => None,
         };
         let cooldown = self
@@ -381,7 +465,9 @@ impl TurnEngine {
     }
 
     pub fn snapshot(&self) -> SchedulerSnapshot {
-        self.sched.snapshot_with(|i: &InputEvent| format!("{} {}: {}", i.request_id, i.source, i.content()))
+        self.sched.snapshot_with(|i: &InputEvent| {
+            format!("{} {}: {}", i.request_id, i.source, i.content())
+        })
     }
 
     /// Gives every task the engine holds its terminal reply (SPEC §2.10, shutdown).
@@ -402,12 +488,23 @@ impl TurnEngine {
     }
 
     fn start(&mut self, task: Task<InputEvent>) {
-        let frame = TaskFrame::new(&task.input.source, &task.input.output_channel, task.input.received_at_ms);
-        self.current = Some(Current { task, frame, wait: Wait::Ready });
+        let frame = TaskFrame::new(
+            &task.input.source,
+            &task.input.output_channel,
+            task.input.received_at_ms,
+        );
+        self.current = Some(Current {
+            task,
+            frame,
+            wait: Wait::Ready,
+        });
     }
 
     fn resume(&mut self, task: Task<InputEvent>, mut frame: TaskFrame) {
-        self.events.publish(EventKind::Scheduler, &json!({"action": "resume", "task": task.id, "level": task.level.as_str()}));
+        self.events.publish(
+            EventKind::Scheduler,
+            &json!({"action": "resume", "task": task.id, "level": task.level.as_str()}),
+        );
         if frame.prefix_len > 0 {
             let prefix = self.build_prefix(&frame);
             frame.rebase_prefix(prefix);
@@ -415,7 +512,11 @@ impl TurnEngine {
         if frame.critical {
             self.sched.set_critical(true);
         }
-        self.current = Some(Current { task, frame, wait: Wait::Ready });
+        self.current = Some(Current {
+            task,
+            frame,
+            wait: Wait::Ready,
+        });
     }
 }
 
@@ -424,4 +525,3 @@ impl Current {
         self.task.input.send_reply(reply)
     }
 }
-

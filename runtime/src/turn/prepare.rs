@@ -25,7 +25,8 @@ impl TurnEngine {
         }
         let frame = &mut cur.frame;
         frame.is_interrupt = cur.task.class == TaskClass::Interrupt || input.flag("interrupt");
-        frame.critical = input.output_channel == CRITICAL_CHANNEL || input.source == CRITICAL_CHANNEL;
+        frame.critical =
+            input.output_channel == CRITICAL_CHANNEL || input.source == CRITICAL_CHANNEL;
         if frame.critical {
             self.sched.set_critical(true);
         }
@@ -37,23 +38,43 @@ impl TurnEngine {
             no_memory: frame.no_memory,
             ..StageContext::default()
         };
-        ctx.extra.insert("input_source".into(), Value::String(input.source.clone()));
-        ctx.extra.insert("output_channel".into(), Value::String(frame.output_channel.clone()));
-        let device = input.str_field("device_name").or(input.str_field("device_id"));
+        ctx.extra
+            .insert("input_source".into(), Value::String(input.source.clone()));
+        ctx.extra.insert(
+            "output_channel".into(),
+            Value::String(frame.output_channel.clone()),
+        );
+        let device = input
+            .str_field("device_name")
+            .or(input.str_field("device_id"));
         ctx.context_msgs.push(ContextMsg {
             role: "system".into(),
-            content: texts::source_note(&input.source, &frame.output_channel, device, input.flag("interrupt")),
+            content: texts::source_note(
+                &input.source,
+                &frame.output_channel,
+                device,
+                input.flag("interrupt"),
+            ),
         });
         if self.run_stage(Stage::OnInput, &mut ctx, &frame.output_channel) {
-            frame.terminal = Some(Terminal::ShortCircuit(ctx.response.clone().unwrap_or_default()));
+            frame.terminal = Some(Terminal::ShortCircuit(
+                ctx.response.clone().unwrap_or_default(),
+            ));
             return;
         }
         frame.input = ctx.raw_message.clone();
         frame.clean_input = frame.input.clone();
         frame.stage_ctx = ctx;
-        self.events.publish(EventKind::RawInput, &json!({"content": frame.input, "source": frame.source}));
+        self.events.publish(
+            EventKind::RawInput,
+            &json!({"content": frame.input, "source": frame.source}),
+        );
         if !frame.is_interrupt && !frame.critical {
-            self.context.append(ContextEvent::new(frame.started_at_ms, frame.source.clone(), frame.input.clone()));
+            self.context.append(ContextEvent::new(
+                frame.started_at_ms,
+                frame.source.clone(),
+                frame.input.clone(),
+            ));
         }
         frame.step = Step::Prepare;
     }
@@ -61,7 +82,8 @@ impl TurnEngine {
     /// Remembers `(source, text)` and reports whether it was seen inside the duplicate window.
     fn is_duplicate(&mut self, source: &str, text: &str, now: Instant) -> bool {
         let window = self.cfg.duplicate_window;
-        self.recent_inputs.retain(|_, at| now.duration_since(*at) < window);
+        self.recent_inputs
+            .retain(|_, at| now.duration_since(*at) < window);
         let key = (source.to_string(), text.to_string());
         if self.recent_inputs.contains_key(&key) {
             return true;
@@ -106,12 +128,20 @@ impl TurnEngine {
         let system = &self.cfg.system_prompt;
         let budget = compute_token_budget(self.provider.max_context_tokens(), system);
         let mut msgs = vec![Message::system(system.clone())];
-        let timeline = format_timeline(self.context.events(), budget.context_tokens, self.cfg.utc_offset_secs);
+        let timeline = format_timeline(
+            self.context.events(),
+            budget.context_tokens,
+            self.cfg.utc_offset_secs,
+        );
         if !timeline.is_empty() {
             msgs.push(Message::system(timeline));
         }
         if frame.is_interrupt {
-            msgs.push(Message::system(format!("{}{}", texts::INTERRUPT_PREFIX, frame.input)));
+            msgs.push(Message::system(format!(
+                "{}{}",
+                texts::INTERRUPT_PREFIX,
+                frame.input
+            )));
         } else {
             msgs.push(Message::user(frame.input.clone()));
         }
@@ -125,7 +155,11 @@ impl TurnEngine {
             .defs()
             .into_iter()
             .chain(env.outputs.tool_defs())
-            .map(|d| ToolSpec { name: d.name, description: d.description, parameters: d.parameters })
+            .map(|d| ToolSpec {
+                name: d.name,
+                description: d.description,
+                parameters: d.parameters,
+            })
             .collect()
     }
 

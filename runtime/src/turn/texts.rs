@@ -36,12 +36,20 @@ pub fn tool_timed_out(name: &str, after: std::time::Duration) -> String {
 }
 
 /// The source note appended to every turn's stage context (three wordings, SPEC §3.2 step 7).
+/// Written in English: small local models follow the language of their context, and this note
+/// is in every prompt.
 pub fn source_note(source: &str, channel: &str, device: Option<&str>, interrupt: bool) -> String {
     if interrupt {
-        format!("这是一条打断输入，来自 {source}；回复默认发往输出通道 {channel}。")
+        format!(
+            "This is an interrupting input from {source}; replies go to output channel {channel} by default."
+        )
     } else if let Some(device) = device {
-        format!("本条输入来自设备 {device}（{source}）；回复默认发往输出通道 {channel}。")
+        format!(
+            "This input comes from device {device} ({source}); replies go to output channel {channel} by default."
+        )
     } else {
-        format!("本条输入来自 {source}；回复默认发往输出通道 {channel}。")
+        format!(
+            "This input comes from {source}; replies go to output channel {channel} by default."
+        )
     }
 }

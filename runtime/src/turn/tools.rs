@@ -16,7 +16,9 @@ impl TurnEngine {
         ensure_batch_assistant(cur);
         let mut pending = Vec::new();
         for index in 0..cur.frame.batch.len() {
-            cur.frame.tools_used.push(cur.frame.batch[index].name.clone());
+            cur.frame
+                .tools_used
+                .push(cur.frame.batch[index].name.clone());
             if self.before_toolcall(cur, index) {
                 let call = self.spawn_tool(cur, index);
                 pending.push((call, index, now + self.cfg.tool_timeout));
@@ -24,7 +26,11 @@ impl TurnEngine {
         }
         cur.frame.tool_idx = 0;
         cur.frame.step = Step::ToolAfter;
-        cur.wait = if pending.is_empty() { Wait::Ready } else { Wait::Tools(pending) };
+        cur.wait = if pending.is_empty() {
+            Wait::Ready
+        } else {
+            Wait::Tools(pending)
+        };
     }
 
     /// Serial path: the next tool's before_toolcall, or the end of the batch.
@@ -34,7 +40,9 @@ impl TurnEngine {
             cur.frame.step = Step::TurnEnd;
             return;
         }
-        cur.frame.tools_used.push(cur.frame.batch[index].name.clone());
+        cur.frame
+            .tools_used
+            .push(cur.frame.batch[index].name.clone());
         if self.before_toolcall(cur, index) {
             cur.frame.step = Step::ToolExec;
         } else {
@@ -72,7 +80,11 @@ impl TurnEngine {
         let denied = self.run_stage(Stage::BeforeToolcall, &mut ctx, &cur.frame.output_channel);
         if denied {
             let name = &cur.frame.batch[index].name;
-            let text = ctx.response.clone().filter(|t| !t.trim().is_empty()).unwrap_or_else(|| texts::tool_denied(name));
+            let text = ctx
+                .response
+                .clone()
+                .filter(|t| !t.trim().is_empty())
+                .unwrap_or_else(|| texts::tool_denied(name));
             cur.frame.batch_denied[index] = Some(text);
         } else if let Some(call) = ctx.tool_calls.first() {
             // Plugins may rewrite the arguments.
@@ -85,7 +97,8 @@ impl TurnEngine {
     fn spawn_tool(&mut self, cur: &Current, index: usize) -> u64 {
         let call = self.next_call_id();
         let tool = &cur.frame.batch[index];
-        self.pool.spawn(call, tool.name.clone(), tool.arguments.clone());
+        self.pool
+            .spawn(call, tool.name.clone(), tool.arguments.clone());
         call
     }
 
@@ -96,14 +109,21 @@ impl TurnEngine {
         let call = frame.batch[index].clone();
         let plugin = frame.batch_plugins[index].clone();
         if let Some(denial) = frame.batch_denied[index].clone() {
-            frame.msgs.push(Message::tool(call.id.clone(), denial.clone()));
+            frame
+                .msgs
+                .push(Message::tool(call.id.clone(), denial.clone()));
             self.events.publish(
                 EventKind::ToolCall,
                 &json!({"tool": call.name, "plugin": plugin, "args": call.arguments, "result": denial, "status": "denied", "channel": frame.output_channel}),
             );
             return;
         }
-        let outcome = frame.batch_results[index].take().unwrap_or(super::ToolOutcome { success: false, raw: Value::String("error: no result".into()) });
+        let outcome = frame.batch_results[index]
+            .take()
+            .unwrap_or(super::ToolOutcome {
+                success: false,
+                raw: Value::String("error: no result".into()),
+            });
         let mut ctx = std::mem::take(&mut frame.batch_ctxs[index]);
         ctx.tool_results = vec![ToolResult {
             call_id: call.id.clone(),
@@ -115,15 +135,24 @@ impl TurnEngine {
         self.run_stage(Stage::AfterToolcall, &mut ctx, &frame.output_channel);
         // A plugin may replace the result: a string is used as is, null keeps the original,
         // anything else is rendered as JSON text.
-        let replaced = ctx.tool_results.first().map(|r| r.result.clone()).unwrap_or(Value::Null);
+        let replaced = ctx
+            .tool_results
+            .first()
+            .map(|r| r.result.clone())
+            .unwrap_or(Value::Null);
         let text = match (&replaced, replaced == outcome.raw) {
             (_, true) | (Value::Null, _) => render(&outcome.raw),
             (Value::String(s), false) => s.clone(),
             (other, false) => other.to_string(),
         };
         frame.batch_ctxs[index] = ctx;
-        frame.msgs.push(Message::tool(call.id.clone(), text.clone()));
-        frame.tool_results.push(ToolOutput { name: call.name.clone(), output: text.clone() });
+        frame
+            .msgs
+            .push(Message::tool(call.id.clone(), text.clone()));
+        frame.tool_results.push(ToolOutput {
+            name: call.name.clone(),
+            output: text.clone(),
+        });
         self.events.publish(
             EventKind::ToolCall,
             &json!({"tool": call.name, "plugin": plugin, "args": call.arguments, "result": text, "status": "ok", "channel": frame.output_channel}),

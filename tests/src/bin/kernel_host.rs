@@ -13,10 +13,23 @@ use std::time::Duration;
 
 fn main() {
     let signals = ShutdownSignals::install().expect("blocking signals");
-    let slow = || ScriptStep::slow_text("a very long answer that takes its time", Duration::from_millis(500));
+    let slow = || {
+        ScriptStep::slow_text(
+            "a very long answer that takes its time",
+            Duration::from_millis(500),
+        )
+    };
     let provider = Arc::new(ScriptedProvider::new((0..16).map(|_| slow())));
-    let kernel = graph::build(GraphConfig { workers: Some(2), pin: false, ..GraphConfig::default() }, provider, Registries::default())
-        .expect("kernel starts");
+    let kernel = graph::build(
+        GraphConfig {
+            workers: Some(2),
+            pin: false,
+            ..GraphConfig::default()
+        },
+        provider,
+        Registries::default(),
+    )
+    .expect("kernel starts");
     let handle = kernel.handle();
     println!("ready");
     let (rx_tx, rx_rx) = crossbeam_channel::unbounded();
@@ -29,7 +42,9 @@ fn main() {
                 submitted += 1;
             } else if let Some(rest) = line.strip_prefix("interrupt:") {
                 let (level, text) = rest.split_once(':').unwrap_or(("L1", rest));
-                let _ = rx_tx.send(handle.interrupt(InputEvent::text("timer", text).with_payload("priority", json!(level))));
+                let _ = rx_tx.send(handle.interrupt(
+                    InputEvent::text("timer", text).with_payload("priority", json!(level)),
+                ));
                 submitted += 1;
             } else if line == "sync" {
                 println!("submitted {submitted}");
@@ -41,7 +56,10 @@ fn main() {
     kernel.shutdown();
     for rx in rx_rx.try_iter() {
         match rx.recv_timeout(Duration::from_secs(5)) {
-            Ok(reply) => println!("{}", serde_json::to_string(&reply).expect("reply serialises")),
+            Ok(reply) => println!(
+                "{}",
+                serde_json::to_string(&reply).expect("reply serialises")
+            ),
             Err(_) => println!("{{\"missing\":true}}"),
         }
     }

@@ -41,14 +41,23 @@ fn step() -> impl Strategy<Value = ScriptStep> {
 
 fn registries() -> Registries {
     let r = Registries::default();
-    let def = |name: &str| ToolDef { name: name.into(), parameters: json!({"type": "object"}), parallel_safe: true, ..ToolDef::default() };
+    let def = |name: &str| ToolDef {
+        name: name.into(),
+        parameters: json!({"type": "object"}),
+        parallel_safe: true,
+        ..ToolDef::default()
+    };
     r.tools
         .register(def("probe_work"), |args: &Value| {
             std::thread::sleep(Duration::from_millis(args["ms"].as_u64().unwrap_or(1)));
             Ok(json!("worked"))
         })
         .expect("registers");
-    r.tools.register(def("probe_boom"), |_: &Value| -> Result<Value, String> { panic!("tool bug") }).expect("registers");
+    r.tools
+        .register(def("probe_boom"), |_: &Value| -> Result<Value, String> {
+            panic!("tool bug")
+        })
+        .expect("registers");
     r
 }
 
@@ -60,7 +69,11 @@ fn play(h: &Harness, ops: &[Op]) -> Vec<crossbeam_channel::Receiver<Reply>> {
         match op {
             Op::Input(n) => rxs.push(handle.send_text("cli", &format!("input {i} {n}"))),
             Op::Interrupt { level, external } => {
-                let trust = if *external { Trust::External } else { Trust::Builtin };
+                let trust = if *external {
+                    Trust::External
+                } else {
+                    Trust::Builtin
+                };
                 let input = InputEvent::text("probe", format!("interrupt {i}"))
                     .with_payload("priority", json!(format!("L{level}")))
                     .with_trust(trust);
@@ -74,7 +87,10 @@ fn play(h: &Harness, ops: &[Op]) -> Vec<crossbeam_channel::Receiver<Reply>> {
 }
 
 fn turn_config() -> TurnConfig {
-    TurnConfig { duplicate_window: Duration::ZERO, ..TurnConfig::default() }
+    TurnConfig {
+        duplicate_window: Duration::ZERO,
+        ..TurnConfig::default()
+    }
 }
 
 proptest! {

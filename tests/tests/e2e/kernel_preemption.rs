@@ -22,7 +22,11 @@ fn l3_interrupt_preempts_at_the_next_safe_point_and_the_victim_resumes_with_its_
         registries
             .tools
             .register(
-                ToolDef { name: "scan_disk".into(), parameters: json!({"type": "object"}), ..ToolDef::default() },
+                ToolDef {
+                    name: "scan_disk".into(),
+                    parameters: json!({"type": "object"}),
+                    ..ToolDef::default()
+                },
                 move |_: &Value| {
                     let _ = started_tx.try_send(());
                     std::thread::sleep(Duration::from_millis(300));
@@ -55,22 +59,53 @@ fn l3_interrupt_preempts_at_the_next_safe_point_and_the_victim_resumes_with_its_
         // The interrupt sees none of the victim's progress and reads as a system message.
         let int_msgs = &reqs[1].messages;
         assert!(int_msgs.iter().all(|m| m.role != Role::Tool));
-        assert!(int_msgs.iter().any(|m| m.role == Role::System && m.content == format!("{}oven timer", texts::INTERRUPT_PREFIX)));
+        assert!(int_msgs.iter().any(|m| m.role == Role::System
+            && m.content == format!("{}oven timer", texts::INTERRUPT_PREFIX)));
         // The victim's resumed request: rebuilt prefix (its timeline now holds the interrupt's
         // answer), then the old tail unchanged.
         let resumed = &reqs[2].messages;
-        let timeline = resumed.iter().find(|m| m.content.starts_with("【对话时序】")).expect("timeline");
-        assert!(timeline.content.contains("The oven timer rang."), "resumed prefix is rebuilt: {}", timeline.content);
-        let tail: Vec<(Role, &str)> = resumed.iter().rev().take(3).map(|m| (m.role, m.content.as_str())).collect();
+        let timeline = resumed
+            .iter()
+            .find(|m| m.content.starts_with("【对话时序】"))
+            .expect("timeline");
+        assert!(
+            timeline.content.contains("The oven timer rang."),
+            "resumed prefix is rebuilt: {}",
+            timeline.content
+        );
+        let tail: Vec<(Role, &str)> = resumed
+            .iter()
+            .rev()
+            .take(3)
+            .map(|m| (m.role, m.content.as_str()))
+            .collect();
         assert_eq!(tail[0], (Role::User, texts::CONTINUE_AFTER_TOOLS));
         assert_eq!(tail[1], (Role::Tool, "disk ok"));
         assert_eq!(tail[2].0, Role::Assistant);
 
         let seen = events.drain();
-        let outputs: Vec<&str> = seen.iter().filter(|(k, _)| *k == EventKind::AgentOutput).filter_map(|(_, v)| v["content"].as_str()).collect();
-        assert_eq!(outputs, ["The oven timer rang.", "Disk scan finished."], "the interrupt is answered before the preempted task");
-        let sched: Vec<&Value> = seen.iter().filter(|(k, _)| *k == EventKind::Scheduler).map(|(_, v)| v).collect();
-        assert_eq!(sched.iter().map(|v| v["action"].as_str().unwrap_or("")).collect::<Vec<_>>(), ["suspend", "resume"]);
+        let outputs: Vec<&str> = seen
+            .iter()
+            .filter(|(k, _)| *k == EventKind::AgentOutput)
+            .filter_map(|(_, v)| v["content"].as_str())
+            .collect();
+        assert_eq!(
+            outputs,
+            ["The oven timer rang.", "Disk scan finished."],
+            "the interrupt is answered before the preempted task"
+        );
+        let sched: Vec<&Value> = seen
+            .iter()
+            .filter(|(k, _)| *k == EventKind::Scheduler)
+            .map(|(_, v)| v)
+            .collect();
+        assert_eq!(
+            sched
+                .iter()
+                .map(|v| v["action"].as_str().unwrap_or(""))
+                .collect::<Vec<_>>(),
+            ["suspend", "resume"]
+        );
         let snap = handle.snapshot(REPLY_WAIT).expect("snapshot");
         assert_eq!(snap.stats.suspended, 1);
         assert_eq!(snap.stats.resumed, 1);
@@ -84,7 +119,10 @@ fn l3_interrupt_preempts_at_the_next_safe_point_and_the_victim_resumes_with_its_
 fn interrupt_cuts_a_streaming_answer_which_is_sent_again_on_resume() {
     within(Duration::from_secs(30), || {
         let h = Harness::new(vec![
-            ScriptStep::slow_text("one two three four five six seven eight", Duration::from_millis(100)),
+            ScriptStep::slow_text(
+                "one two three four five six seven eight",
+                Duration::from_millis(100),
+            ),
             ScriptStep::text("Doorbell!"),
             ScriptStep::text("A whole story."),
         ]);
@@ -93,12 +131,21 @@ fn interrupt_cuts_a_streaming_answer_which_is_sent_again_on_resume() {
         h.wait_requests(1);
         std::thread::sleep(Duration::from_millis(150));
         let door = handle.interrupt(interrupt("doorbell", "L2"));
-        assert_eq!(door.recv_timeout(REPLY_WAIT).expect("interrupt").content, "Doorbell!");
-        assert_eq!(story.recv_timeout(REPLY_WAIT).expect("story").content, "A whole story.");
+        assert_eq!(
+            door.recv_timeout(REPLY_WAIT).expect("interrupt").content,
+            "Doorbell!"
+        );
+        assert_eq!(
+            story.recv_timeout(REPLY_WAIT).expect("story").content,
+            "A whole story."
+        );
         let reqs = h.provider.requests();
         assert_eq!(reqs.len(), 3);
         // The cut call is simply sent again: same tail (the user input), rebuilt prefix.
-        assert_eq!(reqs[2].messages.last().map(|m| m.content.clone()), reqs[0].messages.last().map(|m| m.content.clone()));
+        assert_eq!(
+            reqs[2].messages.last().map(|m| m.content.clone()),
+            reqs[0].messages.last().map(|m| m.content.clone())
+        );
         h.kernel.shutdown();
     });
 }

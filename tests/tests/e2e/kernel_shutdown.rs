@@ -26,7 +26,10 @@ fn run_host(signal: &str) {
     stdin.flush().expect("flush");
     assert_eq!(lines.next().expect("synced").expect("utf-8"), "submitted 6");
     std::thread::sleep(Duration::from_millis(200));
-    let status = Command::new("kill").args([&format!("-{signal}"), &child.id().to_string()]).status().expect("kill runs");
+    let status = Command::new("kill")
+        .args([&format!("-{signal}"), &child.id().to_string()])
+        .status()
+        .expect("kill runs");
     assert!(status.success());
     let mut replies = Vec::new();
     for line in lines {
@@ -39,12 +42,21 @@ fn run_host(signal: &str) {
     let exit = child.wait().expect("child exits");
     assert!(exit.success(), "graceful exit, got {exit:?}");
     assert_eq!(replies.len(), 6, "one reply per task: {replies:?}");
-    let mut ids: Vec<&str> = replies.iter().map(|r| r["request_id"].as_str().unwrap_or("")).collect();
+    let mut ids: Vec<&str> = replies
+        .iter()
+        .map(|r| r["request_id"].as_str().unwrap_or(""))
+        .collect();
     ids.sort_unstable();
     ids.dedup();
     assert_eq!(ids.len(), 6, "no task answered twice");
-    assert!(replies.iter().all(|r| r["reason"] != "dropped"), "{replies:?}");
-    assert!(replies.iter().any(|r| r["reason"] == "shutdown"), "pending tasks are told why: {replies:?}");
+    assert!(
+        replies.iter().all(|r| r["reason"] != "dropped"),
+        "{replies:?}"
+    );
+    assert!(
+        replies.iter().any(|r| r["reason"] == "shutdown"),
+        "pending tasks are told why: {replies:?}"
+    );
 }
 
 #[test]

@@ -24,13 +24,35 @@ fn empty_and_duplicate_inputs_are_skipped_without_the_model() {
 #[test]
 fn provider_failure_and_panic_become_error_replies() {
     within(Duration::from_secs(30), || {
-        let h = Harness::new(vec![ScriptStep::Fail(ProviderError::Status { status: 500, body: "boom".into() }), ScriptStep::Panic("adapter bug".into()), ScriptStep::text("alive")]);
+        let h = Harness::new(vec![
+            ScriptStep::Fail(ProviderError::Status {
+                status: 500,
+                body: "boom".into(),
+            }),
+            ScriptStep::Panic("adapter bug".into()),
+            ScriptStep::text("alive"),
+        ]);
         let failed = h.ask("one");
         assert!(failed.error);
-        assert_eq!(failed.content, texts::processing_error("api error 500: boom"));
+        assert_eq!(
+            failed.content,
+            texts::processing_error("api error 500: boom")
+        );
         let panicked = h.ask("two");
-        assert!(panicked.error && panicked.content.contains("adapter bug"), "{}", panicked.content);
-        assert_eq!(h.kernel.handle().send_text("cli", "three").recv_timeout(REPLY_WAIT).expect("reply").content, "alive");
+        assert!(
+            panicked.error && panicked.content.contains("adapter bug"),
+            "{}",
+            panicked.content
+        );
+        assert_eq!(
+            h.kernel
+                .handle()
+                .send_text("cli", "three")
+                .recv_timeout(REPLY_WAIT)
+                .expect("reply")
+                .content,
+            "alive"
+        );
         h.kernel.shutdown();
     });
 }

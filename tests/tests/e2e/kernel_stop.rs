@@ -10,22 +10,41 @@ use std::time::{Duration, Instant};
 #[test]
 fn stop_mid_stream_keeps_the_partial_text_and_cancels_the_queue() {
     within(Duration::from_secs(30), || {
-        let h = Harness::new(vec![ScriptStep::HangAfter(vec![StreamChunk::text("Once upon ")]), ScriptStep::text("after stop")]);
+        let h = Harness::new(vec![
+            ScriptStep::HangAfter(vec![StreamChunk::text("Once upon ")]),
+            ScriptStep::text("after stop"),
+        ]);
         let mut events = h.recorder();
         let handle = h.kernel.handle();
         let story = handle.send_text("cli", "story");
-        let queued: Vec<_> = (0..3).map(|i| handle.send_text("cli", &format!("queued {i}"))).collect();
+        let queued: Vec<_> = (0..3)
+            .map(|i| handle.send_text("cli", &format!("queued {i}")))
+            .collect();
         events.wait_for(EventKind::ContentDelta, REPLY_WAIT);
         let started = Instant::now();
-        let ack = handle.stop("cli").recv_timeout(REPLY_WAIT).expect("stop acknowledged");
+        let ack = handle
+            .stop("cli")
+            .recv_timeout(REPLY_WAIT)
+            .expect("stop acknowledged");
         assert!(ack.content.contains("\"stopped\":true"), "{}", ack.content);
         let story = story.recv_timeout(REPLY_WAIT).expect("story reply");
-        assert!(started.elapsed() < Duration::from_millis(500), "stop took {:?}", started.elapsed());
+        assert!(
+            started.elapsed() < Duration::from_millis(500),
+            "stop took {:?}",
+            started.elapsed()
+        );
         assert_eq!(story.content, "Once upon ");
         for rx in queued {
-            assert_eq!(rx.recv_timeout(REPLY_WAIT).expect("cancelled").content, texts::CANCELLED_BY_STOP);
+            assert_eq!(
+                rx.recv_timeout(REPLY_WAIT).expect("cancelled").content,
+                texts::CANCELLED_BY_STOP
+            );
         }
-        assert_eq!(h.provider.request_count(), 1, "cancelled inputs never reach the model");
+        assert_eq!(
+            h.provider.request_count(),
+            1,
+            "cancelled inputs never reach the model"
+        );
         // The budget was a snapshot: the next input runs normally.
         assert_eq!(h.ask("after").content, "after stop");
         h.kernel.shutdown();
@@ -40,7 +59,10 @@ fn stop_before_any_text_replies_stopped() {
         let rx = handle.send_text("cli", "think hard");
         h.wait_requests(1);
         handle.stop("cli").recv_timeout(REPLY_WAIT).expect("ack");
-        assert_eq!(rx.recv_timeout(REPLY_WAIT).expect("reply").content, texts::STOPPED);
+        assert_eq!(
+            rx.recv_timeout(REPLY_WAIT).expect("reply").content,
+            texts::STOPPED
+        );
         h.kernel.shutdown();
     });
 }
@@ -49,7 +71,12 @@ fn stop_before_any_text_replies_stopped() {
 fn stop_while_idle_does_not_leak_into_the_next_task() {
     within(Duration::from_secs(30), || {
         let h = Harness::new(vec![ScriptStep::text("fine")]);
-        let ack = h.kernel.handle().stop("cli").recv_timeout(REPLY_WAIT).expect("ack");
+        let ack = h
+            .kernel
+            .handle()
+            .stop("cli")
+            .recv_timeout(REPLY_WAIT)
+            .expect("ack");
         assert!(ack.content.contains("\"stopped\":false"));
         assert_eq!(h.ask("hello").content, "fine");
         h.kernel.shutdown();

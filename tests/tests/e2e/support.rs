@@ -25,7 +25,9 @@ pub fn within<T: Send + 'static>(limit: Duration, body: impl FnOnce() -> T + Sen
             Err(panic) => std::panic::resume_unwind(panic),
             Ok(()) => unreachable!("the body either sends its value or panics"),
         },
-        Err(crossbeam_channel::RecvTimeoutError::Timeout) => panic!("watchdog: test did not finish within {limit:?}"),
+        Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+            panic!("watchdog: test did not finish within {limit:?}")
+        }
     }
 }
 
@@ -43,17 +45,29 @@ impl Harness {
 
     pub fn with_config(steps: Vec<ScriptStep>, turn: TurnConfig, registries: Registries) -> Self {
         let provider = Arc::new(ScriptedProvider::new(steps));
-        let cfg = GraphConfig { workers: Some(2), pin: false, turn, agent_id: "test".into() };
+        let cfg = GraphConfig {
+            workers: Some(2),
+            pin: false,
+            turn,
+            agent_id: "test".into(),
+        };
         let kernel = graph::build(cfg, provider.clone(), registries).expect("kernel starts");
         Self { kernel, provider }
     }
 
     pub fn ask(&self, text: &str) -> Reply {
-        self.kernel.handle().send_text("cli", text).recv_timeout(REPLY_WAIT).expect("a reply")
+        self.kernel
+            .handle()
+            .send_text("cli", text)
+            .recv_timeout(REPLY_WAIT)
+            .expect("a reply")
     }
 
     pub fn recorder(&self) -> Recorder {
-        Recorder { reader: self.kernel.handle().subscribe(KindMask::ALL), buf: Vec::new() }
+        Recorder {
+            reader: self.kernel.handle().subscribe(KindMask::ALL),
+            buf: Vec::new(),
+        }
     }
 
     /// Waits until `pred` holds for the provider's request count.
@@ -90,11 +104,15 @@ impl Recorder {
         let deadline = Instant::now() + limit;
         loop {
             let left = deadline.saturating_duration_since(Instant::now());
-            assert!(!left.is_zero(), "no {} event within {limit:?}", kind.as_str());
-            if let ReadResult::Event { kind: k, .. } = self.reader.next_timeout(&mut self.buf, left) {
-                if k == kind {
-                    return payload(&self.buf);
-                }
+            assert!(
+                !left.is_zero(),
+                "no {} event within {limit:?}",
+                kind.as_str()
+            );
+            if let ReadResult::Event { kind: k, .. } = self.reader.next_timeout(&mut self.buf, left)
+                && k == kind
+            {
+                return payload(&self.buf);
             }
         }
     }

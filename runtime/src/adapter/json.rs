@@ -1,0 +1,217 @@
+//! The `json` global of adapter scripts, converted by hand over `serde_json::Value` so the
+//! array/object rule is exact:
+//!
+//! * a table whose keys are all positive integers (not sparser than half full) is an array,
+//!   anything else an object, so an **empty table encodes as `{}`**;
+//! * tables made by `json.decode` from a JSON array, or marked with `json.array(t)`, stay arrays
+//!   even when empty, so `"required": []` survives a decode/encode round trip;
+//! * JSON `null` decodes to the sentinel `json.null` (a null light userdata), so arrays keep
+//!   their length and shape; `json.null` encodes back to `null`;
+//! * integers stay Lua integers, other numbers are Lua floats; a float with no fraction (and
+//!   exactly representable) encodes as an integer, because typed servers reject `4096.0` where
+//!   they want a count;
+//! * `json.encode` returns `"null"` when a value cannot be encoded (a function, NaN, a cycle);
+//!   `json.decode` returns `nil` when its input is not JSON.
+
+use mlua::{Lua, Table, Value as LuaValue};
+use serde_json::{Map, Number, Value};
+
+/// Registry key of the metatable that marks a table as a JSON array.
+const ARRAY_MT_KEY: &str = "hearth.json.array";
+/// Nesting limit for encoding; deeper means a cycle or an abusive script.
+const MAX_DEPTH: usize = 128;
+/// Largest integer an f64 holds exactly (2^53).
+const EXACT_F64_INT: f64 = 9_007_199_254_740_992.0;
+
+/// Creates the `json` table (`encode`, `decode`, `null`, `array`, `is_array`) and sets it as a global.
+pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
+    let mark = lua.create_table()?;
+    mark.raw_set("__name", "json.array")?;
+    lua.set_named_registry_value(ARRAY_MT_KEY, mark)?;
+
+    let json = lua.create_table()?;
+    json.raw_set(
+        "encode",
+        lua.create_function(|lua, value: LuaValue| {
+            Ok(match to_json(lua, &value) {
+                Ok(v) => v.to_string(),
+                Err(reason) => {
+                    tracing::debug!("[lua/json] encode failed: {reason}");
+                    "null".to_string()
+                }
+            })
+        })?,
+    )?;
+    json.raw_set(
+        "decode",
+        lua.create_function(|lua, text: LuaValue| {
+            let LuaValue::String(text) = text else {
+                return Ok(LuaValue::Nil);
+            };
+            match serde_json::from_slice::<Value>(&text.as_bytes()) {
+                Ok(v) => to_lua(lua, &v),
+                Err(_) => Ok(LuaValue::Nil),
+            }
+        })?,
+    )?;
+    json.raw_set("null", LuaValue::NULL)?;
+    json.raw_set(
+        "array",
+        lua.create_function(|lua, t: Option<Table>| {
+            let t = match t {
+                Some(t) => t,
+                None => lua.create_table()?,
+            };
+            if t.metatable().is_some_and(|mt| !is_array_mt(lua, &mt)) {
+                return Err(mlua::Error::runtime(
+                    "json.array: table already has a metatable",
+                ));
+            }
+            t.set_metatable(Some(array_mt(lua)?))?;
+            Ok(t)
+        })?,
+    )?;
+    json.raw_set(
+        "is_array",
+        lua.create_function(|lua, v: LuaValue| {
+            Ok(match v {
+                LuaValue::Table(t) => matches!(classify(lua, &t), Ok(Shape::Array(_))),
+                _ => false,
+            })
+        })?,
+    )?;
+    lua.globals().raw_set("json", json)
+}
+
+fn array_mt(lua: &Lua) -> mlua::Result<Table> {
+    lua.named_registry_value(ARRAY_MT_KEY)
+}
+
+fn is_array_mt(lua: &Lua, mt: &Table) -> bool {
+    array_mt(lua).is_ok_and(|a| a.to_pointer() == mt.to_pointer())
+}
+
+/// Converts a Lua value to JSON; the error says why it cannot be encoded.
+pub(crate) fn to_json(lua: &Lua, value: &LuaValue) -> Result<Value, String> {
+    encode(lua, value, 0)
+}
+
+fn encode(lua: &Lua, value: &LuaValue, depth: usize) -> Result<Value, String> {
+    match value {
+        LuaValue::Nil => Ok(Value::Null),
+        LuaValue::Boolean(b) => Ok(Value::Bool(*b)),
+        LuaValue::Integer(i) => Ok(Value::Number(Number::from(*i))),
+        LuaValue::Number(f) => float_to_json(*f),
+        LuaValue::String(s) => Ok(Value::String(s.to_string_lossy())),
+        LuaValue::LightUserData(ud) if ud.0.is_null() => Ok(Value::Null),
+        LuaValue::Table(t) => encode_table(lua, t, depth),
+        other => Err(format!("cannot encode a {}", other.type_name())),
+    }
+}
+
+fn float_to_json(f: f64) -> Result<Value, String> {
+    if f.is_finite() && f.fract() == 0.0 && f.abs() < EXACT_F64_INT {
+        // Exact: |f| < 2^53 and integral.
+        return Ok(Value::Number(Number::from(f as i64)));
+    }
+    Number::from_f64(f)
+        .map(Value::Number)
+        .ok_or_else(|| format!("cannot encode {f}"))
+}
+
+enum Shape {
+    /// Highest index; every key is an integer in 1..=n.
+    Array(usize),
+    Object,
+}
+
+fn classify(lua: &Lua, t: &Table) -> Result<Shape, String> {
+    let marked = t.metatable().is_some_and(|mt| is_array_mt(lua, &mt));
+    let mut count = 0usize;
+    let mut max = 0i64;
+    for pair in t.pairs::<LuaValue, LuaValue>() {
+        let (key, _) = pair.map_err(|e| e.to_string())?;
+        match key {
+            LuaValue::Integer(i) if i >= 1 => {
+                count += 1;
+                max = max.max(i);
+            }
+            _ => return Ok(Shape::Object),
+        }
+    }
+    let max = usize::try_from(max).map_err(|_| "array index out of range".to_string())?;
+    let array = if count == 0 {
+        marked
+    } else {
+        max <= count.saturating_mul(2)
+    };
+    Ok(if array {
+        Shape::Array(max)
+    } else {
+        Shape::Object
+    })
+}
+
+fn encode_table(lua: &Lua, t: &Table, depth: usize) -> Result<Value, String> {
+    if depth >= MAX_DEPTH {
+        return Err("tables nested too deeply (a cycle?)".to_string());
+    }
+    match classify(lua, t)? {
+        Shape::Array(len) => {
+            let mut items = vec![Value::Null; len];
+            for pair in t.pairs::<i64, LuaValue>() {
+                let (i, v) = pair.map_err(|e| e.to_string())?;
+                let slot = usize::try_from(i - 1).map_err(|_| "bad array index".to_string())?;
+                items[slot] = encode(lua, &v, depth + 1)?;
+            }
+            Ok(Value::Array(items))
+        }
+        Shape::Object => {
+            let mut map = Map::new();
+            for pair in t.pairs::<LuaValue, LuaValue>() {
+                let (k, v) = pair.map_err(|e| e.to_string())?;
+                let key = match &k {
+                    LuaValue::String(s) => s.to_string_lossy(),
+                    LuaValue::Integer(i) => i.to_string(),
+                    LuaValue::Number(f) => f.to_string(),
+                    other => return Err(format!("cannot encode a {} key", other.type_name())),
+                };
+                map.insert(key, encode(lua, &v, depth + 1)?);
+            }
+            Ok(Value::Object(map))
+        }
+    }
+}
+
+/// Converts JSON to Lua: arrays carry the array mark, `null` is `json.null`.
+pub(crate) fn to_lua(lua: &Lua, value: &Value) -> mlua::Result<LuaValue> {
+    let mark = array_mt(lua)?;
+    decode(lua, value, &mark)
+}
+
+fn decode(lua: &Lua, value: &Value, mark: &Table) -> mlua::Result<LuaValue> {
+    Ok(match value {
+        Value::Null => LuaValue::NULL,
+        Value::Bool(b) => LuaValue::Boolean(*b),
+        Value::Number(n) => match n.as_i64() {
+            Some(i) => LuaValue::Integer(i),
+            None => LuaValue::Number(n.as_f64().unwrap_or(f64::NAN)),
+        },
+        Value::String(s) => LuaValue::String(lua.create_string(s)?),
+        Value::Array(items) => {
+            let t = lua.create_table_with_capacity(items.len(), 0)?;
+            for (i, item) in items.iter().enumerate() {
+                t.raw_set(i + 1, decode(lua, item, mark)?)?;
+            }
+            t.set_metatable(Some(mark.clone()))?;
+            LuaValue::Table(t)
+        }
+        Value::Object(map) => {
+            let t = lua.create_table_with_capacity(0, map.len())?;
+            for (k, v) in map {
+                t.raw_set(k.as_str(), decode(lua, v, mark)?)?;
+            }
+            LuaValue::Table(t)
+        }
+    })
+}

@@ -1,0 +1,235 @@
+//! What an adapter script may touch, and how long it may run.
+//!
+//! Only the `string`, `table`, `math` and `utf8` libraries are opened; `io`, `os`, `package`,
+//! `require`, `debug` and `coroutine` never exist. From the base library `dofile`, `loadfile`,
+//! `collectgarbage` and `warn` are removed, `string.dump` is removed, `load` is wrapped so it
+//! only ever compiles text (bytecode can break the VM's memory safety), and `setmetatable`
+//! refuses `__gc` metatables (a finalizer would run outside any call's budget).
+//!
+//! A call is metered by an instruction-count hook that checks both an instruction budget and a
+//! wall-clock deadline. Once a call has tripped its budget, `pcall`/`xpcall` re-raise the error
+//! instead of swallowing it, and the hook keeps raising, so a script cannot catch its way out.
+
+use super::AdapterLimits;
+use mlua::chunk::ChunkMode;
+use mlua::{HookTriggers, Lua, StdLib, Value, VmState};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
+use std::time::{Duration, Instant};
+
+/// The standard libraries an adapter gets.
+fn libs() -> StdLib {
+    StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8
+}
+
+/// How often the hook runs; small enough that a deadline is noticed within a millisecond or so.
+const HOOK_EVERY: u32 = 10_000;
+
+/// Runs in the sandbox before the adapter script; receives the `tripped` probe.
+const PRELUDE: &str = r##"
+local tripped = ...
+local raw_load, raw_pcall, raw_xpcall, raw_error = load, pcall, xpcall, error
+local raw_setmetatable, raw_rawget, select, type = setmetatable, rawget, select, type
+
+local function rethrow_if_tripped(ok, ...)
+  if not ok and tripped() then raw_error((...), 0) end
+  return ok, ...
+end
+
+function pcall(f, ...)
+  return rethrow_if_tripped(raw_pcall(f, ...))
+end
+
+-- A budget error is raised from inside the hook, where hooks are off: the message handler it
+-- triggers would run unmetered, so once tripped the script's handler is not run at all.
+function xpcall(f, handler, ...)
+  local function guarded(...)
+    if tripped() then return (...) end
+    return handler(...)
+  end
+  return rethrow_if_tripped(raw_xpcall(f, guarded, ...))
+end
+
+function load(chunk, name, _mode, ...)
+  -- An explicit nil environment differs from an absent one, so keep the arity.
+  if select("#", ...) > 0 then return raw_load(chunk, name, "t", ...) end
+  return raw_load(chunk, name, "t")
+end
+
+function setmetatable(t, mt)
+  if type(mt) == "table" and raw_rawget(mt, "__gc") ~= nil then
+    raw_error("__gc metamethods are not allowed in adapters", 2)
+  end
+  return raw_setmetatable(t, mt)
+end
+"##;
+
+/// Creates a sandboxed Lua state for the adapter `name`, metered by `meter`.
+pub(crate) fn new_state(
+    name: &str,
+    limits: &AdapterLimits,
+    meter: &Arc<Meter>,
+) -> mlua::Result<Lua> {
+    let lua = Lua::new_with(libs(), mlua::LuaOptions::default())?;
+    lua.set_memory_limit(limits.memory_bytes)?;
+    let hook_meter = Arc::clone(meter);
+    lua.set_global_hook(
+        HookTriggers::new().every_nth_instruction(HOOK_EVERY),
+        move |_, _| hook_meter.on_hook(),
+    )?;
+
+    let globals = lua.globals();
+    for name in [
+        "dofile",
+        "loadfile",
+        "collectgarbage",
+        "warn",
+        "require",
+        "package",
+        "io",
+        "os",
+        "debug",
+        "coroutine",
+    ] {
+        globals.raw_set(name, Value::Nil)?;
+    }
+    let string: mlua::Table = globals.raw_get("string")?;
+    string.raw_set("dump", Value::Nil)?;
+
+    let adapter = name.to_string();
+    globals.raw_set(
+        "log",
+        lua.create_function(move |_, (level, msg): (Value, Value)| {
+            let level = level.to_string().unwrap_or_default();
+            let msg = msg.to_string().unwrap_or_default();
+            emit(&adapter, &level, &msg);
+            Ok(())
+        })?,
+    )?;
+    let adapter = name.to_string();
+    globals.raw_set(
+        "print",
+        lua.create_function(move |_, args: mlua::Variadic<Value>| {
+            let parts: Vec<String> = args
+                .iter()
+                .map(|v| v.to_string().unwrap_or_default())
+                .collect();
+            emit(&adapter, "debug", &parts.join("\t"));
+            Ok(())
+        })?,
+    )?;
+    super::json::install(&lua)?;
+
+    let probe_meter = Arc::clone(meter);
+    let tripped = lua.create_function(move |_, ()| Ok(probe_meter.tripped().is_some()))?;
+    meter.begin(limits);
+    let prelude = lua
+        .load(PRELUDE)
+        .set_name("=sandbox")
+        .set_mode(ChunkMode::Text)
+        .call::<()>(tripped);
+    meter.end();
+    prelude?;
+    Ok(lua)
+}
+
+fn emit(adapter: &str, level: &str, msg: &str) {
+    match level {
+        "error" => tracing::error!(adapter, "[lua/{level}] {msg}"),
+        "warn" | "warning" => tracing::warn!(adapter, "[lua/{level}] {msg}"),
+        "debug" => tracing::debug!(adapter, "[lua/{level}] {msg}"),
+        "trace" => tracing::trace!(adapter, "[lua/{level}] {msg}"),
+        _ => tracing::info!(adapter, "[lua/{level}] {msg}"),
+    }
+}
+
+/// Why a call was stopped.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Trip {
+    Instructions,
+    Time,
+}
+
+/// The per-call budget, read by the instruction hook. Only the adapter's VM thread touches it,
+/// so every access is Relaxed; atomics (not cells) keep the hook closure `Send` whichever mlua
+/// features the workspace turns on.
+pub(crate) struct Meter {
+    epoch: Instant,
+    /// Nanoseconds after `epoch` at which the running call must stop; 0 = no call is running,
+    /// so Lua code that runs outside a call (it should not) is stopped at once.
+    deadline_ns: AtomicU64,
+    used: AtomicU64,
+    limit: AtomicU64,
+    /// 0 = not tripped, 1 = instructions, 2 = time.
+    tripped: AtomicU8,
+}
+
+impl Meter {
+    pub(crate) fn new() -> Self {
+        Self {
+            epoch: Instant::now(),
+            deadline_ns: AtomicU64::new(0),
+            used: AtomicU64::new(0),
+            limit: AtomicU64::new(0),
+            tripped: AtomicU8::new(0),
+        }
+    }
+
+    /// Arms the budget for one call.
+    pub(crate) fn begin(&self, limits: &AdapterLimits) {
+        let deadline = self
+            .now_ns()
+            .saturating_add(duration_ns(limits.wall))
+            .max(1);
+        self.deadline_ns.store(deadline, Relaxed);
+        self.used.store(0, Relaxed);
+        self.limit.store(limits.instructions, Relaxed);
+        self.tripped.store(0, Relaxed);
+    }
+
+    /// Disarms the budget; returns what tripped during the call, if anything.
+    pub(crate) fn end(&self) -> Option<Trip> {
+        self.deadline_ns.store(0, Relaxed);
+        self.tripped()
+    }
+
+    pub(crate) fn tripped(&self) -> Option<Trip> {
+        match self.tripped.load(Relaxed) {
+            1 => Some(Trip::Instructions),
+            2 => Some(Trip::Time),
+            _ => None,
+        }
+    }
+
+    fn now_ns(&self) -> u64 {
+        duration_ns(self.epoch.elapsed())
+    }
+
+    fn on_hook(&self) -> mlua::Result<VmState> {
+        let used = self.used.fetch_add(u64::from(HOOK_EVERY), Relaxed) + u64::from(HOOK_EVERY);
+        let deadline = self.deadline_ns.load(Relaxed);
+        let trip = if deadline == 0 || self.now_ns() >= deadline {
+            Some(Trip::Time)
+        } else if used > self.limit.load(Relaxed) {
+            Some(Trip::Instructions)
+        } else {
+            None
+        };
+        match trip {
+            None => Ok(VmState::Continue),
+            Some(trip) => {
+                // Keep the first reason; later hooks only re-raise.
+                let code = if trip == Trip::Instructions { 1 } else { 2 };
+                let _ = self.tripped.compare_exchange(0, code, Relaxed, Relaxed);
+                Err(mlua::Error::runtime(match trip {
+                    Trip::Instructions => "adapter call exceeded its instruction budget",
+                    Trip::Time => "adapter call exceeded its time budget",
+                }))
+            }
+        }
+    }
+}
+
+fn duration_ns(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}

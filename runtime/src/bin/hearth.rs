@@ -1,0 +1,271 @@
+//! hearth — the command line client of hearthd, over its Unix socket.
+
+use clap::{Args, Parser, Subcommand};
+use hearth_runtime::config::{Config, SourceConfig};
+use hearth_runtime::socket::{Answer, Client, ClientError, Request};
+use std::io::{BufRead, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+#[derive(Parser, Debug)]
+#[command(
+    version,
+    about = "Talk to the Hearth daemon",
+    long_about = "Talk to the Hearth daemon (hearthd) over its Unix socket.\n\
+The socket is <data dir>/hearth.sock unless --socket or HEARTH_SOCKET says otherwise; \
+set HEARTH_API_KEY when the daemon requires a key."
+)]
+struct Cli {
+    /// The daemon's socket.
+    #[arg(long, global = true, env = "HEARTH_SOCKET")]
+    socket: Option<PathBuf>,
+    /// The daemon's data dir (to find its socket).
+    #[arg(long, global = true, env = "HEARTH_DATA_DIR")]
+    data_dir: Option<PathBuf>,
+    /// Key for daemons started with an api_key.
+    #[arg(long, global = true, env = "HEARTH_API_KEY", hide_env_values = true)]
+    key: Option<String>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Send one message and stream the answer as it is generated.
+    Send {
+        /// The message.
+        text: Vec<String>,
+    },
+    /// Interactive chat; Ctrl-C stops the answer being generated, Ctrl-D leaves.
+    Chat,
+    /// Stop the answer being generated and cancel the messages queued now.
+    Stop,
+    /// Send an interrupt that may preempt the running task.
+    Interrupt {
+        /// L1 (background) … L4 (critical).
+        #[arg(long, default_value = "L3")]
+        level: String,
+        text: Vec<String>,
+    },
+    /// Scheduler state and LLM sources with their availability.
+    Status,
+    /// Manage LLM sources.
+    #[command(subcommand)]
+    Source(SourceCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum SourceCommand {
+    /// List sources and whether each is available.
+    List,
+    /// Add a source (kept in the daemon's data dir).
+    Add(SourceArgs),
+    /// Remove a source.
+    Remove { name: String },
+    /// Send a short test prompt through one source.
+    Test { name: String },
+}
+
+#[derive(Args, Debug)]
+struct SourceArgs {
+    name: String,
+    /// e.g. https://api.openai.com/v1 or http://127.0.0.1:11434/v1
+    #[arg(long)]
+    base_url: String,
+    #[arg(long)]
+    model: String,
+    /// openai, anthropic, gemini, ollama (or your own adapter's name).
+    #[arg(long, default_value = "openai")]
+    adapter: String,
+    #[arg(
+        long,
+        env = "HEARTH_SOURCE_API_KEY",
+        hide_env_values = true,
+        default_value = ""
+    )]
+    api_key: String,
+    #[arg(long, default_value_t = 0)]
+    priority: i32,
+    /// The model's context window in tokens (0 = unknown).
+    #[arg(long, default_value_t = 0)]
+    context_window: usize,
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    match run(cli) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("hearth: {e}");
+            ExitCode::from(2)
+        }
+    }
+}
+
+fn socket_path(cli: &Cli) -> PathBuf {
+    if let Some(s) = &cli.socket {
+        return s.clone();
+    }
+    let mut cfg = Config::default();
+    if let Some(dir) = &cli.data_dir {
+        cfg.data_dir = dir.clone();
+    }
+    cfg.socket_path()
+}
+
+fn run(cli: Cli) -> Result<ExitCode, ClientError> {
+    let path = socket_path(&cli);
+    let mut client = Client::connect(&path, cli.key.as_deref())?;
+    let request = match cli.command {
+        Command::Send { text } => {
+            return stream(
+                &mut client,
+                &Request::Send {
+                    text: text.join(" "),
+                    source: None,
+                },
+            );
+        }
+        Command::Interrupt { level, text } => {
+            return stream(
+                &mut client,
+                &Request::Interrupt {
+                    text: text.join(" "),
+                    level: Some(level),
+                    source: None,
+                },
+            );
+        }
+        Command::Chat => return chat(client, &path, cli.key.as_deref()),
+        Command::Stop => Request::Stop,
+        Command::Status => Request::Status,
+        Command::Source(SourceCommand::List) => Request::SourceList,
+        Command::Source(SourceCommand::Remove { name }) => Request::SourceRemove { name },
+        Command::Source(SourceCommand::Test { name }) => Request::SourceTest { name },
+        Command::Source(SourceCommand::Add(a)) => Request::SourceAdd {
+            source: SourceConfig {
+                name: a.name,
+                base_url: a.base_url,
+                model: a.model,
+                api_key: a.api_key,
+                adapter: a.adapter,
+                priority: a.priority,
+                context_window: a.context_window,
+                ..SourceConfig::default()
+            },
+        },
+    };
+    let answer = client.request(&request, |_| {})?;
+    Ok(print_terminal(&answer))
+}
+
+/// Streams one request's deltas to stdout and prints its end.
+fn stream(client: &mut Client, request: &Request) -> Result<ExitCode, ClientError> {
+    let mut streamed = String::new();
+    let stdout = std::io::stdout();
+    let answer = client.request(request, |delta| {
+        if let Answer::Delta {
+            content,
+            reasoning: false,
+            reset,
+        } = delta
+        {
+            let mut out = stdout.lock();
+            if *reset && !streamed.is_empty() {
+                let _ = writeln!(out, "\n[interrupted — the answer restarts]");
+                streamed.clear();
+            }
+            streamed.push_str(content);
+            let _ = out.write_all(content.as_bytes());
+            let _ = out.flush();
+        }
+    })?;
+    match &answer {
+        // The reply can differ from what streamed (a plugin rewrote it, or the turn used tools
+        // and the final text came in a later call): show the reply when it does.
+        Answer::Response { content, .. }
+            if !streamed.is_empty() && content.trim() == streamed.trim() =>
+        {
+            println!();
+            Ok(ExitCode::SUCCESS)
+        }
+        Answer::Response { content, .. } => {
+            if !streamed.is_empty() {
+                println!();
+            }
+            println!("{content}");
+            Ok(ExitCode::SUCCESS)
+        }
+        other => {
+            if !streamed.is_empty() {
+                println!();
+            }
+            Ok(print_terminal(other))
+        }
+    }
+}
+
+fn print_terminal(answer: &Answer) -> ExitCode {
+    match answer {
+        Answer::Response { content, .. } => {
+            println!("{content}");
+            ExitCode::SUCCESS
+        }
+        Answer::Status { status } | Answer::Sources { sources: status } => {
+            println!(
+                "{}",
+                serde_json::to_string_pretty(status).unwrap_or_default()
+            );
+            ExitCode::SUCCESS
+        }
+        Answer::Skipped { reason, .. } => {
+            eprintln!("hearth: skipped ({reason})");
+            ExitCode::from(3)
+        }
+        Answer::Error { error } => {
+            eprintln!("hearth: {error}");
+            ExitCode::from(1)
+        }
+        Answer::Delta { .. } => ExitCode::SUCCESS,
+    }
+}
+
+/// Interactive loop. SIGINT is taken by a thread that sends `stop` on its own connection, so
+/// Ctrl-C stops the answer without killing the session.
+fn chat(
+    mut client: Client,
+    path: &std::path::Path,
+    key: Option<&str>,
+) -> Result<ExitCode, ClientError> {
+    let signals = hearth_runtime::signals::ShutdownSignals::install()
+        .map_err(|e| ClientError::Io(e.into()))?;
+    let (stop_path, stop_key) = (path.to_path_buf(), key.map(str::to_string));
+    std::thread::spawn(move || {
+        while signals.wait().is_ok() {
+            if let Ok(mut c) = Client::connect(&stop_path, stop_key.as_deref()) {
+                let _ = c.request(&Request::Stop, |_| {});
+            }
+        }
+    });
+    let stdin = std::io::stdin();
+    loop {
+        print!("> ");
+        let _ = std::io::stdout().flush();
+        let mut line = String::new();
+        if stdin.lock().read_line(&mut line)? == 0 {
+            println!();
+            return Ok(ExitCode::SUCCESS);
+        }
+        let text = line.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if matches!(text, "/quit" | "/exit") {
+            return Ok(ExitCode::SUCCESS);
+        }
+        stream(
+            &mut client,
+            &Request::parse(text).map_err(ClientError::Protocol)?,
+        )?;
+    }
+}

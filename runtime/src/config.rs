@@ -1,0 +1,297 @@
+//! `hearth.toml`: every key optional, every default usable. Environment variables override the
+//! file (`HEARTH_DATA_DIR`, `HEARTH_SOCKET`, `HEARTH_API_KEY`, `HEARTH_WORKERS`, `HEARTH_LOG`),
+//! so a systemd unit or a test can steer the daemon without writing a file.
+
+use serde::{Deserialize, Serialize};
+use std::path::{Path, PathBuf};
+
+/// One LLM source (SPEC §8.3 `core.llm.sources.<name>.*`).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SourceConfig {
+    pub name: String,
+    pub base_url: String,
+    pub model: String,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub api_key: String,
+    /// Adapter script name (`openai`, `anthropic`, `gemini`, `ollama`, or a user's own).
+    pub adapter: String,
+    pub priority: i32,
+    /// The model's window in tokens; 0 = unknown.
+    pub context_window: usize,
+    /// Sampling temperature; `None` = 0.7.
+    pub temperature: Option<f64>,
+    /// Completion token limit; 0 = 4096.
+    pub max_tokens: u32,
+}
+
+impl SourceConfig {
+    /// SPEC §7.2 `IsValidSourceConfig`, with the reason when it is not.
+    pub fn validate(&self) -> Result<(), String> {
+        let blank = |v: &str| v.trim().is_empty() || matches!(v, "nil" | "null" | "<nil>");
+        for (field, value) in [
+            ("name", &self.name),
+            ("base_url", &self.base_url),
+            ("model", &self.model),
+            ("adapter", &self.adapter),
+        ] {
+            if blank(value) {
+                return Err(format!("source {:?}: `{field}` is required", self.name));
+            }
+        }
+        if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
+            return Err(format!(
+                "source {:?}: base_url must start with http:// or https://",
+                self.name
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Agent settings (SPEC §8.3 `core.agent.*`).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AgentConfig {
+    pub system_prompt: String,
+    pub max_tool_turns: u32,
+    pub max_context_size: usize,
+    /// Seconds east of UTC for timeline stamps; `None` = the system's zone when it can be read.
+    pub utc_offset_secs: Option<i64>,
+}
+
+impl Default for AgentConfig {
+    fn default() -> Self {
+        let turn = crate::turn::TurnConfig::default();
+        Self {
+            system_prompt: turn.system_prompt,
+            max_tool_turns: turn.max_tool_turns,
+            max_context_size: 30,
+            utc_offset_secs: None,
+        }
+    }
+}
+
+/// The embedded llama.cpp default source.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct EmbeddedConfig {
+    /// Start the embedded server when no source is configured and none answers on loopback.
+    pub enabled: bool,
+    /// Model threads; 0 = cores − 1 (at least 1).
+    pub threads: usize,
+    pub ctx: usize,
+    /// Where `make setup` put the assets; `None` = the default cache dir.
+    pub cache_dir: Option<PathBuf>,
+}
+
+impl Default for EmbeddedConfig {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            threads: 0,
+            ctx: 4096,
+            cache_dir: None,
+        }
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Config {
+    pub data_dir: PathBuf,
+    /// Default `<data_dir>/hearth.sock`.
+    pub socket_path: Option<PathBuf>,
+    /// When set, a client's first line must be `/auth <key>`.
+    pub api_key: Option<String>,
+    pub workers: Option<usize>,
+    /// Probe an OpenAI-compatible server on loopback (Ollama) when no source is configured.
+    pub probe_loopback: bool,
+    pub agent: AgentConfig,
+    pub embedded: EmbeddedConfig,
+    pub sources: Vec<SourceConfig>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            data_dir: default_data_dir(),
+            socket_path: None,
+            api_key: None,
+            workers: None,
+            probe_loopback: true,
+            agent: AgentConfig::default(),
+            embedded: EmbeddedConfig::default(),
+            sources: Vec::new(),
+        }
+    }
+}
+
+/// Why the configuration could not be used.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    #[error("reading {path}: {source}")]
+    Read {
+        path: PathBuf,
+        source: std::io::Error,
+    },
+    #[error("{path}: {message}")]
+    Parse { path: PathBuf, message: String },
+    #[error("{0}")]
+    Invalid(String),
+}
+
+impl Config {
+    /// Loads `path` (a missing file is fine: defaults), then applies the environment.
+    pub fn load(path: Option<&Path>) -> Result<Self, ConfigError> {
+        let mut cfg = match path {
+            Some(path) if path.exists() => {
+                let text = std::fs::read_to_string(path).map_err(|source| ConfigError::Read {
+                    path: path.into(),
+                    source,
+                })?;
+                Self::parse(&text).map_err(|message| ConfigError::Parse {
+                    path: path.into(),
+                    message,
+                })?
+            }
+            _ => Self::default(),
+        };
+        cfg.apply_env(|key| std::env::var(key).ok());
+        cfg.validate()?;
+        Ok(cfg)
+    }
+
+    pub fn parse(text: &str) -> Result<Self, String> {
+        toml::from_str(text).map_err(|e| e.to_string())
+    }
+
+    /// Overrides from the environment; `get` is injectable so tests need not touch the process env.
+    pub fn apply_env(&mut self, get: impl Fn(&str) -> Option<String>) {
+        if let Some(dir) = get("HEARTH_DATA_DIR").filter(|v| !v.is_empty()) {
+            self.data_dir = dir.into();
+        }
+        if let Some(sock) = get("HEARTH_SOCKET").filter(|v| !v.is_empty()) {
+            self.socket_path = Some(sock.into());
+        }
+        if let Some(key) = get("HEARTH_API_KEY") {
+            self.api_key = Some(key).filter(|k| !k.is_empty());
+        }
+        if let Some(n) = get("HEARTH_WORKERS").and_then(|v| v.parse().ok()) {
+            self.workers = Some(n);
+        }
+    }
+
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let mut names = std::collections::HashSet::new();
+        for source in &self.sources {
+            source.validate().map_err(ConfigError::Invalid)?;
+            if !names.insert(source.name.as_str()) {
+                return Err(ConfigError::Invalid(format!(
+                    "source {:?} is defined twice",
+                    source.name
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    pub fn socket_path(&self) -> PathBuf {
+        self.socket_path
+            .clone()
+            .unwrap_or_else(|| self.data_dir.join("hearth.sock"))
+    }
+}
+
+/// `$XDG_DATA_HOME/hearth`, else `~/.local/share/hearth`, else `/var/lib/hearth`.
+pub fn default_data_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir).join("hearth");
+    }
+    match std::env::var_os("HOME").filter(|h| !h.is_empty()) {
+        Some(home) => PathBuf::from(home).join(".local/share/hearth"),
+        None => PathBuf::from("/var/lib/hearth"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn empty_file_is_all_defaults() {
+        let cfg = Config::parse("").expect("parses");
+        assert_eq!(cfg.agent.max_tool_turns, 10);
+        assert_eq!(cfg.agent.max_context_size, 30);
+        assert!(cfg.embedded.enabled && cfg.probe_loopback);
+        assert!(cfg.sources.is_empty());
+    }
+
+    #[test]
+    fn sources_and_agent_keys_parse() {
+        let cfg = Config::parse(
+            r#"
+            data_dir = "/srv/hearth"
+            [agent]
+            max_tool_turns = 4
+            [[sources]]
+            name = "deepseek"
+            base_url = "https://api.deepseek.example/v1"
+            model = "deepseek-chat"
+            adapter = "openai"
+            priority = 5
+            "#,
+        )
+        .expect("parses");
+        assert_eq!(cfg.agent.max_tool_turns, 4);
+        assert_eq!(cfg.sources[0].priority, 5);
+        assert_eq!(cfg.socket_path(), PathBuf::from("/srv/hearth/hearth.sock"));
+        cfg.validate().expect("valid");
+    }
+
+    #[test]
+    fn unknown_keys_and_bad_sources_are_clear_errors() {
+        let err = Config::parse("max_tool_turn = 3").expect_err("typo is an error");
+        assert!(err.contains("max_tool_turn"), "{err}");
+        let mut cfg = Config::default();
+        cfg.sources.push(SourceConfig {
+            name: "x".into(),
+            base_url: "ftp://x".into(),
+            model: "m".into(),
+            adapter: "openai".into(),
+            ..SourceConfig::default()
+        });
+        assert!(
+            cfg.validate()
+                .expect_err("bad url")
+                .to_string()
+                .contains("http://")
+        );
+        cfg.sources[0].base_url = "http://x".into();
+        cfg.sources.push(cfg.sources[0].clone());
+        assert!(
+            cfg.validate()
+                .expect_err("dup")
+                .to_string()
+                .contains("twice")
+        );
+        cfg.sources.pop();
+        cfg.sources[0].model = "null".into();
+        assert!(cfg.validate().is_err());
+    }
+
+    #[test]
+    fn environment_overrides_the_file() {
+        let mut cfg = Config::default();
+        cfg.apply_env(|k| match k {
+            "HEARTH_DATA_DIR" => Some("/tmp/h".into()),
+            "HEARTH_API_KEY" => Some("s3cret".into()),
+            "HEARTH_WORKERS" => Some("3".into()),
+            _ => None,
+        });
+        assert_eq!(cfg.data_dir, PathBuf::from("/tmp/h"));
+        assert_eq!(cfg.api_key.as_deref(), Some("s3cret"));
+        assert_eq!(cfg.workers, Some(3));
+        assert_eq!(cfg.socket_path(), PathBuf::from("/tmp/h/hearth.sock"));
+    }
+}

@@ -1,0 +1,139 @@
+//! `hearthd` assembled: configuration → LLM sources → the kernel graph → the client socket.
+//! The binary only parses arguments and waits for a signal; everything else is here so tests
+//! can run the same daemon in-process or as a child.
+
+mod sources;
+
+pub use sources::{EMBEDDED_SOURCE, OLLAMA_LOOPBACK, Sources};
+
+use crate::config::{Config, SourceConfig};
+use crate::graph::{self, GraphConfig, Kernel, Registries};
+use crate::ingress::KernelHandle;
+use crate::socket::{Control, SocketServer};
+use crate::turn::TurnConfig;
+use serde_json::{Value, json};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Why the daemon could not start.
+#[derive(Debug, thiserror::Error)]
+pub enum DaemonError {
+    #[error("data dir {path}: {source}")]
+    DataDir {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("{0}")]
+    Sources(String),
+    #[error("starting the kernel: {0}")]
+    Kernel(#[from] crate::engine::EngineError),
+    #[error("socket {path}: {source}")]
+    Socket {
+        path: String,
+        source: std::io::Error,
+    },
+}
+
+struct DaemonControl {
+    handle: KernelHandle,
+    sources: Arc<Sources>,
+}
+
+impl Control for DaemonControl {
+    fn kernel(&self) -> &KernelHandle {
+        &self.handle
+    }
+
+    fn status(&self) -> Value {
+        let scheduler = self
+            .handle
+            .snapshot(Duration::from_secs(5))
+            .map(|s| serde_json::to_value(s).unwrap_or_default());
+        json!({"scheduler": scheduler, "sources": self.sources.status()})
+    }
+
+    fn sources(&self) -> Value {
+        self.sources.status()
+    }
+
+    fn add_source(&self, source: SourceConfig) -> Result<String, String> {
+        self.sources.add(source)
+    }
+
+    fn remove_source(&self, name: &str) -> Result<String, String> {
+        self.sources.remove(name)
+    }
+
+    fn test_source(&self, name: &str) -> Result<String, String> {
+        self.sources.test(name)
+    }
+}
+
+pub struct Daemon {
+    kernel: Kernel,
+    socket: SocketServer,
+    sources: Arc<Sources>,
+}
+
+impl std::fmt::Debug for Daemon {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Daemon")
+            .field("socket", &self.socket.path())
+            .finish()
+    }
+}
+
+impl Daemon {
+    pub fn start(cfg: Config) -> Result<Self, DaemonError> {
+        std::fs::create_dir_all(&cfg.data_dir).map_err(|source| DaemonError::DataDir {
+            path: cfg.data_dir.display().to_string(),
+            source,
+        })?;
+        let sources = Sources::start(&cfg).map_err(DaemonError::Sources)?;
+        let turn = TurnConfig {
+            system_prompt: cfg.agent.system_prompt.clone(),
+            max_tool_turns: cfg.agent.max_tool_turns,
+            utc_offset_secs: cfg.agent.utc_offset_secs.unwrap_or(0),
+            ..TurnConfig::default()
+        };
+        let graph_cfg = GraphConfig {
+            workers: cfg.workers,
+            turn,
+            ..GraphConfig::default()
+        };
+        let kernel = graph::build(graph_cfg, sources.provider(), Registries::default())?;
+        let control = Arc::new(DaemonControl {
+            handle: kernel.handle(),
+            sources: sources.clone(),
+        });
+        let path = cfg.socket_path();
+        let socket = SocketServer::bind(&path, cfg.api_key.clone(), control).map_err(|source| {
+            DaemonError::Socket {
+                path: path.display().to_string(),
+                source,
+            }
+        })?;
+        tracing::info!(socket = %path.display(), "hearthd ready");
+        Ok(Self {
+            kernel,
+            socket,
+            sources,
+        })
+    }
+
+    pub fn handle(&self) -> KernelHandle {
+        self.kernel.handle()
+    }
+
+    pub fn socket_path(&self) -> &std::path::Path {
+        self.socket.path()
+    }
+
+    /// Graceful stop: no new clients, every pending task answered, the embedded server stopped.
+    pub fn shutdown(self) {
+        self.socket.shutdown();
+        let report = self.kernel.shutdown();
+        self.sources.shutdown();
+        tracing::info!(joined = report.all_joined(), "hearthd stopped");
+    }
+}

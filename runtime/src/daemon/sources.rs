@@ -1,0 +1,338 @@
+//! The daemon's LLM sources: the configured ones, the ones added at run time (kept in
+//! `<data_dir>/sources.json`), and the automatic default when there are none — an
+//! OpenAI-compatible server already on loopback (Ollama), else the embedded llama.cpp server.
+
+use crate::adapter::{Adapter, bundled};
+use crate::config::{Config, SourceConfig};
+use crate::embedded::{EmbeddedAssets, EmbeddedOptions, EmbeddedServer};
+use crate::http::{HttpClient, RequestOptions};
+use crate::provider::{
+    CancelToken, ChatProvider, ChatRequest, LuaSource, Message, ProviderManager, SourceInfo,
+    Unconfigured,
+};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Name under which the built-in "no source" provider is registered.
+const NONE_SOURCE: &str = "none";
+/// Where Ollama listens by default.
+pub const OLLAMA_LOOPBACK: &str = "http://127.0.0.1:11434/v1";
+/// Name of the embedded default source.
+pub const EMBEDDED_SOURCE: &str = "embedded";
+/// Completion limit of the embedded model's answers.
+const EMBEDDED_MAX_TOKENS: u32 = 384;
+
+pub struct Sources {
+    manager: Arc<ProviderManager>,
+    http: HttpClient,
+    adapters_dir: PathBuf,
+    store: PathBuf,
+    /// Sources by name, as configured or added (api keys included; never printed).
+    configs: Mutex<BTreeMap<String, SourceConfig>>,
+    providers: Mutex<BTreeMap<String, Arc<LuaSource>>>,
+    /// Names that came from hearth.toml (not removable at run time).
+    from_file: Vec<String>,
+    embedded: Mutex<Option<EmbeddedServer>>,
+}
+
+impl std::fmt::Debug for Sources {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Sources")
+            .field("names", &self.configs.lock().keys().collect::<Vec<_>>())
+            .finish()
+    }
+}
+
+impl Sources {
+    /// Sets up every source the configuration and the data dir name, or the automatic default.
+    pub fn start(cfg: &Config) -> Result<Arc<Self>, String> {
+        let adapters_dir = cfg.data_dir.join("adapters");
+        bundled::install(&adapters_dir).map_err(|e| {
+            format!(
+                "installing the bundled adapters into {}: {e}",
+                adapters_dir.display()
+            )
+        })?;
+        let sources = Arc::new(Self {
+            manager: Arc::new(ProviderManager::new(Default::default())),
+            http: HttpClient::new(),
+            adapters_dir,
+            store: cfg.data_dir.join("sources.json"),
+            configs: Mutex::new(BTreeMap::new()),
+            providers: Mutex::new(BTreeMap::new()),
+            from_file: cfg.sources.iter().map(|s| s.name.clone()).collect(),
+            embedded: Mutex::new(None),
+        });
+        let mut all = cfg.sources.clone();
+        all.extend(load_store(&sources.store)?);
+        for source in all {
+            if let Err(e) = sources.register(source.clone(), None) {
+                tracing::error!(source = %source.name, "source not usable: {e}");
+            }
+        }
+        if sources.configs.lock().is_empty() {
+            sources.start_default(cfg);
+        }
+        Ok(sources)
+    }
+
+    /// Ollama on loopback if it answers, else the embedded server, else a provider whose every
+    /// answer says how to add a source.
+    fn start_default(&self, cfg: &Config) {
+        if cfg.probe_loopback
+            && let Some(model) = probe_openai(&self.http, OLLAMA_LOOPBACK)
+        {
+            tracing::info!(%model, "using the OpenAI-compatible server on {OLLAMA_LOOPBACK}");
+            let source = SourceConfig {
+                name: "ollama".into(),
+                base_url: OLLAMA_LOOPBACK.into(),
+                model,
+                adapter: "openai".into(),
+                ..SourceConfig::default()
+            };
+            if self.register(source, None).is_ok() {
+                return;
+            }
+        }
+        if cfg.embedded.enabled {
+            match self.start_embedded(cfg) {
+                Ok(()) => return,
+                Err(e) => tracing::warn!("embedded LLM unavailable: {e}"),
+            }
+        }
+        tracing::warn!("no LLM source: every turn will answer how to add one");
+        self.manager
+            .register(SourceInfo::new(NONE_SOURCE, ""), Arc::new(Unconfigured));
+    }
+
+    fn start_embedded(&self, cfg: &Config) -> Result<(), String> {
+        let assets =
+            EmbeddedAssets::locate(cfg.embedded.cache_dir.clone()).map_err(|e| e.to_string())?;
+        let mut opts = EmbeddedOptions {
+            ctx: u32::try_from(cfg.embedded.ctx).unwrap_or(u32::MAX),
+            ..EmbeddedOptions::default()
+        };
+        if cfg.embedded.threads > 0 {
+            opts.threads = cfg.embedded.threads;
+        }
+        let alias = opts.alias.clone();
+        let ctx = opts.ctx;
+        let server = EmbeddedServer::start(assets, opts).map_err(|e| e.to_string())?;
+        let url = server.base_url_source();
+        tracing::info!(base_url = %server.base_url(), "embedded LLM started");
+        let source = SourceConfig {
+            name: EMBEDDED_SOURCE.into(),
+            base_url: server.base_url(),
+            model: alias,
+            adapter: "openai".into(),
+            context_window: ctx as usize,
+            // A 135M model rambles: keep its answers short enough to stream in seconds.
+            max_tokens: EMBEDDED_MAX_TOKENS,
+            ..SourceConfig::default()
+        };
+        self.register(source, Some(Arc::new(move || url.get())))?;
+        *self.embedded.lock() = Some(server);
+        Ok(())
+    }
+
+    fn register(
+        &self,
+        source: SourceConfig,
+        base_url: Option<crate::provider::BaseUrl>,
+    ) -> Result<(), String> {
+        source.validate()?;
+        let adapter = self.load_adapter(&source.adapter)?;
+        let provider = Arc::new(match base_url {
+            Some(url) => LuaSource::with_base_url(source.clone(), adapter, self.http.clone(), url),
+            None => LuaSource::new(source.clone(), adapter, self.http.clone()),
+        });
+        let info = SourceInfo::new(source.name.clone(), source.model.clone())
+            .with_priority(source.priority)
+            .with_context_window(source.context_window);
+        // A real source replaces the "no source" stand-in.
+        self.manager.remove(NONE_SOURCE);
+        self.manager.remove(&source.name);
+        self.manager.register(info, provider.clone());
+        self.providers.lock().insert(source.name.clone(), provider);
+        self.configs.lock().insert(source.name.clone(), source);
+        Ok(())
+    }
+
+    fn load_adapter(&self, name: &str) -> Result<Arc<Adapter>, String> {
+        let file = safe_file_name(name)
+            .ok_or_else(|| format!("adapter name {name:?} is not a plain file name"))?;
+        let path = self.adapters_dir.join(format!("{file}.lua"));
+        let source = std::fs::read_to_string(&path)
+            .map_err(|e| format!("adapter {}: {e}", path.display()))?;
+        Adapter::load(&format!("{file}.lua"), &source)
+            .map(Arc::new)
+            .map_err(|e| e.to_string())
+    }
+
+    /// The manager the kernel calls; it falls back across sources.
+    pub fn provider(&self) -> Arc<dyn ChatProvider> {
+        self.manager.clone()
+    }
+
+    /// Sources with their availability (keys never shown).
+    pub fn status(&self) -> Value {
+        let configs = self.configs.lock();
+        let list: Vec<Value> = self
+            .manager
+            .sources()
+            .into_iter()
+            .map(|s| {
+                let mut v = serde_json::to_value(&s).unwrap_or_default();
+                if let Some(cfg) = configs.get(&s.name) {
+                    v["base_url"] = json!(cfg.base_url);
+                    v["adapter"] = json!(cfg.adapter);
+                    v["has_api_key"] = json!(!cfg.api_key.is_empty());
+                }
+                v
+            })
+            .collect();
+        json!(list)
+    }
+
+    pub fn add(&self, source: SourceConfig) -> Result<String, String> {
+        let name = source.name.clone();
+        self.register(source, None)?;
+        self.save()?;
+        Ok(format!("source {name} added"))
+    }
+
+    pub fn remove(&self, name: &str) -> Result<String, String> {
+        if self.from_file.iter().any(|n| n == name) {
+            return Err(format!(
+                "source {name} comes from hearth.toml: remove it there"
+            ));
+        }
+        if name == EMBEDDED_SOURCE {
+            return Err(
+                "the embedded source is automatic: disable it with [embedded] enabled = false"
+                    .into(),
+            );
+        }
+        if self.configs.lock().remove(name).is_none() {
+            return Err(format!("no source named {name}"));
+        }
+        self.providers.lock().remove(name);
+        self.manager.remove(name);
+        self.save()?;
+        Ok(format!("source {name} removed"))
+    }
+
+    /// Sends a short prompt through one source (no fallback) and reports what came back.
+    pub fn test(&self, name: &str) -> Result<String, String> {
+        let provider = self
+            .providers
+            .lock()
+            .get(name)
+            .cloned()
+            .ok_or_else(|| format!("no source named {name}"))?;
+        let request = ChatRequest::new(
+            vec![Message::user("Reply with the single word: ready")],
+            vec![],
+        );
+        let cancel = CancelToken::new();
+        let guard = cancel.clone();
+        let timer = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_secs(60));
+            guard.cancel();
+        });
+        let mut text = String::new();
+        let started = std::time::Instant::now();
+        let result = provider.chat_stream(&request, &cancel, &mut |chunk| {
+            text.push_str(&chunk.content)
+        });
+        drop(timer);
+        match result {
+            Ok(()) => Ok(format!(
+                "source {name} answered in {:.1}s: {}",
+                started.elapsed().as_secs_f64(),
+                text.trim()
+            )),
+            Err(e) => Err(format!("source {name} failed: {e}")),
+        }
+    }
+
+    fn save(&self) -> Result<(), String> {
+        let added: Vec<SourceConfig> = self
+            .configs
+            .lock()
+            .values()
+            .filter(|s| !self.from_file.contains(&s.name) && s.name != EMBEDDED_SOURCE)
+            .cloned()
+            .collect();
+        let text = serde_json::to_string_pretty(&added).map_err(|e| e.to_string())?;
+        write_private(&self.store, &text)
+            .map_err(|e| format!("saving {}: {e}", self.store.display()))
+    }
+
+    /// Stops the embedded server, if any.
+    pub fn shutdown(&self) {
+        if let Some(mut server) = self.embedded.lock().take() {
+            server.stop();
+        }
+    }
+}
+
+/// The first model an OpenAI-compatible server lists, if it answers quickly.
+fn probe_openai(http: &HttpClient, base_url: &str) -> Option<String> {
+    let cancel = CancelToken::new();
+    let guard = cancel.clone();
+    std::thread::spawn(move || {
+        std::thread::sleep(Duration::from_millis(800));
+        guard.cancel();
+    });
+    let response = http
+        .get(
+            &format!("{base_url}/models"),
+            &[],
+            &cancel,
+            RequestOptions::non_streaming(),
+        )
+        .ok()?;
+    if !response.is_success() {
+        return None;
+    }
+    let body: Value = serde_json::from_str(&response.read_text(1 << 20).ok()?).ok()?;
+    body["data"][0]["id"].as_str().map(str::to_string)
+}
+
+fn load_store(path: &Path) -> Result<Vec<SourceConfig>, String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => serde_json::from_str(&text)
+            .map_err(|e| format!("{}: {e} (fix or delete the file)", path.display())),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Vec::new()),
+        Err(e) => Err(format!("{}: {e}", path.display())),
+    }
+}
+
+/// Writes `text` to `path` atomically with mode 0600 (the file holds API keys).
+fn write_private(path: &Path, text: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let tmp = path.with_extension("json.tmp");
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .mode(0o600)
+        .open(&tmp)?;
+    file.write_all(text.as_bytes())?;
+    file.sync_all()?;
+    std::fs::rename(&tmp, path)
+}
+
+fn safe_file_name(name: &str) -> Option<&str> {
+    (!name.is_empty()
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+    .then_some(name)
+}

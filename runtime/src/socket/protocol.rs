@@ -1,0 +1,168 @@
+//! The client socket protocol: one JSON object per line in each direction.
+//!
+//! Requests carry an `op`; answers carry a `type`. A streamed request (`send`, `interrupt`)
+//! gets `delta` lines as tokens arrive and then exactly one terminal line (`response`,
+//! `skipped` or `error`). For compatibility with the original's CLI, a plain text line is
+//! accepted too: `/auth <key>`, `/stop`, `/status`, `/help`, anything else is `send`.
+
+use crate::config::SourceConfig;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
+pub enum Request {
+    Auth {
+        key: String,
+    },
+    Send {
+        text: String,
+        #[serde(default)]
+        source: Option<String>,
+    },
+    Interrupt {
+        text: String,
+        #[serde(default)]
+        level: Option<String>,
+        #[serde(default)]
+        source: Option<String>,
+    },
+    Stop,
+    Status,
+    SourceList,
+    SourceAdd {
+        source: SourceConfig,
+    },
+    SourceRemove {
+        name: String,
+    },
+    SourceTest {
+        name: String,
+    },
+    Help,
+}
+
+impl Request {
+    /// Parses a JSON request, or a plain text line the way the original CLI did.
+    pub fn parse(line: &str) -> Result<Request, String> {
+        let line = line.trim_end_matches(['\r', '\n']);
+        if line.trim_start().starts_with('{') {
+            return serde_json::from_str(line).map_err(|e| format!("bad request: {e}"));
+        }
+        if let Some(key) = line.strip_prefix("/auth ") {
+            return Ok(Request::Auth {
+                key: key.trim().to_string(),
+            });
+        }
+        Ok(match line.trim() {
+            "/stop" => Request::Stop,
+            "/status" | "/kernel" => Request::Status,
+            "/help" => Request::Help,
+            _ => Request::Send {
+                text: line.to_string(),
+                source: None,
+            },
+        })
+    }
+}
+
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum Answer {
+    /// A streamed piece of the answer (`reset` = discard what was shown, the call was cut).
+    Delta {
+        content: String,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        reasoning: bool,
+        #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+        reset: bool,
+    },
+    /// The terminal answer of a request.
+    Response {
+        content: String,
+        #[serde(default)]
+        request_id: String,
+    },
+    Skipped {
+        reason: String,
+        #[serde(default)]
+        request_id: String,
+    },
+    Error {
+        error: String,
+    },
+    Status {
+        status: Value,
+    },
+    Sources {
+        sources: Value,
+    },
+}
+
+impl Answer {
+    pub fn error(msg: impl Into<String>) -> Self {
+        Answer::Error { error: msg.into() }
+    }
+
+    pub fn to_line(&self) -> String {
+        let mut line = serde_json::to_string(self).expect("answers always serialise");
+        line.push('\n');
+        line
+    }
+
+    /// Whether this line ends a streamed request.
+    pub fn is_terminal(&self) -> bool {
+        !matches!(self, Answer::Delta { .. })
+    }
+}
+
+pub const HELP: &str = "commands: send <text> | /stop | /status | /help; JSON requests: \
+{\"op\":\"send\",\"text\":…} {\"op\":\"interrupt\",\"text\":…,\"level\":\"L3\"} {\"op\":\"stop\"} {\"op\":\"status\"} \
+{\"op\":\"source_list\"} {\"op\":\"source_add\",\"source\":{…}} {\"op\":\"source_remove\",\"name\":…} {\"op\":\"source_test\",\"name\":…}";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn json_and_plain_lines_parse() {
+        assert_eq!(
+            Request::parse(r#"{"op":"send","text":"hi"}"#),
+            Ok(Request::Send {
+                text: "hi".into(),
+                source: None
+            })
+        );
+        assert_eq!(
+            Request::parse("/auth  k1 \n"),
+            Ok(Request::Auth { key: "k1".into() })
+        );
+        assert_eq!(Request::parse("/stop"), Ok(Request::Stop));
+        assert_eq!(
+            Request::parse("what time is it?"),
+            Ok(Request::Send {
+                text: "what time is it?".into(),
+                source: None
+            })
+        );
+        assert!(
+            Request::parse(r#"{"op":"launch"}"#)
+                .expect_err("unknown op")
+                .contains("bad request")
+        );
+        assert!(Request::parse(r#"{"op":"send"}"#).is_err(), "missing text");
+    }
+
+    #[test]
+    fn answers_are_single_lines_with_a_type() {
+        let line = Answer::Delta {
+            content: "a\nb".into(),
+            reasoning: false,
+            reset: false,
+        }
+        .to_line();
+        assert_eq!(line.matches('\n').count(), 1);
+        assert_eq!(line, "{\"type\":\"delta\",\"content\":\"a\\nb\"}\n");
+        assert!(Answer::error("x").is_terminal());
+    }
+}
