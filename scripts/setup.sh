@@ -27,4 +27,5 @@ fi
 
 scripts/setup-llm.sh
 
+scripts/setup-embedder.sh
 say "done"

@@ -4,6 +4,9 @@
 //! conversation timeline and recalled memory), the context events of the working window (L1)
 //! and the newest-first timeline that renders them into the prompt. It knows nothing of
 //! threads, channels or providers: the runtime feeds it events and asks it for text.
+//! The durable store ([`Store`], one SQLite file in WAL mode) keeps the window, cold context,
+//! the journal of accepted inputs and replies, and suspended scheduler frames across restarts;
+//! its writes are synchronous, so the runtime calls it from a service thread.
 //!
 //! ```
 //! use hearth_memory::{compute_token_budget, estimate_tokens};
@@ -11,17 +14,27 @@
 //! assert_eq!(budget.memory_tokens + budget.context_tokens, budget.available);
 //! assert_eq!(estimate_tokens("你好"), 4);
 //! ```
-#![forbid(unsafe_code)]
+// Only the SIMD kernels may use `unsafe` (each block with its SAFETY line).
+#![deny(unsafe_code)]
 
 mod budget;
 mod context_event;
+mod store;
 mod timeline;
 mod window;
+
+pub mod simd;
 
 pub use budget::{
     DEFAULT_MAX_CONTEXT_TOKENS, MAX_TARGET_TOKENS, TokenBudget, compute_token_budget,
     estimate_tokens, truncate_by_tokens,
 };
 pub use context_event::{ContextEvent, ToolOutput};
+pub use store::{
+    COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdEntry, ColdMove, ColdRecord, ColdVectors, DenseVector,
+    EventRecord, FrameRecord, JournalEntry, STORE_APPLICATION_ID, STORE_BUSY_TIMEOUT,
+    STORE_SCHEMA_VERSION, Store, StoreError, StoreReader, StoredEvent, WindowStats,
+};
 pub use timeline::{TIMELINE_HEADER, format_timeline};
 pub use window::ContextWindow;
+pub use simd::{Kernel, Matrix, SimdError, TopK, top_k, top_k_where};

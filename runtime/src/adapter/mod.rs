@@ -55,7 +55,7 @@
 //! call that never reaches the hook (a pathological pattern match) makes that call return
 //! [`AdapterError::Hung`], and the adapter refuses calls until the stuck call returns.
 //!
-//! ```no_run
+//! ```
 //! use hearth_runtime::adapter::{Adapter, bundled};
 //!
 //! let openai = Adapter::load("openai.lua", bundled::source("openai").expect("bundled"))?;

@@ -2,6 +2,7 @@
 //! The binary only parses arguments and waits for a signal; everything else is here so tests
 //! can run the same daemon in-process or as a child.
 
+mod builtins;
 mod sources;
 
 pub use sources::{EMBEDDED_SOURCE, OLLAMA_LOOPBACK, Sources};
@@ -101,7 +102,9 @@ impl Daemon {
             turn,
             ..GraphConfig::default()
         };
-        let kernel = graph::build(graph_cfg, sources.provider(), Registries::default())?;
+        let registries = Registries::default();
+        builtins::register(&registries.tools, cfg.agent.utc_offset_secs.unwrap_or(0));
+        let kernel = graph::build(graph_cfg, sources.provider(), registries)?;
         let control = Arc::new(DaemonControl {
             handle: kernel.handle(),
             sources: sources.clone(),

@@ -4,8 +4,9 @@
 use super::{CancelToken, ChatProvider, ChatRequest, ProviderError, StreamChunk};
 
 /// Reply text of a turn when no LLM source exists.
-pub const NO_SOURCE: &str = "no LLM source is configured: start an OpenAI-compatible server on 127.0.0.1:11434 \
-(for example Ollama) or add a source to hearth.toml";
+pub const NO_SOURCE: &str = "no LLM source answers. Add one with `hearth source add NAME --base-url URL --model MODEL \
+[--adapter openai|anthropic|gemini|ollama] [--api-key KEY]`, start Ollama on 127.0.0.1:11434, \
+or run `make setup` to install the embedded local model";
 
 #[derive(Debug, Default)]
 pub struct Unconfigured;

@@ -1,0 +1,255 @@
+//! The `k` rows most similar to a query, without sorting every score.
+//!
+//! Rows are scored a block at a time into a small stack buffer (it stays in L1) and offered to a
+//! bounded min-heap of the best `k` so far: O(n log k), one pass over the matrix. Matrices of
+//! [`PARALLEL_MIN_ROWS`] rows or more are split into row ranges scored on the rayon pool, each
+//! range keeping its own heap, and the heaps are merged. The ranking is a total order (score
+//! descending, then row index ascending) and a row's score does not depend on how the rows were
+//! split (see the kernel module), so the parallel and serial results are identical.
+
+use std::cmp::{Ordering, Reverse};
+use std::collections::BinaryHeap;
+use std::ops::Range;
+
+use rayon::prelude::*;
+
+use super::matrix::{check_vector, normalize};
+use super::{Kernel, Matrix, SimdError};
+
+/// Matrices with at least this many rows are scanned in parallel. Below it the scan is short
+/// (32k × 384-d is ~50 MB, a few milliseconds on one core) and waking the pool costs more than
+/// it saves.
+pub const PARALLEL_MIN_ROWS: usize = 32_768;
+
+/// Rows scored per kernel call: the scores buffer (4 KiB) stays in L1 while the heap reads it.
+const SCORE_BLOCK_ROWS: usize = 1024;
+
+/// Smallest row range a parallel task takes, so tasks stay large against their scheduling cost.
+const MIN_TASK_ROWS: usize = 1024;
+
+/// A top-k query: which kernel, and from what size on to use the thread pool.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TopK {
+    kernel: Kernel,
+    parallel_min_rows: usize,
+}
+
+impl Default for TopK {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl TopK {
+    /// The best kernel of this CPU, parallel from [`PARALLEL_MIN_ROWS`] rows on.
+    pub fn new() -> Self {
+        Self {
+            kernel: Kernel::best(),
+            parallel_min_rows: PARALLEL_MIN_ROWS,
+        }
+    }
+
+    /// Scores with `kernel` instead of the best one.
+    pub fn kernel(self, kernel: Kernel) -> Self {
+        Self { kernel, ..self }
+    }
+
+    /// Scans in parallel when the matrix has at least `rows` rows (`usize::MAX`: never).
+    pub fn parallel_min_rows(self, rows: usize) -> Self {
+        Self {
+            parallel_min_rows: rows,
+            ..self
+        }
+    }
+
+    /// The `k` rows of `matrix` with the highest cosine similarity to `query`, as
+    /// `(row, score)` sorted by score descending, ties by lower row first. Fewer than `k` when
+    /// the matrix is smaller. `query` need not be unit length.
+    pub fn run(
+        &self,
+        matrix: &Matrix,
+        query: &[f32],
+        k: usize,
+    ) -> Result<Vec<(usize, f32)>, SimdError> {
+        self.run_where(matrix, query, k, |_| true)
+    }
+
+    /// As [`TopK::run`], over only the rows for which `keep(row)` is true.
+    pub fn run_where<F>(
+        &self,
+        matrix: &Matrix,
+        query: &[f32],
+        k: usize,
+        keep: F,
+    ) -> Result<Vec<(usize, f32)>, SimdError>
+    where
+        F: Fn(usize) -> bool + Sync,
+    {
+        if !self.kernel.is_supported() {
+            return Err(SimdError::Unsupported(self.kernel));
+        }
+        check_vector(query, matrix.dim())?;
+        let rows = matrix.len();
+        if k == 0 || rows == 0 {
+            return Ok(Vec::new());
+        }
+        let mut unit = query.to_vec();
+        normalize(&mut unit);
+
+        let threads = rayon::current_num_threads();
+        let best = if rows >= self.parallel_min_rows && threads > 1 {
+            let task_rows = rows.div_ceil(threads * 4).max(MIN_TASK_ROWS);
+            (0..rows.div_ceil(task_rows))
+                .into_par_iter()
+                .map(|task| {
+                    let range = task * task_rows..rows.min((task + 1) * task_rows);
+                    self.select(matrix, &unit, range, k, &keep)
+                })
+                .reduce(|| Best::new(k), Best::merge)
+        } else {
+            self.select(matrix, &unit, 0..rows, k, &keep)
+        };
+        Ok(best.into_sorted())
+    }
+
+    /// The best `k` of `range`, scored a block at a time.
+    fn select<F>(
+        &self,
+        matrix: &Matrix,
+        unit: &[f32],
+        range: Range<usize>,
+        k: usize,
+        keep: &F,
+    ) -> Best
+    where
+        F: Fn(usize) -> bool,
+    {
+        let stride = matrix.stride();
+        let floats = matrix.as_slice();
+        let mut best = Best::new(k);
+        let mut scores = [0.0f32; SCORE_BLOCK_ROWS];
+        let mut start = range.start;
+        while start < range.end {
+            let end = range.end.min(start + SCORE_BLOCK_ROWS);
+            let block = &mut scores[..end - start];
+            self.kernel
+                .scan(&floats[start * stride..end * stride], stride, unit, block);
+            for (row, &score) in (start..end).zip(block.iter()) {
+                if best.admits(score) && keep(row) {
+                    best.offer(Candidate { score, row });
+                }
+            }
+            start = end;
+        }
+        best
+    }
+}
+
+/// [`TopK::run`] with the best kernel.
+pub fn top_k(matrix: &Matrix, query: &[f32], k: usize) -> Result<Vec<(usize, f32)>, SimdError> {
+    TopK::new().run(matrix, query, k)
+}
+
+/// [`TopK::run_where`] with the best kernel.
+pub fn top_k_where<F>(
+    matrix: &Matrix,
+    query: &[f32],
+    k: usize,
+    keep: F,
+) -> Result<Vec<(usize, f32)>, SimdError>
+where
+    F: Fn(usize) -> bool + Sync,
+{
+    TopK::new().run_where(matrix, query, k, keep)
+}
+
+/// A scored row. Greater means ranked higher: higher score, then lower row index.
+#[derive(Clone, Copy, Debug)]
+struct Candidate {
+    score: f32,
+    row: usize,
+}
+
+impl Candidate {
+    /// The score as a totally ordered key. Adding +0.0 turns -0.0 into +0.0 so the two tie (and
+    /// fall back to the row index) as they would under `partial_cmp`; scores are never NaN
+    /// because stored rows and queries are checked finite and unit length.
+    fn key(self) -> f32 {
+        self.score + 0.0
+    }
+}
+
+impl Ord for Candidate {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.key()
+            .total_cmp(&other.key())
+            .then_with(|| other.row.cmp(&self.row))
+    }
+}
+
+impl PartialOrd for Candidate {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl PartialEq for Candidate {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Candidate {}
+
+/// The best `k` candidates seen so far; the heap's top is the worst of them.
+struct Best {
+    k: usize,
+    heap: BinaryHeap<Reverse<Candidate>>,
+}
+
+impl Best {
+    fn new(k: usize) -> Self {
+        Self {
+            k,
+            // A huge `k` (e.g. "all rows") must not allocate up front.
+            heap: BinaryHeap::with_capacity(k.min(SCORE_BLOCK_ROWS)),
+        }
+    }
+
+    /// Cheap pre-check on the score alone: false only when `score` cannot enter (it is below
+    /// the current worst). Equal scores pass and are settled by row index in `offer`.
+    #[inline]
+    fn admits(&self, score: f32) -> bool {
+        self.heap.len() < self.k
+            || self
+                .heap
+                .peek()
+                .is_some_and(|worst| score + 0.0 >= worst.0.key())
+    }
+
+    fn offer(&mut self, candidate: Candidate) {
+        if self.heap.len() < self.k {
+            self.heap.push(Reverse(candidate));
+        } else if let Some(mut worst) = self.heap.peek_mut()
+            && candidate > worst.0
+        {
+            *worst = Reverse(candidate);
+        }
+    }
+
+    fn merge(mut self, other: Best) -> Best {
+        for Reverse(candidate) in other.heap {
+            self.offer(candidate);
+        }
+        self
+    }
+
+    fn into_sorted(self) -> Vec<(usize, f32)> {
+        // Ascending `Reverse` order is descending rank.
+        self.heap
+            .into_sorted_vec()
+            .into_iter()
+            .map(|Reverse(c)| (c.row, c.score))
+            .collect()
+    }
+}

@@ -1,0 +1,442 @@
+//! The `cold` table (L2) and its FTS5 index: events archived from the window, searchable by
+//! keyword (pre-tokenised text, BM25) and by meaning (dense vectors of one fingerprint).
+//! Reading never deletes (DESIGN §4.2): recall copies an entry and counts an access.
+
+use std::collections::VecDeque;
+use std::path::Path;
+
+use rusqlite::{Row, TransactionBehavior, params};
+
+use super::error::{SqlContext, StoreError};
+use super::events::{DenseVector, EVENT_COLUMNS, dense_from_columns, event_from_row, floats_from_blob};
+use super::{Store, StoreReader};
+use crate::ContextEvent;
+
+/// SPEC §5.2 `FindColdDocs` as the archive heartbeat calls it: idle for more than 72 hours…
+pub const COLD_MAX_IDLE_MS: i64 = 72 * 60 * 60 * 1000;
+/// …and accessed at most twice.
+pub const COLD_MAX_ACCESS: u64 = 2;
+
+/// Rows fetched per step of a [`ColdVectors`] scan: bounds memory while keeping the number of
+/// queries small.
+const VECTOR_BATCH: usize = 512;
+
+/// A new cold entry written directly (not moved from the window).
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColdRecord {
+    /// The event, with its original timestamp.
+    pub event: ContextEvent,
+    /// The text the entry is searched by (`textForVector`).
+    pub text: String,
+    /// `text` already tokenised, tokens joined by single spaces; this is what FTS5 indexes.
+    pub tokens: String,
+    pub dense: Option<DenseVector>,
+    /// Where the entry came from, e.g. `prune`.
+    pub archived_from: String,
+}
+
+/// One window event to archive, with the search text and tokens computed by the caller.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ColdMove {
+    pub event_id: i64,
+    pub text: String,
+    pub tokens: String,
+}
+
+/// A cold entry as stored.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColdEntry {
+    pub id: i64,
+    pub event: ContextEvent,
+    pub text: String,
+    pub tokens: String,
+    pub dense: Option<DenseVector>,
+    pub access_count: u64,
+    pub last_access_ms: i64,
+    pub created_ms: i64,
+    pub archived_from: String,
+}
+
+const COLD_COLUMNS: &str = "id, event, text, tokens, dense, dense_fp, access_count, \
+     last_access_ms, created_ms, archived_from";
+
+fn cold_from_row(op: &'static str, path: &Path, row: &Row<'_>) -> Result<ColdEntry, StoreError> {
+    let get = |e| StoreError::sql(op, path, e);
+    let event: String = row.get(1).map_err(get)?;
+    let event: ContextEvent = serde_json::from_str(&event)
+        .map_err(|e| StoreError::data(op, path, format!("event: {e}")))?;
+    let access: i64 = row.get(6).map_err(get)?;
+    Ok(ColdEntry {
+        id: row.get(0).map_err(get)?,
+        event,
+        text: row.get(2).map_err(get)?,
+        tokens: row.get(3).map_err(get)?,
+        dense: dense_from_columns(op, path, row.get(4).map_err(get)?, row.get(5).map_err(get)?)?,
+        access_count: u64::try_from(access)
+            .map_err(|_| StoreError::data(op, path, format!("access_count {access}")))?,
+        last_access_ms: row.get(7).map_err(get)?,
+        created_ms: row.get(8).map_err(get)?,
+        archived_from: row.get(9).map_err(get)?,
+    })
+}
+
+/// Builds an FTS5 query that matches any of the tokens. Each token is quoted, so FTS5 operators
+/// and punctuation in user text are literal; tokens with no letter or digit are dropped because
+/// `unicode61` would index nothing for them.
+fn fts_query(tokens: &str) -> Option<String> {
+    let terms: Vec<String> = tokens
+        .split_whitespace()
+        .filter(|t| t.chars().any(char::is_alphanumeric))
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
+    (!terms.is_empty()).then(|| terms.join(" OR "))
+}
+
+const INSERT_COLD: &str = "INSERT INTO cold (event, timestamp_ms, source, text, tokens, dense, \
+     dense_fp, access_count, last_access_ms, created_ms, archived_from) \
+     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?8, ?9)";
+
+impl Store {
+    /// Writes one cold entry; returns its id. `access_count` starts at 0 and `last_access_ms`
+    /// at `now_ms`, so idleness is counted from archival.
+    pub fn cold_insert(&mut self, record: &ColdRecord, now_ms: i64) -> Result<i64, StoreError> {
+        const OP: &str = "cold_insert";
+        let (conn, path) = self.conn_mut();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .ctx(OP, path)?;
+        tx.prepare_cached(INSERT_COLD)
+            .ctx(OP, path)?
+            .execute(params![
+                super::to_json(OP, path, &record.event)?,
+                record.event.timestamp_ms,
+                record.event.source,
+                record.text,
+                record.tokens,
+                record.dense.as_ref().map(DenseVector::to_blob),
+                record.dense.as_ref().map(|d| d.fingerprint.as_str()),
+                now_ms,
+                record.archived_from,
+            ])
+            .ctx(OP, path)?;
+        let id = tx.last_insert_rowid();
+        tx.commit().ctx(OP, path)?;
+        Ok(id)
+    }
+
+    /// Moves window events to cold context in one transaction: each event is written to `cold`
+    /// (original timestamp, its dense vector carried over) and only then deleted from the window.
+    /// Any failure — an unknown or repeated id, a full disk — rolls back everything, so either
+    /// all events moved or none did. Returns the new cold ids in the order of `moves`.
+    pub fn move_to_cold(
+        &mut self,
+        moves: &[ColdMove],
+        archived_from: &str,
+        now_ms: i64,
+    ) -> Result<Vec<i64>, StoreError> {
+        const OP: &str = "move_to_cold";
+        let (conn, path) = self.conn_mut();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .ctx(OP, path)?;
+        let mut ids = Vec::with_capacity(moves.len());
+        {
+            let mut select = tx
+                .prepare_cached(&format!("SELECT {EVENT_COLUMNS} FROM events WHERE id = ?1"))
+                .ctx(OP, path)?;
+            let mut insert = tx.prepare_cached(INSERT_COLD).ctx(OP, path)?;
+            let mut delete = tx
+                .prepare_cached("DELETE FROM events WHERE id = ?1")
+                .ctx(OP, path)?;
+            for m in moves {
+                let mut rows = select.query([m.event_id]).ctx(OP, path)?;
+                let Some(row) = rows.next().ctx(OP, path)? else {
+                    return Err(StoreError::Missing {
+                        op: OP,
+                        path: path.to_path_buf(),
+                        what: "window event",
+                        id: m.event_id,
+                    });
+                };
+                let stored = event_from_row(OP, path, row)?;
+                drop(rows);
+                let event = &stored.record.event;
+                let dense = stored.record.dense.as_ref();
+                insert
+                    .execute(params![
+                        super::to_json(OP, path, event)?,
+                        event.timestamp_ms,
+                        event.source,
+                        m.text,
+                        m.tokens,
+                        dense.map(DenseVector::to_blob),
+                        dense.map(|d| d.fingerprint.as_str()),
+                        now_ms,
+                        archived_from,
+                    ])
+                    .ctx(OP, path)?;
+                ids.push(tx.last_insert_rowid());
+                delete.execute([m.event_id]).ctx(OP, path)?;
+            }
+        }
+        tx.commit().ctx(OP, path)?;
+        Ok(ids)
+    }
+
+    /// Counts one access of each entry: `access_count + 1` and `last_access_ms = now_ms` (never
+    /// moved backwards, should the clock be). Ids that are not there are skipped; returns how many
+    /// accesses were counted. Nothing is deleted.
+    pub fn cold_touch(&mut self, ids: &[i64], now_ms: i64) -> Result<usize, StoreError> {
+        const OP: &str = "cold_touch";
+        let (conn, path) = self.conn_mut();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .ctx(OP, path)?;
+        let mut touched = 0;
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "UPDATE cold SET access_count = access_count + 1, \
+                     last_access_ms = max(last_access_ms, ?2) WHERE id = ?1",
+                )
+                .ctx(OP, path)?;
+            for id in ids {
+                touched += stmt.execute(params![id, now_ms]).ctx(OP, path)?;
+            }
+        }
+        tx.commit().ctx(OP, path)?;
+        Ok(touched)
+    }
+
+    /// Deletes cold entries; for the distiller, once their knowledge is committed to the graph
+    /// (L3). Returns how many were removed.
+    pub fn cold_remove(&mut self, ids: &[i64]) -> Result<usize, StoreError> {
+        const OP: &str = "cold_remove";
+        let (conn, path) = self.conn_mut();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .ctx(OP, path)?;
+        let mut removed = 0;
+        {
+            let mut stmt = tx
+                .prepare_cached("DELETE FROM cold WHERE id = ?1")
+                .ctx(OP, path)?;
+            for id in ids {
+                removed += stmt.execute([id]).ctx(OP, path)?;
+            }
+        }
+        tx.commit().ctx(OP, path)?;
+        Ok(removed)
+    }
+
+    /// Replaces the dense vectors of cold entries (back-fill after the model changed), in one
+    /// transaction. An unknown id fails the whole batch.
+    pub fn cold_set_dense(&mut self, updates: &[(i64, DenseVector)]) -> Result<(), StoreError> {
+        const OP: &str = "cold_set_dense";
+        let (conn, path) = self.conn_mut();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .ctx(OP, path)?;
+        {
+            let mut stmt = tx
+                .prepare_cached("UPDATE cold SET dense = ?2, dense_fp = ?3 WHERE id = ?1")
+                .ctx(OP, path)?;
+            for (id, dense) in updates {
+                if stmt
+                    .execute(params![id, dense.to_blob(), dense.fingerprint])
+                    .ctx(OP, path)?
+                    == 0
+                {
+                    return Err(StoreError::Missing {
+                        op: OP,
+                        path: path.to_path_buf(),
+                        what: "cold entry",
+                        id: *id,
+                    });
+                }
+            }
+        }
+        tx.commit().ctx(OP, path)
+    }
+}
+
+impl StoreReader {
+    /// One cold entry. Reading does not count as an access; call `cold_touch` for a recall.
+    pub fn cold_get(&self, id: i64) -> Result<Option<ColdEntry>, StoreError> {
+        const OP: &str = "cold_get";
+        let path = &self.path;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {COLD_COLUMNS} FROM cold WHERE id = ?1"))
+            .ctx(OP, path)?;
+        let mut rows = stmt.query([id]).ctx(OP, path)?;
+        match rows.next().ctx(OP, path)? {
+            Some(row) => Ok(Some(cold_from_row(OP, path, row)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Number of cold entries.
+    pub fn cold_count(&self) -> Result<u64, StoreError> {
+        let n: i64 = self
+            .conn
+            .query_row("SELECT count(*) FROM cold", [], |r| r.get(0))
+            .ctx("cold_count", &self.path)?;
+        Ok(n.max(0) as u64)
+    }
+
+    /// Keyword search: entries whose tokens contain any of `query_tokens` (space-separated,
+    /// tokenised like the stored tokens), best first, at most `limit`. The score is SQLite's
+    /// `bm25()` negated, so higher is better and every match scores above 0.
+    pub fn cold_fts(&self, query_tokens: &str, limit: usize) -> Result<Vec<(i64, f64)>, StoreError> {
+        const OP: &str = "cold_fts";
+        let path = &self.path;
+        let Some(query) = fts_query(query_tokens) else {
+            return Ok(Vec::new());
+        };
+        if limit == 0 {
+            return Ok(Vec::new());
+        }
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT rowid, bm25(cold_fts) AS rank FROM cold_fts WHERE cold_fts MATCH ?1 \
+                 ORDER BY rank, rowid LIMIT ?2",
+            )
+            .ctx(OP, path)?;
+        stmt.query_map(params![query, limit], |r| {
+            Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?))
+        })
+        .ctx(OP, path)?
+        .collect::<Result<Vec<_>, _>>()
+        .ctx(OP, path)
+    }
+
+    /// Streams `(id, vector)` of every cold entry whose vector has fingerprint `fingerprint`, in
+    /// id order, a batch at a time. Entries of other fingerprints are never returned.
+    pub fn cold_vectors(&self, fingerprint: &str) -> ColdVectors<'_> {
+        ColdVectors {
+            reader: self,
+            fingerprint: fingerprint.to_owned(),
+            after: i64::MIN,
+            batch: VecDeque::new(),
+            done: false,
+        }
+    }
+
+    /// Ids of entries whose vector is missing or of another fingerprint than `fingerprint`:
+    /// the ones to re-embed after the model changed.
+    pub fn cold_stale_vectors(&self, fingerprint: &str) -> Result<Vec<i64>, StoreError> {
+        const OP: &str = "cold_stale_vectors";
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM cold WHERE dense_fp IS NULL OR dense_fp <> ?1 ORDER BY id",
+            )
+            .ctx(OP, &self.path)?;
+        stmt.query_map([fingerprint], |r| r.get(0))
+            .ctx(OP, &self.path)?
+            .collect::<Result<Vec<_>, _>>()
+            .ctx(OP, &self.path)
+    }
+
+    /// SPEC §5.2 `FindColdDocs`: entries with `access_count <= max_access` whose last access is
+    /// strictly before `now_ms - max_idle_ms`, least recently used first. The archive heartbeat
+    /// passes [`COLD_MAX_IDLE_MS`] and [`COLD_MAX_ACCESS`].
+    pub fn cold_find_cold(
+        &self,
+        now_ms: i64,
+        max_idle_ms: i64,
+        max_access: u64,
+    ) -> Result<Vec<i64>, StoreError> {
+        const OP: &str = "cold_find_cold";
+        let cutoff = now_ms.saturating_sub(max_idle_ms);
+        let max_access = i64::try_from(max_access).unwrap_or(i64::MAX);
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM cold WHERE access_count <= ?1 AND last_access_ms < ?2 \
+                 ORDER BY last_access_ms, id",
+            )
+            .ctx(OP, &self.path)?;
+        stmt.query_map(params![max_access, cutoff], |r| r.get(0))
+            .ctx(OP, &self.path)?
+            .collect::<Result<Vec<_>, _>>()
+            .ctx(OP, &self.path)
+    }
+}
+
+/// Iterator returned by [`StoreReader::cold_vectors`]. Each step past a batch runs one keyset
+/// query (`id > last`), so no statement stays open between steps and memory stays bounded.
+/// Entries written while the scan runs may or may not be seen; none is seen twice. After an
+/// error the iterator ends.
+pub struct ColdVectors<'a> {
+    reader: &'a StoreReader,
+    fingerprint: String,
+    after: i64,
+    batch: VecDeque<(i64, Vec<f32>)>,
+    done: bool,
+}
+
+impl ColdVectors<'_> {
+    fn fill(&mut self) -> Result<(), StoreError> {
+        const OP: &str = "cold_vectors";
+        let path = &self.reader.path;
+        let mut stmt = self
+            .reader
+            .conn
+            .prepare_cached(
+                "SELECT id, dense FROM cold WHERE dense_fp = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+            )
+            .ctx(OP, path)?;
+        let mut rows = stmt
+            .query(params![self.fingerprint, self.after, VECTOR_BATCH as i64])
+            .ctx(OP, path)?;
+        let mut n = 0;
+        while let Some(row) = rows.next().ctx(OP, path)? {
+            let id: i64 = row.get(0).ctx(OP, path)?;
+            let blob: Vec<u8> = row.get(1).ctx(OP, path)?;
+            let values = floats_from_blob(&blob).ok_or_else(|| {
+                StoreError::data(OP, path, format!("cold {id}: dense blob of {} bytes", blob.len()))
+            })?;
+            self.after = id;
+            self.batch.push_back((id, values));
+            n += 1;
+        }
+        if n < VECTOR_BATCH {
+            self.done = true;
+        }
+        Ok(())
+    }
+}
+
+impl Iterator for ColdVectors<'_> {
+    type Item = Result<(i64, Vec<f32>), StoreError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.batch.is_empty() && !self.done {
+            if let Err(e) = self.fill() {
+                self.done = true;
+                self.batch.clear();
+                return Some(Err(e));
+            }
+        }
+        self.batch.pop_front().map(Ok)
+    }
+}
+
+#[cfg(test)]
+mod fts_query_tests {
+    use super::fts_query;
+
+    #[test]
+    fn store_fts_query_quotes_tokens_and_drops_punctuation() {
+        assert_eq!(fts_query(""), None);
+        assert_eq!(fts_query("  ,  ;; "), None);
+        assert_eq!(
+            fts_query("北京 天气 a\"b NEAR("),
+            Some("\"北京\" OR \"天气\" OR \"a\"\"b\" OR \"NEAR(\"".to_owned())
+        );
+    }
+}

@@ -1,0 +1,185 @@
+//! The one error type of the durable store. Every variant names the operation and the database
+//! file; SQLite's own error type is turned into text here and never reaches a caller.
+
+use std::path::{Path, PathBuf};
+
+use rusqlite::ErrorCode;
+
+/// What went wrong in a store operation. `op` is the store method (`"journal_accept"`, …) and
+/// `path` the database file, so a log line alone says where to look.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum StoreError {
+    /// The file is not a SQLite database, or SQLite found it damaged. The file is left exactly
+    /// as it was: the store never deletes or recreates a database on its own.
+    #[error("{op}: {path} is not a readable SQLite database or is corrupt ({detail}); it was left untouched")]
+    Corrupt {
+        op: &'static str,
+        path: PathBuf,
+        detail: String,
+    },
+    /// A SQLite database that is not a Hearth memory store (it has tables but no
+    /// `schema_version`, or another application id). Left untouched.
+    #[error("{op}: {path} is a SQLite database but not a Hearth memory store ({detail}); it was left untouched")]
+    Foreign {
+        op: &'static str,
+        path: PathBuf,
+        detail: String,
+    },
+    /// The disk (or the page limit) is full. The transaction was rolled back: nothing of the
+    /// operation was written.
+    #[error("{op}: disk full writing {path}; the operation was rolled back, nothing was written")]
+    DiskFull { op: &'static str, path: PathBuf },
+    /// The database was written by a newer Hearth.
+    #[error(
+        "{op}: {path} has schema version {found}, newer than this build knows ({known}); upgrade Hearth"
+    )]
+    TooNew {
+        op: &'static str,
+        path: PathBuf,
+        found: u32,
+        known: u32,
+    },
+    /// A read connection found a database that the writer has not migrated yet.
+    #[error("{op}: {path} has schema version {found}, older than {known}; open it with Store::open first")]
+    NotMigrated {
+        op: &'static str,
+        path: PathBuf,
+        found: u32,
+        known: u32,
+    },
+    /// Another connection held a lock longer than the busy timeout.
+    #[error("{op}: {path} stayed locked past the busy timeout ({detail})")]
+    Busy {
+        op: &'static str,
+        path: PathBuf,
+        detail: String,
+    },
+    /// `journal_accept` of a request id that is already journaled.
+    #[error("{op}: request {request_id} is already in the journal of {path}")]
+    DuplicateRequest {
+        op: &'static str,
+        path: PathBuf,
+        request_id: String,
+    },
+    /// `journal_reply` for a request that was never accepted.
+    #[error("{op}: request {request_id} was never accepted in {path}")]
+    UnknownRequest {
+        op: &'static str,
+        path: PathBuf,
+        request_id: String,
+    },
+    /// `journal_reply` for a request that already has its one terminal reply.
+    #[error("{op}: request {request_id} already has a reply in {path}")]
+    AlreadyReplied {
+        op: &'static str,
+        path: PathBuf,
+        request_id: String,
+    },
+    /// An event or cold entry id that is not there.
+    #[error("{op}: no {what} with id {id} in {path}")]
+    Missing {
+        op: &'static str,
+        path: PathBuf,
+        what: &'static str,
+        id: i64,
+    },
+    /// A value that cannot be stored or a stored value that cannot be read back (bad JSON, a
+    /// vector blob whose length is not a multiple of 4, a number out of range).
+    #[error("{op}: bad data for {path}: {detail}")]
+    Data {
+        op: &'static str,
+        path: PathBuf,
+        detail: String,
+    },
+    /// Any other SQLite failure (I/O error, permission, constraint).
+    #[error("{op}: {path}: {detail}")]
+    Sqlite {
+        op: &'static str,
+        path: PathBuf,
+        detail: String,
+    },
+    /// A file-system operation around the database (syncing its directory).
+    #[error("{op}: {path}: {source}")]
+    Io {
+        op: &'static str,
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+impl StoreError {
+    /// Classifies a SQLite error by its primary result code.
+    pub(super) fn sql(op: &'static str, path: &Path, err: rusqlite::Error) -> Self {
+        let path = path.to_path_buf();
+        let detail = err.to_string();
+        match err.sqlite_error_code() {
+            Some(ErrorCode::DiskFull) => StoreError::DiskFull { op, path },
+            Some(ErrorCode::NotADatabase | ErrorCode::DatabaseCorrupt) => {
+                StoreError::Corrupt { op, path, detail }
+            }
+            Some(ErrorCode::DatabaseBusy | ErrorCode::DatabaseLocked) => {
+                StoreError::Busy { op, path, detail }
+            }
+            _ => StoreError::Sqlite { op, path, detail },
+        }
+    }
+
+    pub(super) fn data(op: &'static str, path: &Path, detail: impl Into<String>) -> Self {
+        StoreError::Data {
+            op,
+            path: path.to_path_buf(),
+            detail: detail.into(),
+        }
+    }
+
+    /// The store operation that failed.
+    pub fn op(&self) -> &'static str {
+        match self {
+            StoreError::Corrupt { op, .. }
+            | StoreError::Foreign { op, .. }
+            | StoreError::DiskFull { op, .. }
+            | StoreError::TooNew { op, .. }
+            | StoreError::NotMigrated { op, .. }
+            | StoreError::Busy { op, .. }
+            | StoreError::DuplicateRequest { op, .. }
+            | StoreError::UnknownRequest { op, .. }
+            | StoreError::AlreadyReplied { op, .. }
+            | StoreError::Missing { op, .. }
+            | StoreError::Data { op, .. }
+            | StoreError::Sqlite { op, .. }
+            | StoreError::Io { op, .. } => op,
+        }
+    }
+
+    /// The database file the operation was on.
+    pub fn path(&self) -> &Path {
+        match self {
+            StoreError::Corrupt { path, .. }
+            | StoreError::Foreign { path, .. }
+            | StoreError::DiskFull { path, .. }
+            | StoreError::TooNew { path, .. }
+            | StoreError::NotMigrated { path, .. }
+            | StoreError::Busy { path, .. }
+            | StoreError::DuplicateRequest { path, .. }
+            | StoreError::UnknownRequest { path, .. }
+            | StoreError::AlreadyReplied { path, .. }
+            | StoreError::Missing { path, .. }
+            | StoreError::Data { path, .. }
+            | StoreError::Sqlite { path, .. }
+            | StoreError::Io { path, .. } => path,
+        }
+    }
+}
+
+/// Attaches the operation and path to a SQLite result.
+pub(super) trait SqlContext<T> {
+    fn ctx(self, op: &'static str, path: &Path) -> Result<T, StoreError>;
+}
+
+impl<T> SqlContext<T> for rusqlite::Result<T> {
+    fn ctx(self, op: &'static str, path: &Path) -> Result<T, StoreError> {
+        self.map_err(|e| StoreError::sql(op, path, e))
+    }
+}

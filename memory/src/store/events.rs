@@ -1,0 +1,301 @@
+//! The `events` table: the working window (L1), one row per context event with its vectors.
+//! Rows leave this table only through [`Store::move_to_cold`](super::Store::move_to_cold), which
+//! writes them to cold context in the same transaction.
+
+use std::path::Path;
+
+use rusqlite::{Row, TransactionBehavior, params};
+
+use super::error::{SqlContext, StoreError};
+use super::{Store, StoreReader};
+use crate::{ContextEvent, ToolOutput, estimate_tokens};
+
+/// A dense embedding and the fingerprint of the model space it lives in. Vectors of different
+/// fingerprints are never compared. Stored as little-endian `f32`s.
+#[derive(Clone, Debug, PartialEq)]
+pub struct DenseVector {
+    pub fingerprint: String,
+    pub values: Vec<f32>,
+}
+
+impl DenseVector {
+    pub fn new(fingerprint: impl Into<String>, values: Vec<f32>) -> Self {
+        Self {
+            fingerprint: fingerprint.into(),
+            values,
+        }
+    }
+
+    pub(super) fn to_blob(&self) -> Vec<u8> {
+        let mut blob = Vec::with_capacity(self.values.len() * 4);
+        for v in &self.values {
+            blob.extend_from_slice(&v.to_le_bytes());
+        }
+        blob
+    }
+}
+
+/// Decodes a `dense` blob; `None` when its length is not a multiple of 4.
+pub(super) fn floats_from_blob(blob: &[u8]) -> Option<Vec<f32>> {
+    if blob.len() % 4 != 0 {
+        return None;
+    }
+    Some(
+        blob.chunks_exact(4)
+            .map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]]))
+            .collect(),
+    )
+}
+
+/// Pairs a `dense` blob with its fingerprint column.
+pub(super) fn dense_from_columns(
+    op: &'static str,
+    path: &Path,
+    blob: Option<Vec<u8>>,
+    fingerprint: Option<String>,
+) -> Result<Option<DenseVector>, StoreError> {
+    match (blob, fingerprint) {
+        (Some(blob), Some(fingerprint)) => {
+            let values = floats_from_blob(&blob).ok_or_else(|| {
+                StoreError::data(op, path, format!("dense blob of {} bytes", blob.len()))
+            })?;
+            Ok(Some(DenseVector {
+                fingerprint,
+                values,
+            }))
+        }
+        (None, None) => Ok(None),
+        _ => Err(StoreError::data(op, path, "dense vector without fingerprint")),
+    }
+}
+
+/// An event as written to the window: the event itself, its vectors and its token estimate.
+#[derive(Clone, Debug, PartialEq)]
+pub struct EventRecord {
+    pub event: ContextEvent,
+    pub dense: Option<DenseVector>,
+    /// The sparse vector as JSON text, in whatever shape its embedder writes; SQLite checks
+    /// only that it is valid JSON.
+    pub sparse: Option<String>,
+    /// Token estimate of the event as rendered in the prompt (`accumulatedTokens` sums these).
+    pub tokens: u64,
+}
+
+impl EventRecord {
+    /// A record without vectors, its tokens estimated from the input, the response and the tool
+    /// outputs (SPEC §4.8 `EstimateTokens`).
+    pub fn new(event: ContextEvent) -> Self {
+        let tools: usize = event
+            .tool_results
+            .iter()
+            .map(|t| estimate_tokens(&t.output))
+            .sum();
+        let tokens = estimate_tokens(&event.input) + estimate_tokens(&event.response) + tools;
+        Self {
+            event,
+            dense: None,
+            sparse: None,
+            tokens: tokens as u64,
+        }
+    }
+
+    pub fn with_dense(mut self, dense: DenseVector) -> Self {
+        self.dense = Some(dense);
+        self
+    }
+
+    pub fn with_sparse(mut self, sparse_json: impl Into<String>) -> Self {
+        self.sparse = Some(sparse_json.into());
+        self
+    }
+}
+
+/// An event read back from the window, with the row id the store gave it.
+#[derive(Clone, Debug, PartialEq)]
+pub struct StoredEvent {
+    pub id: i64,
+    pub record: EventRecord,
+}
+
+/// Size of the window, for the token budget.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WindowStats {
+    pub events: u64,
+    pub tokens: u64,
+}
+
+pub(super) const EVENT_COLUMNS: &str = "id, event_id, timestamp_ms, source, input, response, \
+     tools_used, tool_results, dense, dense_fp, sparse, tokens";
+
+/// Reads a row selected with [`EVENT_COLUMNS`].
+pub(super) fn event_from_row(
+    op: &'static str,
+    path: &Path,
+    row: &Row<'_>,
+) -> Result<StoredEvent, StoreError> {
+    let get = |e| StoreError::sql(op, path, e);
+    let tools_used: String = row.get(6).map_err(get)?;
+    let tool_results: String = row.get(7).map_err(get)?;
+    let tools_used: Vec<String> = serde_json::from_str(&tools_used)
+        .map_err(|e| StoreError::data(op, path, format!("tools_used: {e}")))?;
+    let tool_results: Vec<ToolOutput> = serde_json::from_str(&tool_results)
+        .map_err(|e| StoreError::data(op, path, format!("tool_results: {e}")))?;
+    let tokens: i64 = row.get(11).map_err(get)?;
+    let event = ContextEvent {
+        id: row.get(1).map_err(get)?,
+        timestamp_ms: row.get(2).map_err(get)?,
+        source: row.get(3).map_err(get)?,
+        input: row.get(4).map_err(get)?,
+        response: row.get(5).map_err(get)?,
+        tools_used,
+        tool_results,
+    };
+    Ok(StoredEvent {
+        id: row.get(0).map_err(get)?,
+        record: EventRecord {
+            event,
+            dense: dense_from_columns(op, path, row.get(8).map_err(get)?, row.get(9).map_err(get)?)?,
+            sparse: row.get(10).map_err(get)?,
+            tokens: u64::try_from(tokens)
+                .map_err(|_| StoreError::data(op, path, format!("tokens {tokens}")))?,
+        },
+    })
+}
+
+impl Store {
+    /// Appends one event to the window; returns its row id. Durable when it returns.
+    pub fn event_append(&mut self, record: &EventRecord) -> Result<i64, StoreError> {
+        let ids = self.append_records("event_append", std::slice::from_ref(record))?;
+        Ok(ids[0])
+    }
+
+    /// Appends events in one transaction (all or none); returns their row ids in order.
+    pub fn events_append(&mut self, records: &[EventRecord]) -> Result<Vec<i64>, StoreError> {
+        self.append_records("events_append", records)
+    }
+
+    fn append_records(
+        &mut self,
+        op: &'static str,
+        records: &[EventRecord],
+    ) -> Result<Vec<i64>, StoreError> {
+        let (conn, path) = self.conn_mut();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .ctx(op, path)?;
+        let mut ids = Vec::with_capacity(records.len());
+        {
+            let mut stmt = tx
+                .prepare_cached(
+                    "INSERT INTO events (event_id, timestamp_ms, source, input, response, \
+                     tools_used, tool_results, dense, dense_fp, sparse, tokens) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                )
+                .ctx(op, path)?;
+            for r in records {
+                let e = &r.event;
+                let tokens = i64::try_from(r.tokens)
+                    .map_err(|_| StoreError::data(op, path, format!("tokens {}", r.tokens)))?;
+                stmt.execute(params![
+                    e.id,
+                    e.timestamp_ms,
+                    e.source,
+                    e.input,
+                    e.response,
+                    super::to_json(op, path, &e.tools_used)?,
+                    super::to_json(op, path, &e.tool_results)?,
+                    r.dense.as_ref().map(DenseVector::to_blob),
+                    r.dense.as_ref().map(|d| d.fingerprint.as_str()),
+                    r.sparse,
+                    tokens,
+                ])
+                .ctx(op, path)?;
+                ids.push(tx.last_insert_rowid());
+            }
+        }
+        tx.commit().ctx(op, path)?;
+        Ok(ids)
+    }
+
+    /// Replaces the dense vectors of window events (back-fill after the embedding model changed),
+    /// all in one transaction. An unknown id fails the whole batch.
+    pub fn events_set_dense(&mut self, updates: &[(i64, DenseVector)]) -> Result<(), StoreError> {
+        const OP: &str = "events_set_dense";
+        let (conn, path) = self.conn_mut();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .ctx(OP, path)?;
+        {
+            let mut stmt = tx
+                .prepare_cached("UPDATE events SET dense = ?2, dense_fp = ?3 WHERE id = ?1")
+                .ctx(OP, path)?;
+            for (id, dense) in updates {
+                let n = stmt
+                    .execute(params![id, dense.to_blob(), dense.fingerprint])
+                    .ctx(OP, path)?;
+                if n == 0 {
+                    return Err(StoreError::Missing {
+                        op: OP,
+                        path: path.to_path_buf(),
+                        what: "event",
+                        id: *id,
+                    });
+                }
+            }
+        }
+        tx.commit().ctx(OP, path)
+    }
+}
+
+impl StoreReader {
+    /// The whole window in time order (timestamp, then row id: an event inserted at an existing
+    /// timestamp goes after the events already there, as `InsertByTimestamp` does).
+    pub fn events_window(&self) -> Result<Vec<StoredEvent>, StoreError> {
+        const OP: &str = "events_window";
+        let path = &self.path;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events ORDER BY timestamp_ms, id"
+            ))
+            .ctx(OP, path)?;
+        let mut rows = stmt.query([]).ctx(OP, path)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().ctx(OP, path)? {
+            out.push(event_from_row(OP, path, row)?);
+        }
+        Ok(out)
+    }
+
+    /// One window event by row id.
+    pub fn event_get(&self, id: i64) -> Result<Option<StoredEvent>, StoreError> {
+        const OP: &str = "event_get";
+        let path = &self.path;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!("SELECT {EVENT_COLUMNS} FROM events WHERE id = ?1"))
+            .ctx(OP, path)?;
+        let mut rows = stmt.query([id]).ctx(OP, path)?;
+        match rows.next().ctx(OP, path)? {
+            Some(row) => Ok(Some(event_from_row(OP, path, row)?)),
+            None => Ok(None),
+        }
+    }
+
+    /// Number of window events and the sum of their token estimates.
+    pub fn events_stats(&self) -> Result<WindowStats, StoreError> {
+        const OP: &str = "events_stats";
+        let (events, tokens): (i64, i64) = self
+            .conn
+            .query_row(
+                "SELECT count(*), coalesce(sum(tokens), 0) FROM events",
+                [],
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .ctx(OP, &self.path)?;
+        Ok(WindowStats {
+            events: events.max(0) as u64,
+            tokens: tokens.max(0) as u64,
+        })
+    }
+}

@@ -1,0 +1,233 @@
+//! The durable memory store: one SQLite file, `<data_dir>/memory.db`, that holds the working
+//! window (L1 events), cold context (L2, with a full-text index), the journal of accepted inputs
+//! and their replies, and the suspended scheduler frames.
+//!
+//! There is exactly one [`Store`] (the writer) per file; the runtime owns it on a service thread
+//! so no worker ever waits on SQLite. Readers that must not queue behind the writer open a
+//! [`StoreReader`]; every read method is also available on the `Store` itself (it derefs to its
+//! own reader). Every write is one transaction, committed and synced before the method returns
+//! (WAL, `synchronous = FULL`); see `memory/DESIGN.md` for the schema and the durability rules.
+
+mod cold;
+mod error;
+mod events;
+mod frames;
+mod journal;
+mod schema;
+#[cfg(test)]
+mod tests;
+
+use std::fs::File;
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use rusqlite::{Connection, OpenFlags};
+
+pub use cold::{COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdEntry, ColdMove, ColdRecord, ColdVectors};
+pub use error::StoreError;
+pub use events::{DenseVector, EventRecord, StoredEvent, WindowStats};
+pub use frames::FrameRecord;
+pub use journal::JournalEntry;
+pub use schema::{STORE_APPLICATION_ID, STORE_SCHEMA_VERSION};
+
+use error::SqlContext;
+
+/// How long a statement waits for another connection's lock before failing with
+/// [`StoreError::Busy`]. Writes are short (one turn's rows), so a longer wait means trouble.
+pub const STORE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
+
+/// Past this size the WAL file is truncated back after a checkpoint, so a burst of writes does
+/// not leave a large file behind on a small SD card.
+const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
+
+/// The single writer of a memory database. Write methods take `&mut self`: the borrow checker
+/// is the single-writer lock. Reads are on [`StoreReader`], which this derefs to.
+pub struct Store {
+    db: StoreReader,
+}
+
+/// A connection that only reads (opened `SQLITE_OPEN_READONLY`). In WAL mode it sees the last
+/// committed state and never blocks the writer, nor is blocked by it.
+pub struct StoreReader {
+    conn: Connection,
+    path: PathBuf,
+}
+
+impl Store {
+    /// Opens (creating when missing) the database at `path`, switches it to WAL and applies any
+    /// pending migrations. A file that is not a SQLite database, is corrupt, belongs to another
+    /// application or was written by a newer Hearth is refused with an error naming it and is
+    /// left untouched.
+    pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
+        const OP: &str = "open";
+        let path = path.as_ref().to_path_buf();
+        let existed = path.exists();
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
+            | OpenFlags::SQLITE_OPEN_CREATE
+            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let mut conn = Connection::open_with_flags(&path, flags).ctx(OP, &path)?;
+        conn.busy_timeout(STORE_BUSY_TIMEOUT).ctx(OP, &path)?;
+        // Read the header before anything could write to the file: a foreign, corrupt or newer
+        // database must come back exactly as it was.
+        let found = schema::check_identity(&conn, OP, &path)?.unwrap_or(0);
+        if found > STORE_SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                op: OP,
+                path,
+                found,
+                known: STORE_SCHEMA_VERSION,
+            });
+        }
+        let mode: String = conn
+            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
+            .ctx(OP, &path)?;
+        if !mode.eq_ignore_ascii_case("wal") {
+            return Err(StoreError::Sqlite {
+                op: OP,
+                path,
+                detail: format!("could not switch to WAL (journal_mode is {mode})"),
+            });
+        }
+        conn.pragma_update(None, "synchronous", "FULL")
+            .ctx(OP, &path)?;
+        conn.pragma_update(None, "foreign_keys", true)
+            .ctx(OP, &path)?;
+        conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)
+            .ctx(OP, &path)?;
+        schema::migrate(&mut conn, &path, schema::MIGRATIONS)?;
+        if !existed {
+            sync_parent_dir(&path)?;
+        }
+        Ok(Store {
+            db: StoreReader { conn, path },
+        })
+    }
+
+    /// Opens a read-only connection to the same file.
+    pub fn reader(&self) -> Result<StoreReader, StoreError> {
+        StoreReader::open(&self.db.path)
+    }
+
+    /// Copies the WAL back into the database file and truncates it (for a clean shutdown or a
+    /// backup). Not needed for durability: committed data is already synced in the WAL.
+    pub fn checkpoint(&mut self) -> Result<(), StoreError> {
+        let path = &self.db.path;
+        let (busy, _, _): (i64, i64, i64) = self
+            .db
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+            })
+            .ctx("checkpoint", path)?;
+        if busy != 0 {
+            return Err(StoreError::Busy {
+                op: "checkpoint",
+                path: path.clone(),
+                detail: "a reader kept the checkpoint from completing".into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn conn_mut(&mut self) -> (&mut Connection, &Path) {
+        (&mut self.db.conn, &self.db.path)
+    }
+}
+
+impl Deref for Store {
+    type Target = StoreReader;
+
+    fn deref(&self) -> &StoreReader {
+        &self.db
+    }
+}
+
+impl StoreReader {
+    /// Opens a read-only connection to a database that [`Store::open`] has already migrated.
+    pub fn open(path: impl AsRef<Path>) -> Result<StoreReader, StoreError> {
+        const OP: &str = "open_reader";
+        let path = path.as_ref().to_path_buf();
+        let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let conn = Connection::open_with_flags(&path, flags).ctx(OP, &path)?;
+        conn.busy_timeout(STORE_BUSY_TIMEOUT).ctx(OP, &path)?;
+        let found = schema::check_identity(&conn, OP, &path)?.unwrap_or(0);
+        if found > STORE_SCHEMA_VERSION {
+            return Err(StoreError::TooNew {
+                op: OP,
+                path,
+                found,
+                known: STORE_SCHEMA_VERSION,
+            });
+        }
+        if found < STORE_SCHEMA_VERSION {
+            return Err(StoreError::NotMigrated {
+                op: OP,
+                path,
+                found,
+                known: STORE_SCHEMA_VERSION,
+            });
+        }
+        Ok(StoreReader { conn, path })
+    }
+
+    /// The database file.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The schema version recorded in the file.
+    pub fn schema_version(&self) -> Result<u32, StoreError> {
+        Ok(schema::read_version(&self.conn, "schema_version", &self.path)?.unwrap_or(0))
+    }
+
+    /// Runs SQLite's full `PRAGMA integrity_check` (every page, index and constraint; cost grows
+    /// with the file). `Ok` when SQLite reports `ok`, otherwise [`StoreError::Corrupt`] with its
+    /// first findings.
+    pub fn integrity_check(&self) -> Result<(), StoreError> {
+        const OP: &str = "integrity_check";
+        let mut stmt = self
+            .conn
+            .prepare("PRAGMA integrity_check(20)")
+            .ctx(OP, &self.path)?;
+        let findings = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .ctx(OP, &self.path)?
+            .collect::<Result<Vec<_>, _>>()
+            .ctx(OP, &self.path)?;
+        if findings.len() == 1 && findings[0] == "ok" {
+            return Ok(());
+        }
+        Err(StoreError::Corrupt {
+            op: OP,
+            path: self.path.clone(),
+            detail: findings.join("; "),
+        })
+    }
+}
+
+/// Serialises a value for a JSON column.
+fn to_json<T: serde::Serialize + ?Sized>(
+    op: &'static str,
+    path: &Path,
+    value: &T,
+) -> Result<String, StoreError> {
+    serde_json::to_string(value).map_err(|e| StoreError::data(op, path, e.to_string()))
+}
+
+/// A new database file's directory entry is synced explicitly, so the file survives a power loss
+/// right after creation without relying on the VFS detail that SQLite syncs the directory when
+/// it creates the WAL.
+fn sync_parent_dir(path: &Path) -> Result<(), StoreError> {
+    let dir = match path.parent() {
+        Some(p) if !p.as_os_str().is_empty() => p,
+        _ => Path::new("."),
+    };
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(|source| StoreError::Io {
+            op: "open",
+            path: path.to_path_buf(),
+            source,
+        })
+}

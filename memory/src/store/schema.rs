@@ -1,0 +1,258 @@
+//! The schema of `memory.db` and its migrations. Each migration is a numbered SQL script applied
+//! in its own `BEGIN IMMEDIATE` transaction together with its `schema_version` row, so a crash
+//! or an error leaves the database at the previous version, never between two.
+//!
+//! Migrations are append-only: a released script is never edited, a change is a new script.
+//! `memory/DESIGN.md` describes every table and column.
+
+use std::path::Path;
+use std::time::{SystemTime, UNIX_EPOCH};
+
+use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
+
+use super::error::{SqlContext, StoreError};
+
+/// `PRAGMA application_id` of a Hearth memory store: the bytes `HRTH` (0x48525448), written in
+/// the database header at offset 68 so `file(1)` and the store itself can tell the file apart
+/// from other SQLite databases.
+pub const STORE_APPLICATION_ID: i32 = 0x4852_5448;
+
+/// The schema version this build writes and reads.
+pub const STORE_SCHEMA_VERSION: u32 = 2;
+
+/// One numbered migration.
+#[derive(Clone, Copy, Debug)]
+pub(super) struct Migration {
+    pub version: u32,
+    pub name: &'static str,
+    pub sql: &'static str,
+}
+
+/// Every migration, in order; `MIGRATIONS[i].version == i + 1`.
+pub(super) const MIGRATIONS: &[Migration] = &[
+    Migration {
+        version: 1,
+        name: "core tables: events, cold, journal, frames",
+        sql: V1_CORE,
+    },
+    Migration {
+        version: 2,
+        name: "full-text index over cold tokens",
+        sql: V2_COLD_FTS,
+    },
+];
+
+const V1_CORE: &str = r#"
+PRAGMA application_id = 1213355080;
+
+CREATE TABLE events (
+    id           INTEGER PRIMARY KEY AUTOINCREMENT,
+    event_id     TEXT    NOT NULL DEFAULT '',
+    timestamp_ms INTEGER NOT NULL,
+    source       TEXT    NOT NULL,
+    input        TEXT    NOT NULL,
+    response     TEXT    NOT NULL DEFAULT '',
+    tools_used   TEXT    NOT NULL DEFAULT '[]'
+        CHECK (CASE WHEN json_valid(tools_used) THEN json_type(tools_used) = 'array' ELSE 0 END),
+    tool_results TEXT    NOT NULL DEFAULT '[]'
+        CHECK (CASE WHEN json_valid(tool_results) THEN json_type(tool_results) = 'array' ELSE 0 END),
+    dense        BLOB    CHECK (dense IS NULL OR length(dense) % 4 = 0),
+    dense_fp     TEXT,
+    sparse       TEXT    CHECK (sparse IS NULL OR json_valid(sparse)),
+    tokens       INTEGER NOT NULL DEFAULT 0 CHECK (tokens >= 0),
+    CHECK ((dense IS NULL) = (dense_fp IS NULL))
+) STRICT;
+CREATE INDEX events_by_time ON events (timestamp_ms, id);
+
+CREATE TABLE cold (
+    id             INTEGER PRIMARY KEY AUTOINCREMENT,
+    event          TEXT    NOT NULL
+        CHECK (CASE WHEN json_valid(event) THEN json_type(event) = 'object' ELSE 0 END),
+    timestamp_ms   INTEGER NOT NULL,
+    source         TEXT    NOT NULL,
+    text           TEXT    NOT NULL,
+    tokens         TEXT    NOT NULL,
+    dense          BLOB    CHECK (dense IS NULL OR length(dense) % 4 = 0),
+    dense_fp       TEXT,
+    access_count   INTEGER NOT NULL DEFAULT 0 CHECK (access_count >= 0),
+    last_access_ms INTEGER NOT NULL,
+    created_ms     INTEGER NOT NULL,
+    archived_from  TEXT    NOT NULL,
+    CHECK ((dense IS NULL) = (dense_fp IS NULL))
+) STRICT;
+CREATE INDEX cold_by_last_access ON cold (last_access_ms);
+CREATE INDEX cold_by_fingerprint ON cold (dense_fp, id) WHERE dense_fp IS NOT NULL;
+
+CREATE TABLE journal (
+    seq         INTEGER PRIMARY KEY AUTOINCREMENT,
+    request_id  TEXT    NOT NULL UNIQUE,
+    source      TEXT    NOT NULL,
+    kind        TEXT    NOT NULL,
+    payload     TEXT    NOT NULL CHECK (json_valid(payload)),
+    accepted_ms INTEGER NOT NULL,
+    reply       TEXT    CHECK (reply IS NULL OR json_valid(reply)),
+    replied_ms  INTEGER,
+    CHECK ((reply IS NULL) = (replied_ms IS NULL))
+) STRICT;
+CREATE INDEX journal_unreplied ON journal (seq) WHERE reply IS NULL;
+
+CREATE TABLE frames (
+    task_id       INTEGER PRIMARY KEY CHECK (task_id >= 0),
+    request_id    TEXT    NOT NULL,
+    level         INTEGER NOT NULL CHECK (level BETWEEN 0 AND 255),
+    preempt_count INTEGER NOT NULL CHECK (preempt_count BETWEEN 0 AND 4294967295),
+    frame         TEXT    NOT NULL CHECK (json_valid(frame)),
+    stack_pos     INTEGER NOT NULL CHECK (stack_pos BETWEEN 0 AND 4294967295),
+    saved_ms      INTEGER NOT NULL
+) STRICT;
+"#;
+
+// External-content FTS5 table over `cold.tokens`: the tokens are stored once (in `cold`), the
+// index keeps only postings. The triggers are the only writers of the index; `rebuild` indexes
+// the rows written by a version-1 store.
+const V2_COLD_FTS: &str = r#"
+CREATE VIRTUAL TABLE cold_fts USING fts5 (
+    tokens,
+    content = 'cold',
+    content_rowid = 'id',
+    tokenize = 'unicode61'
+);
+CREATE TRIGGER cold_fts_insert AFTER INSERT ON cold BEGIN
+    INSERT INTO cold_fts (rowid, tokens) VALUES (new.id, new.tokens);
+END;
+CREATE TRIGGER cold_fts_delete AFTER DELETE ON cold BEGIN
+    INSERT INTO cold_fts (cold_fts, rowid, tokens) VALUES ('delete', old.id, old.tokens);
+END;
+CREATE TRIGGER cold_fts_update AFTER UPDATE OF tokens ON cold BEGIN
+    INSERT INTO cold_fts (cold_fts, rowid, tokens) VALUES ('delete', old.id, old.tokens);
+    INSERT INTO cold_fts (rowid, tokens) VALUES (new.id, new.tokens);
+END;
+INSERT INTO cold_fts (cold_fts) VALUES ('rebuild');
+"#;
+
+const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_version (
+    version    INTEGER PRIMARY KEY,
+    name       TEXT    NOT NULL,
+    applied_ms INTEGER NOT NULL
+) STRICT";
+
+/// The applied schema version: `None` when the file has no `schema_version` table.
+pub(super) fn read_version(
+    conn: &Connection,
+    op: &'static str,
+    path: &Path,
+) -> Result<Option<u32>, StoreError> {
+    let has_table: bool = conn
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version')",
+            [],
+            |r| r.get(0),
+        )
+        .ctx(op, path)?;
+    if !has_table {
+        return Ok(None);
+    }
+    let v: Option<i64> = conn
+        .query_row("SELECT max(version) FROM schema_version", [], |r| r.get(0))
+        .ctx(op, path)?;
+    let v = v.unwrap_or(0);
+    u32::try_from(v)
+        .map(Some)
+        .map_err(|_| StoreError::data(op, path, format!("schema version {v} out of range")))
+}
+
+/// Refuses a SQLite file that belongs to something else: another application id, or tables
+/// without a `schema_version`. An empty database (a new file) passes.
+pub(super) fn check_identity(
+    conn: &Connection,
+    op: &'static str,
+    path: &Path,
+) -> Result<Option<u32>, StoreError> {
+    let app_id: i32 = conn
+        .query_row("PRAGMA application_id", [], |r| r.get(0))
+        .ctx(op, path)?;
+    if app_id != 0 && app_id != STORE_APPLICATION_ID {
+        return Err(StoreError::Foreign {
+            op,
+            path: path.to_path_buf(),
+            detail: format!("application_id {app_id:#010x}"),
+        });
+    }
+    let version = read_version(conn, op, path)?;
+    if version.is_none() {
+        let objects: i64 = conn
+            .query_row("SELECT count(*) FROM sqlite_master", [], |r| r.get(0))
+            .ctx(op, path)?;
+        if objects > 0 {
+            return Err(StoreError::Foreign {
+                op,
+                path: path.to_path_buf(),
+                detail: format!("{objects} schema objects and no schema_version table"),
+            });
+        }
+    }
+    Ok(version)
+}
+
+/// Applies every migration above the current version, each in its own transaction. Returns the
+/// version reached. A database newer than the last known migration is refused untouched.
+pub(super) fn migrate(
+    conn: &mut Connection,
+    path: &Path,
+    migrations: &[Migration],
+) -> Result<u32, StoreError> {
+    const OP: &str = "migrate";
+    let known = migrations.last().map_or(0, |m| m.version);
+    let found = read_version(conn, OP, path)?.unwrap_or(0);
+    if found > known {
+        return Err(StoreError::TooNew {
+            op: OP,
+            path: path.to_path_buf(),
+            found,
+            known,
+        });
+    }
+    let mut version = found;
+    for m in migrations.iter().filter(|m| m.version > found) {
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .ctx(OP, path)?;
+        tx.execute_batch(VERSION_TABLE).ctx(OP, path)?;
+        // Re-read under the write lock: another writer may have migrated meanwhile.
+        let now: Option<i64> = tx
+            .query_row("SELECT max(version) FROM schema_version", [], |r| r.get(0))
+            .optional()
+            .ctx(OP, path)?
+            .flatten();
+        if now.unwrap_or(0) >= i64::from(m.version) {
+            version = m.version;
+            continue;
+        }
+        tx.execute_batch(m.sql).map_err(|e| {
+            let inner = StoreError::sql(OP, path, e);
+            match inner {
+                StoreError::Sqlite { op, path, detail } => StoreError::Sqlite {
+                    op,
+                    path,
+                    detail: format!("migration {} ({}): {detail}", m.version, m.name),
+                },
+                other => other,
+            }
+        })?;
+        tx.execute(
+            "INSERT INTO schema_version (version, name, applied_ms) VALUES (?1, ?2, ?3)",
+            params![m.version, m.name, unix_ms()],
+        )
+        .ctx(OP, path)?;
+        tx.commit().ctx(OP, path)?;
+        tracing::info!(path = %path.display(), version = m.version, name = m.name, "memory store migrated");
+        version = m.version;
+    }
+    Ok(version)
+}
+
+fn unix_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}

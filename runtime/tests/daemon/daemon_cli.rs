@@ -1,0 +1,234 @@
+//! `hearth send`, `interrupt`, `status` and the socket protocol against a real daemon.
+
+use crate::harness::{Daemon, read_rest, read_until, source, stderr, stdout, within};
+use crate::llm_server::{LlmServer, Script};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::os::unix::fs::PermissionsExt;
+use std::os::unix::net::UnixStream;
+use std::time::{Duration, Instant};
+
+#[test]
+fn two_round_tool_loop_through_the_cli() {
+    within(Duration::from_secs(60), || {
+        let server = LlmServer::start();
+        server.push(Script::Tools(vec![("system_time".into(), json!({}))]));
+        server.push(Script::text("It is late in the evening."));
+        let daemon = Daemon::start(&source("remote", &server.base_url, 0));
+        let out = daemon.run(&["send", "what", "time", "is", "it?"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stdout(&out).contains("It is late in the evening."),
+            "{}",
+            stdout(&out)
+        );
+        let seen = server.seen();
+        assert_eq!(seen.len(), 2);
+        assert_eq!(seen[0].path, "/v1/chat/completions");
+        let tools: Vec<&str> = seen[0].body["tools"]
+            .as_array()
+            .expect("tools offered")
+            .iter()
+            .filter_map(|t| t["function"]["name"].as_str())
+            .collect();
+        assert!(tools.contains(&"system_time"), "{tools:?}");
+        let msgs = seen[1].body["messages"].as_array().expect("messages");
+        let assistant = msgs
+            .iter()
+            .find(|m| m["role"] == "assistant")
+            .expect("assistant message");
+        assert_eq!(
+            assistant["tool_calls"][0]["function"]["name"],
+            "system_time"
+        );
+        let tool = msgs
+            .iter()
+            .find(|m| m["role"] == "tool")
+            .expect("tool message");
+        assert_eq!(tool["tool_call_id"], assistant["tool_calls"][0]["id"]);
+        let result: Value = serde_json::from_str(tool["content"].as_str().unwrap_or(""))
+            .expect("tool result is JSON");
+        assert!(
+            result["local"].as_str().is_some_and(|s| s.contains('T')),
+            "{result}"
+        );
+        assert_eq!(
+            seen[1]
+                .headers
+                .iter()
+                .find(|(k, _)| k == "content-type")
+                .map(|(_, v)| v.as_str()),
+            Some("application/json")
+        );
+    });
+}
+
+#[test]
+fn the_cli_sees_the_first_token_before_the_server_sends_the_last() {
+    within(Duration::from_secs(60), || {
+        let server = LlmServer::start();
+        let (gate, wait) = crossbeam_channel::bounded(1);
+        server.push(Script::Gated {
+            pieces: vec![
+                "Hello ".into(),
+                "from ".into(),
+                "the ".into(),
+                "stream.".into(),
+            ],
+            after: 1,
+            gate: wait,
+        });
+        let daemon = Daemon::start(&source("remote", &server.base_url, 0));
+        let (mut child, mut out) = daemon.spawn(&["send", "hi"]);
+        // The server holds back everything after the first piece until the CLI printed it.
+        let first = read_until(&mut out, "Hello", Duration::from_secs(20));
+        assert!(!first.contains("stream."));
+        gate.send(()).expect("release the rest");
+        let rest = read_rest(out);
+        assert!(child.wait().expect("cli exits").success());
+        assert!(rest.contains("from the stream."), "{rest}");
+    });
+}
+
+#[test]
+fn an_l3_interrupt_is_answered_first_then_the_long_answer_resumes() {
+    within(Duration::from_secs(90), || {
+        let server = LlmServer::start();
+        let words: Vec<String> = (0..60).map(|i| format!("w{i} ")).collect();
+        server.push(Script::Text {
+            pieces: words,
+            delay: Duration::from_millis(40),
+        });
+        server.push(Script::text("Urgent handled."));
+        server.push(Script::text("The long answer, resumed."));
+        let daemon = Daemon::start(&source("remote", &server.base_url, 0));
+        let (mut long, long_out) = daemon.spawn(&["send", "tell me something long"]);
+        server.wait_requests(1, Duration::from_secs(20));
+        std::thread::sleep(Duration::from_millis(200));
+        let urgent = daemon.run(&["interrupt", "--level", "L3", "the", "oven", "timer", "rang"]);
+        let urgent_done = Instant::now();
+        assert!(urgent.status.success(), "{}", stderr(&urgent));
+        assert!(
+            stdout(&urgent).contains("Urgent handled."),
+            "{}",
+            stdout(&urgent)
+        );
+        let rest = read_rest(long_out);
+        let long_done = Instant::now();
+        assert!(long.wait().expect("exits").success());
+        assert!(urgent_done <= long_done);
+        assert!(rest.contains("The long answer, resumed."), "{rest}");
+        assert!(
+            rest.contains("[interrupted"),
+            "the cut stream is marked: {rest}"
+        );
+        let seen = server.seen();
+        assert_eq!(seen.len(), 3, "long, interrupt, long again");
+        let int_msgs = seen[1].body["messages"].as_array().expect("messages");
+        assert!(
+            int_msgs.iter().any(|m| m["role"] == "system"
+                && m["content"].as_str().unwrap_or("").contains("oven timer"))
+        );
+        let status: Value =
+            serde_json::from_str(&stdout(&daemon.run(&["status"]))).expect("status JSON");
+        assert_eq!(status["scheduler"]["stats"]["suspended"], 1);
+        assert_eq!(status["scheduler"]["stats"]["resumed"], 1);
+    });
+}
+
+#[test]
+fn status_lists_sources_and_the_scheduler() {
+    within(Duration::from_secs(60), || {
+        let server = LlmServer::start();
+        let daemon = Daemon::start(&source("remote", &server.base_url, 3));
+        let out = daemon.run(&["status"]);
+        assert!(out.status.success());
+        let status: Value = serde_json::from_str(&stdout(&out)).expect("JSON");
+        assert_eq!(status["sources"][0]["name"], "remote");
+        assert_eq!(status["sources"][0]["priority"], 3);
+        assert_eq!(status["sources"][0]["available"], true);
+        assert_eq!(status["scheduler"]["max_queue"], 256);
+        let list: Value =
+            serde_json::from_str(&stdout(&daemon.run(&["source", "list"]))).expect("JSON");
+        assert_eq!(list[0]["base_url"], server.base_url.as_str());
+    });
+}
+
+#[test]
+fn a_keyed_daemon_refuses_clients_without_the_key() {
+    within(Duration::from_secs(60), || {
+        let server = LlmServer::start();
+        let daemon = Daemon::start(&format!(
+            "api_key = \"sesame\"\n{}",
+            source("remote", &server.base_url, 0)
+        ));
+        let mode = std::fs::metadata(&daemon.socket)
+            .expect("socket")
+            .permissions()
+            .mode()
+            & 0o777;
+        assert_eq!(mode, 0o600);
+        let refused = daemon.run(&["status"]);
+        assert_eq!(refused.status.code(), Some(2), "{}", stderr(&refused));
+        assert!(
+            stderr(&refused).contains("unauthorized"),
+            "{}",
+            stderr(&refused)
+        );
+        let wrong = daemon
+            .cli()
+            .env("HEARTH_API_KEY", "nope")
+            .arg("status")
+            .output()
+            .expect("runs");
+        assert_eq!(wrong.status.code(), Some(2));
+        let ok = daemon
+            .cli()
+            .env("HEARTH_API_KEY", "sesame")
+            .args(["send", "hi"])
+            .output()
+            .expect("runs");
+        assert!(ok.status.success(), "{}", stderr(&ok));
+        assert!(stdout(&ok).contains("default answer"));
+    });
+}
+
+#[test]
+fn malformed_client_lines_get_errors_and_the_connection_survives() {
+    within(Duration::from_secs(60), || {
+        let server = LlmServer::start();
+        let daemon = Daemon::start(&source("remote", &server.base_url, 0));
+        let stream = UnixStream::connect(&daemon.socket).expect("connect");
+        let mut out = stream.try_clone().expect("clone");
+        let mut lines = BufReader::new(stream);
+        let mut next = || {
+            let mut l = String::new();
+            lines.read_line(&mut l).expect("read");
+            serde_json::from_str::<Value>(&l).expect("JSON line")
+        };
+        out.write_all(b"\xff\xfe not utf-8\n").expect("write");
+        assert_eq!(next()["type"], "error");
+        out.write_all(b"{\"op\":\"launch_rockets\"}\n")
+            .expect("write");
+        let err = next();
+        assert!(
+            err["error"].as_str().unwrap_or("").contains("bad request"),
+            "{err}"
+        );
+        out.write_all(b"/status\n").expect("write");
+        assert_eq!(next()["type"], "status");
+        // The daemon answers and hangs up after 1 MiB, so the rest of the write may fail.
+        let writer = std::thread::spawn(move || {
+            let mut huge = vec![b'x'; 2 << 20];
+            huge.push(b'\n');
+            let _ = out.write_all(&huge);
+        });
+        assert!(
+            next()["error"]
+                .as_str()
+                .unwrap_or("")
+                .contains("longer than")
+        );
+        let _ = writer.join();
+    });
+}

@@ -1,0 +1,215 @@
+//! The real local model (llama.cpp + SmolLM2-135M, installed by `make setup`) end to end.
+//! Assertions are on structure — streaming, replies, stop — never on what a 135M model says.
+
+use crate::harness::{Daemon, read_rest, stderr, within};
+use hearth_ipc::{EventKind, KindMask, ReadResult};
+use hearth_runtime::adapter::{Adapter, bundled};
+use hearth_runtime::config::SourceConfig;
+use hearth_runtime::embedded::{EmbeddedAssets, EmbeddedOptions, EmbeddedServer};
+use hearth_runtime::graph::{self, GraphConfig, Registries};
+use hearth_runtime::http::HttpClient;
+use hearth_runtime::provider::{
+    CancelToken, ChatProvider, ChatRequest, LuaSource, Message, ProviderError, Role, StreamChunk,
+    ToolCallOut,
+};
+use hearth_runtime::turn::TurnConfig;
+use hearth_stages::ToolDef;
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+use std::io::Read;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+fn embedded_daemon() -> Daemon {
+    // One model thread: the tests share two cores with the build and each other.
+    Daemon::start("[embedded]\nenabled = true\nthreads = 1\nctx = 4096\n")
+}
+
+#[test]
+fn a_streamed_answer_from_the_embedded_model() {
+    within(Duration::from_secs(240), || {
+        let daemon = embedded_daemon();
+        let (mut child, mut out) = daemon.spawn(&["send", "Say hello in one short sentence."]);
+        let started = Instant::now();
+        let mut first = [0u8; 1];
+        out.read_exact(&mut first).expect("a first streamed byte");
+        let first_at = started.elapsed();
+        let rest = read_rest(out);
+        let status = child.wait().expect("exits");
+        assert!(status.success(), "hearth send failed");
+        let text = format!("{}{}", first[0] as char, rest);
+        assert!(text.trim().len() > 1, "an answer: {text:?}");
+        assert!(
+            first_at < started.elapsed(),
+            "the first byte came before the end"
+        );
+        let status = daemon.run(&["status"]);
+        let status: serde_json::Value = serde_json::from_slice(&status.stdout).expect("JSON");
+        assert_eq!(status["sources"][0]["name"], "embedded");
+        assert_eq!(status["sources"][0]["available"], true);
+    });
+}
+
+#[test]
+fn stop_during_the_embedded_models_prefill() {
+    within(Duration::from_secs(240), || {
+        let daemon = embedded_daemon();
+        // ~1,800 prompt tokens (the input is in the timeline and the message): seconds of prefill.
+        let long: String = (0..100)
+            .map(|i| format!("Item {i} is a small red box. "))
+            .collect();
+        let (mut child, out) = daemon.spawn(&["send", &long, "How many boxes are there?"]);
+        std::thread::sleep(Duration::from_millis(800));
+        let asked = Instant::now();
+        let stop = daemon.run(&["stop"]);
+        assert!(stop.status.success(), "{}", stderr(&stop));
+        let text = read_rest(out);
+        let ended = asked.elapsed();
+        assert!(child.wait().expect("exits").success());
+        assert!(ended < Duration::from_secs(3), "stop took {ended:?}");
+        assert!(
+            text.contains("已停止生成。") || !text.trim().is_empty(),
+            "{text:?}"
+        );
+        // The daemon and the model server keep serving after the cut.
+        let after = daemon.run(&["send", "Say yes."]);
+        assert!(after.status.success(), "{}", stderr(&after));
+    });
+}
+
+/// Few-shot examples in front of every request: the 135M model answers tool questions with
+/// prose zero-shot, but calls tools reliably after three examples (temperature 0).
+struct FewShot(Arc<dyn ChatProvider>);
+
+impl ChatProvider for FewShot {
+    fn name(&self) -> &str {
+        "few-shot"
+    }
+
+    fn chat_stream(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancelToken,
+        sink: &mut dyn FnMut(StreamChunk),
+    ) -> Result<(), ProviderError> {
+        let mut req = request.clone();
+        req.temperature = Some(0.0);
+        let mut shots = vec![Message::system(
+            "You answer weather questions only by calling get_weather.",
+        )];
+        for (i, city) in ["London", "Tokyo", "Berlin"].iter().enumerate() {
+            shots.push(Message::user(format!("What is the weather in {city}?")));
+            let mut call = Message::new(Role::Assistant, "");
+            call.tool_calls.push(ToolCallOut {
+                id: format!("shot_{i}"),
+                name: "get_weather".into(),
+                arguments: json!({"city": city}),
+            });
+            shots.push(call);
+        }
+        // The examples take the place of the kernel's system messages (prompt, timeline, source
+        // note), which a 135M model cannot weigh; everything else the kernel built is kept.
+        req.messages.retain(|m| m.role != Role::System);
+        req.messages.splice(0..0, shots);
+        self.0.chat_stream(&req, cancel, sink)
+    }
+}
+
+#[test]
+fn the_embedded_model_streams_a_tool_call_the_kernel_executes() {
+    within(Duration::from_secs(300), || {
+        let assets =
+            EmbeddedAssets::locate(None).expect("embedded model installed by `make setup`");
+        let opts = EmbeddedOptions {
+            threads: 1,
+            ..EmbeddedOptions::default()
+        };
+        let mut server = EmbeddedServer::start(assets, opts).expect("embedded server starts");
+        let url = server.base_url_source();
+        let cfg = SourceConfig {
+            name: "embedded".into(),
+            base_url: server.base_url(),
+            model: "smollm2-135m".into(),
+            adapter: "openai".into(),
+            max_tokens: 128,
+            ..SourceConfig::default()
+        };
+        let adapter = Arc::new(
+            Adapter::load("openai.lua", bundled::source("openai").expect("bundled"))
+                .expect("loads"),
+        );
+        let source =
+            LuaSource::with_base_url(cfg, adapter, HttpClient::new(), Arc::new(move || url.get()));
+        let registries = Registries::default();
+        let calls = Arc::new(Mutex::new(Vec::new()));
+        let seen = calls.clone();
+        let def = ToolDef {
+            name: "get_weather".into(),
+            description: "Current weather of a city".into(),
+            parameters: json!({"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]}),
+            ..ToolDef::default()
+        };
+        registries
+            .tools
+            .register(def, move |args: &Value| {
+                seen.lock().push(args.clone());
+                Ok(json!("sunny, 21 degrees"))
+            })
+            .expect("registers");
+        let turn = TurnConfig {
+            max_tool_turns: 2,
+            system_prompt: "You are a helpful assistant.".into(),
+            ..TurnConfig::default()
+        };
+        let graph_cfg = GraphConfig {
+            workers: Some(2),
+            pin: false,
+            turn,
+            agent_id: "test".into(),
+        };
+        let kernel = graph::build(graph_cfg, Arc::new(FewShot(Arc::new(source))), registries)
+            .expect("kernel");
+        let mut chain = kernel.handle().subscribe(KindMask::of(&[
+            EventKind::AgentLlmChain,
+            EventKind::ToolCall,
+        ]));
+        let reply = kernel
+            .handle()
+            .send_text("cli", "What is the weather in Paris?")
+            .recv_timeout(Duration::from_secs(240))
+            .expect("a reply");
+        assert!(!reply.skipped && !reply.error, "{reply:?}");
+        let calls = calls.lock().clone();
+        assert!(
+            !calls.is_empty(),
+            "the model's tool call reached the tool; reply: {reply:?}"
+        );
+        assert!(calls[0]["city"].is_string(), "{calls:?}");
+        let mut buf = Vec::new();
+        let mut first_chain = None;
+        let mut tool_event = None;
+        while let ReadResult::Event { kind, .. } = chain.try_next(&mut buf) {
+            let v: Value = serde_json::from_slice(&buf).expect("envelope");
+            match kind {
+                EventKind::AgentLlmChain if first_chain.is_none() => {
+                    first_chain = Some(v["payload"].clone())
+                }
+                EventKind::ToolCall if tool_event.is_none() => {
+                    tool_event = Some(v["payload"].clone())
+                }
+                _ => {}
+            }
+        }
+        let first_chain = first_chain.expect("agent_llm_chain published");
+        assert_eq!(
+            first_chain["tool_calls"][0]["name"], "get_weather",
+            "{first_chain}"
+        );
+        assert_eq!(
+            tool_event.expect("tool_call published")["result"],
+            "sunny, 21 degrees"
+        );
+        kernel.shutdown();
+        server.stop();
+    });
+}

@@ -1,0 +1,183 @@
+//! A `hearthd` child process with its own data dir, and the `hearth` CLI run against it.
+
+use std::io::{BufRead, BufReader, Read};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, ChildStdout, Command, Output, Stdio};
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::time::{Duration, Instant};
+
+/// Runs `body` on its own thread and fails the test if it does not finish within `limit`.
+pub fn within<T: Send + 'static>(limit: Duration, body: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let worker = std::thread::spawn(move || {
+        let _ = tx.send(body());
+    });
+    match rx.recv_timeout(limit) {
+        Ok(value) => value,
+        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => match worker.join() {
+            Err(panic) => std::panic::resume_unwind(panic),
+            Ok(()) => unreachable!("the body either sends its value or panics"),
+        },
+        Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+            panic!("watchdog: test did not finish within {limit:?}")
+        }
+    }
+}
+
+pub struct Daemon {
+    child: Child,
+    pub dir: PathBuf,
+    pub socket: PathBuf,
+}
+
+/// A source entry for hearth.toml.
+pub fn source(name: &str, base_url: &str, priority: i32) -> String {
+    format!(
+        "[[sources]]\nname = \"{name}\"\nbase_url = \"{base_url}\"\nmodel = \"test-model\"\nadapter = \"openai\"\npriority = {priority}\n"
+    )
+}
+
+impl Daemon {
+    /// Starts hearthd with `toml` appended to a config that turns off every automatic source.
+    pub fn start(toml: &str) -> Self {
+        Self::start_with(toml, |_| {})
+    }
+
+    /// Like `start`, letting the test prepare the data dir (custom adapters) first.
+    pub fn start_with(toml: &str, prepare: impl FnOnce(&Path)) -> Self {
+        static N: AtomicU32 = AtomicU32::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "hearth-e2e-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("temp dir");
+        prepare(&dir);
+        let config = dir.join("hearth.toml");
+        // Top-level keys first, then the test's own text, then (unless the test configures it)
+        // the embedded model switched off: TOML tables must follow the top-level keys.
+        let base = format!("data_dir = \"{}\"\nprobe_loopback = false\n", dir.display());
+        let embedded = if toml.contains("[embedded]") {
+            ""
+        } else {
+            "\n[embedded]\nenabled = false\n"
+        };
+        std::fs::write(&config, format!("{base}{toml}{embedded}")).expect("config");
+        let child = Command::new(env!("CARGO_BIN_EXE_hearthd"))
+            .arg("--config")
+            .arg(&config)
+            .env("HEARTH_LOG", "warn")
+            .env_remove("HEARTH_DATA_DIR")
+            .env_remove("HEARTH_SOCKET")
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("hearthd starts");
+        let socket = dir.join("hearth.sock");
+        let mut daemon = Self { child, dir, socket };
+        daemon.wait_ready(Duration::from_secs(60));
+        daemon
+    }
+
+    fn wait_ready(&mut self, limit: Duration) {
+        let deadline = Instant::now() + limit;
+        while UnixStream::connect(&self.socket).is_err() {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                panic!("hearthd exited before it was ready: {status}");
+            }
+            assert!(Instant::now() < deadline, "hearthd did not open its socket");
+            std::thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    pub fn cli(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hearth"));
+        cmd.env("HEARTH_SOCKET", &self.socket)
+            .env_remove("HEARTH_API_KEY");
+        cmd
+    }
+
+    /// Runs `hearth <args>` to completion.
+    pub fn run(&self, args: &[&str]) -> Output {
+        self.cli()
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("hearth runs")
+    }
+
+    /// Starts `hearth <args>` with its stdout piped, for streaming checks.
+    pub fn spawn(&self, args: &[&str]) -> (Child, ChildStdout) {
+        let mut child = self
+            .cli()
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .spawn()
+            .expect("hearth runs");
+        let out = child.stdout.take().expect("stdout");
+        (child, out)
+    }
+}
+
+impl Drop for Daemon {
+    fn drop(&mut self) {
+        let _ = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status();
+        let deadline = Instant::now() + Duration::from_secs(15);
+        while Instant::now() < deadline {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                let _ = std::fs::remove_dir_all(&self.dir);
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Reads `out` until `needle` has appeared, returning everything read so far.
+pub fn read_until(out: &mut ChildStdout, needle: &str, limit: Duration) -> String {
+    let deadline = Instant::now() + limit;
+    let mut seen = Vec::new();
+    let mut byte = [0u8; 1];
+    while !String::from_utf8_lossy(&seen).contains(needle) {
+        assert!(
+            Instant::now() < deadline,
+            "never saw {needle:?}; got {:?}",
+            String::from_utf8_lossy(&seen)
+        );
+        match out.read(&mut byte) {
+            Ok(1) => seen.push(byte[0]),
+            _ => panic!(
+                "stdout closed before {needle:?}; got {:?}",
+                String::from_utf8_lossy(&seen)
+            ),
+        }
+    }
+    String::from_utf8_lossy(&seen).into_owned()
+}
+
+pub fn read_rest(out: ChildStdout) -> String {
+    let mut s = String::new();
+    let _ = BufReader::new(out).read_to_string(&mut s);
+    s
+}
+
+#[allow(dead_code)]
+pub fn lines(out: ChildStdout) -> impl Iterator<Item = String> {
+    BufReader::new(out).lines().map_while(Result::ok)
+}

@@ -1,0 +1,12 @@
+//! End-to-end tests of `hearthd` and `hearth`: real daemon processes, the real Unix socket, real
+//! HTTP + SSE on loopback (a scripted OpenAI-compatible server) and the real embedded model.
+
+mod harness;
+mod llm_server;
+
+mod daemon_adapters;
+mod daemon_cli;
+mod daemon_fallback;
+mod daemon_flood;
+mod daemon_real_model;
+mod daemon_stop;
