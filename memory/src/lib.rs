@@ -7,6 +7,9 @@
 //! The durable store ([`Store`], one SQLite file in WAL mode) keeps the window, cold context,
 //! the journal of accepted inputs and replies, and suspended scheduler frames across restarts;
 //! its writes are synchronous, so the runtime calls it from a service thread.
+//! Text embedders ([`OnnxEmbedder`], the default dense model, and [`SparseEmbedder`], the
+//! announced fallback when it is not installed) and the shared Chinese/English [`tokens`]
+//! tokenizer live here too; the model files come from `make setup`, never from the network.
 //!
 //! ```
 //! use hearth_memory::{compute_token_budget, estimate_tokens};
@@ -19,6 +22,7 @@
 
 mod budget;
 mod context_event;
+mod embed;
 mod store;
 mod timeline;
 mod window;
@@ -30,6 +34,13 @@ pub use budget::{
     estimate_tokens, truncate_by_tokens,
 };
 pub use context_event::{ContextEvent, ToolOutput};
+pub use embed::{
+    DEFAULT_MAX_TOKENS, EmbedAssets, EmbedError, Embedder, FINGERPRINT_SHA_LEN, Fingerprint,
+    FingerprintParseError, MAX_BATCH, MODEL_FILE, ORT_DYLIB_ENV, OnnxEmbedder, Pooling,
+    RUNTIME_LIB_FILE, SparseEmbedder, SparseVector, TOKENIZER_FILE, TextEmbedder, TokenBatch,
+    USE_M3_MODEL_NAME, l2_normalize, onnx_environment, tokens,
+};
+pub use simd::{Kernel, Matrix, SimdError, TopK, top_k, top_k_where};
 pub use store::{
     COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdEntry, ColdMove, ColdRecord, ColdVectors, DenseVector,
     EventRecord, FrameRecord, JournalEntry, STORE_APPLICATION_ID, STORE_BUSY_TIMEOUT,
@@ -37,4 +48,3 @@ pub use store::{
 };
 pub use timeline::{TIMELINE_HEADER, format_timeline};
 pub use window::ContextWindow;
-pub use simd::{Kernel, Matrix, SimdError, TopK, top_k, top_k_where};

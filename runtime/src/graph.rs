@@ -13,6 +13,7 @@
 //! flood of submissions is absorbed on the other core while the kernel keeps stepping tasks.
 
 use crate::completion::{Completion, CompletionSink};
+use crate::durable::{Durable, Recovered};
 use crate::engine::{EdgeTx, Engine, EngineError, SendTimeoutError, ShutdownReport, edge};
 use crate::events::EventBus;
 use crate::ingress::{IngressGate, IngressNode, IngressOut, KernelHandle, Submission};
@@ -125,6 +126,18 @@ pub fn build(
     registries: Registries,
 ) -> Result<Kernel, EngineError> {
     let events = EventBus::with_default_ring(cfg.agent_id.clone());
+    build_with(cfg, provider, registries, events, None)
+}
+
+/// Builds and starts the kernel graph over `events`, durable when `durability` is given (the
+/// store handle and what it held at start-up).
+pub fn build_with(
+    cfg: GraphConfig,
+    provider: Arc<dyn ChatProvider>,
+    registries: Registries,
+    events: EventBus,
+    durability: Option<(Durable, Recovered)>,
+) -> Result<Kernel, EngineError> {
     let workers = cfg
         .workers
         .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
@@ -157,7 +170,11 @@ pub fn build(
         stages: registries.stages.clone(),
     };
     let pool = ToolPool::new(env, done);
-    let turn = TurnEngine::new(cfg.turn, provider_service, pool, events.clone());
+    let mut turn = TurnEngine::new(cfg.turn, provider_service, pool, events.clone());
+    let durable = durability.as_ref().map(|(d, _)| d.clone());
+    if let Some((durable, recovered)) = durability {
+        turn = turn.with_durable(durable, recovered);
+    }
 
     let kernel = KernelNode::new(
         turn,
@@ -181,7 +198,7 @@ pub fn build(
     engine.spawn(0, kernel)?;
     engine.spawn(ingress_worker, ingress)?;
     engine.start()?;
-    let handle = KernelHandle::new(submit_tx, events.ring().clone(), gate.clone());
+    let handle = KernelHandle::new(submit_tx, events.ring().clone(), gate.clone(), durable);
     Ok(Kernel {
         engine,
         handle,

@@ -3,6 +3,7 @@
 //! A full edge is answered at once with a `queue_full` skipped reply — backpressure, never a
 //! caller left waiting and never a silent drop.
 
+use crate::durable::Durable;
 use crate::engine::{EdgeRx, EdgeTx, Node, NodeCx, Poll, TrySendError};
 use crate::input::{InputEvent, Reply, Trust, skip};
 use crate::kernel_node::Control;
@@ -57,6 +58,7 @@ pub struct KernelHandle {
     submit: EdgeTx<Submission>,
     ring: Subscriber,
     gate: Arc<IngressGate>,
+    durable: Option<Durable>,
 }
 
 impl KernelHandle {
@@ -64,8 +66,39 @@ impl KernelHandle {
         submit: EdgeTx<Submission>,
         ring: Subscriber,
         gate: Arc<IngressGate>,
+        durable: Option<Durable>,
     ) -> Self {
-        Self { submit, ring, gate }
+        Self {
+            submit,
+            ring,
+            gate,
+            durable,
+        }
+    }
+
+    /// Journals `input` (when the kernel is durable) and submits it. `Ok` means the input is
+    /// durable and on its way: the caller may acknowledge it. The reply arrives on the channel
+    /// the caller attached.
+    pub fn submit_durably(&self, mut input: InputEvent, interrupt: bool) -> Result<(), String> {
+        if let Some(durable) = &self.durable {
+            let kind = if interrupt { "interrupt" } else { "input" };
+            if let Err(e) = durable.accept(&input, kind) {
+                let message =
+                    format!("the input could not be recorded, so it was not accepted: {e}");
+                input.send_reply(Reply {
+                    content: message.clone(),
+                    error: true,
+                    ..Reply::default()
+                });
+                return Err(message);
+            }
+        }
+        if interrupt {
+            self.interrupt_with(input);
+        } else {
+            self.submit_with(input);
+        }
+        Ok(())
     }
 
     fn send(&self, submission: Submission) {

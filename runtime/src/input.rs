@@ -47,6 +47,59 @@ pub enum Trust {
     External,
 }
 
+/// The one-shot answer channel of an input. Sending consumes it, so a second reply cannot be
+/// written; dropping it unanswered answers `skipped/dropped`, so no caller can wait forever.
+#[derive(Debug)]
+pub struct ReplyHandle {
+    request_id: String,
+    tx: Option<Sender<Reply>>,
+}
+
+impl ReplyHandle {
+    fn none(request_id: String) -> Self {
+        Self {
+            request_id,
+            tx: None,
+        }
+    }
+
+    /// Whether a caller is waiting on this handle.
+    pub fn is_live(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    pub fn request_id(&self) -> &str {
+        &self.request_id
+    }
+
+    /// Sends the terminal reply (stamped with the request id).
+    pub fn send(mut self, reply: Reply) -> bool {
+        self.deliver(reply)
+    }
+
+    fn deliver(&mut self, mut reply: Reply) -> bool {
+        reply.request_id.clone_from(&self.request_id);
+        match self.tx.take() {
+            // Capacity 1 and a single sender: this cannot block; a dropped receiver is fine.
+            Some(tx) => tx.try_send(reply).is_ok(),
+            None => false,
+        }
+    }
+}
+
+impl Drop for ReplyHandle {
+    fn drop(&mut self) {
+        if self.tx.is_some() {
+            tracing::warn!(request = %self.request_id, "input dropped before its reply; answering skipped/dropped");
+            self.deliver(Reply {
+                skipped: true,
+                reason: Some(skip::DROPPED.into()),
+                ..Reply::default()
+            });
+        }
+    }
+}
+
 /// One input event (SPEC §1 `InputEvent`).
 #[derive(Debug)]
 pub struct InputEvent {
@@ -58,7 +111,7 @@ pub struct InputEvent {
     pub output_channel: String,
     pub trust: Trust,
     pub received_at_ms: i64,
-    reply: Option<Sender<Reply>>,
+    reply: ReplyHandle,
 }
 
 impl InputEvent {
@@ -70,15 +123,35 @@ impl InputEvent {
 
     pub fn new(source: impl Into<String>, payload: Map<String, Value>) -> Self {
         let source = source.into();
+        let request_id = new_request_id();
         Self {
-            request_id: new_request_id(),
+            reply: ReplyHandle::none(request_id.clone()),
+            request_id,
             output_channel: source.clone(),
             source,
             kind: "text".into(),
             payload,
             trust: Trust::Builtin,
             received_at_ms: now_ms(),
-            reply: None,
+        }
+    }
+
+    /// Rebuilds an input from its journal record (after a restart); nobody waits on it.
+    pub fn recovered(
+        request_id: String,
+        source: String,
+        payload: Map<String, Value>,
+        accepted_ms: i64,
+    ) -> Self {
+        Self {
+            reply: ReplyHandle::none(request_id.clone()),
+            request_id,
+            output_channel: source.clone(),
+            source,
+            kind: "text".into(),
+            payload,
+            trust: Trust::Builtin,
+            received_at_ms: accepted_ms,
         }
     }
 
@@ -100,7 +173,10 @@ impl InputEvent {
     /// Attaches a reply channel and returns its receiving end; the kernel answers exactly once.
     pub fn reply_channel(&mut self) -> Receiver<Reply> {
         let (tx, rx) = crossbeam_channel::bounded(1);
-        self.reply = Some(tx);
+        self.reply = ReplyHandle {
+            request_id: self.request_id.clone(),
+            tx: Some(tx),
+        };
         rx
     }
 
@@ -123,17 +199,17 @@ impl InputEvent {
     }
 
     pub fn has_reply(&self) -> bool {
-        self.reply.is_some()
+        self.reply.is_live()
+    }
+
+    /// Takes the reply channel out (to answer from another thread); the input keeps a dead one.
+    pub fn take_reply(&mut self) -> ReplyHandle {
+        std::mem::replace(&mut self.reply, ReplyHandle::none(self.request_id.clone()))
     }
 
     /// Sends the terminal reply. Taking the sender makes a second reply impossible by construction.
-    pub fn send_reply(&mut self, mut reply: Reply) -> bool {
-        reply.request_id.clone_from(&self.request_id);
-        match self.reply.take() {
-            // Capacity 1 and a single sender: this cannot block; a dropped receiver is fine.
-            Some(tx) => tx.try_send(reply).is_ok(),
-            None => false,
-        }
+    pub fn send_reply(&mut self, reply: Reply) -> bool {
+        self.take_reply().send(reply)
     }
 
     pub fn skip(&mut self, reason: &str) -> bool {
@@ -142,18 +218,6 @@ impl InputEvent {
             reason: Some(reason.into()),
             ..Reply::default()
         })
-    }
-}
-
-/// The terminal-reply guarantee by construction: an input dropped anywhere without having been
-/// answered (an edge torn down at shutdown, a task lost to a bug) answers its caller on the way
-/// out, so a synchronous caller can never wait forever.
-impl Drop for InputEvent {
-    fn drop(&mut self) {
-        if self.reply.is_some() {
-            tracing::warn!(request = %self.request_id, "input dropped before its reply; answering skipped/dropped");
-            self.skip(skip::DROPPED);
-        }
     }
 }
 

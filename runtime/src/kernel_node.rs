@@ -51,7 +51,7 @@ impl KernelNode {
             };
             moved = true;
             if let Err(mut input) = self.engine.accept_input(input, kind, now) {
-                input.skip(skip::QUEUE_FULL);
+                self.engine.skip_input(&mut input, skip::QUEUE_FULL);
             }
         }
         let full = !self.engine.has_room() && !self.inbox.inputs.is_empty();

@@ -22,6 +22,7 @@ pub mod adapter;
 pub mod completion;
 pub mod config;
 pub mod daemon;
+pub mod durable;
 pub mod embedded;
 pub mod engine;
 pub mod events;

@@ -127,10 +127,7 @@ mod tests {
         let h1 = "a".repeat(64);
         let h2 = "B".repeat(64);
         let sums = format!("{h1}  use_m3.onnx.bak\n{h2} *use_m3.onnx\n");
-        assert_eq!(
-            sha256_from_sums(&sums, "use_m3.onnx"),
-            Some("b".repeat(64))
-        );
+        assert_eq!(sha256_from_sums(&sums, "use_m3.onnx"), Some("b".repeat(64)));
         assert_eq!(sha256_from_sums(&sums, "sp.model"), None);
         assert_eq!(sha256_from_sums("xyz  use_m3.onnx", "use_m3.onnx"), None);
     }

@@ -8,6 +8,8 @@
 // The one unsafe operation here views the block vector as the floats it is made of.
 #![allow(unsafe_code)]
 
+use std::fmt;
+
 use super::SimdError;
 
 /// Floats per 64-byte block; rows are padded to a whole number of blocks.
@@ -27,7 +29,7 @@ impl Block {
 
 /// Unit-length vectors of one dimension, stored row after row so that scoring a query against
 /// all of them is a single dot-product sweep (see [`Kernel::scores`](super::Kernel::scores)).
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct Matrix {
     dim: usize,
     /// Floats from one row start to the next: `dim` rounded up to [`BLOCK_FLOATS`].
@@ -180,6 +182,17 @@ impl Matrix {
         let dim = self.dim;
         self.len += 1;
         &mut self.floats_mut()[start..start + dim]
+    }
+}
+
+impl fmt::Debug for Matrix {
+    /// The shape only: a derived `Debug` would print every float of a 150 MB matrix.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Matrix")
+            .field("dim", &self.dim)
+            .field("stride", &self.stride)
+            .field("len", &self.len)
+            .finish_non_exhaustive()
     }
 }
 

@@ -194,7 +194,7 @@ proptest! {
         k in 0usize..40,
         modulus in 1usize..5,
     ) {
-        let keep = |row: usize| row % modulus == 0;
+        let keep = |row: usize| row.is_multiple_of(modulus);
         let got = top_k_where(&matrix, &query, k, keep).expect("matching dim");
         prop_assert!(got.iter().all(|&(row, _)| keep(row)));
         prop_assert_eq!(got, full_sort(Kernel::best(), &matrix, &query, k, keep));
@@ -449,4 +449,12 @@ fn swap_remove_out_of_range_panics() {
 #[should_panic(expected = "different lengths")]
 fn dot_of_mismatched_lengths_panics() {
     Kernel::best().dot(&[1.0, 2.0], &[1.0]);
+}
+
+#[test]
+fn debug_shows_the_shape_not_the_floats() {
+    let mut matrix = Matrix::new(20);
+    matrix.push(&[1.5; 20]).expect("matching dim");
+    let shown = format!("{matrix:?}");
+    assert_eq!(shown, "Matrix { dim: 20, stride: 32, len: 1, .. }");
 }

@@ -74,7 +74,9 @@ impl TopK {
         self.run_where(matrix, query, k, |_| true)
     }
 
-    /// As [`TopK::run`], over only the rows for which `keep(row)` is true.
+    /// As [`TopK::run`], over only the rows for which `keep(row)` is true. `keep` is asked only
+    /// about rows whose score could enter the result, possibly from several threads and in any
+    /// order, so it should be a pure test (e.g. a lookup in a tombstone or fingerprint table).
     pub fn run_where<F>(
         &self,
         matrix: &Matrix,

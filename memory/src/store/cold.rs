@@ -8,7 +8,9 @@ use std::path::Path;
 use rusqlite::{Row, TransactionBehavior, params};
 
 use super::error::{SqlContext, StoreError};
-use super::events::{DenseVector, EVENT_COLUMNS, dense_from_columns, event_from_row, floats_from_blob};
+use super::events::{
+    DenseVector, EVENT_COLUMNS, dense_from_columns, event_from_row, floats_from_blob,
+};
 use super::{Store, StoreReader};
 use crate::ContextEvent;
 
@@ -288,7 +290,11 @@ impl StoreReader {
     /// Keyword search: entries whose tokens contain any of `query_tokens` (space-separated,
     /// tokenised like the stored tokens), best first, at most `limit`. The score is SQLite's
     /// `bm25()` negated, so higher is better and every match scores above 0.
-    pub fn cold_fts(&self, query_tokens: &str, limit: usize) -> Result<Vec<(i64, f64)>, StoreError> {
+    pub fn cold_fts(
+        &self,
+        query_tokens: &str,
+        limit: usize,
+    ) -> Result<Vec<(i64, f64)>, StoreError> {
         const OP: &str = "cold_fts";
         let path = &self.path;
         let Some(query) = fts_query(query_tokens) else {
@@ -301,8 +307,8 @@ impl StoreReader {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT rowid, bm25(cold_fts) AS rank FROM cold_fts WHERE cold_fts MATCH ?1 \
-                 ORDER BY rank, rowid LIMIT ?2",
+                "SELECT rowid, bm25(cold_fts) AS score FROM cold_fts WHERE cold_fts MATCH ?1 \
+                 ORDER BY score, rowid LIMIT ?2",
             )
             .ctx(OP, path)?;
         stmt.query_map(params![query, limit], |r| {
@@ -398,7 +404,11 @@ impl ColdVectors<'_> {
             let id: i64 = row.get(0).ctx(OP, path)?;
             let blob: Vec<u8> = row.get(1).ctx(OP, path)?;
             let values = floats_from_blob(&blob).ok_or_else(|| {
-                StoreError::data(OP, path, format!("cold {id}: dense blob of {} bytes", blob.len()))
+                StoreError::data(
+                    OP,
+                    path,
+                    format!("cold {id}: dense blob of {} bytes", blob.len()),
+                )
             })?;
             self.after = id;
             self.batch.push_back((id, values));
@@ -415,12 +425,13 @@ impl Iterator for ColdVectors<'_> {
     type Item = Result<(i64, Vec<f32>), StoreError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.batch.is_empty() && !self.done {
-            if let Err(e) = self.fill() {
-                self.done = true;
-                self.batch.clear();
-                return Some(Err(e));
-            }
+        if self.batch.is_empty()
+            && !self.done
+            && let Err(e) = self.fill()
+        {
+            self.done = true;
+            self.batch.clear();
+            return Some(Err(e));
         }
         self.batch.pop_front().map(Ok)
     }

@@ -12,7 +12,9 @@ use rusqlite::ErrorCode;
 pub enum StoreError {
     /// The file is not a SQLite database, or SQLite found it damaged. The file is left exactly
     /// as it was: the store never deletes or recreates a database on its own.
-    #[error("{op}: {path} is not a readable SQLite database or is corrupt ({detail}); it was left untouched")]
+    #[error(
+        "{op}: {path} is not a readable SQLite database or is corrupt ({detail}); it was left untouched"
+    )]
     Corrupt {
         op: &'static str,
         path: PathBuf,
@@ -20,7 +22,9 @@ pub enum StoreError {
     },
     /// A SQLite database that is not a Hearth memory store (it has tables but no
     /// `schema_version`, or another application id). Left untouched.
-    #[error("{op}: {path} is a SQLite database but not a Hearth memory store ({detail}); it was left untouched")]
+    #[error(
+        "{op}: {path} is a SQLite database but not a Hearth memory store ({detail}); it was left untouched"
+    )]
     Foreign {
         op: &'static str,
         path: PathBuf,
@@ -41,7 +45,9 @@ pub enum StoreError {
         known: u32,
     },
     /// A read connection found a database that the writer has not migrated yet.
-    #[error("{op}: {path} has schema version {found}, older than {known}; open it with Store::open first")]
+    #[error(
+        "{op}: {path} has schema version {found}, older than {known}; open it with Store::open first"
+    )]
     NotMigrated {
         op: &'static str,
         path: PathBuf,

@@ -37,7 +37,7 @@ impl DenseVector {
 
 /// Decodes a `dense` blob; `None` when its length is not a multiple of 4.
 pub(super) fn floats_from_blob(blob: &[u8]) -> Option<Vec<f32>> {
-    if blob.len() % 4 != 0 {
+    if !blob.len().is_multiple_of(4) {
         return None;
     }
     Some(
@@ -65,7 +65,11 @@ pub(super) fn dense_from_columns(
             }))
         }
         (None, None) => Ok(None),
-        _ => Err(StoreError::data(op, path, "dense vector without fingerprint")),
+        _ => Err(StoreError::data(
+            op,
+            path,
+            "dense vector without fingerprint",
+        )),
     }
 }
 
@@ -154,7 +158,12 @@ pub(super) fn event_from_row(
         id: row.get(0).map_err(get)?,
         record: EventRecord {
             event,
-            dense: dense_from_columns(op, path, row.get(8).map_err(get)?, row.get(9).map_err(get)?)?,
+            dense: dense_from_columns(
+                op,
+                path,
+                row.get(8).map_err(get)?,
+                row.get(9).map_err(get)?,
+            )?,
             sparse: row.get(10).map_err(get)?,
             tokens: u64::try_from(tokens)
                 .map_err(|_| StoreError::data(op, path, format!("tokens {tokens}")))?,

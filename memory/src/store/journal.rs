@@ -26,7 +26,11 @@ pub struct JournalEntry {
 
 const JOURNAL_COLUMNS: &str = "request_id, source, kind, payload, accepted_ms, reply, replied_ms";
 
-fn entry_from_row(op: &'static str, path: &Path, row: &Row<'_>) -> Result<JournalEntry, StoreError> {
+fn entry_from_row(
+    op: &'static str,
+    path: &Path,
+    row: &Row<'_>,
+) -> Result<JournalEntry, StoreError> {
     let get = |e| StoreError::sql(op, path, e);
     let payload: String = row.get(3).map_err(get)?;
     let reply: Option<String> = row.get(5).map_err(get)?;

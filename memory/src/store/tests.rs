@@ -1,0 +1,979 @@
+//! Unit tests of the durable store. Every test runs under a watchdog and in its own directory.
+
+use std::fs;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc::{self, RecvTimeoutError};
+use std::thread;
+use std::time::Duration;
+
+use proptest::prelude::*;
+use rusqlite::Connection;
+use serde_json::json;
+
+use super::events::floats_from_blob;
+use super::schema::{MIGRATIONS, Migration, migrate};
+use super::*;
+use crate::{ContextEvent, ToolOutput};
+
+const LIMIT: Duration = Duration::from_secs(30);
+const HOUR_MS: i64 = 60 * 60 * 1000;
+
+fn watchdog<F: FnOnce() + Send + 'static>(body: F) {
+    let (tx, rx) = mpsc::channel();
+    let handle = thread::spawn(move || {
+        body();
+        let _ = tx.send(());
+    });
+    match rx.recv_timeout(LIMIT) {
+        Ok(()) => handle.join().expect("body finished"),
+        Err(RecvTimeoutError::Disconnected) => {
+            if let Err(panic) = handle.join() {
+                std::panic::resume_unwind(panic);
+            }
+        }
+        Err(RecvTimeoutError::Timeout) => panic!("store test still running after {LIMIT:?}"),
+    }
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("hearth-store-{name}-{}-{n}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("create test dir");
+        Self(dir)
+    }
+
+    fn db(&self) -> PathBuf {
+        self.0.join("memory.db")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+fn event(ts: i64, input: &str) -> ContextEvent {
+    ContextEvent::new(ts, "cli", input)
+}
+
+fn cold_record(ts: i64, tokens: &str) -> ColdRecord {
+    ColdRecord {
+        event: event(ts, tokens),
+        text: tokens.to_owned(),
+        tokens: tokens.to_owned(),
+        dense: None,
+        archived_from: "prune".to_owned(),
+    }
+}
+
+fn pragma_i64(store: &Store, name: &str) -> i64 {
+    store
+        .db
+        .conn
+        .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+        .expect("pragma")
+}
+
+fn window_inputs(store: &Store) -> Vec<String> {
+    store
+        .events_window()
+        .expect("window")
+        .into_iter()
+        .map(|e| e.record.event.input)
+        .collect()
+}
+
+#[test]
+fn store_open_sets_wal_full_sync_and_schema() {
+    watchdog(|| {
+        let dir = TempDir::new("open");
+        let store = Store::open(dir.db()).expect("open");
+        let mode: String = store
+            .db
+            .conn
+            .query_row("PRAGMA journal_mode", [], |r| r.get(0))
+            .expect("mode");
+        assert_eq!(mode, "wal");
+        assert_eq!(pragma_i64(&store, "synchronous"), 2, "synchronous = FULL");
+        assert_eq!(pragma_i64(&store, "foreign_keys"), 1);
+        assert_eq!(pragma_i64(&store, "busy_timeout"), 5000);
+        assert_eq!(
+            pragma_i64(&store, "application_id"),
+            i64::from(STORE_APPLICATION_ID)
+        );
+        assert_eq!(
+            store.schema_version().expect("version"),
+            STORE_SCHEMA_VERSION
+        );
+        assert_eq!(
+            MIGRATIONS.last().map(|m| m.version),
+            Some(STORE_SCHEMA_VERSION)
+        );
+        for (i, m) in MIGRATIONS.iter().enumerate() {
+            assert_eq!(m.version as usize, i + 1, "migrations are numbered 1, 2, …");
+        }
+        store.integrity_check().expect("fresh store is intact");
+        drop(store);
+
+        let again = Store::open(dir.db()).expect("reopen");
+        let rows: i64 = again
+            .db
+            .conn
+            .query_row("SELECT count(*) FROM schema_version", [], |r| r.get(0))
+            .expect("count");
+        assert_eq!(
+            rows,
+            i64::from(STORE_SCHEMA_VERSION),
+            "reopen applies nothing twice"
+        );
+    });
+}
+
+#[test]
+fn store_events_round_trip_in_time_order() {
+    watchdog(|| {
+        let dir = TempDir::new("events");
+        let mut store = Store::open(dir.db()).expect("open");
+        let mut first = event(100, "first").with_response("answer");
+        first.id = "evt-1".into();
+        first.tools_used = vec!["search".into()];
+        first.tool_results = vec![ToolOutput {
+            name: "search".into(),
+            output: "found".into(),
+        }];
+        let rec = EventRecord::new(first.clone())
+            .with_dense(DenseVector::new("fp-a", vec![1.0, -0.5, f32::MIN_POSITIVE]))
+            .with_sparse(r#"{"3":0.5}"#);
+        assert_eq!(rec.tokens, (5 * 2 + 6 * 2 + 5 * 2) as u64);
+        let id1 = store.event_append(&rec).expect("append");
+        let ids = store
+            .events_append(&[
+                EventRecord::new(event(300, "third")),
+                EventRecord::new(event(50, "older, recalled")),
+                EventRecord::new(event(100, "tie after first")),
+            ])
+            .expect("append many");
+        assert_eq!(ids.len(), 3);
+        assert!(ids.iter().all(|&id| id > id1), "ids grow");
+
+        assert_eq!(
+            window_inputs(&store),
+            ["older, recalled", "first", "tie after first", "third"]
+        );
+        let got = store.event_get(id1).expect("get").expect("present");
+        assert_eq!(got.record, rec, "every field comes back as written");
+        assert_eq!(store.event_get(9999).expect("get"), None);
+
+        // The vector is stored as little-endian f32 bytes, nothing else.
+        let blob: Vec<u8> = store
+            .db
+            .conn
+            .query_row("SELECT dense FROM events WHERE id = ?1", [id1], |r| {
+                r.get(0)
+            })
+            .expect("blob");
+        let mut expected = Vec::new();
+        for v in [1.0f32, -0.5, f32::MIN_POSITIVE] {
+            expected.extend_from_slice(&v.to_le_bytes());
+        }
+        assert_eq!(blob, expected);
+
+        let stats = store.events_stats().expect("stats");
+        let sum: u64 = store
+            .events_window()
+            .expect("window")
+            .iter()
+            .map(|e| e.record.tokens)
+            .sum();
+        assert_eq!(
+            stats,
+            WindowStats {
+                events: 4,
+                tokens: sum
+            }
+        );
+    });
+}
+
+#[test]
+fn store_events_append_many_is_all_or_nothing() {
+    watchdog(|| {
+        let dir = TempDir::new("events-atomic");
+        let mut store = Store::open(dir.db()).expect("open");
+        let err = store
+            .events_append(&[
+                EventRecord::new(event(1, "a")),
+                EventRecord::new(event(2, "b")).with_sparse("{not json"),
+                EventRecord::new(event(3, "c")),
+            ])
+            .expect_err("invalid sparse JSON is refused");
+        assert_eq!(err.op(), "events_append");
+        assert!(store.events_window().expect("window").is_empty());
+    });
+}
+
+#[test]
+fn store_events_set_dense_replaces_and_unknown_id_fails_batch() {
+    watchdog(|| {
+        let dir = TempDir::new("events-dense");
+        let mut store = Store::open(dir.db()).expect("open");
+        let id = store
+            .event_append(&EventRecord::new(event(1, "a")))
+            .expect("append");
+        let new = DenseVector::new("fp-b", vec![0.25; 4]);
+        let err = store
+            .events_set_dense(&[(id, new.clone()), (id + 100, new.clone())])
+            .expect_err("unknown id");
+        assert!(matches!(err, StoreError::Missing { id: bad, .. } if bad == id + 100));
+        assert_eq!(
+            store
+                .event_get(id)
+                .expect("get")
+                .expect("some")
+                .record
+                .dense,
+            None
+        );
+        store.events_set_dense(&[(id, new.clone())]).expect("set");
+        assert_eq!(
+            store
+                .event_get(id)
+                .expect("get")
+                .expect("some")
+                .record
+                .dense,
+            Some(new)
+        );
+    });
+}
+
+#[test]
+fn store_move_to_cold_keeps_timestamp_and_vector() {
+    watchdog(|| {
+        let dir = TempDir::new("move");
+        let mut store = Store::open(dir.db()).expect("open");
+        let old = event(1_000, "北京 天气").with_response("晴");
+        let dense = DenseVector::new("fp-a", vec![0.5, 0.25]);
+        let a = store
+            .event_append(&EventRecord::new(old.clone()).with_dense(dense.clone()))
+            .expect("append");
+        let b = store
+            .event_append(&EventRecord::new(event(2_000, "keep me")))
+            .expect("append");
+        let moved = store
+            .move_to_cold(
+                &[ColdMove {
+                    event_id: a,
+                    text: "北京 天气 晴".into(),
+                    tokens: "北京 天气 晴".into(),
+                }],
+                "prune",
+                5_000,
+            )
+            .expect("move");
+        assert_eq!(moved.len(), 1);
+        assert_eq!(window_inputs(&store), ["keep me"]);
+        assert!(store.event_get(b).expect("get").is_some());
+
+        let cold = store.cold_get(moved[0]).expect("get").expect("in cold");
+        assert_eq!(
+            cold.event, old,
+            "the archived event keeps its original timestamp"
+        );
+        assert_eq!(cold.event.timestamp_ms, 1_000);
+        assert_eq!(cold.dense, Some(dense));
+        assert_eq!(
+            (cold.access_count, cold.last_access_ms, cold.created_ms),
+            (0, 5_000, 5_000)
+        );
+        assert_eq!(cold.archived_from, "prune");
+        assert_eq!(cold.text, "北京 天气 晴");
+        let hits = store.cold_fts("天气", 10).expect("fts");
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), moved);
+    });
+}
+
+#[test]
+fn store_move_to_cold_unknown_or_repeated_id_moves_nothing() {
+    watchdog(|| {
+        let dir = TempDir::new("move-missing");
+        let mut store = Store::open(dir.db()).expect("open");
+        let a = store
+            .event_append(&EventRecord::new(event(1, "a")))
+            .expect("append");
+        let mv = |id| ColdMove {
+            event_id: id,
+            text: "a".into(),
+            tokens: "a".into(),
+        };
+        for moves in [vec![mv(a), mv(a + 7)], vec![mv(a), mv(a)]] {
+            let err = store
+                .move_to_cold(&moves, "prune", 9)
+                .expect_err("must fail");
+            assert!(matches!(err, StoreError::Missing { .. }), "{err}");
+            assert_eq!(window_inputs(&store), ["a"]);
+            assert_eq!(store.cold_count().expect("count"), 0);
+            assert!(store.cold_fts("a", 5).expect("fts").is_empty());
+        }
+    });
+}
+
+#[test]
+fn store_move_to_cold_failure_midway_moves_nothing() {
+    watchdog(|| {
+        let dir = TempDir::new("move-inject");
+        let mut store = Store::open(dir.db()).expect("open");
+        let ids = store
+            .events_append(&[
+                EventRecord::new(event(1, "one")),
+                EventRecord::new(event(2, "two")),
+                EventRecord::new(event(3, "three")),
+            ])
+            .expect("append");
+        // Fail the second cold insert, after the first event was written to cold and deleted
+        // from the window inside the transaction.
+        store
+            .db
+            .conn
+            .execute_batch(
+                "CREATE TEMP TRIGGER fail_second BEFORE INSERT ON main.cold \
+                 WHEN (SELECT count(*) FROM main.cold) >= 1 \
+                 BEGIN SELECT RAISE(ABORT, 'injected failure'); END;",
+            )
+            .expect("trigger");
+        let moves: Vec<ColdMove> = ids
+            .iter()
+            .map(|&id| ColdMove {
+                event_id: id,
+                text: "t".into(),
+                tokens: "t".into(),
+            })
+            .collect();
+        let err = store
+            .move_to_cold(&moves, "prune", 10)
+            .expect_err("injected");
+        assert!(err.to_string().contains("injected failure"), "{err}");
+        assert_eq!(window_inputs(&store), ["one", "two", "three"]);
+        assert_eq!(store.cold_count().expect("count"), 0);
+
+        store
+            .db
+            .conn
+            .execute_batch("DROP TRIGGER temp.fail_second")
+            .expect("drop trigger");
+        let cold = store.move_to_cold(&moves, "prune", 10).expect("move");
+        assert_eq!(cold.len(), 3);
+        assert!(window_inputs(&store).is_empty());
+        assert_eq!(store.cold_count().expect("count"), 3);
+    });
+}
+
+#[test]
+fn store_cold_touch_counts_access_and_never_deletes() {
+    watchdog(|| {
+        let dir = TempDir::new("touch");
+        let mut store = Store::open(dir.db()).expect("open");
+        let id = store
+            .cold_insert(&cold_record(10, "rust sqlite"), 100)
+            .expect("insert");
+        assert_eq!(store.cold_touch(&[id], 200).expect("touch"), 1);
+        assert_eq!(store.cold_touch(&[id, id + 50], 300).expect("touch"), 1);
+        let entry = store.cold_get(id).expect("get").expect("still there");
+        assert_eq!((entry.access_count, entry.last_access_ms), (2, 300));
+        // A clock that went backwards does not make an entry look idle longer.
+        store.cold_touch(&[id], 250).expect("touch");
+        let entry = store.cold_get(id).expect("get").expect("still there");
+        assert_eq!((entry.access_count, entry.last_access_ms), (3, 300));
+        assert_eq!(entry.event.timestamp_ms, 10);
+        assert_eq!(store.cold_count().expect("count"), 1);
+        assert_eq!(store.cold_fts("sqlite", 3).expect("fts").len(), 1);
+        // Reading is not an access.
+        store.cold_get(id).expect("get");
+        assert_eq!(
+            store.cold_get(id).expect("get").expect("some").access_count,
+            3
+        );
+    });
+}
+
+#[test]
+fn store_cold_fts_ranks_higher_is_better() {
+    watchdog(|| {
+        let dir = TempDir::new("fts");
+        let mut store = Store::open(dir.db()).expect("open");
+        let both = store
+            .cold_insert(&cold_record(1, "北京 天气 晴朗 北京"), 1)
+            .expect("insert");
+        let one = store
+            .cold_insert(&cold_record(2, "上海 天气 多云 下雨 很 冷"), 1)
+            .expect("insert");
+        let other = store
+            .cold_insert(&cold_record(3, "rust sqlite fts5"), 1)
+            .expect("insert");
+
+        let hits = store.cold_fts("北京 天气", 10).expect("fts");
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [both, one]);
+        assert!(
+            hits[0].1 > hits[1].1,
+            "better match scores higher: {hits:?}"
+        );
+        assert!(hits.iter().all(|h| h.1 > 0.0));
+        assert_eq!(store.cold_fts("北京 天气", 1).expect("fts").len(), 1);
+        assert_eq!(store.cold_fts("SQLite", 10).expect("fts")[0].0, other);
+        assert!(store.cold_fts("广州", 10).expect("fts").is_empty());
+        assert!(store.cold_fts("", 10).expect("fts").is_empty());
+        assert!(store.cold_fts("天气", 0).expect("fts").is_empty());
+        // FTS5 syntax in the query is literal, not an error.
+        assert!(store.cold_fts("\"rust OR NEAR( *", 10).expect("fts").len() == 1);
+
+        assert_eq!(store.cold_remove(&[other, other]).expect("remove"), 1);
+        assert!(store.cold_fts("rust", 10).expect("fts").is_empty());
+        assert_eq!(store.cold_get(other).expect("get"), None);
+    });
+}
+
+#[test]
+fn store_cold_vectors_stream_one_fingerprint_across_batches() {
+    watchdog(|| {
+        let dir = TempDir::new("vectors");
+        let mut store = Store::open(dir.db()).expect("open");
+        let records: Vec<EventRecord> = (0..1_200)
+            .map(|i| {
+                let fp = if i % 3 == 0 { "fp-b" } else { "fp-a" };
+                EventRecord::new(event(i, "v"))
+                    .with_dense(DenseVector::new(fp, vec![i as f32, -1.0]))
+            })
+            .chain((0..5).map(|i| EventRecord::new(event(i, "no vector"))))
+            .collect();
+        let ids = store.events_append(&records).expect("append");
+        let moves: Vec<ColdMove> = ids
+            .iter()
+            .map(|&id| ColdMove {
+                event_id: id,
+                text: "v".into(),
+                tokens: "v".into(),
+            })
+            .collect();
+        let cold = store.move_to_cold(&moves, "prune", 1).expect("move");
+
+        let got: Vec<(i64, Vec<f32>)> = store
+            .cold_vectors("fp-a")
+            .collect::<Result<_, _>>()
+            .expect("scan");
+        let expected: Vec<(i64, Vec<f32>)> = (0..1_200)
+            .filter(|i| i % 3 != 0)
+            .map(|i| (cold[i as usize], vec![i as f32, -1.0]))
+            .collect();
+        assert_eq!(got.len(), 800);
+        assert_eq!(got, expected);
+        assert_eq!(store.cold_vectors("fp-b").count(), 400);
+        assert_eq!(store.cold_vectors("fp-none").count(), 0);
+
+        let stale = store.cold_stale_vectors("fp-a").expect("stale");
+        assert_eq!(stale.len(), 405);
+        let fix: Vec<(i64, DenseVector)> = stale
+            .iter()
+            .map(|&id| (id, DenseVector::new("fp-a", vec![0.0, 0.0])))
+            .collect();
+        store.cold_set_dense(&fix).expect("backfill");
+        assert!(store.cold_stale_vectors("fp-a").expect("stale").is_empty());
+        assert_eq!(store.cold_vectors("fp-a").count(), 1_205);
+    });
+}
+
+#[test]
+fn store_cold_find_cold_boundaries_are_exact() {
+    watchdog(|| {
+        let dir = TempDir::new("find-cold");
+        let mut store = Store::open(dir.db()).expect("open");
+        let now = 1_000 * HOUR_MS;
+        let edge = now - COLD_MAX_IDLE_MS;
+        // (last access, accesses)
+        let cases = [
+            (edge - 1, 2), // idle just over 72 h, accessed twice: cold
+            (edge, 2),     // idle exactly 72 h: not yet
+            (edge - 1, 3), // accessed three times: kept
+            (edge - HOUR_MS, 0),
+            (now, 0),
+        ];
+        let mut ids = Vec::new();
+        for (last, accesses) in cases {
+            let id = store
+                .cold_insert(&cold_record(1, "x"), last)
+                .expect("insert");
+            for _ in 0..accesses {
+                store.cold_touch(&[id], last).expect("touch");
+            }
+            let e = store.cold_get(id).expect("get").expect("some");
+            assert_eq!((e.last_access_ms, e.access_count), (last, accesses));
+            ids.push(id);
+        }
+        let found = store
+            .cold_find_cold(now, COLD_MAX_IDLE_MS, COLD_MAX_ACCESS)
+            .expect("find");
+        assert_eq!(found, [ids[3], ids[0]], "least recently used first");
+        assert_eq!(
+            store
+                .cold_find_cold(now + 1, COLD_MAX_IDLE_MS, COLD_MAX_ACCESS)
+                .expect("find"),
+            [ids[3], ids[0], ids[1]]
+        );
+        assert_eq!(
+            store
+                .cold_find_cold(now, COLD_MAX_IDLE_MS, 3)
+                .expect("find"),
+            [ids[3], ids[0], ids[2]]
+        );
+        assert_eq!(
+            store.cold_count().expect("count"),
+            5,
+            "finding deletes nothing"
+        );
+    });
+}
+
+#[test]
+fn store_journal_accept_reply_pending() {
+    watchdog(|| {
+        let dir = TempDir::new("journal");
+        let mut store = Store::open(dir.db()).expect("open");
+        let reader = store.reader().expect("reader");
+        store
+            .journal_accept("r1", "cli", "input", &json!({"text": "hi"}), 10)
+            .expect("accept");
+        store
+            .journal_accept("r2", "web", "interrupt", &json!({"text": "stop"}), 11)
+            .expect("accept");
+        // Visible to another connection as soon as the call returned.
+        let pending = reader.journal_pending().expect("pending");
+        assert_eq!(
+            pending
+                .iter()
+                .map(|e| e.request_id.as_str())
+                .collect::<Vec<_>>(),
+            ["r1", "r2"]
+        );
+        assert_eq!(pending[1].payload, json!({"text": "stop"}));
+        assert_eq!(
+            (pending[1].source.as_str(), pending[1].kind.as_str()),
+            ("web", "interrupt")
+        );
+
+        let dup = store
+            .journal_accept("r1", "cli", "input", &json!({"text": "again"}), 12)
+            .expect_err("duplicate");
+        assert!(matches!(dup, StoreError::DuplicateRequest { .. }), "{dup}");
+        assert_eq!(
+            store.journal_get("r1").expect("get").expect("some").payload,
+            json!({"text": "hi"})
+        );
+
+        store
+            .journal_reply("r1", &json!({"status": "ok"}), 20)
+            .expect("reply");
+        let again = store
+            .journal_reply("r1", &json!({"status": "second"}), 21)
+            .expect_err("second reply");
+        assert!(
+            matches!(again, StoreError::AlreadyReplied { .. }),
+            "{again}"
+        );
+        let unknown = store
+            .journal_reply("nope", &json!(null), 21)
+            .expect_err("unknown");
+        assert!(
+            matches!(unknown, StoreError::UnknownRequest { .. }),
+            "{unknown}"
+        );
+
+        let r1 = reader.journal_get("r1").expect("get").expect("some");
+        assert_eq!(
+            (r1.reply, r1.replied_ms),
+            (Some(json!({"status": "ok"})), Some(20))
+        );
+        let pending = reader.journal_pending().expect("pending");
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].request_id, "r2");
+
+        assert_eq!(store.journal_forget_replied(11).expect("forget"), 1);
+        assert_eq!(
+            store.journal_forget_replied(100).expect("forget"),
+            0,
+            "r2 has no reply"
+        );
+        assert_eq!(store.journal_get("r1").expect("get"), None);
+        drop(reader);
+        drop(store);
+
+        let reopened = Store::open(dir.db()).expect("reopen");
+        let pending = reopened.journal_pending().expect("pending");
+        assert_eq!(pending.len(), 1);
+        assert_eq!(pending[0].request_id, "r2");
+    });
+}
+
+#[test]
+fn store_frames_load_in_stack_order() {
+    watchdog(|| {
+        let dir = TempDir::new("frames");
+        let mut store = Store::open(dir.db()).expect("open");
+        let frame = |task_id, pos| FrameRecord {
+            task_id,
+            request_id: format!("req-{task_id}"),
+            level: 2,
+            preempt_count: 1,
+            frame: json!({"step": "llm", "task": task_id}),
+            stack_pos: pos,
+        };
+        store.frames_save(&frame(7, 2), 1).expect("save");
+        store.frames_save(&frame(3, 0), 1).expect("save");
+        store.frames_save(&frame(5, 1), 1).expect("save");
+        let order: Vec<u64> = store
+            .frames_load()
+            .expect("load")
+            .iter()
+            .map(|f| f.task_id)
+            .collect();
+        assert_eq!(order, [3, 5, 7]);
+
+        let mut moved = frame(7, 0);
+        moved.preempt_count = u32::MAX;
+        moved.level = u8::MAX;
+        store.frames_save(&moved, 2).expect("replace");
+        let loaded = store.frames_load().expect("load");
+        assert_eq!(loaded.len(), 3);
+        assert_eq!(
+            loaded[1], moved,
+            "task 7 replaced, now at the bottom (tie by id)"
+        );
+
+        assert!(store.frames_remove(3).expect("remove"));
+        assert!(!store.frames_remove(3).expect("remove"));
+        assert!(!store.frames_remove(u64::MAX).expect("remove"));
+        let err = store
+            .frames_save(&frame(u64::MAX, 0), 1)
+            .expect_err("too large");
+        assert!(matches!(err, StoreError::Data { .. }), "{err}");
+        drop(store);
+        let reopened = Store::open(dir.db()).expect("reopen");
+        let ids: Vec<u64> = reopened
+            .frames_load()
+            .expect("load")
+            .iter()
+            .map(|f| f.task_id)
+            .collect();
+        assert_eq!(ids, [7, 5]);
+    });
+}
+
+#[test]
+fn store_migrates_a_version_1_database() {
+    watchdog(|| {
+        let dir = TempDir::new("migrate");
+        {
+            let mut conn = Connection::open(dir.db()).expect("raw open");
+            assert_eq!(
+                migrate(&mut conn, &dir.db(), &MIGRATIONS[..1]).expect("v1"),
+                1
+            );
+            conn.execute(
+                "INSERT INTO cold (event, timestamp_ms, source, text, tokens, last_access_ms, \
+                 created_ms, archived_from) VALUES (?1, 5, 'cli', 'old', '旧 记忆 alpha', 7, 7, 'prune')",
+                [serde_json::to_string(&event(5, "old")).expect("json")],
+            )
+            .expect("v1 row");
+            let fts: bool = conn
+                .query_row(
+                    "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'cold_fts')",
+                    [],
+                    |r| r.get(0),
+                )
+                .expect("query");
+            assert!(!fts, "a version-1 file has no FTS index");
+        }
+        let store = Store::open(dir.db()).expect("open migrates");
+        assert_eq!(store.schema_version().expect("version"), 2);
+        let hits = store.cold_fts("记忆", 5).expect("fts");
+        assert_eq!(
+            hits.len(),
+            1,
+            "rows written by version 1 are indexed by version 2"
+        );
+        let entry = store.cold_get(hits[0].0).expect("get").expect("some");
+        assert_eq!(entry.event, event(5, "old"));
+        store.integrity_check().expect("intact");
+    });
+}
+
+#[test]
+fn store_failed_migration_leaves_previous_version() {
+    watchdog(|| {
+        let dir = TempDir::new("migrate-fail");
+        let broken = [
+            MIGRATIONS[0],
+            Migration {
+                version: 2,
+                name: "broken",
+                sql: "CREATE TABLE half_done (a INTEGER); SELECT no_such_function();",
+            },
+        ];
+        let mut conn = Connection::open(dir.db()).expect("raw open");
+        let err = migrate(&mut conn, &dir.db(), &broken).expect_err("broken migration");
+        assert!(err.to_string().contains("migration 2 (broken)"), "{err}");
+        let version: i64 = conn
+            .query_row("SELECT max(version) FROM schema_version", [], |r| r.get(0))
+            .expect("version");
+        assert_eq!(version, 1);
+        let half: bool = conn
+            .query_row(
+                "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'half_done')",
+                [],
+                |r| r.get(0),
+            )
+            .expect("query");
+        assert!(!half, "the failed migration's statements were rolled back");
+        drop(conn);
+        // The real migrations pick up from version 1.
+        let store = Store::open(dir.db()).expect("open");
+        assert_eq!(
+            store.schema_version().expect("version"),
+            STORE_SCHEMA_VERSION
+        );
+    });
+}
+
+#[test]
+fn store_refuses_newer_schema_untouched() {
+    watchdog(|| {
+        let dir = TempDir::new("too-new");
+        let store = Store::open(dir.db()).expect("open");
+        store
+            .db
+            .conn
+            .execute(
+                "INSERT INTO schema_version (version, name, applied_ms) VALUES (99, 'future', 0)",
+                [],
+            )
+            .expect("future version");
+        drop(store);
+        let before = fs::read(dir.db()).expect("read");
+        let err = Store::open(dir.db()).err().expect("too new");
+        assert!(
+            matches!(
+                err,
+                StoreError::TooNew {
+                    found: 99,
+                    known: STORE_SCHEMA_VERSION,
+                    ..
+                }
+            ),
+            "{err}"
+        );
+        assert!(err.to_string().contains(&dir.db().display().to_string()));
+        let err = StoreReader::open(dir.db()).err().expect("too new");
+        assert!(matches!(err, StoreError::TooNew { .. }), "{err}");
+        assert_eq!(fs::read(dir.db()).expect("read"), before, "file untouched");
+    });
+}
+
+fn assert_corrupt_untouched(path: &Path, what: &str) {
+    let before = fs::read(path).expect("read");
+    let err = Store::open(path).err().expect(what);
+    assert!(matches!(err, StoreError::Corrupt { .. }), "{what}: {err}");
+    let shown = err.to_string();
+    assert!(shown.contains(&path.display().to_string()), "{shown}");
+    assert!(shown.contains("left untouched"), "{shown}");
+    assert_eq!(
+        fs::read(path).expect("read"),
+        before,
+        "{what}: file untouched"
+    );
+    assert!(path.exists());
+}
+
+#[test]
+fn store_corrupt_file_is_a_clear_error_and_kept() {
+    watchdog(|| {
+        let dir = TempDir::new("corrupt");
+        let text = dir.0.join("notes.db");
+        fs::write(&text, "these are my notes, not a database\n".repeat(40)).expect("write");
+        assert_corrupt_untouched(&text, "text file");
+
+        let mut store = Store::open(dir.db()).expect("open");
+        store
+            .journal_accept("r", "cli", "input", &json!({}), 1)
+            .expect("accept");
+        drop(store);
+        let mut bytes = fs::read(dir.db()).expect("read");
+        bytes[..16].copy_from_slice(b"garbage garbage!");
+        fs::write(dir.db(), &bytes).expect("write");
+        assert_corrupt_untouched(&dir.db(), "bad header");
+    });
+}
+
+#[test]
+fn store_refuses_foreign_sqlite_database() {
+    watchdog(|| {
+        let dir = TempDir::new("foreign");
+        {
+            let conn = Connection::open(dir.db()).expect("raw");
+            conn.execute_batch("CREATE TABLE photos (id INTEGER PRIMARY KEY, name TEXT)")
+                .expect("table");
+        }
+        let before = fs::read(dir.db()).expect("read");
+        let err = Store::open(dir.db()).err().expect("foreign");
+        assert!(matches!(err, StoreError::Foreign { .. }), "{err}");
+        assert_eq!(fs::read(dir.db()).expect("read"), before);
+    });
+}
+
+#[test]
+fn store_disk_full_rolls_back_whole_operation() {
+    watchdog(|| {
+        let dir = TempDir::new("full");
+        let mut store = Store::open(dir.db()).expect("open");
+        let pages = pragma_i64(&store, "page_count");
+        let _: i64 = store
+            .db
+            .conn
+            .query_row(&format!("PRAGMA max_page_count = {}", pages + 6), [], |r| {
+                r.get(0)
+            })
+            .expect("limit");
+        let big = "x".repeat(6_000);
+        let mut written = Vec::new();
+        let full = loop {
+            assert!(written.len() < 100, "the page limit never filled");
+            match store.event_append(&EventRecord::new(event(written.len() as i64, &big))) {
+                Ok(id) => written.push(id),
+                Err(e) => break e,
+            }
+        };
+        assert!(
+            matches!(
+                full,
+                StoreError::DiskFull {
+                    op: "event_append",
+                    ..
+                }
+            ),
+            "{full}"
+        );
+        assert!(full.to_string().contains("rolled back"));
+        let window = store.events_window().expect("window");
+        assert_eq!(window.iter().map(|e| e.id).collect::<Vec<_>>(), written);
+
+        let err = store
+            .journal_accept("big", "cli", "input", &json!({ "text": big }), 1)
+            .expect_err("full");
+        assert!(matches!(err, StoreError::DiskFull { .. }), "{err}");
+        assert_eq!(store.journal_get("big").expect("get"), None);
+
+        let moves: Vec<ColdMove> = written
+            .iter()
+            .map(|&id| ColdMove {
+                event_id: id,
+                text: big.clone(),
+                tokens: big.clone(),
+            })
+            .collect();
+        let err = store.move_to_cold(&moves, "prune", 1).expect_err("full");
+        assert!(matches!(err, StoreError::DiskFull { .. }), "{err}");
+        assert_eq!(store.events_window().expect("window").len(), written.len());
+        assert_eq!(store.cold_count().expect("count"), 0);
+        store.integrity_check().expect("intact after SQLITE_FULL");
+
+        let _: i64 = store
+            .db
+            .conn
+            .query_row("PRAGMA max_page_count = 1000000", [], |r| r.get(0))
+            .expect("limit");
+        store.move_to_cold(&moves, "prune", 1).expect("room again");
+        assert_eq!(store.cold_count().expect("count"), written.len() as u64);
+    });
+}
+
+#[test]
+fn store_reader_needs_migrated_file_and_sees_commits() {
+    watchdog(|| {
+        let dir = TempDir::new("reader");
+        fs::write(dir.db(), b"").expect("empty file");
+        let err = StoreReader::open(dir.db()).err().expect("not migrated");
+        assert!(
+            matches!(err, StoreError::NotMigrated { found: 0, .. }),
+            "{err}"
+        );
+
+        let mut store = Store::open(dir.db()).expect("open");
+        let reader = store.reader().expect("reader");
+        assert!(reader.events_window().expect("window").is_empty());
+        store
+            .event_append(&EventRecord::new(event(1, "seen")))
+            .expect("append");
+        assert_eq!(reader.events_window().expect("window").len(), 1);
+        assert_eq!(reader.path(), dir.db());
+        reader.integrity_check().expect("intact");
+    });
+}
+
+#[test]
+fn store_checkpoint_truncates_wal_and_keeps_data() {
+    watchdog(|| {
+        let dir = TempDir::new("checkpoint");
+        let mut store = Store::open(dir.db()).expect("open");
+        store
+            .journal_accept("r", "cli", "input", &json!({"n": 1}), 1)
+            .expect("accept");
+        let wal = dir.0.join("memory.db-wal");
+        assert!(fs::metadata(&wal).expect("wal").len() > 0);
+        store.checkpoint().expect("checkpoint");
+        assert_eq!(fs::metadata(&wal).expect("wal").len(), 0);
+        assert!(store.journal_get("r").expect("get").is_some());
+    });
+}
+
+#[test]
+fn store_error_names_op_and_path() {
+    let err = StoreError::DiskFull {
+        op: "journal_accept",
+        path: PathBuf::from("/data/memory.db"),
+    };
+    assert_eq!(err.op(), "journal_accept");
+    assert_eq!(err.path(), Path::new("/data/memory.db"));
+    assert!(
+        err.to_string()
+            .starts_with("journal_accept: disk full writing /data/memory.db")
+    );
+}
+
+#[test]
+fn store_handles_are_send() {
+    fn send<T: Send>() {}
+    send::<Store>();
+    send::<StoreReader>();
+    send::<StoreError>();
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn store_dense_blob_round_trips_bit_exact(bits in proptest::collection::vec(any::<u32>(), 0..64)) {
+        let values: Vec<f32> = bits.iter().map(|&b| f32::from_bits(b)).collect();
+        let blob = DenseVector::new("fp", values).to_blob();
+        prop_assert_eq!(blob.len(), bits.len() * 4);
+        let back = floats_from_blob(&blob).expect("multiple of 4");
+        prop_assert_eq!(back.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), bits);
+        if !blob.is_empty() {
+            prop_assert!(floats_from_blob(&blob[1..]).is_none());
+        }
+    }
+}

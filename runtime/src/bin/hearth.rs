@@ -226,7 +226,7 @@ fn print_terminal(answer: &Answer) -> ExitCode {
             eprintln!("hearth: {error}");
             ExitCode::from(1)
         }
-        Answer::Delta { .. } => ExitCode::SUCCESS,
+        Answer::Delta { .. } | Answer::Accepted { .. } => ExitCode::SUCCESS,
     }
 }
 

@@ -8,6 +8,8 @@ mod sources;
 pub use sources::{EMBEDDED_SOURCE, OLLAMA_LOOPBACK, Sources};
 
 use crate::config::{Config, SourceConfig};
+use crate::durable::Durable;
+use crate::events::EventBus;
 use crate::graph::{self, GraphConfig, Kernel, Registries};
 use crate::ingress::KernelHandle;
 use crate::socket::{Control, SocketServer};
@@ -26,6 +28,8 @@ pub enum DaemonError {
     },
     #[error("{0}")]
     Sources(String),
+    #[error("memory store: {0}")]
+    Store(String),
     #[error("starting the kernel: {0}")]
     Kernel(#[from] crate::engine::EngineError),
     #[error("socket {path}: {source}")]
@@ -104,7 +108,24 @@ impl Daemon {
         };
         let registries = Registries::default();
         builtins::register(&registries.tools, cfg.agent.utc_offset_secs.unwrap_or(0));
-        let kernel = graph::build(graph_cfg, sources.provider(), registries)?;
+        let events = EventBus::with_default_ring("hearth");
+        let store_path = cfg.data_dir.join("memory.db");
+        let (durable, recovered) = Durable::open(&store_path, events.clone())
+            .map_err(|e| DaemonError::Store(e.to_string()))?;
+        if !recovered.pending.is_empty() || !recovered.frames.is_empty() {
+            tracing::info!(
+                pending = recovered.pending.len(),
+                suspended = recovered.frames.len(),
+                "resuming work from before the restart"
+            );
+        }
+        let kernel = graph::build_with(
+            graph_cfg,
+            sources.provider(),
+            registries,
+            events,
+            Some((durable, recovered)),
+        )?;
         let control = Arc::new(DaemonControl {
             handle: kernel.handle(),
             sources: sources.clone(),

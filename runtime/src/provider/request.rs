@@ -100,6 +100,54 @@ impl Serialize for Message {
     }
 }
 
+/// Reads the shape `Serialize` writes (frames are persisted in it): `content` may be null and
+/// tool-call arguments are a JSON string inside `function`.
+impl<'de> Deserialize<'de> for Message {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct WireFunction {
+            name: String,
+            #[serde(default)]
+            arguments: String,
+        }
+        #[derive(Deserialize)]
+        struct WireCall {
+            #[serde(default)]
+            id: String,
+            function: WireFunction,
+        }
+        #[derive(Deserialize)]
+        struct Wire {
+            role: Role,
+            #[serde(default)]
+            content: Option<String>,
+            #[serde(default)]
+            reasoning_content: String,
+            #[serde(default)]
+            tool_call_id: String,
+            #[serde(default)]
+            tool_calls: Vec<WireCall>,
+        }
+        let w = Wire::deserialize(d)?;
+        Ok(Message {
+            role: w.role,
+            content: w.content.unwrap_or_default(),
+            reasoning_content: w.reasoning_content,
+            tool_call_id: w.tool_call_id,
+            tool_calls: w
+                .tool_calls
+                .into_iter()
+                .map(|c| ToolCallOut {
+                    id: c.id,
+                    arguments: serde_json::from_str(&c.function.arguments)
+                        .unwrap_or(Value::Object(Default::default())),
+                    name: c.function.name,
+                })
+                .collect(),
+        })
+    }
+}
+
 /// A tool offered to the model (OpenAI `tools[]` entry).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolSpec {
@@ -113,6 +161,29 @@ impl Serialize for ToolSpec {
         json!({"type": "function", "function": {
             "name": self.name, "description": self.description, "parameters": self.parameters}})
         .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolSpec {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        struct WireFunction {
+            name: String,
+            #[serde(default)]
+            description: String,
+            #[serde(default)]
+            parameters: Value,
+        }
+        #[derive(Deserialize)]
+        struct Wire {
+            function: WireFunction,
+        }
+        let w = Wire::deserialize(d)?;
+        Ok(ToolSpec {
+            name: w.function.name,
+            description: w.function.description,
+            parameters: w.function.parameters,
+        })
     }
 }
 
@@ -228,6 +299,35 @@ mod tests {
         assert_eq!(
             t,
             json!({"role": "tool", "content": "sunny", "tool_call_id": "c1"})
+        );
+    }
+
+    #[test]
+    fn messages_and_tool_specs_round_trip() {
+        let mut m = Message::new(Role::Assistant, "");
+        m.reasoning_content = "thinking".into();
+        m.tool_calls.push(ToolCallOut {
+            id: "c1".into(),
+            name: "f".into(),
+            arguments: json!({"a": [1, 2]}),
+        });
+        let back: Message =
+            serde_json::from_value(serde_json::to_value(&m).expect("ser")).expect("de");
+        assert_eq!(back, m);
+        let t = Message::tool("c1", "done");
+        assert_eq!(
+            serde_json::from_value::<Message>(serde_json::to_value(&t).expect("ser")).expect("de"),
+            t
+        );
+        let spec = ToolSpec {
+            name: "t".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        };
+        assert_eq!(
+            serde_json::from_value::<ToolSpec>(serde_json::to_value(&spec).expect("ser"))
+                .expect("de"),
+            spec
         );
     }
 

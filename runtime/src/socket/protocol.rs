@@ -69,6 +69,10 @@ impl Request {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Answer {
+    /// The request is durable (journaled) and queued; its answer follows.
+    Accepted {
+        request_id: String,
+    },
     /// A streamed piece of the answer (`reset` = discard what was shown, the call was cut).
     Delta {
         content: String,
@@ -112,7 +116,7 @@ impl Answer {
 
     /// Whether this line ends a streamed request.
     pub fn is_terminal(&self) -> bool {
-        !matches!(self, Answer::Delta { .. })
+        !matches!(self, Answer::Delta { .. } | Answer::Accepted { .. })
     }
 }
 

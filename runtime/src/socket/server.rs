@@ -262,10 +262,14 @@ fn stream_request(
     ]));
     let request_id = input.request_id.clone();
     let rx = input.reply_channel();
-    if interrupt {
-        kernel.interrupt_with(input);
-    } else {
-        kernel.submit_with(input);
+    if kernel.submit_durably(input, interrupt).is_ok() {
+        out.write_all(
+            Answer::Accepted {
+                request_id: request_id.clone(),
+            }
+            .to_line()
+            .as_bytes(),
+        )?;
     }
     let mut buf = Vec::new();
     loop {

@@ -12,15 +12,18 @@ use serde_json::json;
 impl TurnEngine {
     pub(super) fn finish(&mut self, mut cur: Current, terminal: Terminal) {
         let id = cur.task.id;
-        let frame = &cur.frame;
-        let record = !frame.critical;
+        let record = !cur.frame.critical;
         match terminal {
-            Terminal::Skipped(reason) => {
-                cur.task.input.skip(reason);
-            }
+            Terminal::Skipped(reason) => self.skip(&mut cur.task.input, &reason),
             Terminal::ShortCircuit(text) => self.emit_response(&mut cur, text, false),
             Terminal::Ok(text) => {
+                let text = if cur.frame.resumed_after_restart {
+                    format!("{}{text}", texts::RESUMED_NOTICE)
+                } else {
+                    text
+                };
                 if record {
+                    let frame = &cur.frame;
                     let mut evt = ContextEvent::new(
                         crate::input::now_ms(),
                         "agent",
@@ -29,7 +32,7 @@ impl TurnEngine {
                     .with_response(text.clone());
                     evt.tools_used.clone_from(&frame.tools_used);
                     evt.tool_results.clone_from(&frame.tool_results);
-                    self.context.append(evt);
+                    self.commit_event(evt);
                 }
                 self.emit_response(&mut cur, text, false);
             }
@@ -37,8 +40,9 @@ impl TurnEngine {
                 let text = texts::processing_error(&err);
                 tracing::warn!(task = id, "task failed: {err}");
                 if record {
-                    self.context.append(
-                        ContextEvent::new(crate::input::now_ms(), "agent", frame.input.clone())
+                    let input = cur.frame.input.clone();
+                    self.commit_event(
+                        ContextEvent::new(crate::input::now_ms(), "agent", input)
                             .with_response(text.clone()),
                     );
                 }
@@ -49,6 +53,22 @@ impl TurnEngine {
             self.sched.set_critical(false);
         }
         self.sched.done(id);
+    }
+
+    /// A skipped reply, journaled when the engine is durable (so it is not run again after a
+    /// restart).
+    pub(super) fn skip(&self, input: &mut crate::input::InputEvent, reason: &str) {
+        let reply = Reply {
+            skipped: true,
+            reason: Some(reason.to_string()),
+            ..Reply::default()
+        };
+        match &self.durable {
+            Some(durable) => durable.reply(input.take_reply(), reply, None),
+            None => {
+                input.send_reply(reply);
+            }
+        }
     }
 
     fn emit_response(&mut self, cur: &mut Current, text: String, error: bool) {
@@ -70,12 +90,18 @@ impl TurnEngine {
             usage: frame.usage,
             ..Reply::default()
         };
-        cur.task.input.send_reply(reply);
         let mut event = json!({"content": ctx.final_text, "channel": channel, "source": frame.source, "request_id": cur.task.input.request_id});
         if !frame.last_reasoning.is_empty() {
             event["reasoning_content"] = json!(frame.last_reasoning);
         }
-        self.events.publish(EventKind::AgentOutput, &event);
+        match &self.durable {
+            // Journaled first, then sent and published, on the store's thread.
+            Some(durable) => durable.reply(cur.task.input.take_reply(), reply, Some(event)),
+            None => {
+                cur.task.input.send_reply(reply);
+                self.events.publish(EventKind::AgentOutput, &event);
+            }
+        }
         ctx.response = None;
         self.run_stage(Stage::AfterOutput, &mut ctx, &channel);
     }

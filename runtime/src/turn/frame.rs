@@ -4,10 +4,11 @@
 use crate::provider::{Message, ToolCallOut, ToolSpec, Usage};
 use hearth_memory::ToolOutput;
 use hearth_stages::StageContext;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// The steps of the task state machine. Safe points lie only between steps.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum Step {
     /// Input preparation (SPEC §3.2): runs once per task, never again on resume.
     Input,
@@ -21,24 +22,24 @@ pub enum Step {
 }
 
 /// How a task ended.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum Terminal {
     /// A reply, recorded in the context window.
     Ok(String),
     /// `on_input` answered: replied without touching the context window.
     ShortCircuit(String),
     Failed(String),
-    Skipped(&'static str),
+    Skipped(String),
 }
 
 /// The outcome of one tool of the current batch.
-#[derive(Clone, Debug, PartialEq)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolOutcome {
     pub success: bool,
     pub raw: Value,
 }
 
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TaskFrame {
     pub step: Step,
     pub input: String,
@@ -75,6 +76,9 @@ pub struct TaskFrame {
     /// Index of the batch's single assistant message once written.
     pub assistant_idx: Option<usize>,
     pub terminal: Option<Terminal>,
+    /// The task was suspended when the daemon stopped and resumed after a restart.
+    #[serde(default)]
+    pub resumed_after_restart: bool,
 }
 
 impl TaskFrame {
@@ -110,6 +114,7 @@ impl TaskFrame {
             reply_only: false,
             assistant_idx: None,
             terminal: None,
+            resumed_after_restart: false,
         }
     }
 

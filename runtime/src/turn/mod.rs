@@ -17,6 +17,7 @@ mod tools;
 pub use frame::{Step, TaskFrame, Terminal, ToolOutcome};
 
 use crate::completion::Completion;
+use crate::durable::{Durable, Recovered};
 use crate::events::EventBus;
 use crate::input::{InputEvent, Reply, Trust, skip};
 use crate::provider::CancelToken;
@@ -99,6 +100,9 @@ pub struct TurnEngine {
     events: EventBus,
     recent_inputs: HashMap<(String, String), Instant>,
     next_call: u64,
+    durable: Option<Durable>,
+    /// Frames of tasks suspended before a restart, by request id (with their old task id).
+    recovered_frames: HashMap<String, (u64, TaskFrame)>,
 }
 
 impl std::fmt::Debug for TurnEngine {
@@ -126,7 +130,66 @@ impl TurnEngine {
             events,
             recent_inputs: HashMap::new(),
             next_call: 0,
+            durable: None,
+            recovered_frames: HashMap::new(),
         }
+    }
+
+    /// Makes the engine durable and takes over what the store held: the working window, the
+    /// inputs accepted but never answered (queued again in acceptance order), and the frames of
+    /// tasks that were suspended (they resume from where they were, with a visible notice).
+    pub fn with_durable(mut self, durable: Durable, recovered: Recovered) -> Self {
+        for event in recovered.events {
+            self.context.append(event);
+        }
+        for record in recovered.frames {
+            match serde_json::from_value::<TaskFrame>(record.frame) {
+                Ok(frame) => {
+                    self.recovered_frames
+                        .insert(record.request_id, (record.task_id, frame));
+                }
+                Err(e) => {
+                    tracing::error!(request = %record.request_id, "suspended frame unreadable, the task restarts: {e}")
+                }
+            }
+        }
+        let now = Instant::now();
+        let resumed = recovered.pending.len();
+        for entry in recovered.pending {
+            let Value::Object(payload) = entry.payload else {
+                continue;
+            };
+            let input =
+                InputEvent::recovered(entry.request_id, entry.source, payload, entry.accepted_ms);
+            if entry.kind == "interrupt" {
+                let level = Level::from_payload(input.str_field("priority"));
+                self.register(input, level, now);
+            } else if let Err(input) = self.accept_input(input, TaskKind::Input, now) {
+                tracing::error!(request = %input.request_id, "ready queue full while recovering; input left pending");
+            }
+        }
+        if resumed > 0 {
+            tracing::info!(
+                resumed,
+                frames = self.recovered_frames.len(),
+                "resuming inputs accepted before the restart"
+            );
+        }
+        self.durable = Some(durable);
+        self
+    }
+
+    /// Answers an input the engine will not run (`queue_full`), journaled when durable.
+    pub fn skip_input(&self, input: &mut InputEvent, reason: &str) {
+        self.skip(input, reason);
+    }
+
+    /// Appends to the working window, durably when the engine is.
+    fn commit_event(&mut self, event: hearth_memory::ContextEvent) {
+        if let Some(durable) = &self.durable {
+            durable.record_event(event.clone());
+        }
+        self.context.append(event);
     }
 
     pub fn context(&self) -> &ContextWindow {
@@ -204,7 +267,7 @@ impl TurnEngine {
         let registered = self.sched.register_interrupt(input, level, now);
         let preempted = registered.preempted();
         if let Some(mut evicted) = registered.into_dropped() {
-            evicted.input.skip(skip::QUEUE_FULL);
+            self.skip(&mut evicted.input, skip::QUEUE_FULL);
         }
         if preempted {
             self.cancel_llm();
@@ -350,6 +413,16 @@ impl TurnEngine {
         if !cur.frame.critical && self.sched.should_suspend() {
             let cur = self.current.take().expect("checked above");
             let (id, level) = (cur.task.id, cur.task.level);
+            if let Some(durable) = &self.durable {
+                durable.save_frame(hearth_memory::FrameRecord {
+                    task_id: id,
+                    request_id: cur.task.input.request_id.clone(),
+                    level: level.as_u8(),
+                    preempt_count: cur.task.preempt_count + 1,
+                    frame: serde_json::to_value(&cur.frame).unwrap_or(Value::Null),
+                    stack_pos: self.sched.stack_depth() as u32,
+                });
+            }
             self.sched.set_critical(false);
             self.sched.suspend(cur.task, cur.frame, now);
             self.events.publish(

@@ -16,11 +16,11 @@ impl TurnEngine {
         let input = &cur.task.input;
         let text = input.content().to_string();
         if text.trim().is_empty() {
-            cur.frame.terminal = Some(Terminal::Skipped(skip::EMPTY_INPUT));
+            cur.frame.terminal = Some(Terminal::Skipped(skip::EMPTY_INPUT.into()));
             return;
         }
         if self.is_duplicate(&input.source, &text, now) {
-            cur.frame.terminal = Some(Terminal::Skipped(skip::DUPLICATE));
+            cur.frame.terminal = Some(Terminal::Skipped(skip::DUPLICATE.into()));
             return;
         }
         let frame = &mut cur.frame;

@@ -12,6 +12,8 @@ pub const CONTINUE_AFTER_DELIVERY: &str =
     "若你的回复已完成，直接返回纯文本即可结束本轮，无需再调用任何工具。";
 /// Prefix of an interrupt input shown to the model as a system message.
 pub const INTERRUPT_PREFIX: &str = "[中断消息] ";
+/// Prefix of the reply of a task that was suspended when the daemon stopped and resumed after.
+pub const RESUMED_NOTICE: &str = "[resumed after a restart] ";
 /// Failure of a `_consolidation_` task whose LLM call was cancelled.
 pub const INTERRUPTED_BY_INPUT: &str = "interrupted by user input";
 

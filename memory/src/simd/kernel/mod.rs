@@ -79,7 +79,6 @@ impl Kernel {
             #[cfg(target_arch = "aarch64")]
             Kernel::Neon => std::arch::is_aarch64_feature_detected!("neon"),
             Kernel::Scalar => true,
-            #[allow(unreachable_patterns)]
             _ => false,
         }
     }

@@ -1,0 +1,129 @@
+//! `hearthd` start-up to ready (socket accepting), idle RSS and idle CPU over a window, for a
+//! daemon with no source (nothing but the kernel) — the footprint DESIGN §5 budgets
+//! (≤ 25 MB RSS, ~0 % CPU). Set HEARTH_IDLE_SECS to change the idle window (default 60).
+
+use std::os::unix::net::UnixStream;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+fn hearthd() -> std::path::PathBuf {
+    let exe = std::env::current_exe().expect("bench path");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+    let bin = dir.join("hearthd");
+    assert!(
+        bin.exists(),
+        "{} missing: run `cargo build --release -p hearth-runtime --bins` (make bench does)",
+        bin.display()
+    );
+    bin
+}
+
+fn proc_field(pid: u32, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// utime + stime in clock ticks.
+fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    fields
+        .get(11)
+        .and_then(|u| u.parse::<u64>().ok())
+        .unwrap_or(0)
+        + fields
+            .get(12)
+            .and_then(|s| s.parse::<u64>().ok())
+            .unwrap_or(0)
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--list") {
+        println!("daemon_idle: bench");
+        return;
+    }
+    let bin = hearthd();
+    let mut starts = Vec::new();
+    let mut last = None;
+    for round in 0..5 {
+        let dir = std::env::temp_dir().join(format!("hearth-idle-{}-{round}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("dir");
+        let cfg = dir.join("hearth.toml");
+        std::fs::write(
+            &cfg,
+            format!(
+                "data_dir = \"{}\"\nprobe_loopback = false\n[embedded]\nenabled = false\n",
+                dir.display()
+            ),
+        )
+        .expect("cfg");
+        let started = Instant::now();
+        let child = Command::new(&bin)
+            .arg("--config")
+            .arg(&cfg)
+            .env("HEARTH_LOG", "error")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("hearthd");
+        while UnixStream::connect(dir.join("hearth.sock")).is_err() {
+            std::thread::sleep(Duration::from_micros(200));
+        }
+        starts.push(started.elapsed());
+        if let Some((old, old_dir)) = last.replace((child, dir)) {
+            stop(old, old_dir);
+        }
+    }
+    let (child, dir) = last.expect("a daemon");
+    let pid = child.id();
+    let idle = Duration::from_secs(
+        std::env::var("HEARTH_IDLE_SECS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(60),
+    );
+    std::thread::sleep(Duration::from_secs(2));
+    let ticks_before = cpu_ticks(pid);
+    std::thread::sleep(idle);
+    let ticks = cpu_ticks(pid) - ticks_before;
+    let hz = 100.0; // USER_HZ on Linux
+    let rss_kb = proc_field(pid, "VmRSS:").unwrap_or(0);
+    let hwm_kb = proc_field(pid, "VmHWM:").unwrap_or(0);
+    starts.sort();
+    println!("== hearthd start to ready (socket accepting), 5 starts");
+    println!(
+        "   median {:.1} ms (min {:.1} .. max {:.1})",
+        starts[2].as_secs_f64() * 1e3,
+        starts[0].as_secs_f64() * 1e3,
+        starts[4].as_secs_f64() * 1e3
+    );
+    println!("== idle daemon (no source, no model)");
+    println!(
+        "   RSS {:.1} MB (peak {:.1} MB) — budget ≤ 25 MB",
+        rss_kb as f64 / 1024.0,
+        hwm_kb as f64 / 1024.0
+    );
+    println!(
+        "   CPU over {}s idle: {} ticks = {:.3} % of one core",
+        idle.as_secs(),
+        ticks,
+        ticks as f64 / hz / idle.as_secs_f64() * 100.0
+    );
+    stop(child, dir);
+}
+
+fn stop(mut child: std::process::Child, dir: std::path::PathBuf) {
+    let _ = Command::new("kill")
+        .args(["-TERM", &child.id().to_string()])
+        .status();
+    let _ = child.wait();
+    let _ = std::fs::remove_dir_all(dir);
+}

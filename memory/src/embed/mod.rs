@@ -1,0 +1,55 @@
+//! Text embedding: the dense default model (multilingual USE v3 on ONNX Runtime), the sparse
+//! word-vector fallback used when it is not installed, and the shared Chinese/English tokenizer.
+//!
+//! Dense vectors are only comparable within one [`Fingerprint`]; the sparse fallback lives in its
+//! own vector type so the two scales can never be mixed by accident.
+
+mod assets;
+mod error;
+mod fingerprint;
+mod onnx;
+mod sparse;
+mod text_embedder;
+pub mod tokens;
+
+#[cfg(test)]
+mod tests;
+
+pub use assets::{EmbedAssets, MODEL_FILE, ORT_DYLIB_ENV, RUNTIME_LIB_FILE, TOKENIZER_FILE};
+pub use error::EmbedError;
+pub use fingerprint::{FINGERPRINT_SHA_LEN, Fingerprint, FingerprintParseError, Pooling};
+pub use onnx::{
+    DEFAULT_MAX_TOKENS, MAX_BATCH, OnnxEmbedder, TokenBatch, USE_M3_MODEL_NAME, onnx_environment,
+};
+pub use sparse::{SparseEmbedder, SparseVector};
+pub use text_embedder::TextEmbedder;
+
+/// A dense sentence embedder. Returned vectors have [`dim`](Embedder::dim) entries and unit L2
+/// norm (all zeros only if the model produced zeros), so cosine is a dot product.
+pub trait Embedder: Send + Sync {
+    /// The space the vectors live in; never compare vectors of different fingerprints.
+    fn fingerprint(&self) -> &Fingerprint;
+
+    fn dim(&self) -> usize;
+
+    /// One vector per text, in order. An empty text still gets a vector.
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError>;
+
+    /// One text as its own batch: with a quantised model a vector shifts slightly with its batch
+    /// companions, so this is the form to use where reproducibility matters.
+    fn embed(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        let mut rows = self.embed_batch(&[text])?;
+        rows.pop().ok_or_else(|| EmbedError::Output {
+            message: "no vector for a batch of one".to_owned(),
+        })
+    }
+}
+
+/// Scales `v` to unit L2 norm; a zero (or non-finite) vector is left as it is.
+pub fn l2_normalize(v: &mut [f32]) {
+    let norm = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+    if norm > 0.0 && norm.is_finite() {
+        let inv = 1.0 / norm;
+        v.iter_mut().for_each(|x| *x *= inv);
+    }
+}

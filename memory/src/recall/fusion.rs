@@ -1,0 +1,123 @@
+//! Reciprocal rank fusion (Cormack, Clarke & Büttcher, SIGIR 2009): each ranked list gives an
+//! item `weight / (k + rank)` (rank from 1), and the sums are the fused ranking. It needs no
+//! score calibration, which is the point: BM25 scores and cosines live on unrelated scales and
+//! must never be added or compared directly.
+
+use std::collections::HashMap;
+
+/// The constant of the original paper: large enough that the head of one list does not drown
+/// an item ranked well by every list.
+pub const DEFAULT_RRF_K: f64 = 60.0;
+
+/// One ranked list of ids (best first) and how much it counts.
+#[derive(Clone, Copy, Debug)]
+pub struct Ranked<'a> {
+    pub ids: &'a [i64],
+    pub weight: f64,
+}
+
+/// A fused item: its fused score and its best (lowest, 1-based) rank in any list.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Fused {
+    pub id: i64,
+    pub score: f64,
+    pub best_rank: usize,
+}
+
+/// Fuses `lists` with constant `k`. An id repeated inside one list counts at its first rank
+/// only. The result is ordered by score descending, then best rank, then id: a total order, so
+/// equal inputs always give the same ranking.
+pub fn reciprocal_rank_fusion(lists: &[Ranked<'_>], k: f64) -> Vec<Fused> {
+    let mut acc: HashMap<i64, Fused> = HashMap::new();
+    for list in lists {
+        let mut seen = std::collections::HashSet::with_capacity(list.ids.len());
+        for (i, &id) in list.ids.iter().enumerate() {
+            if !seen.insert(id) {
+                continue;
+            }
+            let rank = i + 1;
+            let entry = acc.entry(id).or_insert(Fused {
+                id,
+                score: 0.0,
+                best_rank: rank,
+            });
+            entry.score += list.weight / (k + rank as f64);
+            entry.best_rank = entry.best_rank.min(rank);
+        }
+    }
+    let mut out: Vec<Fused> = acc.into_values().collect();
+    out.sort_unstable_by(|a, b| {
+        b.score
+            .total_cmp(&a.score)
+            .then(a.best_rank.cmp(&b.best_rank))
+            .then(a.id.cmp(&b.id))
+    });
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fusion_matches_hand_computed_rrf() {
+        // Dense: 10, 20, 30. Keyword: 30, 40, 10. k = 60, equal weights.
+        // 10: 1/61 + 1/63; 30: 1/63 + 1/61; 20: 1/62; 40: 1/62.
+        let dense = [10, 20, 30];
+        let keyword = [30, 40, 10];
+        let fused = reciprocal_rank_fusion(
+            &[
+                Ranked {
+                    ids: &dense,
+                    weight: 1.0,
+                },
+                Ranked {
+                    ids: &keyword,
+                    weight: 1.0,
+                },
+            ],
+            60.0,
+        );
+        let ids: Vec<i64> = fused.iter().map(|f| f.id).collect();
+        // 10 and 30 tie on score and best rank: the lower id goes first; same for 20 and 40.
+        assert_eq!(ids, [10, 30, 20, 40]);
+        let expect = 1.0 / 61.0 + 1.0 / 63.0;
+        assert!((fused[0].score - expect).abs() < 1e-12);
+        assert!((fused[1].score - expect).abs() < 1e-12);
+        assert!((fused[2].score - 1.0 / 62.0).abs() < 1e-12);
+        assert_eq!(fused[0].best_rank, 1);
+    }
+
+    #[test]
+    fn weights_and_k_change_the_order_as_the_formula_says() {
+        let a = [1, 2];
+        let b = [2, 1];
+        // Weight 2 on `a`: 1 gets 2/(k+1) + 1/(k+2), 2 gets 2/(k+2) + 1/(k+1): 1 wins.
+        let fused = reciprocal_rank_fusion(
+            &[
+                Ranked { ids: &a, weight: 2.0 },
+                Ranked { ids: &b, weight: 1.0 },
+            ],
+            1.0,
+        );
+        assert_eq!(fused[0].id, 1);
+        assert!((fused[0].score - (2.0 / 2.0 + 1.0 / 3.0)).abs() < 1e-12);
+        assert!((fused[1].score - (2.0 / 3.0 + 1.0 / 2.0)).abs() < 1e-12);
+    }
+
+    #[test]
+    fn repeated_id_counts_once_per_list() {
+        let a = [5, 5, 6];
+        let fused = reciprocal_rank_fusion(&[Ranked { ids: &a, weight: 1.0 }], 60.0);
+        assert_eq!(fused.len(), 2);
+        assert!((fused[0].score - 1.0 / 61.0).abs() < 1e-12);
+        // 6 keeps its own position (3), not a compacted one.
+        assert!((fused[1].score - 1.0 / 63.0).abs() < 1e-12);
+    }
+
+    #[test]
+    fn empty_lists_fuse_to_nothing() {
+        assert!(reciprocal_rank_fusion(&[], 60.0).is_empty());
+        assert!(reciprocal_rank_fusion(&[Ranked { ids: &[], weight: 1.0 }], 60.0).is_empty());
+    }
+}
