@@ -561,6 +561,19 @@ impl TurnEngine {
     }
 
     fn start(&mut self, task: Task<InputEvent>) {
+        if let Some((old_id, mut frame)) = self.recovered_frames.remove(&task.input.request_id) {
+            // Suspended before the restart: continue where it was, and say so.
+            frame.resumed_after_restart = true;
+            if let Some(durable) = &self.durable {
+                durable.remove_frame(old_id);
+            }
+            self.events.publish(
+                EventKind::System,
+                &json!({"event": "task_resumed_after_restart", "request_id": task.input.request_id}),
+            );
+            self.resume_frame(task, frame);
+            return;
+        }
         let frame = TaskFrame::new(
             &task.input.source,
             &task.input.output_channel,
@@ -573,11 +586,20 @@ impl TurnEngine {
         });
     }
 
-    fn resume(&mut self, task: Task<InputEvent>, mut frame: TaskFrame) {
+    fn resume(&mut self, task: Task<InputEvent>, frame: TaskFrame) {
+        if let Some(durable) = &self.durable {
+            durable.remove_frame(task.id);
+        }
         self.events.publish(
             EventKind::Scheduler,
             &json!({"action": "resume", "task": task.id, "level": task.level.as_str()}),
         );
+        self.resume_frame(task, frame);
+    }
+
+    /// Rebuilds the prompt prefix (the timeline now holds what happened meanwhile) and makes
+    /// the task current again, keeping the tail of its messages (SPEC §2.11).
+    fn resume_frame(&mut self, task: Task<InputEvent>, mut frame: TaskFrame) {
         if frame.prefix_len > 0 {
             let prefix = self.build_prefix(&frame);
             frame.rebase_prefix(prefix);

@@ -70,7 +70,7 @@ impl TurnEngine {
             &json!({"content": frame.input, "source": frame.source}),
         );
         if !frame.is_interrupt && !frame.critical {
-            self.context.append(ContextEvent::new(
+            self.commit_event(ContextEvent::new(
                 frame.started_at_ms,
                 frame.source.clone(),
                 frame.input.clone(),

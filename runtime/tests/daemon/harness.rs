@@ -44,6 +44,45 @@ impl Daemon {
         Self::start_with(toml, |_| {})
     }
 
+    /// Starts hearthd again on an existing data dir (after `kill9`).
+    pub fn restart(dir: &Path, toml: &str) -> Self {
+        let config = dir.join("hearth.toml");
+        let base = format!("data_dir = \"{}\"\nprobe_loopback = false\n", dir.display());
+        let embedded = if toml.contains("[embedded]") {
+            ""
+        } else {
+            "\n[embedded]\nenabled = false\n"
+        };
+        std::fs::write(&config, format!("{base}{toml}{embedded}")).expect("config");
+        let child = Command::new(env!("CARGO_BIN_EXE_hearthd"))
+            .arg("--config")
+            .arg(&config)
+            .env(
+                "HEARTH_LOG",
+                std::env::var("HEARTH_TEST_LOG").unwrap_or_else(|_| "warn".into()),
+            )
+            .stdout(Stdio::null())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("hearthd starts");
+        let mut daemon = Self {
+            child,
+            dir: dir.to_path_buf(),
+            socket: dir.join("hearth.sock"),
+        };
+        daemon.wait_ready(Duration::from_secs(60));
+        daemon
+    }
+
+    /// SIGKILL: no shutdown, no flush; the data dir stays for a restart.
+    pub fn kill9(mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+        // Keep the directory: the caller restarts on it.
+        self.dir = PathBuf::new();
+        std::mem::forget(self);
+    }
+
     /// Like `start`, letting the test prepare the data dir (custom adapters) first.
     pub fn start_with(toml: &str, prepare: impl FnOnce(&Path)) -> Self {
         static N: AtomicU32 = AtomicU32::new(0);
@@ -124,6 +163,9 @@ impl Daemon {
 
 impl Drop for Daemon {
     fn drop(&mut self) {
+        if self.dir.as_os_str().is_empty() {
+            return;
+        }
         let _ = Command::new("kill")
             .args(["-TERM", &self.child.id().to_string()])
             .status();

@@ -6,6 +6,7 @@ mod llm_server;
 
 mod daemon_adapters;
 mod daemon_cli;
+mod daemon_crash;
 mod daemon_fallback;
 mod daemon_flood;
 mod daemon_real_model;

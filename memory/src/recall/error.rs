@@ -1,0 +1,17 @@
+//! What can go wrong in cold context. Embedding failures are not here on purpose: without a
+//! working model the cold context falls back to keyword search (and says so), it never fails a
+//! prune or a recall for it.
+
+use crate::StoreError;
+use crate::simd::SimdError;
+
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecallError {
+    /// The durable store refused an operation; nothing of it was written.
+    #[error(transparent)]
+    Store(#[from] StoreError),
+    /// A query vector did not fit the index (a model whose output width changed at run time).
+    #[error("cold context vector search: {0}")]
+    Vector(#[from] SimdError),
+}

@@ -1,0 +1,33 @@
+//! Cold context (L2) and recall: archiving pruned events, finding them again by meaning and by
+//! keyword, and putting them back in front of the model.
+//!
+//! - [`ColdContext`] owns the store's `cold` table: `archive` (window → cold, original times
+//!   kept), `recall` / `recall_into` (dense top-k over the current fingerprint's vectors fused
+//!   with FTS5 BM25 by reciprocal rank; counts an access, never deletes), `auto_inject` (a
+//!   stable block of related entries within the memory budget), `find_cold`.
+//! - [`text_for_vector`] is the one place that decides what text of an event is searched.
+//! - [`OkapiBm25`] is the plain baseline the recall benchmark compares against.
+
+mod bm25;
+mod clock;
+mod cold_context;
+mod dense_index;
+mod error;
+mod fusion;
+mod terms;
+mod vector_text;
+
+#[cfg(test)]
+mod tests;
+
+pub use bm25::{BM25_B, BM25_K1, OkapiBm25, bm25_tokens};
+pub use clock::{format_minute, parse_iso8601};
+pub use cold_context::{
+    ColdContext, EMBED_BATCH, INJECT_HEADER, PruneOutcome, RecallConfig, Recalled, split_passages,
+};
+pub use error::RecallError;
+pub use fusion::{DEFAULT_RRF_K, Fused, Ranked, reciprocal_rank_fusion};
+pub use terms::{index_tokens, query_tokens, search_terms, stem};
+pub use vector_text::{
+    AGENT_SOURCE, COLD_STORAGE_SOURCE, PlainText, VectorTextRules, clean_text, text_for_vector,
+};

@@ -1,0 +1,290 @@
+//! The recall benchmark (`hearth bench recall`): how well cold context finds what was said.
+//!
+//! A `hearth-recall/1` file holds conversation corpora and labelled questions (see
+//! [`RecallSet`]). For each corpus every item is archived into a fresh store through the same
+//! [`ColdContext`] path a prune takes (window append, then move to cold, embedded in batches);
+//! then every question is asked with [`ColdContext::recall`] — including the access it counts —
+//! and timed. A plain in-memory Okapi BM25 ([`OkapiBm25`]) runs on the same items and questions
+//! in the same run, so the report shows Hearth and the baseline side by side. The evidence
+//! labels are used only to score the returned lists, never to rank.
+//!
+//! ```no_run
+//! let report = hearth_memory::recall_bench::run(
+//!     std::path::Path::new("longmemeval-oracle-pooled.json"),
+//!     &[1, 5, 10],
+//!     None,
+//!     |line| eprintln!("{line}"),
+//! )?;
+//! println!("{}", report.render());
+//! # Ok::<(), hearth_memory::recall_bench::RecallBenchError>(())
+//! ```
+
+mod format;
+mod report;
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+use crate::recall::{
+    AGENT_SOURCE, ColdContext, EMBED_BATCH, OkapiBm25, RecallConfig, RecallError, parse_iso8601,
+};
+use crate::{ContextEvent, Embedder, Store};
+
+pub use format::{CorpusItem, Question, RECALL_FORMAT, RecallSet};
+pub use report::{Latency, Measure, QuestionResult, Ranks, Report, System};
+
+/// Why a benchmark could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum RecallBenchError {
+    #[error("recall bench: {path}: {source}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    /// Not a valid `hearth-recall/1` file.
+    #[error("recall bench: {path} is not a usable hearth-recall/1 file: {message}")]
+    Format { path: PathBuf, message: String },
+    #[error("recall bench: {0}")]
+    Recall(#[from] RecallError),
+    #[error("recall bench: {0}")]
+    Store(#[from] crate::StoreError),
+    /// No k to measure at.
+    #[error("recall bench: no k given")]
+    NoK,
+}
+
+/// Runs the benchmark on the file at `path` with the default [`RecallConfig`]: recall measured at
+/// every `k` of `ks`, with the dense model `embedder` (`None`: keyword recall only).
+pub fn run(
+    path: &Path,
+    ks: &[usize],
+    embedder: Option<Arc<dyn Embedder>>,
+    progress: impl FnMut(&str),
+) -> Result<Report, RecallBenchError> {
+    let mut reports = run_configs(path, ks, embedder, &[RecallConfig::default()], progress)?;
+    Ok(reports.remove(0))
+}
+
+/// Runs the benchmark once per configuration over a single ingest (for tuning the ranking).
+/// The ingest uses the first configuration's `passage_chars`; the others differ in ranking
+/// only. Returns one report per configuration, in order.
+pub fn run_configs(
+    path: &Path,
+    ks: &[usize],
+    embedder: Option<Arc<dyn Embedder>>,
+    configs: &[RecallConfig],
+    mut progress: impl FnMut(&str),
+) -> Result<Vec<Report>, RecallBenchError> {
+    progress(&format!("loading {}", path.display()));
+    let set = RecallSet::load(path)?;
+    run_set(&set, ks, embedder, configs, &mut progress)
+}
+
+/// [`run_configs`] on a set already in memory.
+pub fn run_set(
+    set: &RecallSet,
+    ks: &[usize],
+    embedder: Option<Arc<dyn Embedder>>,
+    configs: &[RecallConfig],
+    progress: &mut dyn FnMut(&str),
+) -> Result<Vec<Report>, RecallBenchError> {
+    let mut ks: Vec<usize> = ks.iter().copied().filter(|&k| k > 0).collect();
+    ks.sort_unstable();
+    ks.dedup();
+    let depth = *ks.last().ok_or(RecallBenchError::NoK)?;
+    let configs: Vec<RecallConfig> = if configs.is_empty() {
+        vec![RecallConfig::default()]
+    } else {
+        configs.to_vec()
+    };
+    let mode = match &embedder {
+        Some(e) => format!("dense {} fused with FTS5 BM25", e.fingerprint()),
+        None => "keyword only (FTS5 BM25): no dense model".to_owned(),
+    };
+    let mut results: Vec<Vec<QuestionResult>> = vec![Vec::new(); configs.len()];
+    let mut latencies: Vec<Vec<Duration>> = vec![Vec::new(); configs.len()];
+    let mut bm25_latency = Vec::new();
+    let mut ingest = Duration::ZERO;
+    let mut items = 0;
+    let skipped = set.questions.iter().filter(|q| q.evidence.is_empty()).count();
+
+    for (corpus_id, corpus) in &set.corpora {
+        let questions: Vec<&Question> = set
+            .questions
+            .iter()
+            .filter(|q| &q.corpus == corpus_id && !q.evidence.is_empty())
+            .collect();
+        if questions.is_empty() {
+            continue;
+        }
+        let dir = ScratchDir::new()?;
+        let store = Store::open(dir.path().join("memory.db"))?;
+        let mut cold = ColdContext::new(store, embedder.clone()).with_config(configs[0].clone());
+
+        progress(&format!("corpus {corpus_id}: archiving {} items", corpus.len()));
+        let started = Instant::now();
+        let number: HashMap<&str, usize> = corpus
+            .iter()
+            .enumerate()
+            .map(|(i, item)| (item.id.as_str(), i))
+            .collect();
+        let mut sessions: HashMap<&str, usize> = HashMap::new();
+        let session_of: Vec<usize> = corpus
+            .iter()
+            .map(|item| {
+                let next = sessions.len();
+                *sessions.entry(item.session.as_str()).or_insert(next)
+            })
+            .collect();
+        let events = to_events(corpus);
+        let now = now_ms();
+        let mut done = 0;
+        let mut last_report = Instant::now();
+        for batch in events.chunks(EMBED_BATCH) {
+            cold.archive_events(batch.to_vec(), "import", now)?;
+            done += batch.len();
+            if last_report.elapsed() >= Duration::from_secs(5) {
+                last_report = Instant::now();
+                progress(&format!(
+                    "corpus {corpus_id}: {done}/{} archived ({:.0} items/s)",
+                    corpus.len(),
+                    done as f64 / started.elapsed().as_secs_f64()
+                ));
+            }
+        }
+        ingest += started.elapsed();
+        items += corpus.len();
+
+        let mut bm25 = OkapiBm25::new();
+        for item in corpus {
+            bm25.add(&item.text);
+        }
+        let evidence: Vec<Vec<usize>> = questions
+            .iter()
+            .map(|q| q.evidence.iter().map(|e| number[e.as_str()]).collect())
+            .collect();
+        let mut baseline = Vec::with_capacity(questions.len());
+        for q in &questions {
+            let t = Instant::now();
+            let hits = bm25.search(&q.text, depth);
+            bm25_latency.push(t.elapsed());
+            baseline.push(hits.into_iter().map(|h| h.0).collect::<Vec<usize>>());
+        }
+
+        for (c, config) in configs.iter().enumerate() {
+            cold.set_config(config.clone());
+            progress(&format!(
+                "corpus {corpus_id}: asking {} questions (config {}/{})",
+                questions.len(),
+                c + 1,
+                configs.len()
+            ));
+            for (qi, q) in questions.iter().enumerate() {
+                let t = Instant::now();
+                let hits = cold.recall(&q.text, depth, now_ms())?;
+                latencies[c].push(t.elapsed());
+                let ranked: Vec<usize> = hits
+                    .iter()
+                    .filter_map(|h| number.get(h.event.id.as_str()).copied())
+                    .collect();
+                results[c].push(QuestionResult {
+                    id: q.id.clone(),
+                    category: q.category.clone(),
+                    hearth: Ranks::of(&ranked, &evidence[qi], &session_of),
+                    bm25: Ranks::of(&baseline[qi], &evidence[qi], &session_of),
+                });
+            }
+        }
+    }
+
+    let bm25_latency = Latency::of(&bm25_latency);
+    Ok(configs
+        .into_iter()
+        .zip(results)
+        .zip(latencies)
+        .map(|((config, questions), lat)| Report {
+            name: set.name.clone(),
+            corpora: set.corpora.len(),
+            items,
+            questions,
+            skipped,
+            ks: ks.clone(),
+            mode: mode.clone(),
+            config,
+            ingest,
+            hearth_latency: Latency::of(&lat),
+            bm25_latency,
+        })
+        .collect())
+}
+
+/// Items as window events: an assistant turn is the agent's reply, any other speaker's turn is
+/// an input from that speaker. The item id rides in the event id, so recalled events map back
+/// to items. Items of one session share its time in some sets; each is placed one millisecond
+/// after the previous one of its session so their order survives.
+fn to_events(corpus: &[CorpusItem]) -> Vec<ContextEvent> {
+    let mut position: HashMap<&str, i64> = HashMap::new();
+    corpus
+        .iter()
+        .enumerate()
+        .map(|(i, item)| {
+            let pos = position.entry(item.session.as_str()).or_insert(0);
+            let base = item
+                .time
+                .as_deref()
+                .and_then(parse_iso8601)
+                .unwrap_or(i as i64 * 1000);
+            let timestamp_ms = base + *pos;
+            *pos += 1;
+            let mut event = if item.speaker == "assistant" || item.speaker == AGENT_SOURCE {
+                ContextEvent::new(timestamp_ms, AGENT_SOURCE, "").with_response(item.text.clone())
+            } else {
+                ContextEvent::new(timestamp_ms, item.speaker.clone(), item.text.clone())
+            };
+            event.id = item.id.clone();
+            event
+        })
+        .collect()
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_millis() as i64)
+        .unwrap_or(0)
+}
+
+/// A private directory under the system temp dir, removed on drop.
+struct ScratchDir(PathBuf);
+
+impl ScratchDir {
+    fn new() -> Result<Self, RecallBenchError> {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir = std::env::temp_dir().join(format!(
+            "hearth-recall-bench-{}-{n}",
+            std::process::id()
+        ));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).map_err(|source| RecallBenchError::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        Ok(Self(dir))
+    }
+
+    fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
