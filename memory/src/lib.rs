@@ -23,10 +23,13 @@
 mod budget;
 mod context_event;
 mod embed;
+mod prune;
+mod recall;
 mod store;
 mod timeline;
 mod window;
 
+pub mod recall_bench;
 pub mod simd;
 
 pub use budget::{
@@ -39,6 +42,18 @@ pub use embed::{
     FingerprintParseError, MAX_BATCH, MODEL_FILE, ORT_DYLIB_ENV, OnnxEmbedder, Pooling,
     RUNTIME_LIB_FILE, SparseEmbedder, SparseVector, TOKENIZER_FILE, TextEmbedder, TokenBatch,
     USE_M3_MODEL_NAME, l2_normalize, onnx_environment, tokens,
+};
+pub use prune::{
+    DEFAULT_AVG_EVENT_TOKENS, DEFAULT_MAX_CONTEXT_SIZE, DEFAULT_PROTECTED_COUNT, DenseRef,
+    PruneEvent, PruneLimits, PrunePlan, PruneQuery, PruneScore, average_event_tokens,
+    context_top_k, effective_protected_count, plan_prune, plan_prune_scored, prune_score,
+    single_event_fits_budget,
+};
+pub use recall::{
+    AGENT_SOURCE, BM25_B, BM25_K1, COLD_STORAGE_SOURCE, ColdContext, DEFAULT_RRF_K, EMBED_BATCH,
+    Fused, INJECT_HEADER, OkapiBm25, PlainText, PruneOutcome, Ranked, RecallConfig, RecallError,
+    Recalled, VectorTextRules, bm25_tokens, clean_text, format_minute, index_tokens, parse_iso8601,
+    query_tokens, reciprocal_rank_fusion, search_terms, split_passages, stem, text_for_vector,
 };
 pub use simd::{Kernel, Matrix, SimdError, TopK, top_k, top_k_where};
 pub use store::{

@@ -84,7 +84,11 @@ pub fn context_top_k(
 
 /// SPEC §4.7 `singleEventFitsBudget`: whether an average event fits the context budget at all.
 /// When it does not, pruning cannot help and the overflow must be reported instead.
-pub fn single_event_fits_budget(context_tokens: usize, accumulated_tokens: u64, len: usize) -> bool {
+pub fn single_event_fits_budget(
+    context_tokens: usize,
+    accumulated_tokens: u64,
+    len: usize,
+) -> bool {
     average_event_tokens(accumulated_tokens, len) <= context_tokens as u64
 }
 
@@ -330,7 +334,10 @@ mod tests {
         // No budget or empty window: the configured cap.
         assert_eq!(effective_protected_count(10, 0, 500, 5), 10);
         assert_eq!(effective_protected_count(10, 5000, 0, 0), 10);
-        assert_eq!(effective_protected_count(0, 0, 0, 0), DEFAULT_PROTECTED_COUNT);
+        assert_eq!(
+            effective_protected_count(0, 0, 0, 0),
+            DEFAULT_PROTECTED_COUNT
+        );
         // avg = 4000 / 4 = 1000; budgetCap = 3500 / 1000 = 3.
         assert_eq!(effective_protected_count(10, 3500, 4000, 4), 3);
         // Budget smaller than one average event: still 1.
@@ -453,8 +460,14 @@ mod tests {
             dense: dense(&q),
             sparse: Some(&qs),
         };
-        assert!(matches!(prune_score(&query, &events[0]), PruneScore::Dense(_)));
-        assert!(matches!(prune_score(&query, &events[1]), PruneScore::Sparse(_)));
+        assert!(matches!(
+            prune_score(&query, &events[0]),
+            PruneScore::Dense(_)
+        ));
+        assert!(matches!(
+            prune_score(&query, &events[1]),
+            PruneScore::Sparse(_)
+        ));
         // Keep 2 candidates: the best of each group (both fractional rank 0), whatever the raw
         // numbers: the sparse 0.3 beats the dense 0.2 only because it leads its own group.
         let plan = plan_prune(&events, &query, 3, 1);

@@ -18,6 +18,10 @@ pub enum Completion {
         call: u64,
         result: Result<Value, String>,
     },
+    Memory {
+        call: u64,
+        result: Result<crate::memory_service::MemoryPass, String>,
+    },
 }
 
 /// Where service threads deliver completions; the graph wires it to the kernel's edge.

@@ -109,6 +109,8 @@ pub struct Config {
     pub probe_loopback: bool,
     pub agent: AgentConfig,
     pub embedded: EmbeddedConfig,
+    /// Where `make setup` put the embedding model; `None` = the default cache dir.
+    pub memory_model_dir: Option<PathBuf>,
     pub sources: Vec<SourceConfig>,
 }
 
@@ -122,6 +124,7 @@ impl Default for Config {
             probe_loopback: true,
             agent: AgentConfig::default(),
             embedded: EmbeddedConfig::default(),
+            memory_model_dir: None,
             sources: Vec::new(),
         }
     }

@@ -18,6 +18,7 @@ use crate::engine::{EdgeTx, Engine, EngineError, SendTimeoutError, ShutdownRepor
 use crate::events::EventBus;
 use crate::ingress::{IngressGate, IngressNode, IngressOut, KernelHandle, Submission};
 use crate::kernel_node::{KernelInbox, KernelNode};
+use crate::memory_service::{MemoryConfig, MemoryService};
 use crate::provider::ChatProvider;
 use crate::provider_service::ProviderService;
 use crate::tool_pool::{ToolEnv, ToolPool};
@@ -126,7 +127,7 @@ pub fn build(
     registries: Registries,
 ) -> Result<Kernel, EngineError> {
     let events = EventBus::with_default_ring(cfg.agent_id.clone());
-    build_with(cfg, provider, registries, events, None)
+    build_with(cfg, provider, registries, events, None, None)
 }
 
 /// Builds and starts the kernel graph over `events`, durable when `durability` is given (the
@@ -137,6 +138,7 @@ pub fn build_with(
     registries: Registries,
     events: EventBus,
     durability: Option<(Durable, Recovered)>,
+    memory: Option<MemoryConfig>,
 ) -> Result<Kernel, EngineError> {
     let workers = cfg
         .workers
@@ -169,11 +171,18 @@ pub fn build_with(
         outputs: registries.outputs.clone(),
         stages: registries.stages.clone(),
     };
+    let memory = memory.map(|m| MemoryService::start(m, done.clone()));
+    if let Some(memory) = &memory {
+        crate::memory_tools::register(&registries.tools, memory);
+    }
     let pool = ToolPool::new(env, done);
     let mut turn = TurnEngine::new(cfg.turn, provider_service, pool, events.clone());
     let durable = durability.as_ref().map(|(d, _)| d.clone());
     if let Some((durable, recovered)) = durability {
         turn = turn.with_durable(durable, recovered);
+    }
+    if let Some(memory) = memory {
+        turn = turn.with_memory(memory);
     }
 
     let kernel = KernelNode::new(

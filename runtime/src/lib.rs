@@ -31,6 +31,8 @@ pub mod http;
 pub mod ingress;
 pub mod input;
 pub mod kernel_node;
+pub mod memory_service;
+pub mod memory_tools;
 pub mod provider;
 pub mod provider_service;
 pub mod scheduler;

@@ -33,16 +33,14 @@ fn is_cjk_char(c: char) -> bool {
 /// The baseline's tokens: runs of lower-cased ASCII letters and digits, each CJK character on
 /// its own, stop words removed. Everything else separates tokens.
 pub fn bm25_tokens(text: &str) -> Vec<String> {
+    fn flush(word: &mut String, out: &mut Vec<String>) {
+        if !word.is_empty() && !is_stop_word(word) {
+            out.push(word.clone());
+        }
+        word.clear();
+    }
     let mut out = Vec::new();
     let mut word = String::new();
-    let mut flush = |word: &mut String, out: &mut Vec<String>| {
-        if !word.is_empty() {
-            if !is_stop_word(word) {
-                out.push(std::mem::take(word));
-            }
-            word.clear();
-        }
-    };
     for c in text.chars() {
         let c = c.to_ascii_lowercase();
         if c.is_ascii_alphanumeric() {
@@ -115,7 +113,8 @@ impl OkapiBm25 {
             for &(doc, tf) in list {
                 let d = doc as usize;
                 let tf = tf as f32;
-                let norm = BM25_K1 * (1.0 - BM25_B + BM25_B * self.doc_len[d] as f32 / avg.max(1e-9));
+                let norm =
+                    BM25_K1 * (1.0 - BM25_B + BM25_B * self.doc_len[d] as f32 / avg.max(1e-9));
                 if scores[d] == 0.0 {
                     touched.push(d);
                 }

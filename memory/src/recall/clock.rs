@@ -25,7 +25,15 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let mp = (5 * doy + 2) / 153;
     let d = doy - (153 * mp + 2) / 5 + 1;
     let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    (if m <= 2 { yoe + era * 400 + 1 } else { yoe + era * 400 }, m, d)
+    (
+        if m <= 2 {
+            yoe + era * 400 + 1
+        } else {
+            yoe + era * 400
+        },
+        m,
+        d,
+    )
 }
 
 /// `YYYY-MM-DD HH:MM` of Unix milliseconds `ms`, shifted by `utc_offset_secs`.
@@ -109,7 +117,11 @@ pub fn parse_iso8601(text: &str) -> Option<i64> {
                 _ => return None,
             };
             let offset = (oh * 3600 + om * 60) * 1000;
-            Some(if sign == b'+' { ms - offset } else { ms + offset })
+            Some(if sign == b'+' {
+                ms - offset
+            } else {
+                ms + offset
+            })
         }
         _ => None,
     }
@@ -122,17 +134,32 @@ mod tests {
     #[test]
     fn iso_times_parse_to_unix_millis() {
         assert_eq!(parse_iso8601("1970-01-01T00:00:00Z"), Some(0));
-        assert_eq!(parse_iso8601("2023-04-10T17:50:00Z"), Some(1_681_149_000_000));
+        assert_eq!(
+            parse_iso8601("2023-04-10T17:50:00Z"),
+            Some(1_681_149_000_000)
+        );
         assert_eq!(parse_iso8601("2023-04-10T17:50Z"), Some(1_681_149_000_000));
-        assert_eq!(parse_iso8601("2023-04-10 17:50:00"), Some(1_681_149_000_000));
+        assert_eq!(
+            parse_iso8601("2023-04-10 17:50:00"),
+            Some(1_681_149_000_000)
+        );
         assert_eq!(
             parse_iso8601("2023-04-10T19:50:00.250+02:00"),
             Some(1_681_149_000_250)
         );
-        assert_eq!(parse_iso8601("2023-04-10T12:50:00-0500"), Some(1_681_149_000_000));
+        assert_eq!(
+            parse_iso8601("2023-04-10T12:50:00-0500"),
+            Some(1_681_149_000_000)
+        );
         assert_eq!(parse_iso8601("2023-04-10"), Some(1_681_084_800_000));
         assert_eq!(parse_iso8601("2000-02-29T00:00:00Z"), Some(951_782_400_000));
-        for bad in ["", "yesterday", "2023-13-01", "2023-04-10T25:00", "2023-04-10T10:00X"] {
+        for bad in [
+            "",
+            "yesterday",
+            "2023-13-01",
+            "2023-04-10T25:00",
+            "2023-04-10T10:00X",
+        ] {
             assert_eq!(parse_iso8601(bad), None, "{bad}");
         }
     }
@@ -140,7 +167,10 @@ mod tests {
     #[test]
     fn minutes_format_round_trips_with_offset() {
         assert_eq!(format_minute(1_681_149_000_000, 0), "2023-04-10 17:50");
-        assert_eq!(format_minute(1_681_149_000_000, 8 * 3600), "2023-04-11 01:50");
+        assert_eq!(
+            format_minute(1_681_149_000_000, 8 * 3600),
+            "2023-04-11 01:50"
+        );
         assert_eq!(format_minute(0, -3600), "1969-12-31 23:00");
         assert_eq!(format_minute(951_782_400_000, 0), "2000-02-29 00:00");
     }

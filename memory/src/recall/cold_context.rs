@@ -12,12 +12,12 @@ use std::sync::Arc;
 
 use crate::embed::Embedder;
 use crate::prune::{DenseRef, PruneEvent, PruneQuery, plan_prune};
+use crate::recall::RecallError;
 use crate::recall::clock::format_minute;
 use crate::recall::dense_index::DenseIndex;
 use crate::recall::fusion::{DEFAULT_RRF_K, Ranked, reciprocal_rank_fusion};
 use crate::recall::terms::{index_tokens, query_tokens};
 use crate::recall::vector_text::{PlainText, VectorTextRules, text_for_vector};
-use crate::recall::RecallError;
 use crate::{
     COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdMove, ContextEvent, ContextWindow, DenseVector,
     EventRecord, SparseEmbedder, SparseVector, Store, StoredEvent, estimate_tokens,
@@ -237,7 +237,10 @@ impl ColdContext {
         if events.is_empty() {
             return Ok(Vec::new());
         }
-        let texts: Vec<String> = events.iter().map(|e| self.text_for(&e.record.event)).collect();
+        let texts: Vec<String> = events
+            .iter()
+            .map(|e| self.text_for(&e.record.event))
+            .collect();
         let moves: Vec<ColdMove> = events
             .iter()
             .zip(&texts)
@@ -323,7 +326,9 @@ impl ColdContext {
             .map(|e| {
                 let dense_ok = e.record.dense.as_ref().is_some_and(|d| {
                     Some(&d.fingerprint) == self.fingerprint.as_ref()
-                        && query_dense.as_ref().is_some_and(|q| q.len() == d.values.len())
+                        && query_dense
+                            .as_ref()
+                            .is_some_and(|q| q.len() == d.values.len())
                 });
                 if dense_ok {
                     return None;
@@ -496,7 +501,9 @@ impl ColdContext {
         let query_sparse = SparseEmbedder.vectorize(query);
         let relevant = |hit: &Recalled| match hit.dense_cosine {
             Some(c) => c >= self.config.inject_min_cosine,
-            None if self.fingerprint.is_none() || self.index.as_ref().is_none_or(|i| i.is_empty()) => {
+            None if self.fingerprint.is_none()
+                || self.index.as_ref().is_none_or(|i| i.is_empty()) =>
+            {
                 query_sparse.cosine(&SparseEmbedder.vectorize(&hit.text))
                     >= self.config.inject_min_sparse
             }

@@ -95,8 +95,14 @@ mod tests {
         // Weight 2 on `a`: 1 gets 2/(k+1) + 1/(k+2), 2 gets 2/(k+2) + 1/(k+1): 1 wins.
         let fused = reciprocal_rank_fusion(
             &[
-                Ranked { ids: &a, weight: 2.0 },
-                Ranked { ids: &b, weight: 1.0 },
+                Ranked {
+                    ids: &a,
+                    weight: 2.0,
+                },
+                Ranked {
+                    ids: &b,
+                    weight: 1.0,
+                },
             ],
             1.0,
         );
@@ -108,7 +114,13 @@ mod tests {
     #[test]
     fn repeated_id_counts_once_per_list() {
         let a = [5, 5, 6];
-        let fused = reciprocal_rank_fusion(&[Ranked { ids: &a, weight: 1.0 }], 60.0);
+        let fused = reciprocal_rank_fusion(
+            &[Ranked {
+                ids: &a,
+                weight: 1.0,
+            }],
+            60.0,
+        );
         assert_eq!(fused.len(), 2);
         assert!((fused[0].score - 1.0 / 61.0).abs() < 1e-12);
         // 6 keeps its own position (3), not a compacted one.
@@ -118,6 +130,15 @@ mod tests {
     #[test]
     fn empty_lists_fuse_to_nothing() {
         assert!(reciprocal_rank_fusion(&[], 60.0).is_empty());
-        assert!(reciprocal_rank_fusion(&[Ranked { ids: &[], weight: 1.0 }], 60.0).is_empty());
+        assert!(
+            reciprocal_rank_fusion(
+                &[Ranked {
+                    ids: &[],
+                    weight: 1.0
+                }],
+                60.0
+            )
+            .is_empty()
+        );
     }
 }

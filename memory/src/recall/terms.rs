@@ -57,10 +57,7 @@ pub fn stem(word: &str) -> Cow<'_, str> {
     } else if s.ends_with(b"ies") && s.len() > 4 {
         s.truncate(s.len() - 3);
         s.push(b'y');
-    } else if s.ends_with(b"s")
-        && !s.ends_with(b"ss")
-        && !s.ends_with(b"us")
-        && !s.ends_with(b"is")
+    } else if s.ends_with(b"s") && !s.ends_with(b"ss") && !s.ends_with(b"us") && !s.ends_with(b"is")
     {
         s.pop();
     }
@@ -74,8 +71,7 @@ pub fn stem(word: &str) -> Cow<'_, str> {
     if suffix > 0 && s.len() - suffix >= 3 && s[..s.len() - suffix].iter().any(|&b| is_vowel(b)) {
         s.truncate(s.len() - suffix);
         let n = s.len();
-        if n >= 2 && s[n - 1] == s[n - 2] && !is_vowel(s[n - 1]) && !b"lsz".contains(&s[n - 1])
-        {
+        if n >= 2 && s[n - 1] == s[n - 2] && !is_vowel(s[n - 1]) && !b"lsz".contains(&s[n - 1]) {
             s.pop();
         }
     }

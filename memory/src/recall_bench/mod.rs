@@ -111,7 +111,11 @@ pub fn run_set(
     let mut bm25_latency = Vec::new();
     let mut ingest = Duration::ZERO;
     let mut items = 0;
-    let skipped = set.questions.iter().filter(|q| q.evidence.is_empty()).count();
+    let skipped = set
+        .questions
+        .iter()
+        .filter(|q| q.evidence.is_empty())
+        .count();
 
     for (corpus_id, corpus) in &set.corpora {
         let questions: Vec<&Question> = set
@@ -126,7 +130,10 @@ pub fn run_set(
         let store = Store::open(dir.path().join("memory.db"))?;
         let mut cold = ColdContext::new(store, embedder.clone()).with_config(configs[0].clone());
 
-        progress(&format!("corpus {corpus_id}: archiving {} items", corpus.len()));
+        progress(&format!(
+            "corpus {corpus_id}: archiving {} items",
+            corpus.len()
+        ));
         let started = Instant::now();
         let number: HashMap<&str, usize> = corpus
             .iter()
@@ -266,10 +273,8 @@ impl ScratchDir {
     fn new() -> Result<Self, RecallBenchError> {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "hearth-recall-bench-{}-{n}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("hearth-recall-bench-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(|source| RecallBenchError::Io {
             path: dir.clone(),

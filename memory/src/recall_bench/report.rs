@@ -175,8 +175,7 @@ impl Report {
         keep: impl Fn(usize) -> bool,
     ) -> f64 {
         let (mut hit, mut n) = (0usize, 0usize);
-        for (i, q) in self.questions.iter().enumerate().filter(|(i, _)| keep(*i)) {
-            let _ = i;
+        for (_, q) in self.questions.iter().enumerate().filter(|(i, _)| keep(*i)) {
             n += 1;
             let ranks = match system {
                 System::Hearth => &q.hearth,
@@ -221,7 +220,11 @@ impl Report {
             self.ingest.as_secs_f64(),
             self.ingest_rate()
         );
-        let _ = writeln!(out, "{:<16} {:>8} {:>8} {:>8}", "measure", "hearth", "bm25", "delta");
+        let _ = writeln!(
+            out,
+            "{:<16} {:>8} {:>8} {:>8}",
+            "measure", "hearth", "bm25", "delta"
+        );
         for measure in Measure::ALL {
             for &k in &self.ks {
                 let h = self.recall_at(System::Hearth, measure, k);
@@ -260,7 +263,9 @@ impl Report {
                 let _ = writeln!(out, "turn_any@{k} by category:");
                 for (name, members) in &categories {
                     let pick = |s| {
-                        self.recall_over(s, Measure::TurnAny, k, |i| members.binary_search(&i).is_ok())
+                        self.recall_over(s, Measure::TurnAny, k, |i| {
+                            members.binary_search(&i).is_ok()
+                        })
                     };
                     let _ = writeln!(
                         out,

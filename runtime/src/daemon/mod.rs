@@ -12,6 +12,7 @@ use crate::durable::Durable;
 use crate::events::EventBus;
 use crate::graph::{self, GraphConfig, Kernel, Registries};
 use crate::ingress::KernelHandle;
+use crate::memory_service::MemoryConfig;
 use crate::socket::{Control, SocketServer};
 use crate::turn::TurnConfig;
 use serde_json::{Value, json};
@@ -125,6 +126,13 @@ impl Daemon {
             registries,
             events,
             Some((durable, recovered)),
+            Some(MemoryConfig {
+                store: store_path.clone(),
+                model_dir: cfg.memory_model_dir.clone(),
+                max_context_size: cfg.agent.max_context_size,
+                protected: hearth_memory::DEFAULT_PROTECTED_COUNT,
+                utc_offset_secs: cfg.agent.utc_offset_secs.unwrap_or(0),
+            }),
         )?;
         let control = Arc::new(DaemonControl {
             handle: kernel.handle(),

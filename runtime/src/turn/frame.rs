@@ -12,6 +12,8 @@ use serde_json::Value;
 pub enum Step {
     /// Input preparation (SPEC §3.2): runs once per task, never again on resume.
     Input,
+    /// Pruning and recall for this input on the memory service (only when memory is on).
+    Memory,
     Prepare,
     Llm,
     ToolBatch,
@@ -79,6 +81,9 @@ pub struct TaskFrame {
     /// The task was suspended when the daemon stopped and resumed after a restart.
     #[serde(default)]
     pub resumed_after_restart: bool,
+    /// Recalled memory for this turn's prompt ("" when none).
+    #[serde(default)]
+    pub memory_block: String,
 }
 
 impl TaskFrame {
@@ -115,6 +120,7 @@ impl TaskFrame {
             assistant_idx: None,
             terminal: None,
             resumed_after_restart: false,
+            memory_block: String::new(),
         }
     }
 

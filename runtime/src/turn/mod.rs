@@ -20,6 +20,7 @@ use crate::completion::Completion;
 use crate::durable::{Durable, Recovered};
 use crate::events::EventBus;
 use crate::input::{InputEvent, Reply, Trust, skip};
+use crate::memory_service::MemoryService;
 use crate::provider::CancelToken;
 use crate::provider_service::{ProviderService, panic_message};
 use crate::scheduler::{
@@ -81,6 +82,10 @@ enum Wait {
     },
     /// Tool calls still out: (call number, batch index, deadline).
     Tools(Vec<(u64, usize, Instant)>),
+    /// A memory pass (pruning, recall) for this input.
+    Memory {
+        call: u64,
+    },
 }
 
 #[derive(Debug)]
@@ -101,6 +106,7 @@ pub struct TurnEngine {
     recent_inputs: HashMap<(String, String), Instant>,
     next_call: u64,
     durable: Option<Durable>,
+    memory: Option<MemoryService>,
     /// Frames of tasks suspended before a restart, by request id (with their old task id).
     recovered_frames: HashMap<String, (u64, TaskFrame)>,
 }
@@ -131,6 +137,7 @@ impl TurnEngine {
             recent_inputs: HashMap::new(),
             next_call: 0,
             durable: None,
+            memory: None,
             recovered_frames: HashMap::new(),
         }
     }
@@ -184,9 +191,18 @@ impl TurnEngine {
         self.skip(input, reason);
     }
 
+    /// Routes context events, pruning and recall through the memory service (which then owns
+    /// the window's persistence, vectors included).
+    pub fn with_memory(mut self, memory: MemoryService) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
     /// Appends to the working window, durably when the engine is.
     fn commit_event(&mut self, event: hearth_memory::ContextEvent) {
-        if let Some(durable) = &self.durable {
+        if let Some(memory) = &self.memory {
+            memory.append(event.clone());
+        } else if let Some(durable) = &self.durable {
             durable.record_event(event.clone());
         }
         self.context.append(event);
@@ -338,6 +354,24 @@ impl TurnEngine {
                     }
                 }
             }
+            (Completion::Memory { call, result }, Wait::Memory { call: waiting })
+                if call == *waiting =>
+            {
+                cur.wait = Wait::Ready;
+                match result {
+                    Ok(pass) => {
+                        let mut window = hearth_memory::ContextWindow::new();
+                        for event in pass.window {
+                            window.append(event);
+                        }
+                        self.context = window;
+                        cur.frame.memory_block = pass.block;
+                    }
+                    // Memory is an aid, not a gate: the turn goes on with what the kernel has.
+                    Err(e) => tracing::warn!("memory pass failed, answering without it: {e}"),
+                }
+                cur.frame.step = Step::Prepare;
+            }
             _ => {}
         }
         let _ = now;
@@ -476,6 +510,7 @@ impl TurnEngine {
         };
         match cur.frame.step {
             Step::Input => self.prepare_input(&mut cur, now),
+            Step::Memory => self.memory_step(&mut cur),
             Step::Prepare => self.prepare(&mut cur),
             Step::Llm => self.llm_step(&mut cur),
             Step::ToolBatch => self.tool_batch(&mut cur, now),
@@ -489,6 +524,35 @@ impl TurnEngine {
             }
         }
         self.settle(cur);
+    }
+
+    /// Asks the memory service to prune the window for this input and to recall what relates
+    /// to it. Inputs prune unless they declare `context_policy: "none"`; interrupts and the
+    /// consolidation channel never prune; recall runs unless `recall_policy` is `"none"`.
+    fn memory_step(&mut self, cur: &mut Current) {
+        let Some(memory) = self.memory.clone() else {
+            cur.frame.step = Step::Prepare;
+            return;
+        };
+        let input = &cur.task.input;
+        let prune = input.str_field("context_policy") != Some("none")
+            && !cur.frame.is_interrupt
+            && !cur.frame.critical;
+        let recall = input.str_field("recall_policy") != Some("none") && !cur.frame.critical;
+        let budget = hearth_memory::compute_token_budget(
+            self.provider.max_context_tokens(),
+            &self.cfg.system_prompt,
+        );
+        let call = self.next_call_id();
+        memory.pass(
+            call,
+            cur.frame.input.clone(),
+            prune,
+            recall,
+            budget.context_tokens,
+            budget.memory_tokens,
+        );
+        cur.wait = Wait::Memory { call };
     }
 
     fn expire_tools(&mut self, now: Instant) {

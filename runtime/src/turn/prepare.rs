@@ -76,7 +76,11 @@ impl TurnEngine {
                 frame.input.clone(),
             ));
         }
-        frame.step = Step::Prepare;
+        frame.step = if self.memory.is_some() {
+            Step::Memory
+        } else {
+            Step::Prepare
+        };
     }
 
     /// Remembers `(source, text)` and reports whether it was seen inside the duplicate window.
@@ -128,6 +132,11 @@ impl TurnEngine {
         let system = &self.cfg.system_prompt;
         let budget = compute_token_budget(self.provider.max_context_tokens(), system);
         let mut msgs = vec![Message::system(system.clone())];
+        // Recalled memory right after the fixed system prompt: one block that changes only when
+        // its members change, so the prompt prefix stays cacheable between turns.
+        if !frame.memory_block.is_empty() {
+            msgs.push(Message::system(frame.memory_block.clone()));
+        }
         let timeline = format_timeline(
             self.context.events(),
             budget.context_tokens,

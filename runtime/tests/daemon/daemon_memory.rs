@@ -1,0 +1,107 @@
+//! A fact told in turn 1 is pruned out of the working window by 40 unrelated turns, then
+//! recalled into the prompt when asked about in turn 42 — in English and in Chinese.
+
+use crate::harness::{Daemon, source, stderr, within};
+use crate::llm_server::LlmServer;
+use serde_json::Value;
+use std::time::Duration;
+
+const ENGLISH_FILLER: [&str; 10] = [
+    "What is a good recipe for tomato soup?",
+    "How do I fix a squeaky door hinge?",
+    "Recommend a science fiction novel.",
+    "How many minutes should I boil an egg?",
+    "What is the capital of Australia?",
+    "Explain how solar panels work.",
+    "Give me a tip for growing basil indoors.",
+    "How do I reset my wifi router?",
+    "What stretches help lower back pain?",
+    "Suggest a board game for four players.",
+];
+
+const CHINESE_FILLER: [&str; 10] = [
+    "番茄炒蛋怎么做？",
+    "怎么修理漏水的水龙头？",
+    "推荐一本科幻小说。",
+    "鸡蛋要煮几分钟？",
+    "澳大利亚的首都是哪里？",
+    "太阳能板是怎么工作的？",
+    "在室内怎么种罗勒？",
+    "路由器怎么重启？",
+    "腰疼可以做哪些拉伸？",
+    "推荐一个适合四个人玩的桌游。",
+];
+
+fn system_texts(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .map(|m| {
+            m.iter()
+                .filter(|m| m["role"] == "system")
+                .filter_map(|m| m["content"].as_str().map(str::to_string))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn told_pruned_recalled(fact: &str, filler: &[&str], question: &str, needle: &str) {
+    let server = LlmServer::start();
+    let daemon = Daemon::start(&source("remote", &server.base_url, 0));
+    let told = daemon.run(&["send", fact]);
+    assert!(told.status.success(), "{}", stderr(&told));
+    for i in 0..40 {
+        let text = format!("{} ({i})", filler[i % filler.len()]);
+        let out = daemon.run(&["send", &text]);
+        assert!(out.status.success(), "turn {i}: {}", stderr(&out));
+    }
+    let asked = daemon.run(&["send", question]);
+    assert!(asked.status.success(), "{}", stderr(&asked));
+    let seen = server.seen();
+    assert_eq!(seen.len(), 42);
+    let last = system_texts(&seen[41].body);
+    let timeline = last
+        .iter()
+        .find(|t| t.starts_with("【对话时序】"))
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        !timeline.contains(needle),
+        "turn 1 was pruned out of the working window: {timeline}"
+    );
+    let recalled = last
+        .iter()
+        .find(|t| t.starts_with("【相关记忆】"))
+        .cloned()
+        .unwrap_or_default();
+    assert!(
+        recalled.contains(needle),
+        "the fact is recalled into turn 42's prompt; system messages: {last:#?}"
+    );
+    // Nothing was lost on the way: the fact sits in cold context too.
+    let store = hearth_memory::StoreReader::open(daemon.dir.join("memory.db")).expect("store");
+    assert!(store.cold_count().expect("count") > 0);
+}
+
+#[test]
+fn an_english_fact_is_pruned_then_recalled_at_turn_42() {
+    within(Duration::from_secs(240), || {
+        told_pruned_recalled(
+            "Remember this: my cat is called Mochi and she is seven years old.",
+            &ENGLISH_FILLER,
+            "What is the name of my cat?",
+            "Mochi",
+        );
+    });
+}
+
+#[test]
+fn a_chinese_fact_is_pruned_then_recalled_at_turn_42() {
+    within(Duration::from_secs(240), || {
+        told_pruned_recalled(
+            "记住：我的猫叫小米，今年七岁。",
+            &CHINESE_FILLER,
+            "我的猫叫什么名字？",
+            "小米",
+        );
+    });
+}
