@@ -258,6 +258,24 @@ impl TurnEngine {
                 self.sched.take_stop();
             }
             self.cancel_llm();
+            // A task waiting on memory or on a tool that cannot be cut ends now; the late result
+            // is dropped by its call number. (One waiting on the LLM ends when the cut call
+            // comes back, which the socket shutdown makes immediate.)
+            let waiting_elsewhere = self
+                .current
+                .as_ref()
+                .is_some_and(|c| matches!(c.wait, Wait::Memory { .. } | Wait::Tools(_)));
+            if waiting_elsewhere && self.sched.take_stop() {
+                let mut cur = self.current.take().expect("checked above");
+                cur.wait = Wait::Ready;
+                let text = if cur.frame.last_content.trim().is_empty() {
+                    texts::STOPPED.to_string()
+                } else {
+                    cur.frame.last_content.clone()
+                };
+                cur.frame.terminal = Some(Terminal::Ok(text));
+                self.settle(cur);
+            }
             let content = json!({"stopped": stopping, "cancel_budget": budget}).to_string();
             input.send_reply(Reply {
                 content,

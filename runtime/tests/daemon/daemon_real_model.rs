@@ -65,7 +65,8 @@ fn stop_during_the_embedded_models_prefill() {
         assert!(stop.status.success(), "{}", stderr(&stop));
         let text = read_rest(out);
         let ended = asked.elapsed();
-        assert!(child.wait().expect("exits").success());
+        let status = child.wait().expect("exits");
+        assert!(status.success(), "send ended with {status}: {text:?}");
         assert!(ended < Duration::from_secs(3), "stop took {ended:?}");
         assert!(
             text.contains("已停止生成。") || !text.trim().is_empty(),

@@ -82,3 +82,52 @@ fn stop_while_idle_does_not_leak_into_the_next_task() {
         h.kernel.shutdown();
     });
 }
+
+#[test]
+fn stop_while_a_tool_runs_ends_the_task_at_once() {
+    within(Duration::from_secs(30), || {
+        let registries = hearth_runtime::graph::Registries::default();
+        let (started_tx, started) = crossbeam_channel::bounded(1);
+        registries
+            .tools
+            .register(
+                hearth_stages::ToolDef {
+                    name: "slow_job".into(),
+                    parameters: serde_json::json!({"type": "object"}),
+                    ..Default::default()
+                },
+                move |_: &serde_json::Value| {
+                    let _ = started_tx.try_send(());
+                    std::thread::sleep(Duration::from_secs(2));
+                    Ok(serde_json::json!("finished"))
+                },
+            )
+            .expect("registers");
+        let h = Harness::with_config(
+            vec![
+                ScriptStep::tool_calls(&[("slow_job", serde_json::json!({}))]),
+                ScriptStep::text("never asked"),
+            ],
+            hearth_runtime::turn::TurnConfig::default(),
+            registries,
+        );
+        let handle = h.kernel.handle();
+        let rx = handle.send_text("cli", "run the slow job");
+        started.recv_timeout(REPLY_WAIT).expect("tool started");
+        let asked = Instant::now();
+        handle.stop("cli").recv_timeout(REPLY_WAIT).expect("ack");
+        let reply = rx.recv_timeout(REPLY_WAIT).expect("reply");
+        assert!(
+            asked.elapsed() < Duration::from_millis(500),
+            "stop took {:?}",
+            asked.elapsed()
+        );
+        assert_eq!(reply.content, texts::STOPPED);
+        assert_eq!(
+            h.provider.request_count(),
+            1,
+            "no further model call after the stop"
+        );
+        h.kernel.shutdown();
+    });
+}
