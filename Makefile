@@ -22,13 +22,14 @@ run: setup
 # Formatting, lints with warnings as errors, then every test of the workspace.
 test: setup lint test-only
 
+# Doc tests first: the closing lines of the run are then the main runner's summary.
 test-only:
+	$(CARGO) test --workspace --doc
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --workspace --no-fail-fast; \
 	else \
 		$(CARGO) test --workspace --no-fail-fast; \
 	fi
-	$(CARGO) test --workspace --doc
 
 lint:
 	$(CARGO) fmt --all -- --check
