@@ -52,6 +52,29 @@ enum Command {
     /// Manage LLM sources.
     #[command(subcommand)]
     Source(SourceCommand),
+    /// Benchmarks that run locally (no daemon needed).
+    #[command(subcommand)]
+    Bench(BenchCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum BenchCommand {
+    /// Recall quality of cold context on a `hearth-recall/1` file, beside a plain BM25 baseline
+    /// measured in the same run (turn- and session-level recall_any@k / recall_all@k, query
+    /// latency, ingest throughput).
+    Recall {
+        /// The data set (format `hearth-recall/1`).
+        file: PathBuf,
+        /// The k values to report.
+        #[arg(long, value_delimiter = ',', default_value = "1,5,10")]
+        k: Vec<usize>,
+        /// Keyword recall only (no embedding model).
+        #[arg(long)]
+        no_model: bool,
+        /// Where `make setup` put the embedding model (default: the user cache dir).
+        #[arg(long)]
+        model_dir: Option<PathBuf>,
+    },
 }
 
 #[derive(Subcommand, Debug)]
@@ -114,6 +137,9 @@ fn socket_path(cli: &Cli) -> PathBuf {
 }
 
 fn run(cli: Cli) -> Result<ExitCode, ClientError> {
+    if let Command::Bench(BenchCommand::Recall { file, k, no_model, model_dir }) = &cli.command {
+        return Ok(bench_recall(file, k, *no_model, model_dir.clone()));
+    }
     let path = socket_path(&cli);
     let mut client = Client::connect(&path, cli.key.as_deref())?;
     let request = match cli.command {
@@ -137,6 +163,7 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
             );
         }
         Command::Chat => return chat(client, &path, cli.key.as_deref()),
+        Command::Bench(_) => unreachable!("handled before connecting"),
         Command::Stop => Request::Stop,
         Command::Status => Request::Status,
         Command::Source(SourceCommand::List) => Request::SourceList,
@@ -157,6 +184,28 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
     };
     let answer = client.request(&request, |_| {})?;
     Ok(print_terminal(&answer))
+}
+
+fn bench_recall(file: &std::path::Path, ks: &[usize], no_model: bool, model_dir: Option<PathBuf>) -> ExitCode {
+    use hearth_memory::{Embedder, TextEmbedder};
+    let embedder: Option<std::sync::Arc<dyn Embedder>> = if no_model {
+        None
+    } else {
+        match TextEmbedder::load_or_fallback(model_dir, 1) {
+            TextEmbedder::Dense(dense) => Some(std::sync::Arc::from(dense as Box<dyn Embedder>)),
+            TextEmbedder::Sparse(_) => None,
+        }
+    };
+    match hearth_memory::recall_bench::run(file, ks, embedder, |line| eprintln!("recall: {line}")) {
+        Ok(report) => {
+            println!("{}", report.render());
+            ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("hearth: {e}");
+            ExitCode::from(1)
+        }
+    }
 }
 
 /// Streams one request's deltas to stdout and prints its end.
