@@ -17,8 +17,8 @@ use std::net::{TcpListener, TcpStream};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
-const TOKENS: usize = 1_500;
-const PACE: Duration = Duration::from_micros(800);
+const TOKENS: usize = 600;
+const PACE: Duration = Duration::from_millis(5);
 
 fn epoch() -> Instant {
     static EPOCH: OnceLock<Instant> = OnceLock::new();
