@@ -313,32 +313,13 @@ impl BarePair {
     }
 }
 
-/// The two cores the engine pins its workers 0 and 1 to: the first two the process may use.
-fn worker_cores() -> (usize, usize) {
-    let allowed: Vec<usize> = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
-        .map(|set| {
-            (0..nix::sched::CpuSet::count())
-                .filter(|&core| set.is_set(core).unwrap_or(false))
-                .collect()
-        })
-        .unwrap_or_default();
-    match allowed.as_slice() {
-        [] => (0, 0),
-        [only] => {
-            println!("   warning: one core available; both sides share it");
-            (*only, *only)
-        }
-        [first, second, ..] => (*first, *second),
-    }
-}
-
 fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` does not and wants a quick smoke run.
     let full = std::env::args().any(|arg| arg == "--bench");
     let (batches, rounds) = if full { (10, 40_000) } else { (2, 2_000) };
 
     let hearth = HearthPair::start();
-    let bare = BarePair::start(worker_cores());
+    let bare = BarePair::start(hearth_bench::two_cores());
 
     // Warm caches, branch predictors and the workers' spin state on both sides.
     hearth.run(rounds / 4, false);

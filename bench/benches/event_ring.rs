@@ -53,25 +53,6 @@ fn stamp_of(payload: &[u8]) -> u64 {
     u64::from_le_bytes(payload[..8].try_into().expect("payloads are 64 bytes"))
 }
 
-/// Two distinct cores (the first two this process may run on), or the same one twice.
-fn two_cores() -> (usize, usize) {
-    let allowed: Vec<usize> = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
-        .map(|set| {
-            (0..nix::sched::CpuSet::count())
-                .filter(|&core| set.is_set(core).unwrap_or(false))
-                .collect()
-        })
-        .unwrap_or_default();
-    match allowed.as_slice() {
-        [] => (0, 0),
-        [only] => {
-            println!("   warning: one core available; both sides share it");
-            (*only, *only)
-        }
-        [first, second, ..] => (*first, *second),
-    }
-}
-
 /// (a) publish cost, amortised over many calls, against copying into a plain slot array.
 fn publish_cost(criterion: &mut Criterion, sizes: &Sizes) {
     let (mut publisher, subscriber) = EventRing::new(RingConfig::default())
@@ -359,7 +340,7 @@ fn main() {
             parked_samples: 50,
         }
     };
-    let cores = two_cores();
+    let cores = hearth_bench::two_cores();
     println!(
         "   (sender pinned to core {}, receiver to core {})",
         cores.0, cores.1

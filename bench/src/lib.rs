@@ -99,6 +99,26 @@ pub fn pin_to_core(core: usize) -> bool {
     nix::sched::sched_setaffinity(nix::unistd::Pid::from_raw(0), &set).is_ok()
 }
 
+/// Two distinct cores (the first two this process may run on), or the same one twice when only
+/// one is available (said on stdout, since latencies then include sharing a core).
+pub fn two_cores() -> (usize, usize) {
+    let allowed: Vec<usize> = nix::sched::sched_getaffinity(nix::unistd::Pid::from_raw(0))
+        .map(|set| {
+            (0..nix::sched::CpuSet::count())
+                .filter(|&core| set.is_set(core).unwrap_or(false))
+                .collect()
+        })
+        .unwrap_or_default();
+    match allowed.as_slice() {
+        [] => (0, 0),
+        [only] => {
+            println!("   warning: one core available; both sides share it");
+            (*only, *only)
+        }
+        [first, second, ..] => (*first, *second),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -122,21 +122,11 @@ impl InputEvent {
     }
 
     pub fn new(source: impl Into<String>, payload: Map<String, Value>) -> Self {
-        let source = source.into();
-        let request_id = new_request_id();
-        Self {
-            reply: ReplyHandle::none(request_id.clone()),
-            request_id,
-            output_channel: source.clone(),
-            source,
-            kind: "text".into(),
-            payload,
-            trust: Trust::Builtin,
-            received_at_ms: now_ms(),
-        }
+        Self::recovered(new_request_id(), source.into(), payload, now_ms())
     }
 
-    /// Rebuilds an input from its journal record (after a restart); nobody waits on it.
+    /// An input with a known id and time (rebuilt from its journal record after a restart, or
+    /// new); nobody waits on it until [`InputEvent::reply_channel`] is called.
     pub fn recovered(
         request_id: String,
         source: String,

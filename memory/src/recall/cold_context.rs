@@ -521,7 +521,8 @@ impl ColdContext {
                 break;
             }
             let line = self.inject_line(&hit.event);
-            let cost = estimate_tokens(&line) + 1;
+            // The line and the line break before it (one rune).
+            let cost = estimate_tokens(&line) + 2;
             if cost > left {
                 continue;
             }

@@ -1,1 +1,652 @@
-//! Cold context tests.
+//! Cold context tests. Most run on a small deterministic embedder (a bag of concepts) so the
+//! expected rankings can be worked out by hand; the Chinese/English recall tests run the real
+//! installed model and fail with "run `make setup`" without it instead of passing vacuously.
+
+use std::borrow::Cow;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, OnceLock};
+use std::time::Duration;
+
+use proptest::prelude::*;
+
+use super::*;
+use crate::{
+    ColdRecord, ContextEvent, ContextWindow, DenseVector, EmbedError, Embedder, Fingerprint,
+    OnnxEmbedder, Pooling, Store, ToolOutput,
+};
+
+const HOUR_MS: i64 = 60 * 60 * 1000;
+
+/// Runs `body` on its own thread and fails the test if it takes longer than `secs`.
+fn watchdog<T: Send + 'static>(secs: u64, body: impl FnOnce() -> T + Send + 'static) -> T {
+    let (tx, rx) = mpsc::channel();
+    let handle = std::thread::spawn(move || {
+        let _ = tx.send(body());
+    });
+    match rx.recv_timeout(Duration::from_secs(secs)) {
+        Ok(v) => v,
+        Err(mpsc::RecvTimeoutError::Timeout) => {
+            panic!("watchdog: test body still running after {secs} s")
+        }
+        Err(mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
+            Err(payload) => std::panic::resume_unwind(payload),
+            Ok(()) => unreachable!("sender dropped without sending or panicking"),
+        },
+    }
+}
+
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(name: &str) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("hearth-recall-{name}-{}-{n}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir).expect("create test dir");
+        Self(dir)
+    }
+
+    fn store(&self) -> Store {
+        Store::open(self.0.join("memory.db")).expect("open store")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// Concepts of the test embedder: a text's vector counts the words of each concept it uses.
+const CONCEPTS: &[&[&str]] = &[
+    &["cat", "kitten", "pet", "猫"],
+    &["trip", "travel", "flight", "旅行"],
+    &["pizza", "dinner", "food", "吃"],
+    &["job", "office", "work", "工作"],
+    &["piano", "music", "song", "钢琴"],
+    &["rain", "weather", "sunny", "天气"],
+    &["car", "parking", "garage", "车"],
+    &["book", "novel", "read", "书"],
+];
+
+/// A deterministic "dense model": one dimension per concept, plus a constant dimension so no
+/// text maps to the zero vector.
+struct ConceptEmbedder {
+    fingerprint: Fingerprint,
+}
+
+impl ConceptEmbedder {
+    fn new(sha: &str) -> Self {
+        Self {
+            fingerprint: Fingerprint::new("concepts", sha, CONCEPTS.len() + 1, Pooling::Mean)
+                .expect("valid fingerprint"),
+        }
+    }
+
+    fn vector(text: &str) -> Vec<f32> {
+        let lower = text.to_lowercase();
+        let mut v: Vec<f32> = CONCEPTS
+            .iter()
+            .map(|words| words.iter().filter(|w| lower.contains(*w)).count() as f32)
+            .collect();
+        v.push(0.1);
+        crate::l2_normalize(&mut v);
+        v
+    }
+}
+
+impl Embedder for ConceptEmbedder {
+    fn fingerprint(&self) -> &Fingerprint {
+        &self.fingerprint
+    }
+
+    fn dim(&self) -> usize {
+        CONCEPTS.len() + 1
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        Ok(texts.iter().map(|t| Self::vector(t)).collect())
+    }
+}
+
+fn concept_embedder() -> Arc<dyn Embedder> {
+    Arc::new(ConceptEmbedder::new("0123456789ab"))
+}
+
+fn user(ts: i64, text: &str) -> ContextEvent {
+    ContextEvent::new(ts, "cli", text)
+}
+
+// ---------------------------------------------------------------------------------------------
+// text_for_vector
+
+struct Rules;
+
+impl VectorTextRules for Rules {
+    fn clean_channel<'t>(&self, source: &str, text: Cow<'t, str>) -> Cow<'t, str> {
+        if source == "web" {
+            Cow::Owned(text.replace("<b>", "").replace("</b>", ""))
+        } else {
+            text
+        }
+    }
+
+    fn channel_no_memory(&self, source: &str) -> bool {
+        source == "secret"
+    }
+
+    fn clean_tool<'t>(&self, tool: &str, output: &'t str) -> Cow<'t, str> {
+        if tool == "search" {
+            Cow::Owned(output.to_uppercase())
+        } else {
+            Cow::Borrowed(output)
+        }
+    }
+
+    fn tool_no_memory(&self, tool: &str) -> bool {
+        tool == "clock"
+    }
+}
+
+#[test]
+fn text_for_vector_chooses_the_spec_base_text() {
+    let agent = ContextEvent::new(1, AGENT_SOURCE, "ask").with_response("the answer");
+    assert_eq!(text_for_vector(&agent, &PlainText), "the answer");
+    let agent_silent = ContextEvent::new(1, AGENT_SOURCE, "ask");
+    assert_eq!(text_for_vector(&agent_silent, &PlainText), "ask");
+    let cold = ContextEvent::new(1, COLD_STORAGE_SOURCE, "old q").with_response("old a");
+    assert_eq!(text_for_vector(&cold, &PlainText), "old q old a");
+    let other = ContextEvent::new(1, "cli", "question").with_response("reply");
+    assert_eq!(text_for_vector(&other, &PlainText), "question");
+}
+
+#[test]
+fn text_for_vector_applies_cleaners_no_memory_and_tools() {
+    let mut web = ContextEvent::new(1, "web", "  <b>hello</b>\n\n world ");
+    web.tool_results = vec![
+        ToolOutput {
+            name: "search".into(),
+            output: "found it".into(),
+        },
+        ToolOutput {
+            name: "clock".into(),
+            output: "12:00".into(),
+        },
+        ToolOutput {
+            name: "calc".into(),
+            output: "4\t2".into(),
+        },
+    ];
+    assert_eq!(text_for_vector(&web, &Rules), "hello world FOUND IT 4 2");
+    let mut secret = ContextEvent::new(1, "secret", "pin 1234");
+    secret.tool_results = web.tool_results.clone();
+    assert_eq!(text_for_vector(&secret, &Rules), "");
+}
+
+#[test]
+fn clean_text_collapses_whitespace_and_drops_controls() {
+    assert_eq!(clean_text("  a \t b\r\n\u{7}c\u{3000}d\u{7}e  "), "a b c de");
+    assert_eq!(clean_text(" \n "), "");
+}
+
+// ---------------------------------------------------------------------------------------------
+// terms and passages
+
+#[test]
+fn stem_meets_inflections_and_leaves_short_or_foreign_words() {
+    for (a, b) in [
+        ("serviced", "service"),
+        ("services", "servicing"),
+        ("cars", "car"),
+        ("running", "run"),
+        ("studies", "studied"),
+        ("meetings", "meeting"),
+    ] {
+        assert_eq!(stem(a), stem(b), "{a} / {b}");
+    }
+    assert_eq!(stem("bus"), "bus");
+    assert_eq!(stem("gas"), "gas");
+    assert_eq!(stem("北京"), "北京");
+    assert_eq!(stem("s22"), "s22");
+}
+
+#[test]
+fn search_terms_have_words_and_cjk_bigrams() {
+    let terms = search_terms("我的车停在B2层 Parking");
+    for want in ["车", "b2", "park", "停在"] {
+        assert!(terms.iter().any(|t| t == want), "{want} missing from {terms:?}");
+    }
+    assert!(!terms.iter().any(|t| t == "我"), "stop word kept: {terms:?}");
+    assert_eq!(query_tokens("car cars CAR"), "car");
+    assert_eq!(index_tokens("car cars"), "car car");
+}
+
+#[test]
+fn passages_cut_at_sentence_ends_and_cover_the_text() {
+    let text = "One two three. Four five six! Seven eight nine? Ten.";
+    let parts = split_passages(text, 20);
+    assert_eq!(parts, ["One two three.", "Four five six!", "Seven eight nine?", "Ten."]);
+    let long = "x".repeat(45);
+    let parts = split_passages(&long, 20);
+    assert_eq!(parts.iter().map(|p| p.len()).collect::<Vec<_>>(), [20, 20, 5]);
+    assert!(split_passages("  ", 10).is_empty());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+
+    #[test]
+    fn passages_keep_every_non_space_character(text in "[a-z .!?。\n]{0,200}", max in 1usize..60) {
+        let parts = split_passages(&text, max);
+        let joined: String = parts.concat().chars().filter(|c| !c.is_whitespace()).collect();
+        let original: String = text.chars().filter(|c| !c.is_whitespace()).collect();
+        prop_assert_eq!(joined, original);
+        for p in &parts {
+            prop_assert!(p.chars().count() <= max);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// archive, prune, recall
+
+fn seeded(dir: &TempDir, embedder: Option<Arc<dyn Embedder>>) -> (ColdContext, Vec<i64>) {
+    let mut cold = ColdContext::new(dir.store(), embedder);
+    let events = vec![
+        user(1_000, "my kitten likes to sleep on the sofa"),
+        user(2_000, "booked a flight for the trip to Lisbon"),
+        user(3_000, "pizza for dinner tonight"),
+        user(4_000, "the office moved to the fifth floor"),
+        user(5_000, "my car is in the parking garage level two"),
+    ];
+    let ids = cold
+        .archive_events(events, "import", 10_000)
+        .expect("archive");
+    (cold, ids)
+}
+
+#[test]
+fn archive_keeps_original_timestamps_text_and_vectors() {
+    watchdog(30, || {
+        let dir = TempDir::new("archive");
+        let (cold, ids) = seeded(&dir, Some(concept_embedder()));
+        assert_eq!(ids.len(), 5);
+        let store = cold.store();
+        assert_eq!(store.cold_count().expect("count"), 5);
+        assert!(store.events_window().expect("window").is_empty());
+        let entry = store.cold_get(ids[4]).expect("get").expect("present");
+        assert_eq!(entry.event.timestamp_ms, 5_000);
+        assert_eq!(entry.text, "my car is in the parking garage level two");
+        assert!(entry.tokens.split(' ').any(|t| t == "garag"));
+        let dense = entry.dense.expect("dense vector");
+        assert_eq!(dense.fingerprint, "concepts:0123456789ab:9:mean");
+        assert_eq!(dense.values, ConceptEmbedder::vector(&entry.text));
+        assert_eq!(entry.archived_from, "import");
+    });
+}
+
+#[test]
+fn prune_moves_the_least_relevant_to_cold_and_never_drops() {
+    watchdog(30, || {
+        let dir = TempDir::new("prune");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
+        let texts = [
+            "my kitten is asleep",
+            "flight to Lisbon",
+            "pizza dinner",
+            "office work",
+            "piano song",
+            "rain today",
+            "a novel to read",
+            "latest: the car is at the garage",
+        ];
+        let events: Vec<ContextEvent> = texts
+            .iter()
+            .enumerate()
+            .map(|(i, t)| user(i as i64 * 1000, t))
+            .collect();
+        cold.append(events).expect("append");
+        // Keep 4: the last 2 protected, plus the 2 candidates most about pets and food.
+        let outcome = cold
+            .prune("my cat wants food", 4, 2, 50_000)
+            .expect("prune");
+        assert_eq!(outcome.kept, 4);
+        assert_eq!(outcome.archived.len(), 4);
+        let window: Vec<String> = cold
+            .store()
+            .events_window()
+            .expect("window")
+            .into_iter()
+            .map(|e| e.record.event.input)
+            .collect();
+        assert_eq!(
+            window,
+            [
+                "my kitten is asleep",
+                "pizza dinner",
+                "a novel to read",
+                "latest: the car is at the garage"
+            ]
+        );
+        let mut archived: Vec<(i64, String)> = outcome
+            .archived
+            .iter()
+            .map(|&id| {
+                let e = cold.store().cold_get(id).expect("get").expect("present");
+                (e.event.timestamp_ms, e.event.input)
+            })
+            .collect();
+        archived.sort();
+        assert_eq!(
+            archived,
+            [
+                (1000, "flight to Lisbon".to_owned()),
+                (3000, "office work".to_owned()),
+                (4000, "piano song".to_owned()),
+                (5000, "rain today".to_owned()),
+            ]
+        );
+    });
+}
+
+#[test]
+fn prune_with_an_empty_query_keeps_the_newest() {
+    watchdog(30, || {
+        let dir = TempDir::new("prune-empty");
+        let mut cold = ColdContext::new(dir.store(), None);
+        let events: Vec<ContextEvent> = (0..6)
+            .map(|i| user(i * 1000, &format!("event number {i}")))
+            .collect();
+        cold.append(events).expect("append");
+        let outcome = cold.prune("", 3, 1, 10_000).expect("prune");
+        assert_eq!(outcome.archived.len(), 3);
+        let window: Vec<i64> = cold
+            .store()
+            .events_window()
+            .expect("window")
+            .iter()
+            .map(|e| e.record.event.timestamp_ms)
+            .collect();
+        assert_eq!(window, [3000, 4000, 5000]);
+    });
+}
+
+#[test]
+fn recall_fuses_dense_and_keyword_rankings_by_rrf() {
+    watchdog(30, || {
+        let dir = TempDir::new("fuse");
+        let (mut cold, ids) = seeded(&dir, Some(concept_embedder()));
+        cold.set_config(RecallConfig {
+            rrf_k: 60.0,
+            ..RecallConfig::default()
+        });
+        // "kitten" is a keyword of entry 0 only; the concept "pet" is entry 0's dense concept.
+        // Dense ranking: entry 0 first, then every other (cosine equal: 0.1 · 0.1 terms), by id.
+        // Keyword ranking: entry 0 only. So entry 0 scores 1/61 + 1/61.
+        let hits = cold.peek("kitten", 3).expect("peek");
+        assert_eq!(hits[0].id, ids[0]);
+        assert!((hits[0].score - 2.0 / 61.0).abs() < 1e-9, "{}", hits[0].score);
+        assert!(hits[0].keyword_score.is_some());
+        assert!(hits[0].dense_cosine.expect("cosine") > 0.9);
+        // The rest come from the dense list only, in its order: ranks 2 and 3.
+        assert!((hits[1].score - 1.0 / 62.0).abs() < 1e-9);
+        assert!((hits[2].score - 1.0 / 63.0).abs() < 1e-9);
+        assert!(hits[1].keyword_score.is_none());
+    });
+}
+
+#[test]
+fn recall_is_non_destructive_and_counts_accesses() {
+    watchdog(30, || {
+        let dir = TempDir::new("touch");
+        let (mut cold, ids) = seeded(&dir, Some(concept_embedder()));
+        let before = cold.store().cold_get(ids[2]).expect("get").expect("present");
+        assert_eq!(before.access_count, 0);
+        let hits = cold.recall("pizza", 1, 20_000).expect("recall");
+        assert_eq!(hits[0].id, ids[2]);
+        cold.recall("pizza dinner", 1, 30_000).expect("recall");
+        let after = cold.store().cold_get(ids[2]).expect("get").expect("present");
+        assert_eq!(after.access_count, 2);
+        assert_eq!(after.last_access_ms, 30_000);
+        assert_eq!(cold.store().cold_count().expect("count"), 5);
+        // Peeking counts nothing.
+        cold.peek("pizza", 1).expect("peek");
+        let peeked = cold.store().cold_get(ids[2]).expect("get").expect("present");
+        assert_eq!(peeked.access_count, 2);
+    });
+}
+
+#[test]
+fn recall_into_copies_at_the_original_time_once() {
+    watchdog(30, || {
+        let dir = TempDir::new("into");
+        let (mut cold, _) = seeded(&dir, Some(concept_embedder()));
+        let mut window = ContextWindow::new();
+        window.append(user(500, "hello"));
+        window.append(user(2_500, "what about dinner?"));
+        window.append(user(9_000, "newest"));
+        let n = cold
+            .recall_into(&mut window, "pizza food", 1, 20_000)
+            .expect("recall");
+        assert_eq!(n, 1);
+        let order: Vec<&str> = window.events().iter().map(|e| e.input.as_str()).collect();
+        assert_eq!(
+            order,
+            ["hello", "what about dinner?", "pizza for dinner tonight", "newest"]
+        );
+        let again = cold
+            .recall_into(&mut window, "pizza food", 1, 21_000)
+            .expect("recall");
+        assert_eq!(again, 0);
+        assert_eq!(window.len(), 4);
+        assert_eq!(cold.store().cold_count().expect("count"), 5);
+    });
+}
+
+#[test]
+fn vectors_of_another_fingerprint_are_never_scored() {
+    watchdog(30, || {
+        let dir = TempDir::new("fingerprint");
+        let (mut cold, _) = seeded(&dir, Some(concept_embedder()));
+        // An entry whose vector is exactly the query's, but from another model, and whose text
+        // shares no word with the query.
+        let foreign = Fingerprint::new("concepts", "ffffffffffff", 9, Pooling::Mean)
+            .expect("fingerprint")
+            .to_string();
+        let query = "piano song";
+        let alien = cold
+            .store_mut()
+            .cold_insert(
+                &ColdRecord {
+                    event: user(6_000, "zzz qqq"),
+                    text: "zzz qqq".into(),
+                    tokens: "zzz qqq".into(),
+                    dense: Some(DenseVector::new(foreign, ConceptEmbedder::vector(query))),
+                    archived_from: "import".into(),
+                },
+                10_000,
+            )
+            .expect("insert");
+        let hits = cold.peek(query, 10).expect("peek");
+        assert_eq!(hits.len(), 5, "only the current space's entries are ranked");
+        assert!(hits.iter().all(|h| h.id != alien));
+        // The same entry with a vector of the current space is found first.
+        let own = cold
+            .store_mut()
+            .cold_insert(
+                &ColdRecord {
+                    event: user(7_000, "yyy"),
+                    text: "yyy".into(),
+                    tokens: "yyy".into(),
+                    dense: Some(DenseVector::new(
+                        "concepts:0123456789ab:9:mean",
+                        ConceptEmbedder::vector(query),
+                    )),
+                    archived_from: "import".into(),
+                },
+                10_000,
+            )
+            .expect("insert");
+        let hits = cold.peek(query, 1).expect("peek");
+        assert_eq!(hits[0].id, own);
+    });
+}
+
+#[test]
+fn find_cold_is_72h_idle_and_at_most_two_accesses() {
+    watchdog(30, || {
+        let dir = TempDir::new("find-cold");
+        let (mut cold, ids) = seeded(&dir, None);
+        let archived_at = 10_000;
+        assert!(cold.find_cold(archived_at + 72 * HOUR_MS).expect("find").is_empty());
+        let all = cold.find_cold(archived_at + 72 * HOUR_MS + 1).expect("find");
+        assert_eq!(all.len(), 5);
+        // Three recalls of the pizza entry: no longer a distillation candidate.
+        for t in 1..=3 {
+            cold.recall("pizza", 1, archived_at + t).expect("recall");
+        }
+        let left = cold.find_cold(archived_at + 80 * HOUR_MS).expect("find");
+        assert_eq!(left.len(), 4);
+        assert!(!left.contains(&ids[2]));
+    });
+}
+
+#[test]
+fn auto_inject_is_budgeted_time_ordered_stable_and_floored() {
+    watchdog(30, || {
+        let dir = TempDir::new("inject");
+        let (mut cold, _) = seeded(&dir, Some(concept_embedder()));
+        let block = cold
+            .auto_inject("my pet cat and the car", 10_000, 20_000)
+            .expect("inject");
+        let lines: Vec<&str> = block.lines().collect();
+        assert_eq!(lines[0], INJECT_HEADER);
+        assert_eq!(
+            &lines[1..],
+            [
+                "[1970-01-01 00:00] cli: my kitten likes to sleep on the sofa",
+                "[1970-01-01 00:00] cli: my car is in the parking garage level two",
+            ]
+        );
+        // Same members, same text: the prompt prefix does not change.
+        let again = cold
+            .auto_inject("the car and my pet cat", 10_000, 21_000)
+            .expect("inject");
+        assert_eq!(again, block);
+        // A budget for the header and one line keeps the best entry only.
+        let one = cold
+            .auto_inject("my pet cat and the car", crate::estimate_tokens(&block) - 10, 22_000)
+            .expect("inject");
+        assert_eq!(one.lines().count(), 2);
+        // Nothing related: nothing injected.
+        assert_eq!(
+            cold.auto_inject("quantum chromodynamics", 10_000, 23_000)
+                .expect("inject"),
+            ""
+        );
+        assert_eq!(cold.auto_inject("pizza", 0, 24_000).expect("inject"), "");
+    });
+}
+
+#[test]
+fn keyword_only_recall_works_without_a_model() {
+    watchdog(30, || {
+        let dir = TempDir::new("sparse");
+        let (mut cold, ids) = seeded(&dir, None);
+        let hits = cold.recall("where is the garage?", 2, 20_000).expect("recall");
+        assert_eq!(hits[0].id, ids[4]);
+        assert!(hits[0].dense_cosine.is_none());
+        let block = cold
+            .auto_inject("parking garage", 10_000, 21_000)
+            .expect("inject");
+        assert!(block.contains("parking garage level two"), "{block}");
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The real model, Chinese and English.
+
+/// The installed model, loaded once for all tests of this binary.
+fn real_model() -> Arc<dyn Embedder> {
+    static MODEL: OnceLock<Arc<OnnxEmbedder>> = OnceLock::new();
+    MODEL
+        .get_or_init(|| match OnnxEmbedder::locate_and_load(None, 1) {
+            Ok(m) => Arc::new(m),
+            Err(e) => panic!("{e}"),
+        })
+        .clone()
+}
+
+/// A conversation where each fact is said once among unrelated turns.
+fn bilingual_history() -> Vec<ContextEvent> {
+    let turns = [
+        "Can you suggest a quick recipe with chicken for tonight?",
+        "What's the weather like in Berlin this weekend?",
+        "帮我写一封请假邮件，下周一要去看牙医。",
+        "My sister Emma is allergic to peanuts, so keep them out of anything you cook for her.",
+        "推荐几部适合周末看的科幻电影吧。",
+        "How do I reset the router when the internet stops working?",
+        "我的车停在公司地下车库B2层的37号车位。",
+        "Give me a short workout I can do in a hotel room.",
+        "最近在学做红烧肉，火候总是掌握不好。",
+        "What is a good way to learn Spanish vocabulary?",
+        "帮我算一下每个月房贷还多少钱。",
+        "I need a gift idea for my father's birthday; he likes fishing.",
+    ];
+    turns
+        .iter()
+        .enumerate()
+        .map(|(i, t)| user(1_700_000_000_000 + i as i64 * 60_000, t))
+        .collect()
+}
+
+#[test]
+fn a_fact_told_once_is_the_top_hit_for_a_paraphrase_with_the_real_model() {
+    watchdog(120, || {
+        let dir = TempDir::new("real");
+        let mut cold = ColdContext::new(dir.store(), Some(real_model()));
+        let ids = cold
+            .archive_events(bilingual_history(), "import", 1_800_000_000_000)
+            .expect("archive");
+        for (question, fact) in [
+            ("Which food must Emma avoid?", 3),
+            ("我把汽车放在哪儿了？", 6),
+            ("Where did I leave my vehicle?", 6),
+            ("艾玛对什么食物过敏？", 3),
+        ] {
+            let hits = cold.recall(question, 3, 1_800_000_000_000).expect("recall");
+            assert_eq!(
+                hits[0].id, ids[fact],
+                "{question}: top hit was {:?}",
+                hits[0].text
+            );
+        }
+    });
+}
+
+#[test]
+fn keyword_path_still_finds_the_fact_without_the_model() {
+    watchdog(60, || {
+        let dir = TempDir::new("real-sparse");
+        let mut cold = ColdContext::new(dir.store(), None);
+        let ids = cold
+            .archive_events(bilingual_history(), "import", 1_800_000_000_000)
+            .expect("archive");
+        for (question, fact) in [
+            ("Is Emma allergic to anything?", 3),
+            ("车停在哪个车位？", 6),
+            ("我的车在B2层吗", 6),
+        ] {
+            let hits = cold.recall(question, 3, 1_800_000_000_000).expect("recall");
+            assert_eq!(
+                hits[0].id, ids[fact],
+                "{question}: top hit was {:?}",
+                hits[0].text
+            );
+        }
+    });
+}

@@ -137,7 +137,13 @@ fn socket_path(cli: &Cli) -> PathBuf {
 }
 
 fn run(cli: Cli) -> Result<ExitCode, ClientError> {
-    if let Command::Bench(BenchCommand::Recall { file, k, no_model, model_dir }) = &cli.command {
+    if let Command::Bench(BenchCommand::Recall {
+        file,
+        k,
+        no_model,
+        model_dir,
+    }) = &cli.command
+    {
         return Ok(bench_recall(file, k, *no_model, model_dir.clone()));
     }
     let path = socket_path(&cli);
@@ -186,7 +192,12 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
     Ok(print_terminal(&answer))
 }
 
-fn bench_recall(file: &std::path::Path, ks: &[usize], no_model: bool, model_dir: Option<PathBuf>) -> ExitCode {
+fn bench_recall(
+    file: &std::path::Path,
+    ks: &[usize],
+    no_model: bool,
+    model_dir: Option<PathBuf>,
+) -> ExitCode {
     use hearth_memory::{Embedder, TextEmbedder};
     let embedder: Option<std::sync::Arc<dyn Embedder>> = if no_model {
         None

@@ -46,6 +46,13 @@ impl Daemon {
 
     /// Starts hearthd again on an existing data dir (after `kill9`).
     pub fn restart(dir: &Path, toml: &str) -> Self {
+        Self::launch(dir.to_path_buf(), toml)
+    }
+
+    /// Writes the config (top-level keys first, then the test's own text, then — unless the test
+    /// configures it — the embedded model switched off: TOML tables must follow the top-level
+    /// keys) and starts hearthd on `dir`.
+    fn launch(dir: PathBuf, toml: &str) -> Self {
         let config = dir.join("hearth.toml");
         let base = format!("data_dir = \"{}\"\nprobe_loopback = false\n", dir.display());
         let embedded = if toml.contains("[embedded]") {
@@ -61,15 +68,14 @@ impl Daemon {
                 "HEARTH_LOG",
                 std::env::var("HEARTH_TEST_LOG").unwrap_or_else(|_| "warn".into()),
             )
+            .env_remove("HEARTH_DATA_DIR")
+            .env_remove("HEARTH_SOCKET")
             .stdout(Stdio::null())
             .stderr(Stdio::inherit())
             .spawn()
             .expect("hearthd starts");
-        let mut daemon = Self {
-            child,
-            dir: dir.to_path_buf(),
-            socket: dir.join("hearth.sock"),
-        };
+        let socket = dir.join("hearth.sock");
+        let mut daemon = Self { child, dir, socket };
         daemon.wait_ready(Duration::from_secs(60));
         daemon
     }
@@ -94,30 +100,7 @@ impl Daemon {
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).expect("temp dir");
         prepare(&dir);
-        let config = dir.join("hearth.toml");
-        // Top-level keys first, then the test's own text, then (unless the test configures it)
-        // the embedded model switched off: TOML tables must follow the top-level keys.
-        let base = format!("data_dir = \"{}\"\nprobe_loopback = false\n", dir.display());
-        let embedded = if toml.contains("[embedded]") {
-            ""
-        } else {
-            "\n[embedded]\nenabled = false\n"
-        };
-        std::fs::write(&config, format!("{base}{toml}{embedded}")).expect("config");
-        let child = Command::new(env!("CARGO_BIN_EXE_hearthd"))
-            .arg("--config")
-            .arg(&config)
-            .env("HEARTH_LOG", "warn")
-            .env_remove("HEARTH_DATA_DIR")
-            .env_remove("HEARTH_SOCKET")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("hearthd starts");
-        let socket = dir.join("hearth.sock");
-        let mut daemon = Self { child, dir, socket };
-        daemon.wait_ready(Duration::from_secs(60));
-        daemon
+        Self::launch(dir, toml)
     }
 
     fn wait_ready(&mut self, limit: Duration) {
