@@ -14,9 +14,10 @@ build: setup
 
 # Starts the daemon in the foreground with a data dir under the user's data home.
 run: setup
-	$(CARGO) build --release -p hearth-runtime --bin hearthd
+	$(CARGO) build --release -p hearth-runtime --bins
 	@mkdir -p "$(DATA)"
 	@echo "hearthd: data dir $(DATA); stop with Ctrl-C (graceful: every queued task is answered)"
+	@echo "talk to it from another terminal:  ./target/release/hearth send \"hello\"   (or: hearth chat, hearth status)"
 	./target/release/hearthd --data-dir "$(DATA)"
 
 # Formatting, lints with warnings as errors, then every test of the workspace.
@@ -37,7 +38,14 @@ lint:
 
 # Criterion benches and latency harnesses; each prints its same-run baseline and the ratio.
 bench: setup
+	$(CARGO) build --release -p hearth-runtime --bins
 	$(CARGO) bench -p hearth-bench
+	@if [ -f ../shared/data/longmemeval-oracle-pooled.json ]; then \
+		echo "recall: ../shared/data/longmemeval-oracle-pooled.json"; \
+		./target/release/hearth bench recall ../shared/data/longmemeval-oracle-pooled.json --k 1,5,10; \
+	else \
+		echo "recall: ../shared/data/longmemeval-oracle-pooled.json is absent; skipping the recall benchmark"; \
+	fi
 
 # Model-checks the event ring's slot protocol with loom.
 loom:
@@ -45,5 +53,6 @@ loom:
 
 install: build
 	install -Dm755 target/release/hearthd $(DESTDIR)$(PREFIX)/bin/hearthd
+	install -Dm755 target/release/hearth $(DESTDIR)$(PREFIX)/bin/hearth
 	install -Dm644 scripts/hearthd.service $(DESTDIR)/etc/systemd/system/hearthd.service
 	@echo "installed; enable with: systemctl enable --now hearthd"

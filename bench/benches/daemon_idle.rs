@@ -44,6 +44,36 @@ fn cpu_ticks(pid: u32) -> u64 {
             .unwrap_or(0)
 }
 
+/// Starts hearthd with no source and `memory_model` as given; returns it once its socket accepts.
+fn start(
+    bin: &std::path::Path,
+    tag: &str,
+    model: bool,
+) -> (std::process::Child, std::path::PathBuf, Duration) {
+    let dir = std::env::temp_dir().join(format!("hearth-idle-{}-{tag}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let cfg = dir.join("hearth.toml");
+    let text = format!(
+        "data_dir = \"{}\"\nprobe_loopback = false\nmemory_model = {model}\n[embedded]\nenabled = false\n",
+        dir.display()
+    );
+    std::fs::write(&cfg, text).expect("cfg");
+    let started = Instant::now();
+    let child = Command::new(bin)
+        .arg("--config")
+        .arg(&cfg)
+        .env("HEARTH_LOG", "error")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("hearthd");
+    while UnixStream::connect(dir.join("hearth.sock")).is_err() {
+        std::thread::sleep(Duration::from_micros(200));
+    }
+    (child, dir, started.elapsed())
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         println!("daemon_idle: bench");
@@ -51,72 +81,46 @@ fn main() {
     }
     let bin = hearthd();
     let mut starts = Vec::new();
-    let mut last = None;
     for round in 0..5 {
-        let dir = std::env::temp_dir().join(format!("hearth-idle-{}-{round}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("dir");
-        let cfg = dir.join("hearth.toml");
-        std::fs::write(
-            &cfg,
-            format!(
-                "data_dir = \"{}\"\nprobe_loopback = false\n[embedded]\nenabled = false\n",
-                dir.display()
-            ),
-        )
-        .expect("cfg");
-        let started = Instant::now();
-        let child = Command::new(&bin)
-            .arg("--config")
-            .arg(&cfg)
-            .env("HEARTH_LOG", "error")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("hearthd");
-        while UnixStream::connect(dir.join("hearth.sock")).is_err() {
-            std::thread::sleep(Duration::from_micros(200));
-        }
-        starts.push(started.elapsed());
-        if let Some((old, old_dir)) = last.replace((child, dir)) {
-            stop(old, old_dir);
-        }
+        let (child, dir, took) = start(&bin, &format!("s{round}"), false);
+        starts.push(took);
+        stop(child, dir);
     }
-    let (child, dir) = last.expect("a daemon");
-    let pid = child.id();
-    let idle = Duration::from_secs(
-        std::env::var("HEARTH_IDLE_SECS")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(60),
-    );
-    std::thread::sleep(Duration::from_secs(2));
-    let ticks_before = cpu_ticks(pid);
-    std::thread::sleep(idle);
-    let ticks = cpu_ticks(pid) - ticks_before;
-    let hz = 100.0; // USER_HZ on Linux
-    let rss_kb = proc_field(pid, "VmRSS:").unwrap_or(0);
-    let hwm_kb = proc_field(pid, "VmHWM:").unwrap_or(0);
     starts.sort();
-    println!("== hearthd start to ready (socket accepting), 5 starts");
+    println!("== hearthd start to ready (socket accepting), 5 starts, no model");
     println!(
         "   median {:.1} ms (min {:.1} .. max {:.1})",
         starts[2].as_secs_f64() * 1e3,
         starts[0].as_secs_f64() * 1e3,
         starts[4].as_secs_f64() * 1e3
     );
-    println!("== idle daemon (no source, no model)");
-    println!(
-        "   RSS {:.1} MB (peak {:.1} MB) — budget ≤ 25 MB",
-        rss_kb as f64 / 1024.0,
-        hwm_kb as f64 / 1024.0
+    let idle = Duration::from_secs(
+        std::env::var("HEARTH_IDLE_SECS")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(60),
     );
+    let (child, dir, _) = start(&bin, "idle", false);
+    let pid = child.id();
+    std::thread::sleep(Duration::from_secs(2));
+    let ticks_before = cpu_ticks(pid);
+    std::thread::sleep(idle);
+    let ticks = cpu_ticks(pid) - ticks_before;
+    let rss_kb = proc_field(pid, "VmRSS:").unwrap_or(0);
+    println!("== idle daemon, no source, embedding model not loaded");
+    println!("   RSS {:.1} MB — budget ≤ 25 MB", rss_kb as f64 / 1024.0);
     println!(
-        "   CPU over {}s idle: {} ticks = {:.3} % of one core",
+        "   CPU over {}s idle: {ticks} ticks = {:.3} % of one core",
         idle.as_secs(),
-        ticks,
-        ticks as f64 / hz / idle.as_secs_f64() * 100.0
+        ticks as f64 / 100.0 / idle.as_secs_f64() * 100.0
     );
+    stop(child, dir);
+    let (child, dir, _) = start(&bin, "model", true);
+    // The model loads on the memory thread after the socket opens.
+    std::thread::sleep(Duration::from_secs(8));
+    let rss_kb = proc_field(child.id(), "VmRSS:").unwrap_or(0);
+    println!("== idle daemon with the embedding model loaded");
+    println!("   RSS {:.1} MB", rss_kb as f64 / 1024.0);
     stop(child, dir);
 }
 

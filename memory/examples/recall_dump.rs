@@ -102,10 +102,23 @@ fn main() {
             m.sort_by(|a, b| b.1.total_cmp(&a.1));
             m.truncate(300);
         }
+        let mut q2 = qv.clone();
+        for &(i, _) in d.iter().take(3) {
+            for (a, b) in q2.iter_mut().zip(&vecs[i]) {
+                *a += 0.5 / 3.0 * b;
+            }
+        }
+        let mut p: Vec<(usize, f32)> = vecs
+            .iter()
+            .enumerate()
+            .map(|(i, v)| (i, dot(&q2, v)))
+            .collect();
+        p.sort_by(|a, b| b.1.total_cmp(&a.1));
+        p.truncate(300);
         writeln!(
             f,
             "{}",
-            serde_json::json!({"q": q.id, "dense": d, "kw": kw, "max": m})
+            serde_json::json!({"q": q.id, "dense": d, "kw": kw, "max": m, "prf": p})
         )
         .unwrap();
     }

@@ -169,15 +169,33 @@ pub fn prune_score(query: &PruneQuery<'_>, event: &PruneEvent<'_>) -> PruneScore
     if query.is_empty() {
         return PruneScore::Unscored;
     }
+    let query_norm = query.sparse.map_or(0.0, SparseVector::norm);
+    score_with(Kernel::best(), query, query_norm, event)
+}
+
+/// [`prune_score`] with the kernel and the query's sparse norm worked out once per prune.
+fn score_with(
+    kernel: Kernel,
+    query: &PruneQuery<'_>,
+    query_norm: f32,
+    event: &PruneEvent<'_>,
+) -> PruneScore {
     if let (Some(q), Some(e)) = (query.dense, event.dense)
-        && q.fingerprint == e.fingerprint
         && q.values.len() == e.values.len()
+        && q.fingerprint == e.fingerprint
     {
         // Both are unit length, so the dot product is the cosine.
-        return PruneScore::Dense(Kernel::best().dot(q.values, e.values));
+        return PruneScore::Dense(kernel.dot(q.values, e.values));
     }
     match (query.sparse, event.sparse) {
-        (Some(q), Some(e)) => PruneScore::Sparse(q.cosine(e)),
+        (Some(q), Some(e)) => {
+            let denom = query_norm * e.norm();
+            PruneScore::Sparse(if denom > 0.0 {
+                (q.dot(e) / denom).clamp(0.0, 1.0)
+            } else {
+                0.0
+            })
+        }
         _ => PruneScore::Unscored,
     }
 }
@@ -210,10 +228,14 @@ pub fn plan_prune(
     let candidates = events.len() - protected_n;
     let scores: Vec<PruneScore> = if events.len() <= top_k || candidates == 0 {
         Vec::new()
+    } else if query.is_empty() {
+        vec![PruneScore::Unscored; candidates]
     } else {
+        let kernel = Kernel::best();
+        let query_norm = query.sparse.map_or(0.0, SparseVector::norm);
         events[..candidates]
             .iter()
-            .map(|e| prune_score(query, e))
+            .map(|e| score_with(kernel, query, query_norm, e))
             .collect()
     };
     plan_prune_scored(&timestamps, &scores, top_k, protected)
@@ -233,8 +255,8 @@ fn protected_len(len: usize, protected: usize) -> usize {
 /// `scores[i]` scores candidate `i` (the first `len − protected` events; it may be empty when
 /// nothing will be pruned). The last `protected` events (0 means the default) always stay;
 /// `max(0, top_k − protected)` candidates stay by rank: fractional rank within the candidate's
-/// score group, then newer first. When the window holds at most `top_k` events, or every event
-/// is protected, nothing moves.
+/// score group (ties share the better rank), then newer first. When the window holds at most
+/// `top_k` events, or every event is protected, nothing moves.
 ///
 /// # Panics
 /// If `scores` is non-empty and its length is not the number of candidates.
@@ -258,57 +280,72 @@ pub fn plan_prune_scored(
         candidates,
         "one score per candidate (the events before the protected tail)"
     );
-    let keep_count = top_k.saturating_sub(protected_n);
-    let keys = rank_keys(scores);
-    // (key, newer first) is a total order (indexes are distinct), so an unstable selection
-    // gives the same set as a stable sort would.
-    let order = |&a: &usize, &b: &usize| -> Ordering {
-        keys[a]
-            .total_cmp(&keys[b])
-            .then(timestamps[b].cmp(&timestamps[a]))
-            .then(b.cmp(&a))
-    };
-    let mut ranked: Vec<usize> = (0..candidates).collect();
-    if keep_count > 0 && keep_count < candidates {
-        ranked.select_nth_unstable_by(keep_count - 1, order);
+    let keep_count = top_k.saturating_sub(protected_n).min(candidates);
+    let mut keep = select_kept(timestamps, scores, keep_count);
+    let mut kept = vec![false; candidates];
+    for &i in &keep {
+        kept[i] = true;
     }
-    let kept = keep_count.min(candidates);
-    let mut keep: Vec<usize> = ranked[..kept].to_vec();
-    let mut archive: Vec<usize> = ranked[kept..].to_vec();
+    let mut archive: Vec<usize> = (0..candidates).filter(|&i| !kept[i]).collect();
     keep.extend(candidates..len);
     let by_time = |&a: &usize, &b: &usize| timestamps[a].cmp(&timestamps[b]).then(a.cmp(&b));
     keep.sort_unstable_by(by_time);
-    archive.sort_unstable_by(by_time);
+    // A window is already in time order; only an out-of-order caller pays for this sort.
+    if !archive.is_sorted_by(|&a, &b| by_time(&a, &b) != Ordering::Greater) {
+        archive.sort_unstable_by(by_time);
+    }
     PrunePlan { keep, archive }
 }
 
-/// Sort key per candidate, lower is better: the fractional rank inside its score group (dense,
-/// sparse) — `(number of group members scoring strictly higher) / group size`, in [0, 1) — and
-/// 1.0 for unscored candidates.
-fn rank_keys(scores: &[PruneScore]) -> Vec<f64> {
-    let mut keys = vec![1.0f64; scores.len()];
+/// The `m` best candidates in the order (fractional rank within the score group, newer first).
+///
+/// Within one group that order is (score descending, newer first): a strictly higher score
+/// always has a strictly lower fractional rank, equal scores share one. So only each group's
+/// best `m` can be among the best `m` overall, and an element's rank (how many of its group
+/// score strictly higher) is found inside that group's sorted best `m`. Selecting them is
+/// O(n) per group instead of sorting the whole window.
+fn select_kept(timestamps: &[i64], scores: &[PruneScore], m: usize) -> Vec<usize> {
+    if m == 0 {
+        return Vec::new();
+    }
+    // +0.0 folds -0.0 into +0.0 so the two tie; a NaN (a damaged vector) ranks last in its group.
+    let clean = |v: f32| if v.is_nan() { f32::MIN } else { v + 0.0 };
     let mut dense: Vec<(usize, f32)> = Vec::new();
     let mut sparse: Vec<(usize, f32)> = Vec::new();
+    let mut unscored: Vec<(usize, f32)> = Vec::new();
     for (i, s) in scores.iter().enumerate() {
         match *s {
-            // A NaN (a corrupt vector) ranks as the worst score of its group, not as a match.
-            PruneScore::Dense(v) => dense.push((i, if v.is_nan() { f32::MIN } else { v })),
-            PruneScore::Sparse(v) => sparse.push((i, if v.is_nan() { f32::MIN } else { v })),
-            PruneScore::Unscored => {}
+            PruneScore::Dense(v) => dense.push((i, clean(v))),
+            PruneScore::Sparse(v) => sparse.push((i, clean(v))),
+            PruneScore::Unscored => unscored.push((i, 0.0)),
         }
     }
-    for mut group in [dense, sparse] {
-        let n = group.len() as f64;
-        group.sort_unstable_by(|a, b| b.1.total_cmp(&a.1));
+    let newer = |a: usize, b: usize| timestamps[b].cmp(&timestamps[a]).then(b.cmp(&a));
+    let in_group = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(newer(a.0, b.0));
+    // (key, index): key = rank / group size for scored groups, 1.0 for unscored ones.
+    let mut best: Vec<(f64, usize)> = Vec::with_capacity(3 * m);
+    for (mut group, scored) in [(dense, true), (sparse, true), (unscored, false)] {
+        let size = group.len() as f64;
+        if group.len() > m {
+            group.select_nth_unstable_by(m - 1, in_group);
+            group.truncate(m);
+        }
+        group.sort_unstable_by(in_group);
         let mut rank = 0;
-        for (pos, &(i, score)) in group.iter().enumerate() {
-            if pos > 0 && score.total_cmp(&group[pos - 1].1) != Ordering::Equal {
+        for pos in 0..group.len() {
+            if pos > 0 && group[pos].1.total_cmp(&group[pos - 1].1) != Ordering::Equal {
                 rank = pos;
             }
-            keys[i] = rank as f64 / n;
+            let key = if scored { rank as f64 / size } else { 1.0 };
+            best.push((key, group[pos].0));
         }
     }
-    keys
+    let overall = |a: &(f64, usize), b: &(f64, usize)| a.0.total_cmp(&b.0).then(newer(a.1, b.1));
+    if best.len() > m {
+        best.select_nth_unstable_by(m - 1, overall);
+        best.truncate(m);
+    }
+    best.into_iter().map(|(_, i)| i).collect()
 }
 
 #[cfg(test)]
@@ -504,6 +541,31 @@ mod tests {
             ..foreign
         };
         assert_eq!(prune_score(&query, &with_sparse), PruneScore::Sparse(1.0));
+    }
+
+    #[test]
+    fn sparse_scores_are_the_sparse_cosine() {
+        let q = SparseVector::from_pairs(vec![(1, 1.0), (2, 0.5), (9, 0.25)]);
+        let e = SparseVector::from_pairs(vec![(2, 1.0), (9, 1.0), (4, 2.0)]);
+        let query = PruneQuery {
+            dense: None,
+            sparse: Some(&q),
+        };
+        let event = PruneEvent {
+            timestamp_ms: 0,
+            dense: None,
+            sparse: Some(&e),
+        };
+        let PruneScore::Sparse(s) = prune_score(&query, &event) else {
+            panic!("sparse");
+        };
+        assert!((s - q.cosine(&e)).abs() < 1e-6);
+        let empty = SparseVector::default();
+        let none = PruneEvent {
+            sparse: Some(&empty),
+            ..event
+        };
+        assert_eq!(prune_score(&query, &none), PruneScore::Sparse(0.0));
     }
 
     #[test]

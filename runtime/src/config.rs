@@ -109,6 +109,8 @@ pub struct Config {
     pub probe_loopback: bool,
     pub agent: AgentConfig,
     pub embedded: EmbeddedConfig,
+    /// Load the dense embedding model for recall (off: keyword recall only, ~200 MB less RSS).
+    pub memory_model: bool,
     /// Where `make setup` put the embedding model; `None` = the default cache dir.
     pub memory_model_dir: Option<PathBuf>,
     pub sources: Vec<SourceConfig>,
@@ -124,6 +126,7 @@ impl Default for Config {
             probe_loopback: true,
             agent: AgentConfig::default(),
             embedded: EmbeddedConfig::default(),
+            memory_model: true,
             memory_model_dir: None,
             sources: Vec::new(),
         }

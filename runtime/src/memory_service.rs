@@ -51,6 +51,8 @@ enum Op {
 #[derive(Clone, Debug)]
 pub struct MemoryConfig {
     pub store: PathBuf,
+    /// Load the dense embedding model (off: keyword recall only).
+    pub model: bool,
     /// Where `make setup` put the embedding model (`None`: the default cache dir).
     pub model_dir: Option<PathBuf>,
     /// `core.agent.max_context_size` (SPEC §4.7).

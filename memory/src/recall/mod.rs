@@ -27,7 +27,7 @@ pub use cold_context::{
 };
 pub use error::RecallError;
 pub use fusion::{DEFAULT_RRF_K, Fused, Ranked, reciprocal_rank_fusion};
-pub use terms::{index_tokens, query_tokens, search_terms, stem};
+pub use terms::{index_tokens, query_tokens, search_terms};
 pub use vector_text::{
     AGENT_SOURCE, COLD_STORAGE_SOURCE, PlainText, VectorTextRules, clean_text, text_for_vector,
 };

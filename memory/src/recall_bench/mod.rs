@@ -21,6 +21,8 @@
 
 mod format;
 mod report;
+#[cfg(test)]
+mod tests;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};

@@ -128,6 +128,7 @@ impl Daemon {
             Some((durable, recovered)),
             Some(MemoryConfig {
                 store: store_path.clone(),
+                model: cfg.memory_model,
                 model_dir: cfg.memory_model_dir.clone(),
                 max_context_size: cfg.agent.max_context_size,
                 protected: hearth_memory::DEFAULT_PROTECTED_COUNT,
