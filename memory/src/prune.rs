@@ -182,7 +182,7 @@ fn score_with(
 ) -> PruneScore {
     if let (Some(q), Some(e)) = (query.dense, event.dense)
         && q.values.len() == e.values.len()
-        && q.fingerprint == e.fingerprint
+        && (std::ptr::eq(q.fingerprint, e.fingerprint) || q.fingerprint == e.fingerprint)
     {
         // Both are unit length, so the dot product is the cosine.
         return PruneScore::Dense(kernel.dot(q.values, e.values));
@@ -224,21 +224,24 @@ pub fn plan_prune(
     protected: usize,
 ) -> PrunePlan {
     let timestamps: Vec<i64> = events.iter().map(|e| e.timestamp_ms).collect();
-    let protected_n = protected_len(events.len(), protected);
-    let candidates = events.len() - protected_n;
-    let scores: Vec<PruneScore> = if events.len() <= top_k || candidates == 0 {
-        Vec::new()
-    } else if query.is_empty() {
-        vec![PruneScore::Unscored; candidates]
+    let Some((candidates, keep_count)) = prune_shape(events.len(), top_k, protected) else {
+        return keep_everything(events.len());
+    };
+    // Newest first: among equal scores the first offered is the best, so the rest are turned
+    // away by one comparison (an empty query is all ties).
+    let mut groups = Groups::new(&timestamps, keep_count);
+    if query.is_empty() {
+        (0..candidates)
+            .rev()
+            .for_each(|i| groups.offer(i, PruneScore::Unscored));
     } else {
         let kernel = Kernel::best();
         let query_norm = query.sparse.map_or(0.0, SparseVector::norm);
-        events[..candidates]
-            .iter()
-            .map(|e| score_with(kernel, query, query_norm, e))
-            .collect()
-    };
-    plan_prune_scored(&timestamps, &scores, top_k, protected)
+        for (i, e) in events[..candidates].iter().enumerate().rev() {
+            groups.offer(i, score_with(kernel, query, query_norm, e));
+        }
+    }
+    finish(&timestamps, candidates, groups.kept())
 }
 
 /// `protected` (0 means [`DEFAULT_PROTECTED_COUNT`]) clamped to the window.
@@ -249,6 +252,23 @@ fn protected_len(len: usize, protected: usize) -> usize {
         protected
     };
     protected.min(len)
+}
+
+/// `(candidates, candidates kept)` of a window of `len`, or `None` when nothing moves.
+fn prune_shape(len: usize, top_k: usize, protected: usize) -> Option<(usize, usize)> {
+    let protected_n = protected_len(len, protected);
+    let candidates = len - protected_n;
+    if len <= top_k || candidates == 0 {
+        return None;
+    }
+    Some((candidates, top_k.saturating_sub(protected_n).min(candidates)))
+}
+
+fn keep_everything(len: usize) -> PrunePlan {
+    PrunePlan {
+        keep: (0..len).collect(),
+        archive: Vec::new(),
+    }
 }
 
 /// SPEC §4.6 with Hearth's fixes. `timestamps` are the window's events in window (time) order;
@@ -266,86 +286,116 @@ pub fn plan_prune_scored(
     top_k: usize,
     protected: usize,
 ) -> PrunePlan {
-    let len = timestamps.len();
-    let protected_n = protected_len(len, protected);
-    let candidates = len - protected_n;
-    if len <= top_k || candidates == 0 {
-        return PrunePlan {
-            keep: (0..len).collect(),
-            archive: Vec::new(),
-        };
-    }
+    let Some((candidates, keep_count)) = prune_shape(timestamps.len(), top_k, protected) else {
+        return keep_everything(timestamps.len());
+    };
     assert_eq!(
         scores.len(),
         candidates,
         "one score per candidate (the events before the protected tail)"
     );
-    let keep_count = top_k.saturating_sub(protected_n).min(candidates);
-    let mut keep = select_kept(timestamps, scores, keep_count);
+    let mut groups = Groups::new(timestamps, keep_count);
+    for (i, &s) in scores.iter().enumerate().rev() {
+        groups.offer(i, s);
+    }
+    finish(timestamps, candidates, groups.kept())
+}
+
+/// The plan from the kept candidates: kept + protected, and every other candidate, both in time
+/// order.
+fn finish(timestamps: &[i64], candidates: usize, mut keep: Vec<usize>) -> PrunePlan {
     let mut kept = vec![false; candidates];
     for &i in &keep {
         kept[i] = true;
     }
     let mut archive: Vec<usize> = (0..candidates).filter(|&i| !kept[i]).collect();
-    keep.extend(candidates..len);
+    keep.extend(candidates..timestamps.len());
     let by_time = |&a: &usize, &b: &usize| timestamps[a].cmp(&timestamps[b]).then(a.cmp(&b));
     keep.sort_unstable_by(by_time);
     // A window is already in time order; only an out-of-order caller pays for this sort.
-    if !archive.is_sorted_by(|&a, &b| by_time(&a, &b) != Ordering::Greater) {
+    if !timestamps[..candidates].is_sorted() {
         archive.sort_unstable_by(by_time);
     }
     PrunePlan { keep, archive }
 }
 
-/// The `m` best candidates in the order (fractional rank within the score group, newer first).
+/// The best `m` candidates of each score group, kept sorted as they are offered.
 ///
-/// Within one group that order is (score descending, newer first): a strictly higher score
-/// always has a strictly lower fractional rank, equal scores share one. So only each group's
-/// best `m` can be among the best `m` overall, and an element's rank (how many of its group
-/// score strictly higher) is found inside that group's sorted best `m`. Selecting them is
-/// O(n) per group instead of sorting the whole window.
-fn select_kept(timestamps: &[i64], scores: &[PruneScore], m: usize) -> Vec<usize> {
-    if m == 0 {
-        return Vec::new();
-    }
-    // +0.0 folds -0.0 into +0.0 so the two tie; a NaN (a damaged vector) ranks last in its group.
-    let clean = |v: f32| if v.is_nan() { f32::MIN } else { v + 0.0 };
-    let mut dense: Vec<(usize, f32)> = Vec::new();
-    let mut sparse: Vec<(usize, f32)> = Vec::new();
-    let mut unscored: Vec<(usize, f32)> = Vec::new();
-    for (i, s) in scores.iter().enumerate() {
-        match *s {
-            PruneScore::Dense(v) => dense.push((i, clean(v))),
-            PruneScore::Sparse(v) => sparse.push((i, clean(v))),
-            PruneScore::Unscored => unscored.push((i, 0.0)),
+/// Within one group the overall order (fractional rank, then newer first) is the order (score
+/// descending, then newer first): a strictly higher score always has a strictly lower
+/// fractional rank, equal scores share one. So only each group's best `m` can be among the best
+/// `m` overall, and a member's rank (how many of its group score strictly higher) can be read
+/// off that group's sorted best `m`. One pass, no sort of the window.
+struct Groups<'t> {
+    timestamps: &'t [i64],
+    m: usize,
+    /// Dense, sparse, unscored: the best `m` as `(score, index)`, best first, and the size.
+    best: [(Vec<(f32, usize)>, usize); 3],
+}
+
+impl<'t> Groups<'t> {
+    fn new(timestamps: &'t [i64], m: usize) -> Self {
+        let group = || (Vec::with_capacity(m + 1), 0);
+        Self {
+            timestamps,
+            m,
+            best: [group(), group(), group()],
         }
     }
-    let newer = |a: usize, b: usize| timestamps[b].cmp(&timestamps[a]).then(b.cmp(&a));
-    let in_group = |a: &(usize, f32), b: &(usize, f32)| b.1.total_cmp(&a.1).then(newer(a.0, b.0));
-    // (key, index): key = rank / group size for scored groups, 1.0 for unscored ones.
-    let mut best: Vec<(f64, usize)> = Vec::with_capacity(3 * m);
-    for (mut group, scored) in [(dense, true), (sparse, true), (unscored, false)] {
-        let size = group.len() as f64;
-        if group.len() > m {
-            group.select_nth_unstable_by(m - 1, in_group);
-            group.truncate(m);
+
+    /// Whether `a` ranks before `b` inside one group: higher score, then newer.
+    fn before(&self, a: (f32, usize), b: (f32, usize)) -> bool {
+        b.0.total_cmp(&a.0)
+            .then(self.timestamps[b.1].cmp(&self.timestamps[a.1]))
+            .then(b.1.cmp(&a.1))
+            == Ordering::Less
+    }
+
+    fn offer(&mut self, i: usize, score: PruneScore) {
+        // +0.0 folds -0.0 into +0.0 so the two tie; a NaN (a damaged vector) ranks last.
+        let clean = |v: f32| if v.is_nan() { f32::MIN } else { v + 0.0 };
+        let (g, item) = match score {
+            PruneScore::Dense(v) => (0, (clean(v), i)),
+            PruneScore::Sparse(v) => (1, (clean(v), i)),
+            PruneScore::Unscored => (2, (0.0, i)),
+        };
+        self.best[g].1 += 1;
+        if self.m == 0 {
+            return;
         }
-        group.sort_unstable_by(in_group);
-        let mut rank = 0;
-        for pos in 0..group.len() {
-            if pos > 0 && group[pos].1.total_cmp(&group[pos - 1].1) != Ordering::Equal {
-                rank = pos;
+        let list = &self.best[g].0;
+        if list.len() == self.m && !self.before(item, list[self.m - 1]) {
+            return;
+        }
+        let at = list.partition_point(|&x| self.before(x, item));
+        let list = &mut self.best[g].0;
+        list.insert(at, item);
+        list.truncate(self.m);
+    }
+
+    /// The best `m` overall: by key (rank / group size for the scored groups, 1.0 for the
+    /// unscored one), then newer first.
+    fn kept(self) -> Vec<usize> {
+        let mut all: Vec<(f64, usize)> = Vec::with_capacity(3 * self.m);
+        for (g, (list, size)) in self.best.iter().enumerate() {
+            let mut rank = 0;
+            for (pos, &(score, i)) in list.iter().enumerate() {
+                if pos > 0 && score.total_cmp(&list[pos - 1].0) != Ordering::Equal {
+                    rank = pos;
+                }
+                let key = if g < 2 { rank as f64 / *size as f64 } else { 1.0 };
+                all.push((key, i));
             }
-            let key = if scored { rank as f64 / size } else { 1.0 };
-            best.push((key, group[pos].0));
         }
+        let ts = self.timestamps;
+        all.sort_unstable_by(|a, b| {
+            a.0.total_cmp(&b.0)
+                .then(ts[b.1].cmp(&ts[a.1]))
+                .then(b.1.cmp(&a.1))
+        });
+        all.truncate(self.m);
+        all.into_iter().map(|(_, i)| i).collect()
     }
-    let overall = |a: &(f64, usize), b: &(f64, usize)| a.0.total_cmp(&b.0).then(newer(a.1, b.1));
-    if best.len() > m {
-        best.select_nth_unstable_by(m - 1, overall);
-        best.truncate(m);
-    }
-    best.into_iter().map(|(_, i)| i).collect()
 }
 
 #[cfg(test)]
