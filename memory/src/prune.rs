@@ -261,7 +261,10 @@ fn prune_shape(len: usize, top_k: usize, protected: usize) -> Option<(usize, usi
     if len <= top_k || candidates == 0 {
         return None;
     }
-    Some((candidates, top_k.saturating_sub(protected_n).min(candidates)))
+    Some((
+        candidates,
+        top_k.saturating_sub(protected_n).min(candidates),
+    ))
 }
 
 fn keep_everything(len: usize) -> PrunePlan {
@@ -383,7 +386,11 @@ impl<'t> Groups<'t> {
                 if pos > 0 && score.total_cmp(&list[pos - 1].0) != Ordering::Equal {
                     rank = pos;
                 }
-                let key = if g < 2 { rank as f64 / *size as f64 } else { 1.0 };
+                let key = if g < 2 {
+                    rank as f64 / *size as f64
+                } else {
+                    1.0
+                };
                 all.push((key, i));
             }
         }

@@ -127,16 +127,23 @@ impl MemoryService {
 }
 
 fn serve(cfg: &MemoryConfig, rx: &Receiver<Op>, done: &CompletionSink) {
-    let embedder: Option<Arc<dyn Embedder>> =
-        match TextEmbedder::load_or_fallback(cfg.model_dir.clone(), 1) {
-            TextEmbedder::Dense(dense) => {
-                let dense: Arc<dyn Embedder> = Arc::from(dense as Box<dyn Embedder>);
-                tracing::info!(fingerprint = %dense.fingerprint(), "embedding model loaded");
-                Some(dense)
-            }
-            // The fallback has already said, once, that recall quality is reduced.
-            TextEmbedder::Sparse(_) => None,
-        };
+    let loaded = if cfg.model {
+        TextEmbedder::load_or_fallback(cfg.model_dir.clone(), 1)
+    } else {
+        tracing::info!(
+            "dense embedding switched off (memory_model = false): recall by keywords only"
+        );
+        TextEmbedder::Sparse(hearth_memory::SparseEmbedder)
+    };
+    let embedder: Option<Arc<dyn Embedder>> = match loaded {
+        TextEmbedder::Dense(dense) => {
+            let dense: Arc<dyn Embedder> = Arc::from(dense as Box<dyn Embedder>);
+            tracing::info!(fingerprint = %dense.fingerprint(), "embedding model loaded");
+            Some(dense)
+        }
+        // The fallback has already said, once, that recall quality is reduced.
+        TextEmbedder::Sparse(_) => None,
+    };
     let store = match Store::open(&cfg.store) {
         Ok(store) => store,
         Err(e) => {

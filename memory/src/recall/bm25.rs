@@ -94,8 +94,8 @@ impl OkapiBm25 {
     }
 
     /// The `k` best documents for `query` as `(doc, score)`, score descending, ties by lower
-    /// document number. Every query token counts, repeats included; only documents sharing a
-    /// token with the query are returned.
+    /// document number. Each distinct query token counts once; only documents sharing a token
+    /// with the query are returned.
     pub fn search(&self, query: &str, k: usize) -> Vec<(usize, f32)> {
         let n = self.doc_len.len();
         if n == 0 || k == 0 {
@@ -104,7 +104,10 @@ impl OkapiBm25 {
         let avg = self.total_len as f32 / n as f32;
         let mut scores = vec![0.0f32; n];
         let mut touched = Vec::new();
-        for term in bm25_tokens(query) {
+        let mut terms = bm25_tokens(query);
+        let mut seen = std::collections::HashSet::new();
+        terms.retain(|t| seen.insert(t.clone()));
+        for term in terms {
             let Some(list) = self.postings.get(&term) else {
                 continue;
             };
@@ -150,7 +153,8 @@ mod tests {
         index.add("apple banana");
         index.add("apple apple cherry date");
         index.add("egg");
-        let hits = index.search("banana apple", 10);
+        // A repeated query token counts once.
+        let hits = index.search("banana apple banana", 10);
         // N = 3, avgdl = 7/3. banana: df 1; apple: df 2.
         let idf = |df: f32| (1.0 + (3.0 - df + 0.5) / (df + 0.5)).ln();
         let part = |tf: f32, dl: f32| {

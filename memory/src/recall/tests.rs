@@ -689,3 +689,11 @@ fn keyword_path_still_finds_the_fact_without_the_model() {
         }
     });
 }
+
+/// The runtime moves a cold context to the store's service thread.
+#[test]
+fn cold_context_is_send() {
+    fn send<T: Send>() {}
+    send::<ColdContext>();
+    send::<Recalled>();
+}

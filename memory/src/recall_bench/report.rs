@@ -4,6 +4,8 @@
 //! (`recall_any@k`) or all (`recall_all@k`) of its evidence items are among the top `k` returned
 //! items; at session level likewise with the sessions of the evidence items, against the
 //! returned items' sessions in order of first appearance (so `k` counts distinct sessions).
+//! Both systems return `max(ks)` items per question and are scored on exactly those lists, so a
+//! session measure at the largest `k` may see fewer than `k` distinct sessions.
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
