@@ -6,74 +6,11 @@
 -- Hearth writes this file only when it is missing: edit it freely.
 
 local null = json.null
+local present, str, num, list, nonempty, trim, merge, object_of, text_of = util.present, util.str, util.num, util.list, util.nonempty, util.trim, util.merge, util.object_of, util.text_of
 local API_VERSION = "2023-06-01"
 local DEFAULT_MAX_TOKENS = 4096
 
-local function present(v)
-  if v == null then return nil end
-  return v
-end
-
-local function str(v)
-  v = present(v)
-  if type(v) == "string" then return v end
-  return nil
-end
-
-local function num(v)
-  v = present(v)
-  if type(v) == "number" then return v end
-  return nil
-end
-
-local function list(v)
-  v = present(v)
-  if type(v) == "table" then return v end
-  return {}
-end
-
-local function nonempty(s)
-  if s == nil or s == "" then return nil end
-  return s
-end
-
-local function trim(s)
-  local first = s:find("%S")
-  if not first then return "" end
-  local last = #s
-  while last > first and s:find("^%s", last) do last = last - 1 end
-  return s:sub(first, last)
-end
-
-local function text_of(content)
-  content = present(content)
-  if type(content) == "string" then return content end
-  if type(content) ~= "table" then return "" end
-  local out = {}
-  for _, part in ipairs(content) do
-    if type(part) == "table" and str(part.text) then out[#out + 1] = part.text end
-  end
-  return table.concat(out)
-end
-
-local function merge(dst, src)
-  for k, v in pairs(src) do
-    local cur = dst[k]
-    if type(cur) == "table" and type(v) == "table" and not json.is_array(cur) and not json.is_array(v) then
-      for k2, v2 in pairs(v) do cur[k2] = v2 end
-    else
-      dst[k] = v
-    end
-  end
-end
-
 -- A tool call's arguments as an object: decoded from text, or {} when they are not one.
-local function object_of(args)
-  args = present(args)
-  if type(args) == "string" then args = json.decode(args) end
-  if type(args) ~= "table" or json.is_array(args) then return {} end
-  return args
-end
 
 local function image_block(url)
   local mime, data = url:match("^data:([^;,]+);base64,(.*)$")

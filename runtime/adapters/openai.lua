@@ -5,44 +5,11 @@
 -- Hearth writes this file only when it is missing: edit it freely.
 
 local null = json.null
+local present, str, num, list, nonempty, trim, merge = util.present, util.str, util.num, util.list, util.nonempty, util.trim, util.merge
 
 -- JSON null and Lua nil both mean "absent".
-local function present(v)
-  if v == null then return nil end
-  return v
-end
-
-local function str(v)
-  v = present(v)
-  if type(v) == "string" then return v end
-  return nil
-end
-
-local function num(v)
-  v = present(v)
-  if type(v) == "number" then return v end
-  return nil
-end
-
-local function list(v)
-  v = present(v)
-  if type(v) == "table" then return v end
-  return {}
-end
 
 -- Linear in the length, whatever the whitespace (a lazy pattern can go quadratic).
-local function trim(s)
-  local first = s:find("%S")
-  if not first then return "" end
-  local last = #s
-  while last > first and s:find("^%s", last) do last = last - 1 end
-  return s:sub(first, last)
-end
-
-local function nonempty(s)
-  if s == nil or s == "" then return nil end
-  return s
-end
 
 -- Message content is a string, null, or a list of parts of which the text parts count.
 local function text_of(content)
@@ -62,16 +29,6 @@ local function text_of(content)
 end
 
 -- Copies `src` into `dst`; two objects under the same key merge one level deep.
-local function merge(dst, src)
-  for k, v in pairs(src) do
-    local cur = dst[k]
-    if type(cur) == "table" and type(v) == "table" and not json.is_array(cur) and not json.is_array(v) then
-      for k2, v2 in pairs(v) do cur[k2] = v2 end
-    else
-      dst[k] = v
-    end
-  end
-end
 
 local function usage_of(u)
   u = present(u)

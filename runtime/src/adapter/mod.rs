@@ -39,7 +39,9 @@
 //! `string`, `table`, `math`, `utf8` and the safe base functions; `load` compiles text only.
 //! `log(level, msg)` logs `[lua/<level>] msg` through `tracing`; `print` logs at debug. `json`
 //! holds `encode`, `decode`, `null`, `array(t?)` and `is_array(v)` (see the `json` module
-//! notes below). No file, process, network or module access.
+//! notes below). `util` holds the small helpers the bundled adapters share (`present`, `str`,
+//! `num`, `list`, `nonempty`, `trim`, `merge`, `object_of`, `text_of`; `runtime/adapters/prelude.lua`).
+//! No file, process, network or module access.
 //!
 //! JSON rules: a table whose keys are all positive integers is an array, anything else an
 //! object, so an empty table encodes as `{}`; tables decoded from JSON arrays, and tables marked

@@ -17,6 +17,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
 
+/// The `util` helpers, loaded into every adapter state before the adapter itself.
+const UTIL: &str = include_str!("../../adapters/prelude.lua");
+
 /// The standard libraries an adapter gets.
 fn libs() -> StdLib {
     StdLib::STRING | StdLib::TABLE | StdLib::MATH | StdLib::UTF8
@@ -119,6 +122,11 @@ pub(crate) fn new_state(
         })?,
     )?;
     super::json::install(&lua)?;
+    // Helpers the bundled adapters share (and a user's own may use), as the global `util`.
+    lua.load(UTIL)
+        .set_name("=util")
+        .set_mode(ChunkMode::Text)
+        .exec()?;
 
     let probe_meter = Arc::clone(meter);
     let tripped = lua.create_function(move |_, ()| Ok(probe_meter.tripped().is_some()))?;
