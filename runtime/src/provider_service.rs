@@ -25,10 +25,18 @@ pub struct LlmCall {
 }
 
 /// Handle used by the turn engine; dropping every handle stops the thread.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct ProviderService {
     tx: Sender<LlmCall>,
-    max_context: usize,
+    provider: Arc<dyn ChatProvider>,
+}
+
+impl std::fmt::Debug for ProviderService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderService")
+            .field("provider", &self.provider.name())
+            .finish()
+    }
 }
 
 impl ProviderService {
@@ -38,12 +46,12 @@ impl ProviderService {
         done: CompletionSink,
     ) -> (Self, JoinHandle<()>) {
         let (tx, rx) = crossbeam_channel::unbounded();
-        let max_context = provider.max_context_tokens();
+        let served = provider.clone();
         let handle = std::thread::Builder::new()
             .name("hearth-provider".into())
-            .spawn(move || serve(provider, &events, &done, &rx))
+            .spawn(move || serve(served, &events, &done, &rx))
             .expect("spawning the provider thread at startup");
-        (Self { tx, max_context }, handle)
+        (Self { tx, provider }, handle)
     }
 
     pub fn call(&self, call: LlmCall) {
@@ -51,8 +59,9 @@ impl ProviderService {
         let _ = self.tx.send(call);
     }
 
+    /// Asked at every turn: sources added or removed at run time change the budget.
     pub fn max_context_tokens(&self) -> usize {
-        self.max_context
+        self.provider.max_context_tokens()
     }
 }
 

@@ -239,17 +239,13 @@ impl Sources {
             vec![],
         );
         let cancel = CancelToken::new();
-        let guard = cancel.clone();
-        let timer = std::thread::spawn(move || {
-            std::thread::sleep(Duration::from_secs(60));
-            guard.cancel();
-        });
+        let deadline = cancel.cancel_after(Duration::from_secs(60));
         let mut text = String::new();
         let started = std::time::Instant::now();
         let result = provider.chat_stream(&request, &cancel, &mut |chunk| {
             text.push_str(&chunk.content)
         });
-        drop(timer);
+        drop(deadline);
         match result {
             Ok(()) => Ok(format!(
                 "source {name} answered in {:.1}s: {}",
@@ -284,11 +280,7 @@ impl Sources {
 /// The first model an OpenAI-compatible server lists, if it answers quickly.
 fn probe_openai(http: &HttpClient, base_url: &str) -> Option<String> {
     let cancel = CancelToken::new();
-    let guard = cancel.clone();
-    std::thread::spawn(move || {
-        std::thread::sleep(Duration::from_millis(800));
-        guard.cancel();
-    });
+    let _deadline = cancel.cancel_after(Duration::from_millis(800));
     let response = http
         .get(
             &format!("{base_url}/models"),

@@ -62,6 +62,33 @@ impl CancelToken {
     }
 }
 
+/// Cancels its token when the deadline passes; dropping it first ends the watch without
+/// cancelling (the watching thread leaves at once instead of sleeping out the deadline).
+#[derive(Debug)]
+pub struct Deadline {
+    _done: crossbeam_channel::Sender<()>,
+}
+
+impl CancelToken {
+    /// Cancels this token after `after`, unless the returned [`Deadline`] is dropped before.
+    pub fn cancel_after(&self, after: std::time::Duration) -> Deadline {
+        let (done, watch) = crossbeam_channel::bounded::<()>(0);
+        let token = self.clone();
+        let spawned = std::thread::Builder::new()
+            .name("hearth-deadline".into())
+            .spawn(move || {
+                if let Err(crossbeam_channel::RecvTimeoutError::Timeout) = watch.recv_timeout(after)
+                {
+                    token.cancel();
+                }
+            });
+        if let Err(e) = spawned {
+            tracing::warn!("cannot start a deadline thread, the call runs without one: {e}");
+        }
+        Deadline { _done: done }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -84,6 +111,18 @@ mod tests {
             c.fetch_add(10, Ordering::SeqCst);
         });
         assert_eq!(count.load(Ordering::SeqCst), 11);
+    }
+
+    #[test]
+    fn deadline_cancels_unless_dropped_first() {
+        let fired = CancelToken::new();
+        let _deadline = fired.cancel_after(std::time::Duration::from_millis(20));
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        assert!(fired.is_cancelled());
+        let kept = CancelToken::new();
+        drop(kept.cancel_after(std::time::Duration::from_millis(20)));
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        assert!(!kept.is_cancelled());
     }
 
     #[test]
