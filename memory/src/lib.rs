@@ -58,8 +58,9 @@ pub use recall::{
 pub use simd::{Kernel, Matrix, SimdError, TopK, top_k, top_k_where};
 pub use store::{
     COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdEntry, ColdMove, ColdRecord, ColdVectors, DenseVector,
-    EventRecord, FrameRecord, JournalEntry, STORE_APPLICATION_ID, STORE_BUSY_TIMEOUT,
-    STORE_SCHEMA_VERSION, Store, StoreError, StoreReader, StoredEvent, WindowStats,
+    EventRecord, FrameRecord, JournalEntry, RECALLED_PREFIX, STORE_APPLICATION_ID,
+    STORE_BUSY_TIMEOUT, STORE_SCHEMA_VERSION, Store, StoreError, StoreReader, StoredEvent,
+    WindowStats,
 };
 pub use timeline::{TIMELINE_HEADER, format_timeline};
 pub use window::ContextWindow;

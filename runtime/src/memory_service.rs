@@ -280,10 +280,21 @@ fn query_into_window(
     if hits.is_empty() {
         return Ok("no matching memories".into());
     }
+    // Copies are marked with their cold id, so a later prune drops them instead of archiving a
+    // second copy.
     let fresh: Vec<ContextEvent> = hits
         .iter()
-        .filter(|h| !mirror.events().contains(&h.event))
-        .map(|h| h.event.clone())
+        .map(|h| {
+            let mut copy = h.event.clone();
+            copy.id = format!("{}{}", hearth_memory::RECALLED_PREFIX, h.id);
+            copy
+        })
+        .filter(|copy| {
+            !mirror
+                .events()
+                .iter()
+                .any(|e| e.id == copy.id || *e == *copy)
+        })
         .collect();
     if !fresh.is_empty() {
         cold.append(fresh).map_err(|e| e.to_string())?;

@@ -377,7 +377,17 @@ impl ColdContext {
                 archived: Vec::new(),
             });
         }
-        let archive: Vec<StoredEvent> = plan.archive.iter().map(|&i| window[i].clone()).collect();
+        // A copy recalled from cold context is dropped (its original is still there), anything
+        // else moves to cold context.
+        let (copies, archive): (Vec<StoredEvent>, Vec<StoredEvent>) = plan
+            .archive
+            .iter()
+            .map(|&i| window[i].clone())
+            .partition(|e| e.record.event.id.starts_with(crate::RECALLED_PREFIX));
+        if !copies.is_empty() {
+            let ids: Vec<i64> = copies.iter().map(|e| e.id).collect();
+            self.store.events_drop_recalled(&ids)?;
+        }
         let archived = self.archive(&archive, "prune", now_ms)?;
         Ok(PruneOutcome {
             kept: plan.keep.len(),

@@ -697,3 +697,57 @@ fn cold_context_is_send() {
     send::<ColdContext>();
     send::<Recalled>();
 }
+
+#[test]
+fn a_recalled_copy_is_dropped_by_a_later_prune_not_archived_twice() {
+    watchdog(30, || {
+        let dir = TempDir::new("recalled-copy");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
+        cold.archive_events(vec![user(1_000, "my kitten is asleep")], "prune", 2_000)
+            .expect("archive");
+        let hits = cold.recall("kitten", 1, 3_000).expect("recall");
+        assert_eq!(hits.len(), 1);
+        let mut copy = hits[0].event.clone();
+        copy.id = format!("{}{}", crate::RECALLED_PREFIX, hits[0].id);
+        let texts = [
+            "flight to Lisbon",
+            "pizza dinner",
+            "office work",
+            "rain today",
+        ];
+        let mut window = vec![copy];
+        window.extend(
+            texts
+                .iter()
+                .enumerate()
+                .map(|(i, t)| user(10_000 + i as i64, t)),
+        );
+        cold.append(window).expect("append");
+        let before = cold.store().cold_count().expect("count");
+        // Keep only the last two: the copy and two others leave the window.
+        let outcome = cold.prune("rain", 2, 2, 20_000).expect("prune");
+        assert_eq!(
+            outcome.archived.len(),
+            2,
+            "only the two events of the window's own are archived"
+        );
+        assert_eq!(
+            cold.store().cold_count().expect("count"),
+            before + 2,
+            "no second copy of the kitten"
+        );
+        let window = cold.store().events_window().expect("window");
+        assert!(
+            window
+                .iter()
+                .all(|e| !e.record.event.id.starts_with(crate::RECALLED_PREFIX))
+        );
+        // Nothing unique was lost: the kitten is still in cold context.
+        assert_eq!(
+            cold.recall("kitten", 1, 30_000).expect("recall")[0]
+                .event
+                .input,
+            "my kitten is asleep"
+        );
+    });
+}

@@ -73,6 +73,10 @@ pub(super) fn dense_from_columns(
     }
 }
 
+/// `ContextEvent::id` prefix of a window event that is a copy recalled from cold context
+/// (`cold:<cold id>`): pruning drops such a copy instead of archiving it a second time.
+pub const RECALLED_PREFIX: &str = "cold:";
+
 /// An event as written to the window: the event itself, its vectors and its token estimate.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EventRecord {
@@ -172,6 +176,40 @@ pub(super) fn event_from_row(
 }
 
 impl Store {
+    /// Drops window events that are copies recalled from cold context (their `id` starts with
+    /// [`RECALLED_PREFIX`]): the original stays in cold context, so nothing is lost. Any other
+    /// event is left alone — the only way out of the window for an event of its own is
+    /// `move_to_cold`. Returns how many copies were dropped.
+    pub fn events_drop_recalled(&mut self, ids: &[i64]) -> Result<usize, StoreError> {
+        const OP: &str = "events_drop_recalled";
+        let (conn, path) = self.conn_mut();
+        let tx = conn
+            .transaction_with_behavior(TransactionBehavior::Immediate)
+            .ctx(OP, path)?;
+        let mut dropped = 0;
+        {
+            let mut select = tx
+                .prepare_cached(&format!("SELECT {EVENT_COLUMNS} FROM events WHERE id = ?1"))
+                .ctx(OP, path)?;
+            let mut delete = tx
+                .prepare_cached("DELETE FROM events WHERE id = ?1")
+                .ctx(OP, path)?;
+            for &id in ids {
+                let mut rows = select.query([id]).ctx(OP, path)?;
+                let Some(row) = rows.next().ctx(OP, path)? else {
+                    continue;
+                };
+                let stored = event_from_row(OP, path, row)?;
+                drop(rows);
+                if stored.record.event.id.starts_with(RECALLED_PREFIX) {
+                    dropped += delete.execute([id]).ctx(OP, path)?;
+                }
+            }
+        }
+        tx.commit().ctx(OP, path)?;
+        Ok(dropped)
+    }
+
     /// Appends one event to the window; returns its row id. Durable when it returns.
     pub fn event_append(&mut self, record: &EventRecord) -> Result<i64, StoreError> {
         let ids = self.append_records("event_append", std::slice::from_ref(record))?;

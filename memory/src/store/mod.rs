@@ -26,7 +26,7 @@ use rusqlite::{Connection, OpenFlags};
 
 pub use cold::{COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdEntry, ColdMove, ColdRecord, ColdVectors};
 pub use error::StoreError;
-pub use events::{DenseVector, EventRecord, StoredEvent, WindowStats};
+pub use events::{DenseVector, EventRecord, RECALLED_PREFIX, StoredEvent, WindowStats};
 pub use frames::FrameRecord;
 pub use journal::JournalEntry;
 pub use schema::{STORE_APPLICATION_ID, STORE_SCHEMA_VERSION};
