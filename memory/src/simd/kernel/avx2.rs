@@ -13,29 +13,7 @@ const LANES: usize = 8;
 /// Rows scored together; 4 rows × 2 accumulators + 2 query registers fit the 16 YMM registers.
 const BLOCK: usize = 4;
 
-#[target_feature(enable = "avx2,fma")]
-pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let n = a.len().min(b.len());
-    let [score] = dot_rows([&a[..n]], &b[..n]);
-    score
-}
-
-#[target_feature(enable = "avx2,fma")]
-pub(super) fn scores(rows: &[f32], stride: usize, query: &[f32], out: &mut [f32]) {
-    let dim = query.len();
-    let mut blocks = out.chunks_exact_mut(BLOCK);
-    let mut i = 0;
-    for block in &mut blocks {
-        let group = std::array::from_fn(|r| row(rows, stride, dim, i + r));
-        block.copy_from_slice(&dot_rows::<BLOCK>(group, query));
-        i += BLOCK;
-    }
-    for slot in blocks.into_remainder() {
-        let [score] = dot_rows([row(rows, stride, dim, i)], query);
-        *slot = score;
-        i += 1;
-    }
-}
+block_drivers!("avx2,fma");
 
 #[target_feature(enable = "avx2,fma")]
 pub(super) fn sum(data: &[f32]) -> f32 {

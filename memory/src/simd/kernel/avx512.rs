@@ -14,29 +14,7 @@ const LANES: usize = 16;
 /// enough to cover the FMA latency on both ports.
 const BLOCK: usize = 4;
 
-#[target_feature(enable = "avx512f")]
-pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
-    let n = a.len().min(b.len());
-    let [score] = dot_rows([&a[..n]], &b[..n]);
-    score
-}
-
-#[target_feature(enable = "avx512f")]
-pub(super) fn scores(rows: &[f32], stride: usize, query: &[f32], out: &mut [f32]) {
-    let dim = query.len();
-    let mut blocks = out.chunks_exact_mut(BLOCK);
-    let mut i = 0;
-    for block in &mut blocks {
-        let group = std::array::from_fn(|r| row(rows, stride, dim, i + r));
-        block.copy_from_slice(&dot_rows::<BLOCK>(group, query));
-        i += BLOCK;
-    }
-    for slot in blocks.into_remainder() {
-        let [score] = dot_rows([row(rows, stride, dim, i)], query);
-        *slot = score;
-        i += 1;
-    }
-}
+block_drivers!("avx512f");
 
 #[target_feature(enable = "avx512f")]
 pub(super) fn sum(data: &[f32]) -> f32 {

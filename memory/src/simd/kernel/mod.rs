@@ -12,6 +12,38 @@
 // Calling a `#[target_feature]` function is unsafe; each call below is guarded by detection.
 #![allow(unsafe_code)]
 
+/// The two entry points every vector kernel has, written once: `dot` is a one-row block, and
+/// `scores` walks the matrix `BLOCK` rows at a time through the kernel's own `dot_rows`, so a
+/// row's arithmetic is the same alone or in a block. Expanded inside each kernel module with its
+/// target features, so `dot_rows` inlines with them.
+macro_rules! block_drivers {
+    ($features:literal) => {
+        #[target_feature(enable = $features)]
+        pub(super) fn dot(a: &[f32], b: &[f32]) -> f32 {
+            let n = a.len().min(b.len());
+            let [score] = dot_rows([&a[..n]], &b[..n]);
+            score
+        }
+
+        #[target_feature(enable = $features)]
+        pub(super) fn scores(rows: &[f32], stride: usize, query: &[f32], out: &mut [f32]) {
+            let dim = query.len();
+            let mut blocks = out.chunks_exact_mut(BLOCK);
+            let mut i = 0;
+            for block in &mut blocks {
+                let group = std::array::from_fn(|r| row(rows, stride, dim, i + r));
+                block.copy_from_slice(&dot_rows::<BLOCK>(group, query));
+                i += BLOCK;
+            }
+            for slot in blocks.into_remainder() {
+                let [score] = dot_rows([row(rows, stride, dim, i)], query);
+                *slot = score;
+                i += 1;
+            }
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]
