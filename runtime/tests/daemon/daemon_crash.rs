@@ -203,19 +203,29 @@ fn a_task_suspended_at_the_crash_resumes_with_a_notice() {
                 .iter()
                 .any(|m| m["content"] == "a long story please")
         );
-        let store = StoreReader::open(dir.join("memory.db")).expect("open");
-        let responses: Vec<String> = store
-            .events_window()
-            .expect("window")
-            .into_iter()
-            .map(|e| e.record.event.response)
-            .collect();
-        assert!(
-            responses
+        // The reply is journaled by the store writer, the context event by the memory thread:
+        // the second may land a moment after the first.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let store = StoreReader::open(dir.join("memory.db")).expect("open");
+            let responses: Vec<String> = store
+                .events_window()
+                .expect("window")
+                .into_iter()
+                .map(|e| e.record.event.response)
+                .collect();
+            if responses
                 .iter()
-                .any(|r| r == "[resumed after a restart] The story, continued."),
-            "the visible notice is recorded: {responses:?}"
-        );
+                .any(|r| r == "[resumed after a restart] The story, continued.")
+            {
+                break;
+            }
+            assert!(
+                Instant::now() < deadline,
+                "the visible notice is recorded: {responses:?}"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
         drop(again);
     });
 }
