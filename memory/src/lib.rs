@@ -57,10 +57,10 @@ pub use recall::{
 };
 pub use simd::{Kernel, Matrix, SimdError, TopK, top_k, top_k_where};
 pub use store::{
-    COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdEntry, ColdMove, ColdRecord, ColdVectors, DenseVector,
-    EventRecord, FrameRecord, JournalEntry, RECALLED_PREFIX, STORE_APPLICATION_ID,
-    STORE_BUSY_TIMEOUT, STORE_SCHEMA_VERSION, Store, StoreError, StoreReader, StoredEvent,
-    WindowStats,
+    COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdEntry, ColdMove, ColdRecord, ColdVector, ColdVectors,
+    DenseVector, EventRecord, FrameRecord, JournalEntry, KeywordHit, RECALLED_PREFIX,
+    STORE_APPLICATION_ID, STORE_BUSY_TIMEOUT, STORE_SCHEMA_VERSION, Store, StoreError, StoreReader,
+    StoredEvent, WindowStats,
 };
 pub use timeline::{TIMELINE_HEADER, format_timeline};
 pub use window::ContextWindow;

@@ -5,7 +5,7 @@
 const MS_PER_DAY: i64 = 86_400_000;
 
 /// Days since 1970-01-01 of the civil date `y-m-d`.
-fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
+pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
     let y = if m <= 2 { y - 1 } else { y };
     let era = y.div_euclid(400);
     let yoe = y - era * 400;
@@ -16,7 +16,7 @@ fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
 }
 
 /// The civil date of day `z` since 1970-01-01.
-fn civil_from_days(z: i64) -> (i64, i64, i64) {
+pub(crate) fn civil_from_days(z: i64) -> (i64, i64, i64) {
     let z = z + 719_468;
     let era = z.div_euclid(146_097);
     let doe = z - era * 146_097;
@@ -34,6 +34,22 @@ fn civil_from_days(z: i64) -> (i64, i64, i64) {
         m,
         d,
     )
+}
+
+/// Day of the week of day `z` since 1970-01-01: 0 = Monday … 6 = Sunday (1970-01-01 was a
+/// Thursday).
+pub(crate) fn weekday_from_days(z: i64) -> i64 {
+    (z + 3).rem_euclid(7)
+}
+
+/// Number of days in month `m` (1–12) of year `y`.
+pub(crate) fn days_in_month(y: i64, m: i64) -> i64 {
+    match m {
+        2 if y % 4 == 0 && (y % 100 != 0 || y % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
 }
 
 /// `YYYY-MM-DD HH:MM` of Unix milliseconds `ms`, shifted by `utc_offset_secs`.

@@ -8,14 +8,16 @@
 //! (DESIGN §4.2). Entries idle for 72 h with at most two accesses are the distiller's
 //! candidates (`find_cold`).
 
+use std::collections::HashMap;
 use std::sync::Arc;
 
 use crate::embed::Embedder;
 use crate::prune::{DenseRef, PruneEvent, PruneQuery, plan_prune};
 use crate::recall::RecallError;
 use crate::recall::clock::format_minute;
-use crate::recall::dense_index::DenseIndex;
+use crate::recall::dense_index::{DenseIndex, EntryMeta};
 use crate::recall::fusion::{DEFAULT_RRF_K, Ranked, reciprocal_rank_fusion};
+use crate::recall::priors::{QueryPriors, Speaker};
 use crate::recall::terms::{index_tokens, query_tokens};
 use crate::recall::vector_text::{PlainText, VectorTextRules, text_for_vector};
 use crate::{
@@ -50,6 +52,8 @@ pub struct RecallConfig {
     pub dense_weight: f64,
     /// Weight of the keyword (BM25) ranking in the fusion.
     pub keyword_weight: f64,
+    /// Dense candidates must reach this fraction of the best candidate's cosine.
+    pub dense_relative_floor: f32,
     /// Texts longer than this many characters are embedded as passages of about this size and
     /// their vectors averaged (0: embed the text whole, cut at the model's token limit).
     pub passage_chars: usize,
@@ -60,22 +64,40 @@ pub struct RecallConfig {
     pub inject_min_sparse: f32,
     /// At most this many entries are injected (SPEC §5.1: top 3).
     pub inject_max_items: usize,
-    /// Shifts the dates shown in injected blocks into the user's time zone.
+    /// The user's time zone: dates in injected blocks, and the calendar days that "yesterday",
+    /// "last Tuesday" and the no-future rule are reckoned in.
     pub utc_offset_secs: i64,
+    /// An entry this many days old counts half way between full and `recency_floor`
+    /// (0: no recency weighting).
+    pub recency_half_life_days: f64,
+    /// The least an old entry's score is multiplied by for its age.
+    pub recency_floor: f64,
+    /// Factor on entries dated inside a time span the query names ("two weeks ago").
+    pub time_window_boost: f64,
+    /// Factor on the agent's own replies when the query is about the user's life.
+    pub agent_words_weight: f64,
+    /// Factor on the user's inputs when the query asks about the agent's words.
+    pub user_words_weight: f64,
 }
 
 impl Default for RecallConfig {
     fn default() -> Self {
         Self {
             rrf_k: DEFAULT_RRF_K,
-            depth: 50,
+            depth: 200,
             dense_weight: 1.0,
             keyword_weight: 1.0,
+            dense_relative_floor: 0.5,
             passage_chars: 0,
             inject_min_cosine: 0.35,
             inject_min_sparse: 0.2,
             inject_max_items: 3,
             utc_offset_secs: 0,
+            recency_half_life_days: 14.0,
+            recency_floor: 0.5,
+            time_window_boost: 2.0,
+            agent_words_weight: 0.5,
+            user_words_weight: 0.7,
         }
     }
 }
@@ -87,7 +109,8 @@ pub struct Recalled {
     pub id: i64,
     /// The event as archived, original timestamp included.
     pub event: ContextEvent,
-    /// Fused (reciprocal rank) score: only comparable within one recall.
+    /// Fused (reciprocal rank) score weighed by the query's priors: only comparable within one
+    /// recall.
     pub score: f64,
     /// Cosine to the query in the current dense space, when both have a vector.
     pub dense_cosine: Option<f32>,
@@ -286,9 +309,13 @@ impl ColdContext {
             }
         }
         if let Some(index) = self.index.as_mut() {
-            for (&id, v) in ids.iter().zip(&vectors) {
+            for ((&id, v), e) in ids.iter().zip(&vectors).zip(events) {
+                let meta = EntryMeta {
+                    timestamp_ms: e.record.event.timestamp_ms,
+                    speaker: Speaker::of_source(&e.record.event.source),
+                };
                 if let Some(v) = v
-                    && let Err(err) = index.insert(id, v)
+                    && let Err(err) = index.insert(id, v, meta)
                 {
                     tracing::warn!(%err, id, "cold vector not indexed");
                 }
@@ -395,22 +422,48 @@ impl ColdContext {
         })
     }
 
-    /// The `k` cold entries most relevant to `query`, best first, without counting an access.
-    pub fn peek(&mut self, query: &str, k: usize) -> Result<Vec<Recalled>, RecallError> {
+    /// The `k` cold entries most relevant to `query` asked at `now_ms`, best first, without
+    /// counting an access. Candidates come from both indexes (entries dated after the query's
+    /// day left out), are fused by reciprocal rank, and the fused scores are weighed by the
+    /// query's priors (recency, named time spans, whose words: see `QueryPriors`).
+    pub fn peek(
+        &mut self,
+        query: &str,
+        k: usize,
+        now_ms: i64,
+    ) -> Result<Vec<Recalled>, RecallError> {
         if k == 0 || query.trim().is_empty() {
             return Ok(Vec::new());
         }
         self.ensure_index()?;
+        let priors = QueryPriors::new(query, now_ms, &self.config);
         let depth = self.config.depth.max(k);
-        let keyword = self.store.cold_fts(&query_tokens(query), depth)?;
+        let keyword =
+            self.store
+                .cold_fts_before(&query_tokens(query), depth, priors.before_ms())?;
         let query_vec = self.embed_query(query);
-        let dense = match (&query_vec, &self.index) {
-            (Some(q), Some(index)) if !index.is_empty() => index.search(q, depth)?,
+        let mut dense = match (&query_vec, &self.index) {
+            (Some(q), Some(index)) if !index.is_empty() => {
+                index.search(q, depth, |m| priors.admits(m.timestamp_ms))?
+            }
             _ => Vec::new(),
         };
+        // Ranks alone cannot tell a close second from a distant one; without this floor a
+        // weak match a day newer would overtake the clear answer once recency weighs in.
+        if let Some(best) = dense.first().map(|d| d.1) {
+            let floor = best * self.config.dense_relative_floor;
+            dense.retain(|d| d.1 >= floor);
+        }
         let dense_ids: Vec<i64> = dense.iter().map(|d| d.0).collect();
-        let keyword_ids: Vec<i64> = keyword.iter().map(|k| k.0).collect();
-        let fused = reciprocal_rank_fusion(
+        let keyword_ids: Vec<i64> = keyword.iter().map(|k| k.id).collect();
+        let mut meta: HashMap<i64, EntryMeta> = dense.iter().map(|d| (d.0, d.2)).collect();
+        for hit in &keyword {
+            meta.entry(hit.id).or_insert(EntryMeta {
+                timestamp_ms: hit.timestamp_ms,
+                speaker: Speaker::of_source(&hit.source),
+            });
+        }
+        let mut fused: Vec<(i64, f64)> = reciprocal_rank_fusion(
             &[
                 Ranked {
                     ids: &dense_ids,
@@ -422,32 +475,41 @@ impl ColdContext {
                 },
             ],
             self.config.rrf_k,
-        );
+        )
+        .into_iter()
+        .filter_map(|f| {
+            let m = meta.get(&f.id)?;
+            Some((f.id, f.score * priors.factor(m.timestamp_ms, m.speaker)))
+        })
+        .filter(|&(_, score)| score > 0.0)
+        .collect();
+        // The fusion's order is total; a stable sort keeps it among equal weighed scores.
+        fused.sort_by(|a, b| b.1.total_cmp(&a.1));
         let mut out = Vec::with_capacity(k);
-        for f in fused {
+        for (id, score) in fused {
             if out.len() == k {
                 break;
             }
-            let Some(entry) = self.store.cold_get(f.id)? else {
+            let Some(entry) = self.store.cold_get(id)? else {
                 // Removed behind our back: forget its vector too.
                 if let Some(index) = self.index.as_mut() {
-                    index.remove(f.id);
+                    index.remove(id);
                 }
                 continue;
             };
-            let dense_cosine = dense.iter().find(|d| d.0 == f.id).map(|d| d.1).or_else(|| {
+            let dense_cosine = dense.iter().find(|d| d.0 == id).map(|d| d.1).or_else(|| {
                 let index = self.index.as_ref()?;
                 let q = query_vec.as_ref()?;
                 index
-                    .vector(f.id)
+                    .vector(id)
                     .map(|v| crate::simd::Kernel::best().dot(q, v))
             });
             out.push(Recalled {
-                id: f.id,
+                id,
                 event: entry.event,
-                score: f.score,
+                score,
                 dense_cosine,
-                keyword_score: keyword.iter().find(|k| k.0 == f.id).map(|k| k.1),
+                keyword_score: keyword.iter().find(|k| k.id == id).map(|k| k.score),
                 text: entry.text,
             });
         }
@@ -462,7 +524,7 @@ impl ColdContext {
         k: usize,
         now_ms: i64,
     ) -> Result<Vec<Recalled>, RecallError> {
-        let hits = self.peek(query, k)?;
+        let hits = self.peek(query, k, now_ms)?;
         if !hits.is_empty() {
             let ids: Vec<i64> = hits.iter().map(|h| h.id).collect();
             self.store.cold_touch(&ids, now_ms)?;
@@ -514,7 +576,7 @@ impl ColdContext {
         if memory_tokens == 0 || max_items == 0 {
             return Ok(String::new());
         }
-        let hits = self.peek(query, max_items * 3)?;
+        let hits = self.peek(query, max_items * 3, now_ms)?;
         let query_sparse = SparseEmbedder.vectorize(query);
         let relevant = |hit: &Recalled| match hit.dense_cosine {
             Some(c) => c >= self.config.inject_min_cosine,

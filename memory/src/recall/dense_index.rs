@@ -5,14 +5,27 @@
 
 use std::collections::HashMap;
 
+use crate::recall::priors::Speaker;
 use crate::simd::{Matrix, SimdError, TopK};
 use crate::{StoreError, StoreReader};
+
+/// What recall weighs about an entry besides its vector, kept beside it so a scan needs no
+/// store lookups.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct EntryMeta {
+    pub timestamp_ms: i64,
+    pub speaker: Speaker,
+}
+
+/// A dense hit: cold id, cosine to the query, the entry's meta.
+pub(crate) type DenseHit = (i64, f32, EntryMeta);
 
 #[derive(Debug)]
 pub(crate) struct DenseIndex {
     fingerprint: String,
     matrix: Matrix,
     ids: Vec<i64>,
+    meta: Vec<EntryMeta>,
     rows: HashMap<i64, usize>,
 }
 
@@ -22,6 +35,7 @@ impl DenseIndex {
             fingerprint: fingerprint.to_owned(),
             matrix: Matrix::new(dim),
             ids: Vec::new(),
+            meta: Vec::new(),
             rows: HashMap::new(),
         }
     }
@@ -36,8 +50,12 @@ impl DenseIndex {
         let mut index = Self::new(fingerprint, dim);
         let mut skipped = 0;
         for row in store.cold_vectors(fingerprint) {
-            let (id, values) = row?;
-            if index.insert(id, &values).is_err() {
+            let row = row?;
+            let meta = EntryMeta {
+                timestamp_ms: row.timestamp_ms,
+                speaker: Speaker::of_source(&row.source),
+            };
+            if index.insert(row.id, &row.values, meta).is_err() {
                 skipped += 1;
             }
         }
@@ -57,12 +75,18 @@ impl DenseIndex {
     }
 
     /// Adds (or replaces) the vector of cold entry `id`.
-    pub(crate) fn insert(&mut self, id: i64, values: &[f32]) -> Result<(), SimdError> {
+    pub(crate) fn insert(
+        &mut self,
+        id: i64,
+        values: &[f32],
+        meta: EntryMeta,
+    ) -> Result<(), SimdError> {
         if self.rows.contains_key(&id) {
             self.remove(id);
         }
         let row = self.matrix.push(values)?;
         self.ids.push(id);
+        self.meta.push(meta);
         self.rows.insert(id, row);
         Ok(())
     }
@@ -76,6 +100,7 @@ impl DenseIndex {
             self.rows.insert(self.ids[moved_from], row);
         }
         self.ids.swap_remove(row);
+        self.meta.swap_remove(row);
     }
 
     /// The stored unit vector of `id`.
@@ -83,15 +108,21 @@ impl DenseIndex {
         self.rows.get(&id).and_then(|&row| self.matrix.get(row))
     }
 
-    /// The `k` entries most similar to `query`, `(cold id, cosine)` best first. Serial: a recall
-    /// runs on one service thread and must not wake the pool for a few thousand rows.
-    pub(crate) fn search(&self, query: &[f32], k: usize) -> Result<Vec<(i64, f32)>, SimdError> {
-        let hits = TopK::new()
-            .parallel_min_rows(usize::MAX)
-            .run(&self.matrix, query, k)?;
+    /// The `k` entries most similar to `query` among those `keep` admits, best first. Serial: a
+    /// recall runs on one service thread and must not wake the pool for a few thousand rows.
+    pub(crate) fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        keep: impl Fn(&EntryMeta) -> bool + Sync,
+    ) -> Result<Vec<DenseHit>, SimdError> {
+        let hits =
+            TopK::new()
+                .parallel_min_rows(usize::MAX)
+                .run_where(&self.matrix, query, k, |row| keep(&self.meta[row]))?;
         Ok(hits
             .into_iter()
-            .map(|(row, score)| (self.ids[row], score))
+            .map(|(row, score)| (self.ids[row], score, self.meta[row]))
             .collect())
     }
 }

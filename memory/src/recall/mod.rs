@@ -14,7 +14,10 @@ mod cold_context;
 mod dense_index;
 mod error;
 mod fusion;
+mod priors;
+mod speaker_focus;
 mod terms;
+mod time_expr;
 mod vector_text;
 
 #[cfg(test)]

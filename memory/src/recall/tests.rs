@@ -18,6 +18,8 @@ use crate::{
 };
 
 const HOUR_MS: i64 = 60 * 60 * 1000;
+/// When the tests that do not care about time ask: just after their entries, the same day.
+const ASKED: i64 = 20_000;
 
 /// Runs `body` on its own thread and fails the test if it takes longer than `secs`.
 fn watchdog<T: Send + 'static>(secs: u64, body: impl FnOnce() -> T + Send + 'static) -> T {
@@ -388,12 +390,15 @@ fn recall_fuses_dense_and_keyword_rankings_by_rrf() {
         let (mut cold, ids) = seeded(&dir, Some(concept_embedder()));
         cold.set_config(RecallConfig {
             rrf_k: 60.0,
+            // Exact fused scores: no weighing by age, every dense candidate kept.
+            recency_half_life_days: 0.0,
+            dense_relative_floor: 0.0,
             ..RecallConfig::default()
         });
         // "kitten" is a keyword of entry 0 only; the concept "pet" is entry 0's dense concept.
         // Dense ranking: entry 0 first, then every other (cosine equal: 0.1 · 0.1 terms), by id.
         // Keyword ranking: entry 0 only. So entry 0 scores 1/61 + 1/61.
-        let hits = cold.peek("kitten", 3).expect("peek");
+        let hits = cold.peek("kitten", 3, ASKED).expect("peek");
         assert_eq!(hits[0].id, ids[0]);
         assert!(
             (hits[0].score - 2.0 / 61.0).abs() < 1e-9,
@@ -406,6 +411,11 @@ fn recall_fuses_dense_and_keyword_rankings_by_rrf() {
         assert!((hits[1].score - 1.0 / 62.0).abs() < 1e-9);
         assert!((hits[2].score - 1.0 / 63.0).abs() < 1e-9);
         assert!(hits[1].keyword_score.is_none());
+        // With the default floor the weak dense matches (cosine ~0.01 against ~0.99) are no
+        // candidates at all: only the real match is left.
+        cold.set_config(RecallConfig::default());
+        let hits = cold.peek("kitten", 3, ASKED).expect("peek");
+        assert_eq!(ids_of(&hits), [ids[0]]);
     });
 }
 
@@ -432,7 +442,7 @@ fn recall_is_non_destructive_and_counts_accesses() {
         assert_eq!(after.last_access_ms, 30_000);
         assert_eq!(cold.store().cold_count().expect("count"), 5);
         // Peeking counts nothing.
-        cold.peek("pizza", 1).expect("peek");
+        cold.peek("pizza", 1, ASKED).expect("peek");
         let peeked = cold
             .store()
             .cold_get(ids[2])
@@ -484,6 +494,11 @@ fn vectors_of_another_fingerprint_are_never_scored() {
         let foreign = Fingerprint::new("concepts", "ffffffffffff", 9, Pooling::Mean)
             .expect("fingerprint")
             .to_string();
+        // Every dense candidate counts, however weak: the test is about which are scored.
+        cold.set_config(RecallConfig {
+            dense_relative_floor: 0.0,
+            ..RecallConfig::default()
+        });
         let query = "piano song";
         let alien = cold
             .store_mut()
@@ -498,7 +513,7 @@ fn vectors_of_another_fingerprint_are_never_scored() {
                 10_000,
             )
             .expect("insert");
-        let hits = cold.peek(query, 10).expect("peek");
+        let hits = cold.peek(query, 10, ASKED).expect("peek");
         assert_eq!(hits.len(), 5, "only the current space's entries are ranked");
         assert!(hits.iter().all(|h| h.id != alien));
         // The same entry with a vector of the current space is found first.
@@ -518,7 +533,7 @@ fn vectors_of_another_fingerprint_are_never_scored() {
                 10_000,
             )
             .expect("insert");
-        let hits = cold.peek(query, 1).expect("peek");
+        let hits = cold.peek(query, 1, ASKED).expect("peek");
         assert_eq!(hits[0].id, own);
     });
 }
@@ -586,6 +601,123 @@ fn auto_inject_is_budgeted_time_ordered_stable_and_floored() {
             ""
         );
         assert_eq!(cold.auto_inject("pizza", 0, 24_000).expect("inject"), "");
+    });
+}
+
+/// 2023-05-05 12:00 UTC, a Friday.
+const FRIDAY_NOON: i64 = 1_683_288_000_000;
+const DAY_MS: i64 = 24 * HOUR_MS;
+
+fn agent(ts: i64, text: &str) -> ContextEvent {
+    ContextEvent::new(ts, AGENT_SOURCE, "").with_response(text)
+}
+
+fn ids_of(hits: &[Recalled]) -> Vec<i64> {
+    hits.iter().map(|h| h.id).collect()
+}
+
+#[test]
+fn recall_never_returns_what_was_said_after_the_day_it_is_asked() {
+    watchdog(30, || {
+        let dir = TempDir::new("future");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
+        let ids = cold
+            .archive_events(
+                vec![
+                    user(FRIDAY_NOON - DAY_MS, "pizza for dinner"),
+                    user(FRIDAY_NOON + 2 * DAY_MS, "pizza for dinner again"),
+                ],
+                "import",
+                FRIDAY_NOON,
+            )
+            .expect("archive");
+        let now = cold.peek("pizza", 5, FRIDAY_NOON).expect("peek");
+        assert_eq!(
+            ids_of(&now),
+            [ids[0]],
+            "the later entry is not a candidate yet"
+        );
+        let later = cold
+            .peek("pizza", 5, FRIDAY_NOON + 3 * DAY_MS)
+            .expect("peek");
+        assert_eq!(later.len(), 2);
+    });
+}
+
+#[test]
+fn recall_prefers_the_user_s_words_unless_asked_about_the_agent_s() {
+    watchdog(30, || {
+        let dir = TempDir::new("speaker");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
+        // The same words, the agent's entry archived second: it ranks second in both lists,
+        // so only the speaker weighing can put it first.
+        let ids = cold
+            .archive_events(
+                vec![
+                    user(FRIDAY_NOON - HOUR_MS, "the pizza place Mario dinner"),
+                    agent(FRIDAY_NOON - HOUR_MS, "the pizza place Mario dinner"),
+                ],
+                "import",
+                FRIDAY_NOON,
+            )
+            .expect("archive");
+        let mine = cold
+            .peek("which pizza place did I go to for dinner", 2, FRIDAY_NOON)
+            .expect("peek");
+        assert_eq!(ids_of(&mine), [ids[0], ids[1]]);
+        let yours = cold
+            .peek(
+                "which pizza place did you recommended for dinner",
+                2,
+                FRIDAY_NOON,
+            )
+            .expect("peek");
+        assert_eq!(ids_of(&yours), [ids[1], ids[0]]);
+        let yours_zh = cold
+            .peek("你推荐的那家 pizza dinner 叫什么", 2, FRIDAY_NOON)
+            .expect("peek");
+        assert_eq!(ids_of(&yours_zh), [ids[1], ids[0]]);
+    });
+}
+
+#[test]
+fn recall_favours_the_recent_and_the_span_a_query_names() {
+    watchdog(30, || {
+        let dir = TempDir::new("when");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
+        // Equal words; the recent entry is archived second, so it loses every positional tie
+        // and only its age can put it first.
+        let ids = cold
+            .archive_events(
+                vec![
+                    user(FRIDAY_NOON - 14 * DAY_MS, "pizza for dinner"),
+                    user(FRIDAY_NOON - DAY_MS, "pizza for dinner"),
+                ],
+                "import",
+                FRIDAY_NOON,
+            )
+            .expect("archive");
+        let plain = cold
+            .peek("what did I have for dinner", 2, FRIDAY_NOON)
+            .expect("peek");
+        assert_eq!(ids_of(&plain), [ids[1], ids[0]], "the recent one first");
+        let named = cold
+            .peek("what did I have for dinner two weeks ago", 2, FRIDAY_NOON)
+            .expect("peek");
+        assert_eq!(ids_of(&named), [ids[0], ids[1]], "the named span wins");
+        let named_zh = cold
+            .peek("两周前 dinner 吃了什么", 2, FRIDAY_NOON)
+            .expect("peek");
+        assert_eq!(ids_of(&named_zh), [ids[0], ids[1]]);
+        // Without weighing by age, equal entries keep the fusion's order.
+        cold.set_config(RecallConfig {
+            recency_half_life_days: 0.0,
+            ..RecallConfig::default()
+        });
+        let flat = cold
+            .peek("what did I have for dinner", 2, FRIDAY_NOON)
+            .expect("peek");
+        assert_eq!(ids_of(&flat), [ids[0], ids[1]]);
     });
 }
 

@@ -194,8 +194,15 @@ pub fn run_set(
                 configs.len()
             ));
             for (qi, q) in questions.iter().enumerate() {
+                // Asked when the file says it was asked: what "two weeks ago" means, and what
+                // had been said by then, depend on it.
+                let asked = q
+                    .time
+                    .as_deref()
+                    .and_then(parse_iso8601)
+                    .unwrap_or_else(now_ms);
                 let t = Instant::now();
-                let hits = cold.recall(&q.text, depth, now_ms())?;
+                let hits = cold.recall(&q.text, depth, asked)?;
                 latencies[c].push(t.elapsed());
                 let ranked: Vec<usize> = hits
                     .iter()

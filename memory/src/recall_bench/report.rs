@@ -212,8 +212,24 @@ impl Report {
         let c = &self.config;
         let _ = writeln!(
             out,
-            "        rrf k {}, depth {}, weights dense {} / keyword {}, passages {} chars",
-            c.rrf_k, c.depth, c.dense_weight, c.keyword_weight, c.passage_chars
+            "        rrf k {}, depth {}, weights dense {} / keyword {}, dense floor {} of the best, \
+             passages {} chars",
+            c.rrf_k,
+            c.depth,
+            c.dense_weight,
+            c.keyword_weight,
+            c.dense_relative_floor,
+            c.passage_chars
+        );
+        let _ = writeln!(
+            out,
+            "        recency half-life {} d (floor {}), named time span x{}, \
+             agent's words x{} / user's words x{} when asked about the agent's",
+            c.recency_half_life_days,
+            c.recency_floor,
+            c.time_window_boost,
+            c.agent_words_weight,
+            c.user_words_weight
         );
         let _ = writeln!(
             out,

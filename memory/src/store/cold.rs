@@ -23,6 +23,25 @@ pub const COLD_MAX_ACCESS: u64 = 2;
 /// queries small.
 const VECTOR_BATCH: usize = 512;
 
+/// A cold entry found by keyword: its id, BM25 score (higher is better), original timestamp
+/// and source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct KeywordHit {
+    pub id: i64,
+    pub score: f64,
+    pub timestamp_ms: i64,
+    pub source: String,
+}
+
+/// One dense vector of a cold entry, with the entry's original timestamp and source.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ColdVector {
+    pub id: i64,
+    pub timestamp_ms: i64,
+    pub source: String,
+    pub values: Vec<f32>,
+}
+
 /// A new cold entry written directly (not moved from the window).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ColdRecord {
@@ -295,6 +314,21 @@ impl StoreReader {
         query_tokens: &str,
         limit: usize,
     ) -> Result<Vec<(i64, f64)>, StoreError> {
+        Ok(self
+            .cold_fts_before(query_tokens, limit, i64::MAX)?
+            .into_iter()
+            .map(|hit| (hit.id, hit.score))
+            .collect())
+    }
+
+    /// [`cold_fts`](Self::cold_fts) over the entries whose timestamp is before `before_ms`, with
+    /// each hit's timestamp and source (what recall weighs besides the words).
+    pub fn cold_fts_before(
+        &self,
+        query_tokens: &str,
+        limit: usize,
+        before_ms: i64,
+    ) -> Result<Vec<KeywordHit>, StoreError> {
         const OP: &str = "cold_fts";
         let path = &self.path;
         let Some(query) = fts_query(query_tokens) else {
@@ -307,20 +341,27 @@ impl StoreReader {
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT rowid, bm25(cold_fts) AS score FROM cold_fts WHERE cold_fts MATCH ?1 \
-                 ORDER BY score, rowid LIMIT ?2",
+                "SELECT f.rowid, bm25(cold_fts) AS score, c.timestamp_ms, c.source \
+                 FROM cold_fts f JOIN cold c ON c.id = f.rowid \
+                 WHERE cold_fts MATCH ?1 AND c.timestamp_ms < ?3 \
+                 ORDER BY score, f.rowid LIMIT ?2",
             )
             .ctx(OP, path)?;
-        stmt.query_map(params![query, limit], |r| {
-            Ok((r.get::<_, i64>(0)?, -r.get::<_, f64>(1)?))
+        stmt.query_map(params![query, limit, before_ms], |r| {
+            Ok(KeywordHit {
+                id: r.get(0)?,
+                score: -r.get::<_, f64>(1)?,
+                timestamp_ms: r.get(2)?,
+                source: r.get(3)?,
+            })
         })
         .ctx(OP, path)?
         .collect::<Result<Vec<_>, _>>()
         .ctx(OP, path)
     }
 
-    /// Streams `(id, vector)` of every cold entry whose vector has fingerprint `fingerprint`, in
-    /// id order, a batch at a time. Entries of other fingerprints are never returned.
+    /// Streams the vector of every cold entry whose vector has fingerprint `fingerprint`, in id
+    /// order, a batch at a time. Entries of other fingerprints are never returned.
     pub fn cold_vectors(&self, fingerprint: &str) -> ColdVectors<'_> {
         ColdVectors {
             reader: self,
@@ -381,7 +422,7 @@ pub struct ColdVectors<'a> {
     reader: &'a StoreReader,
     fingerprint: String,
     after: i64,
-    batch: VecDeque<(i64, Vec<f32>)>,
+    batch: VecDeque<ColdVector>,
     done: bool,
 }
 
@@ -393,7 +434,8 @@ impl ColdVectors<'_> {
             .reader
             .conn
             .prepare_cached(
-                "SELECT id, dense FROM cold WHERE dense_fp = ?1 AND id > ?2 ORDER BY id LIMIT ?3",
+                "SELECT id, dense, timestamp_ms, source FROM cold WHERE dense_fp = ?1 AND id > ?2 \
+                 ORDER BY id LIMIT ?3",
             )
             .ctx(OP, path)?;
         let mut rows = stmt
@@ -411,7 +453,12 @@ impl ColdVectors<'_> {
                 )
             })?;
             self.after = id;
-            self.batch.push_back((id, values));
+            self.batch.push_back(ColdVector {
+                id,
+                timestamp_ms: row.get(2).ctx(OP, path)?,
+                source: row.get(3).ctx(OP, path)?,
+                values,
+            });
             n += 1;
         }
         if n < VECTOR_BATCH {
@@ -422,7 +469,7 @@ impl ColdVectors<'_> {
 }
 
 impl Iterator for ColdVectors<'_> {
-    type Item = Result<(i64, Vec<f32>), StoreError>;
+    type Item = Result<ColdVector, StoreError>;
 
     fn next(&mut self) -> Option<Self::Item> {
         if self.batch.is_empty()

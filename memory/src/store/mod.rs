@@ -24,7 +24,10 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
-pub use cold::{COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdEntry, ColdMove, ColdRecord, ColdVectors};
+pub use cold::{
+    COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdEntry, ColdMove, ColdRecord, ColdVector, ColdVectors,
+    KeywordHit,
+};
 pub use error::StoreError;
 pub use events::{DenseVector, EventRecord, RECALLED_PREFIX, StoredEvent, WindowStats};
 pub use frames::FrameRecord;

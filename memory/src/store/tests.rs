@@ -428,6 +428,23 @@ fn store_cold_fts_ranks_higher_is_better() {
         assert!(hits.iter().all(|h| h.1 > 0.0));
         assert_eq!(store.cold_fts("北京 天气", 1).expect("fts").len(), 1);
         assert_eq!(store.cold_fts("SQLite", 10).expect("fts")[0].0, other);
+        // A time bound leaves out later entries and reports each hit's time and source.
+        let before = store.cold_fts_before("天气", 10, 2).expect("fts");
+        assert_eq!(before.len(), 1, "{before:?}");
+        assert_eq!(
+            (
+                before[0].id,
+                before[0].timestamp_ms,
+                before[0].source.as_str()
+            ),
+            (both, 1, "cli")
+        );
+        assert!(
+            store
+                .cold_fts_before("天气", 10, 1)
+                .expect("fts")
+                .is_empty()
+        );
         assert!(store.cold_fts("广州", 10).expect("fts").is_empty());
         assert!(store.cold_fts("", 10).expect("fts").is_empty());
         assert!(store.cold_fts("天气", 0).expect("fts").is_empty());
@@ -466,6 +483,7 @@ fn store_cold_vectors_stream_one_fingerprint_across_batches() {
 
         let got: Vec<(i64, Vec<f32>)> = store
             .cold_vectors("fp-a")
+            .map(|row| row.map(|v| (v.id, v.values)))
             .collect::<Result<_, _>>()
             .expect("scan");
         let expected: Vec<(i64, Vec<f32>)> = (0..1_200)
@@ -474,6 +492,12 @@ fn store_cold_vectors_stream_one_fingerprint_across_batches() {
             .collect();
         assert_eq!(got.len(), 800);
         assert_eq!(got, expected);
+        let first = store
+            .cold_vectors("fp-a")
+            .next()
+            .expect("a row")
+            .expect("scan");
+        assert_eq!((first.timestamp_ms, first.source.as_str()), (1, "cli"));
         assert_eq!(store.cold_vectors("fp-b").count(), 400);
         assert_eq!(store.cold_vectors("fp-none").count(), 0);
 

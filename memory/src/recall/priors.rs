@@ -1,0 +1,216 @@
+//! What recall knows about a query besides its words: when it is asked, what time it points
+//! at, and whose words it is after. Each becomes a factor on an entry's fused score, so the
+//! relevance ranking stays in charge and these only reorder near-ties:
+//!
+//! - **Nothing from the future.** An entry dated after the day the query is asked cannot be
+//!   what it is about (an imported history, a clock that jumped). Compared by local calendar
+//!   day, because imported times often carry a session's date rather than each turn's minute.
+//! - **Recency.** What people ask their assistant about is mostly recent; an older entry keeps
+//!   at least `recency_floor` of its score, so a clear match from months ago still wins.
+//! - **Time expressions.** "two weeks ago", "last Tuesday", "in March", "上周二" name a span
+//!   (see `time_expr`); entries dated inside it count `time_window_boost` times.
+//! - **Whose words.** A memory of the user's life is in what the user said; the agent's long
+//!   answers match many queries by sheer vocabulary. Unless the query asks about the agent's
+//!   own words ("the restaurant you recommended", see `speaker_focus`), the agent's entries
+//!   count `agent_words_weight`; when it does, the user's entries count `user_words_weight`.
+
+use crate::recall::RecallConfig;
+use crate::recall::speaker_focus::asks_about_agent_words;
+use crate::recall::time_expr::{TimeWindow, time_windows};
+use crate::recall::vector_text::{AGENT_SOURCE, COLD_STORAGE_SOURCE};
+
+const MS_PER_DAY: i64 = 86_400_000;
+
+/// Whose words a cold entry holds, from its event's source.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Speaker {
+    /// An input: the user (or another channel) talking.
+    User,
+    /// The agent's own reply.
+    Agent,
+    /// An entry brought back from storage: input and reply together.
+    Both,
+}
+
+impl Speaker {
+    pub(crate) fn of_source(source: &str) -> Self {
+        match source {
+            AGENT_SOURCE => Self::Agent,
+            COLD_STORAGE_SOURCE => Self::Both,
+            _ => Self::User,
+        }
+    }
+}
+
+/// The factors of one query, computed once and applied to every candidate.
+#[derive(Clone, Debug)]
+pub(crate) struct QueryPriors {
+    now_ms: i64,
+    before_ms: i64,
+    windows: Vec<TimeWindow>,
+    about_agent: bool,
+    half_life_ms: f64,
+    floor: f64,
+    window_boost: f64,
+    agent_weight: f64,
+    user_weight: f64,
+}
+
+impl QueryPriors {
+    /// The priors of `query` asked at `now_ms` under `config`.
+    pub(crate) fn new(query: &str, now_ms: i64, config: &RecallConfig) -> Self {
+        let offset_ms = config.utc_offset_secs.saturating_mul(1000);
+        let local_day = now_ms.saturating_add(offset_ms).div_euclid(MS_PER_DAY);
+        let before_ms = local_day
+            .saturating_add(1)
+            .saturating_mul(MS_PER_DAY)
+            .saturating_sub(offset_ms);
+        Self {
+            now_ms,
+            before_ms,
+            windows: time_windows(query, now_ms, config.utc_offset_secs),
+            about_agent: asks_about_agent_words(query),
+            half_life_ms: config.recency_half_life_days * MS_PER_DAY as f64,
+            floor: config.recency_floor.clamp(0.0, 1.0),
+            window_boost: config.time_window_boost,
+            agent_weight: config.agent_words_weight,
+            user_weight: config.user_words_weight,
+        }
+    }
+
+    /// Entries at or after this instant (the start of the local day after the query's) are
+    /// not candidates.
+    pub(crate) fn before_ms(&self) -> i64 {
+        self.before_ms
+    }
+
+    /// Whether an entry at `timestamp_ms` may be recalled at all.
+    pub(crate) fn admits(&self, timestamp_ms: i64) -> bool {
+        timestamp_ms < self.before_ms
+    }
+
+    /// The time spans the query names, if any.
+    #[cfg(test)]
+    pub(crate) fn windows(&self) -> &[TimeWindow] {
+        &self.windows
+    }
+
+    /// Whether the query asks about the agent's own words.
+    #[cfg(test)]
+    pub(crate) fn about_agent(&self) -> bool {
+        self.about_agent
+    }
+
+    /// The factor on the fused score of an entry at `timestamp_ms` said by `speaker`.
+    pub(crate) fn factor(&self, timestamp_ms: i64, speaker: Speaker) -> f64 {
+        if !self.admits(timestamp_ms) {
+            return 0.0;
+        }
+        let recency = if self.half_life_ms > 0.0 {
+            let age = self.now_ms.saturating_sub(timestamp_ms).max(0) as f64;
+            self.floor + (1.0 - self.floor) * (-age / self.half_life_ms).exp2()
+        } else {
+            1.0
+        };
+        let window = if self.windows.iter().any(|w| w.contains(timestamp_ms)) {
+            self.window_boost
+        } else {
+            1.0
+        };
+        let speaker = match (speaker, self.about_agent) {
+            (Speaker::Agent, false) => self.agent_weight,
+            (Speaker::User, true) => self.user_weight,
+            _ => 1.0,
+        };
+        recency * window * speaker
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const DAY: i64 = MS_PER_DAY;
+    /// 2023-05-05 12:00 UTC.
+    const NOW: i64 = 1_683_288_000_000;
+
+    fn priors(query: &str) -> QueryPriors {
+        QueryPriors::new(query, NOW, &RecallConfig::default())
+    }
+
+    #[test]
+    fn recall_priors_nothing_after_the_query_day() {
+        let p = priors("what did I cook");
+        // Later the same (UTC) day is still admitted; the next day is not.
+        assert!(p.admits(NOW + 11 * 3_600_000));
+        assert!(!p.admits(NOW + 12 * 3_600_000));
+        assert_eq!(p.factor(NOW + DAY, Speaker::User), 0.0);
+        // The day boundary follows the user's zone: at UTC+14 it is already 2023-05-06 02:00,
+        // whose day ends at 2023-05-06 10:00 UTC.
+        let east = QueryPriors::new(
+            "what did I cook",
+            NOW,
+            &RecallConfig {
+                utc_offset_secs: 14 * 3600,
+                ..RecallConfig::default()
+            },
+        );
+        assert_eq!(east.before_ms(), NOW + 22 * 3_600_000);
+    }
+
+    #[test]
+    fn recall_priors_recency_halves_towards_the_floor() {
+        let p = priors("what did I cook");
+        let config = RecallConfig::default();
+        let half = (config.recency_half_life_days * DAY as f64) as i64;
+        let now = p.factor(NOW, Speaker::User);
+        let one = p.factor(NOW - half, Speaker::User);
+        let old = p.factor(NOW - 100 * half, Speaker::User);
+        assert!((now - 1.0).abs() < 1e-9);
+        let floor = config.recency_floor;
+        assert!((one - (floor + (1.0 - floor) / 2.0)).abs() < 1e-9, "{one}");
+        assert!((old - floor).abs() < 1e-6, "{old}");
+        let off = QueryPriors::new(
+            "x",
+            NOW,
+            &RecallConfig {
+                recency_half_life_days: 0.0,
+                ..config
+            },
+        );
+        assert_eq!(off.factor(NOW - 400 * DAY, Speaker::User), 1.0);
+    }
+
+    #[test]
+    fn recall_priors_weigh_whose_words_the_query_is_after() {
+        let config = RecallConfig::default();
+        let mine = priors("what degree did I graduate with");
+        assert!(!mine.about_agent());
+        assert_eq!(mine.factor(NOW, Speaker::Agent), config.agent_words_weight);
+        assert_eq!(mine.factor(NOW, Speaker::User), 1.0);
+        assert_eq!(mine.factor(NOW, Speaker::Both), 1.0);
+        let yours = priors("what was the hostel you recommended in Amsterdam");
+        assert!(yours.about_agent());
+        assert_eq!(yours.factor(NOW, Speaker::Agent), 1.0);
+        assert_eq!(yours.factor(NOW, Speaker::User), config.user_words_weight);
+        assert_eq!(Speaker::of_source(AGENT_SOURCE), Speaker::Agent);
+        assert_eq!(Speaker::of_source(COLD_STORAGE_SOURCE), Speaker::Both);
+        assert_eq!(Speaker::of_source("cli"), Speaker::User);
+    }
+
+    #[test]
+    fn recall_priors_boost_entries_inside_a_named_span() {
+        let config = RecallConfig::default();
+        let p = priors("what did I plant two weeks ago");
+        assert!(!p.windows().is_empty());
+        let inside = NOW - 14 * DAY;
+        let outside = NOW - 30 * DAY;
+        let recency = |ts: i64| {
+            let age = (NOW - ts) as f64 / (config.recency_half_life_days * DAY as f64);
+            config.recency_floor + (1.0 - config.recency_floor) * (-age).exp2()
+        };
+        let got = p.factor(inside, Speaker::User);
+        assert!((got - recency(inside) * config.time_window_boost).abs() < 1e-9);
+        assert!((p.factor(outside, Speaker::User) - recency(outside)).abs() < 1e-9);
+    }
+}
