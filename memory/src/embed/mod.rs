@@ -8,9 +8,11 @@ mod assets;
 mod error;
 mod fingerprint;
 mod onnx;
+mod sp_tokenizer;
 mod sparse;
 mod text_embedder;
 pub mod tokens;
+mod unigram;
 
 #[cfg(test)]
 mod tests;
@@ -21,6 +23,7 @@ pub use fingerprint::{FINGERPRINT_SHA_LEN, Fingerprint, FingerprintParseError, P
 pub use onnx::{
     DEFAULT_MAX_TOKENS, MAX_BATCH, OnnxEmbedder, TokenBatch, USE_M3_MODEL_NAME, onnx_environment,
 };
+pub(crate) use sp_tokenizer::{SpTokenizer, load_sp_tokenizer};
 pub use sparse::{SparseEmbedder, SparseVector};
 pub use text_embedder::TextEmbedder;
 

@@ -12,9 +12,11 @@ use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::value::TensorRef;
 use parking_lot::Mutex;
-use tokenizers::{Tokenizer, TruncationParams};
 
-use super::{EmbedAssets, EmbedError, Embedder, Fingerprint, Pooling, l2_normalize};
+use super::{
+    EmbedAssets, EmbedError, Embedder, Fingerprint, Pooling, SpTokenizer, l2_normalize,
+    load_sp_tokenizer,
+};
 
 /// Name of the default model in its [`Fingerprint`].
 pub const USE_M3_MODEL_NAME: &str = "use-m3";
@@ -85,7 +87,7 @@ impl TokenBatch {
 /// graph runs are serialised by a mutex (each run is already parallel inside with `threads` > 1).
 pub struct OnnxEmbedder {
     session: Mutex<Session>,
-    tokenizer: Tokenizer,
+    tokenizer: SpTokenizer,
     fingerprint: Fingerprint,
     dim: usize,
 }
@@ -122,19 +124,7 @@ impl OnnxEmbedder {
             })?;
         let dim = check_signature(&session, &assets.model)?;
 
-        let mut tokenizer =
-            Tokenizer::from_file(&assets.tokenizer).map_err(|e| EmbedError::Asset {
-                path: assets.tokenizer.clone(),
-                message: e.to_string(),
-            })?;
-        // tokenizer.json carries no truncation; without one a pasted document costs seconds.
-        tokenizer
-            .with_truncation(Some(TruncationParams {
-                max_length: DEFAULT_MAX_TOKENS,
-                ..TruncationParams::default()
-            }))
-            .map_err(EmbedError::tokenizer)?;
-        tokenizer.with_padding(None);
+        let tokenizer = load_sp_tokenizer(&assets.tokenizer, DEFAULT_MAX_TOKENS)?;
 
         let fingerprint =
             Fingerprint::new(USE_M3_MODEL_NAME, &assets.model_sha256, dim, Pooling::Mean).map_err(

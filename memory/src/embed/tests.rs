@@ -438,3 +438,79 @@ proptest! {
         prop_assert!(f.is_empty() || f.iter().any(|&(_, w)| w == 1.0));
     }
 }
+
+/// Texts of every kind the tokenizer meets: Chinese, English, mixed, digits, punctuation,
+/// emoji, odd whitespace, full-width forms (the normaliser's NFKC map), and text long enough to
+/// be truncated. Deterministic: a small linear congruential generator picks and glues pieces.
+fn tokenizer_corpus(n: usize) -> Vec<String> {
+    const PIECES: &[&str] = &[
+        "The weather is nice today.",
+        "今天天气很好。",
+        "my sister Emma is allergic to peanuts",
+        "我的车停在公司地下车库B2层的37号车位",
+        "ＦＵＬＬ－ＷＩＤＴＨ ｔｅｘｔ １２３",
+        "emoji 🙂🎹 and 猫咪",
+        "  double  spaces\tand\ttabs\nand lines  ",
+        "naïve café façade Ångström",
+        "Привет, как дела?",
+        "こんにちは世界",
+        "¿Dónde está la estación?",
+        "x",
+        "",
+        "GPU-accelerated über-fast LLMs (v2.1) — 100% #1!",
+        "\u{200b}zero\u{200b}width\u{feff}",
+        "ﬁnance ligature ½ ² ™",
+        "🇨🇳🇺🇸 flags and 👨‍👩‍👧 family",
+    ];
+    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = || {
+        state = state
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (state >> 33) as usize
+    };
+    (0..n)
+        .map(|i| {
+            // Every 50th text is long enough to be cut at the token limit.
+            let parts = if i % 50 == 0 { 120 } else { 1 + next() % 5 };
+            let mut text = String::new();
+            for _ in 0..parts {
+                text.push_str(PIECES[next() % PIECES.len()]);
+                if next() % 3 == 0 {
+                    text.push(' ');
+                }
+            }
+            text
+        })
+        .collect()
+}
+
+#[test]
+fn compact_tokenizer_gives_the_same_ids_as_the_library_one() {
+    watchdog(120, || {
+        let assets = EmbedAssets::locate(None).unwrap_or_else(|e| panic!("{e}"));
+        let compact = load_sp_tokenizer(&assets.tokenizer, DEFAULT_MAX_TOKENS).expect("compact");
+        let mut reference =
+            tokenizers::Tokenizer::from_file(&assets.tokenizer).expect("reference tokenizer");
+        reference
+            .with_truncation(Some(tokenizers::TruncationParams {
+                max_length: DEFAULT_MAX_TOKENS,
+                ..tokenizers::TruncationParams::default()
+            }))
+            .expect("truncation");
+        reference.with_padding(None);
+        let mut truncated = 0;
+        for text in tokenizer_corpus(5_000) {
+            let want = reference
+                .encode_fast(text.as_str(), true)
+                .expect("reference");
+            let got = compact.encode_fast(text.as_str(), true).expect("compact");
+            assert_eq!(got.get_ids(), want.get_ids(), "{text:?}");
+            truncated += usize::from(want.get_ids().len() == DEFAULT_MAX_TOKENS);
+        }
+        assert!(
+            truncated >= 50,
+            "the corpus must exercise truncation: {truncated}"
+        );
+    });
+}
