@@ -26,6 +26,8 @@ mod embed;
 mod prune;
 mod recall;
 mod store;
+#[cfg(test)]
+mod test_support;
 mod timeline;
 mod window;
 

@@ -2,35 +2,13 @@
 //! "run `make setup`" message instead of passing vacuously.
 
 use std::path::PathBuf;
-use std::sync::mpsc;
 use std::sync::{Arc, Mutex, OnceLock};
-use std::time::Duration;
 
 use proptest::prelude::*;
 
 use super::tokens::{cjk_bigrams, is_stop_word, tokenize};
 use super::*;
-
-/// Runs `body` on its own thread and fails the test if it takes longer than `secs`.
-fn watchdog<T: Send + 'static>(secs: u64, body: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        let _ = tx.send(body());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(v) => v,
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("watchdog: test body still running after {secs} s")
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            // The body panicked: surface its message.
-            match handle.join() {
-                Err(payload) => std::panic::resume_unwind(payload),
-                Ok(()) => unreachable!("sender dropped without sending or panicking"),
-            }
-        }
-    }
-}
+use crate::test_support::watchdog;
 
 /// The installed model, loaded once for all tests of this binary.
 fn model() -> &'static OnnxEmbedder {

@@ -5,13 +5,12 @@
 use std::borrow::Cow;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 use proptest::prelude::*;
 
 use super::*;
+use crate::test_support::watchdog;
 use crate::{
     ColdRecord, ContextEvent, ContextWindow, DenseVector, EmbedError, Embedder, Fingerprint,
     OnnxEmbedder, Pooling, Store, ToolOutput,
@@ -20,24 +19,6 @@ use crate::{
 const HOUR_MS: i64 = 60 * 60 * 1000;
 /// When the tests that do not care about time ask: just after their entries, the same day.
 const ASKED: i64 = 20_000;
-
-/// Runs `body` on its own thread and fails the test if it takes longer than `secs`.
-fn watchdog<T: Send + 'static>(secs: u64, body: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        let _ = tx.send(body());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(v) => v,
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("watchdog: test body still running after {secs} s")
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
-            Err(payload) => std::panic::resume_unwind(payload),
-            Ok(()) => unreachable!("sender dropped without sending or panicking"),
-        },
-    }
-}
 
 struct TempDir(PathBuf);
 

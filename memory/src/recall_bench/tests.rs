@@ -2,29 +2,11 @@
 //! (`memory/tests/fixtures/recall_small.json`), and the loader's checks.
 
 use std::path::PathBuf;
-use std::sync::mpsc;
 use std::sync::{Arc, OnceLock};
-use std::time::Duration;
 
 use super::*;
 use crate::OnnxEmbedder;
-
-fn watchdog<T: Send + 'static>(secs: u64, body: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        let _ = tx.send(body());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(v) => v,
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("watchdog: test body still running after {secs} s")
-        }
-        Err(mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
-            Err(payload) => std::panic::resume_unwind(payload),
-            Ok(()) => unreachable!("sender dropped without sending or panicking"),
-        },
-    }
-}
+use crate::test_support::watchdog;
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recall_small.json")

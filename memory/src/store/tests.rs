@@ -3,9 +3,6 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::thread;
-use std::time::Duration;
 
 use proptest::prelude::*;
 use rusqlite::Connection;
@@ -16,24 +13,12 @@ use super::schema::{MIGRATIONS, Migration, migrate};
 use super::*;
 use crate::{ContextEvent, ToolOutput};
 
-const LIMIT: Duration = Duration::from_secs(30);
+const LIMIT_SECS: u64 = 30;
 const HOUR_MS: i64 = 60 * 60 * 1000;
 
+/// Every store test runs under the crate's watchdog with one limit.
 fn watchdog<F: FnOnce() + Send + 'static>(body: F) {
-    let (tx, rx) = mpsc::channel();
-    let handle = thread::spawn(move || {
-        body();
-        let _ = tx.send(());
-    });
-    match rx.recv_timeout(LIMIT) {
-        Ok(()) => handle.join().expect("body finished"),
-        Err(RecvTimeoutError::Disconnected) => {
-            if let Err(panic) = handle.join() {
-                std::panic::resume_unwind(panic);
-            }
-        }
-        Err(RecvTimeoutError::Timeout) => panic!("store test still running after {LIMIT:?}"),
-    }
+    crate::test_support::watchdog(LIMIT_SECS, body)
 }
 
 struct TempDir(PathBuf);
