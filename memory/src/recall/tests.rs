@@ -770,14 +770,19 @@ fn a_fact_told_once_is_the_top_hit_for_a_paraphrase_with_the_real_model() {
             ("Where did I leave my vehicle?", 6),
             ("艾玛对什么食物过敏？", 3),
         ] {
-            let hits = cold.recall(question, 3, 1_800_000_000_000).expect("recall");
-            assert_eq!(
-                hits[0].id, ids[fact],
-                "{question}: top hit was {:?}",
-                hits[0].text
-            );
+            assert_top_hit(&mut cold, question, ids[fact]);
         }
     });
+}
+
+/// The first recalled entry for `question` (asked well after the history) is `want`.
+fn assert_top_hit(cold: &mut ColdContext, question: &str, want: i64) {
+    let hits = cold.recall(question, 3, 1_800_000_000_000).expect("recall");
+    assert_eq!(
+        hits[0].id, want,
+        "{question}: top hit was {:?}",
+        hits[0].text
+    );
 }
 
 #[test]
@@ -793,12 +798,7 @@ fn keyword_path_still_finds_the_fact_without_the_model() {
             ("车停在哪个车位？", 6),
             ("我的车在B2层吗", 6),
         ] {
-            let hits = cold.recall(question, 3, 1_800_000_000_000).expect("recall");
-            assert_eq!(
-                hits[0].id, ids[fact],
-                "{question}: top hit was {:?}",
-                hits[0].text
-            );
+            assert_top_hit(&mut cold, question, ids[fact]);
         }
     });
 }
