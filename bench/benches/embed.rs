@@ -3,6 +3,10 @@
 //! in the same run. Budgets (DESIGN §5): ≥ 1,000 short sentences/s batched, and a batch through
 //! `OnnxEmbedder::embed_batch` (tokenise, run, normalise) ≤ 1.2× the bare run.
 //!
+//! The companion model (multilingual-e5-small, recall's second dense ranking) is timed against
+//! the default one on the same sentences in the same run: it costs more per sentence (a
+//! 12-layer transformer against USE's lighter encoder), which is the price of its recall gain.
+//!
 //! Needs the installed model (`make setup`). Embedder and baseline alternate batch by batch so
 //! drift on a shared machine hits both alike; criterion then times the headline paths.
 
@@ -11,7 +15,9 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use hearth_bench::{Samples, pin_to_core, report, us};
-use hearth_memory::{EmbedAssets, Embedder, OnnxEmbedder, TokenBatch, onnx_environment};
+use hearth_memory::{
+    E5Embedder, EmbedAssets, Embedder, OnnxEmbedder, TokenBatch, onnx_environment,
+};
 use ort::session::Session;
 use ort::session::builder::GraphOptimizationLevel;
 use ort::value::TensorRef;
@@ -227,6 +233,8 @@ fn main() {
         us(single.p50())
     );
 
+    companion_vs_default(&embedder, &batches, &refs[..single_count], rounds);
+
     let mut criterion = Criterion::default()
         .sample_size(20)
         .warm_up_time(Duration::from_millis(500))
@@ -244,4 +252,58 @@ fn main() {
         b.iter(|| embedder.embed(black_box(refs[0])).expect("embed"))
     });
     criterion.final_summary();
+}
+
+/// The companion model against the default one: batches and single queries, alternating.
+fn companion_vs_default(
+    default: &OnnxEmbedder,
+    batches: &[&[&str]],
+    singles: &[&str],
+    rounds: usize,
+) {
+    let companion = E5Embedder::locate_and_load(None, 1).unwrap_or_else(|e| panic!("{e}"));
+    println!("   companion {}", companion.fingerprint());
+    black_box(companion.embed_batch(batches[0]).expect("embed"));
+    let (mut e5, mut base) = (Vec::new(), Vec::new());
+    for _ in 0..rounds.div_ceil(2) {
+        for batch in batches {
+            e5.push(timed(|| {
+                black_box(companion.embed_batch(black_box(batch)).expect("embed"));
+            }));
+            base.push(timed(|| {
+                black_box(default.embed_batch(black_box(batch)).expect("embed"));
+            }));
+        }
+    }
+    let (e5, base) = (Samples::new(e5), Samples::new(base));
+    report(
+        &format!("companion embed_batch of {BATCH} sentences vs the default model's"),
+        &e5,
+        "default model embed_batch",
+        &base,
+        None,
+    );
+    println!(
+        "   companion batched: {:.0} sentences/s on one core",
+        per_second(BATCH, e5.p50())
+    );
+    let (mut e5, mut base) = (Vec::new(), Vec::new());
+    for _ in 0..rounds.div_ceil(4) {
+        for text in singles {
+            e5.push(timed(|| {
+                black_box(companion.embed_query(black_box(text)).expect("embed"));
+            }));
+            base.push(timed(|| {
+                black_box(default.embed_query(black_box(text)).expect("embed"));
+            }));
+        }
+    }
+    let (e5, base) = (Samples::new(e5), Samples::new(base));
+    report(
+        "companion embed_query of one sentence vs the default model's",
+        &e5,
+        "default model embed_query",
+        &base,
+        None,
+    );
 }

@@ -40,10 +40,11 @@ pub use budget::{
 };
 pub use context_event::{ContextEvent, ToolOutput};
 pub use embed::{
-    DEFAULT_MAX_TOKENS, EmbedAssets, EmbedError, Embedder, FINGERPRINT_SHA_LEN, Fingerprint,
-    FingerprintParseError, MAX_BATCH, MODEL_FILE, ORT_DYLIB_ENV, OnnxEmbedder, Pooling,
-    RUNTIME_LIB_FILE, SparseEmbedder, SparseVector, TOKENIZER_FILE, TextEmbedder, TokenBatch,
-    USE_M3_MODEL_NAME, l2_normalize, onnx_environment, tokens,
+    DEFAULT_MAX_TOKENS, E5_GRAPH_FILE, E5_MAX_TOKENS, E5_SMALL_MODEL_NAME, E5_WEIGHTS_FILE,
+    E5Assets, E5Embedder, EmbedAssets, EmbedError, Embedder, FINGERPRINT_SHA_LEN, Fingerprint,
+    FingerprintParseError, MAX_BATCH, MODEL_FILE, MemoryModels, ORT_DYLIB_ENV, OnnxEmbedder,
+    Pooling, RUNTIME_LIB_FILE, SparseEmbedder, SparseVector, TOKENIZER_FILE, TextEmbedder,
+    TokenBatch, USE_M3_MODEL_NAME, l2_normalize, onnx_environment, tokens,
 };
 pub use prune::{
     DEFAULT_AVG_EVENT_TOKENS, DEFAULT_MAX_CONTEXT_SIZE, DEFAULT_PROTECTED_COUNT, DenseRef,

@@ -6,13 +6,13 @@
 //! with the window as the store now holds it, so the mirror cannot drift.
 
 use crate::completion::{Completion, CompletionSink};
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 use hearth_memory::{
-    ColdContext, ContextEvent, ContextWindow, Embedder, PruneLimits, RecallConfig, Store,
-    TextEmbedder, estimate_tokens,
+    ColdContext, ContextEvent, ContextWindow, MemoryModels, PruneLimits, RecallConfig, Store,
+    estimate_tokens,
 };
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::time::Duration;
 
 /// What a memory pass found for one input.
 #[derive(Debug, Default)]
@@ -127,23 +127,17 @@ impl MemoryService {
 }
 
 fn serve(cfg: &MemoryConfig, rx: &Receiver<Op>, done: &CompletionSink) {
-    let loaded = if cfg.model {
-        TextEmbedder::load_or_fallback(cfg.model_dir.clone(), 1)
+    let models = if cfg.model {
+        MemoryModels::load(cfg.model_dir.clone(), 1)
     } else {
         tracing::info!(
             "dense embedding switched off (memory_model = false): recall by keywords only"
         );
-        TextEmbedder::Sparse(hearth_memory::SparseEmbedder)
+        MemoryModels::default()
     };
-    let embedder: Option<Arc<dyn Embedder>> = match loaded {
-        TextEmbedder::Dense(dense) => {
-            let dense: Arc<dyn Embedder> = Arc::from(dense as Box<dyn Embedder>);
-            tracing::info!(fingerprint = %dense.fingerprint(), "embedding model loaded");
-            Some(dense)
-        }
-        // The fallback has already said, once, that recall quality is reduced.
-        TextEmbedder::Sparse(_) => None,
-    };
+    if let Some(dense) = &models.dense {
+        tracing::info!(fingerprint = %dense.fingerprint(), "embedding model loaded");
+    }
     let store = match Store::open(&cfg.store) {
         Ok(store) => store,
         Err(e) => {
@@ -155,8 +149,26 @@ fn serve(cfg: &MemoryConfig, rx: &Receiver<Op>, done: &CompletionSink) {
         utc_offset_secs: cfg.utc_offset_secs,
         ..RecallConfig::default()
     };
-    let mut cold = ColdContext::new(store, embedder).with_config(config);
-    for op in rx.iter() {
+    let mut cold = ColdContext::new(store, models.dense.clone()).with_config(config);
+    // Entries archived before the companion was installed get its vectors in idle time.
+    // The companion's vectors are written in idle time, never on the turn path: at start for
+    // entries archived before it was installed, after each pass that archived something.
+    let has_companion = models.companion.is_some();
+    let mut backfill = has_companion;
+    if let Some(companion) = models.companion {
+        cold = cold.with_companion(companion).defer_companion();
+    }
+    loop {
+        let op = match rx.recv_timeout(BACKFILL_IDLE) {
+            Ok(op) => op,
+            Err(RecvTimeoutError::Timeout) => {
+                if backfill {
+                    backfill = backfill_step(&mut cold);
+                }
+                continue;
+            }
+            Err(RecvTimeoutError::Disconnected) => break,
+        };
         let now = crate::input::now_ms();
         match op {
             Op::Append(event) => {
@@ -182,6 +194,7 @@ fn serve(cfg: &MemoryConfig, rx: &Receiver<Op>, done: &CompletionSink) {
                     memory_tokens,
                     now,
                 );
+                backfill |= has_companion && result.as_ref().is_ok_and(|p| p.archived > 0);
                 done(Completion::Memory { call, result });
             }
             Op::Query { query, k, reply } => {
@@ -199,7 +212,29 @@ fn serve(cfg: &MemoryConfig, rx: &Receiver<Op>, done: &CompletionSink) {
                 reply,
             } => {
                 let _ = reply.send(commit(&mut cold, content, summary, now));
+                backfill = has_companion;
             }
+        }
+    }
+}
+
+/// How long the service waits for work before spending a moment on the back-fill.
+const BACKFILL_IDLE: Duration = Duration::from_millis(500);
+/// Entries embedded per idle moment: a few hundred milliseconds, so a request arriving meanwhile
+/// waits little.
+const BACKFILL_BATCH: usize = 8;
+
+/// One back-fill step; whether there may be more to do.
+fn backfill_step(cold: &mut ColdContext) -> bool {
+    match cold.backfill_companion(BACKFILL_BATCH) {
+        Ok(0) => false,
+        Ok(done) => {
+            tracing::debug!(done, "companion vectors back-filled");
+            true
+        }
+        Err(e) => {
+            tracing::warn!("companion back-fill stopped: {e}");
+            false
         }
     }
 }

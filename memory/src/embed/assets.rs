@@ -9,6 +9,10 @@ use super::EmbedError;
 pub const RUNTIME_LIB_FILE: &str = "libonnxruntime.so.1.32.0";
 pub const MODEL_FILE: &str = "use_m3.onnx";
 pub const TOKENIZER_FILE: &str = "tokenizer.json";
+/// The companion model: its 4-bit weights file (vocabulary and word table read by Hearth) and
+/// the graph of its layers.
+pub const E5_WEIGHTS_FILE: &str = "e5-small-q4.bin";
+pub const E5_GRAPH_FILE: &str = "e5_small.onnx";
 const SUMS_FILE: &str = "SHA256SUMS";
 const READY_FILE: &str = "READY";
 /// Overrides the ONNX Runtime library, as `ort` itself would read it.
@@ -44,50 +48,18 @@ impl EmbedAssets {
     /// below it; `None` = [`default_cache_dir`](Self::default_cache_dir)). Fails with "embedding
     /// model not installed: run `make setup`" unless setup completed there.
     pub fn locate(cache_dir: Option<PathBuf>) -> Result<Self, EmbedError> {
-        let Some(cache_dir) = cache_dir.or_else(Self::default_cache_dir) else {
-            return Err(EmbedError::NotInstalled {
-                dir: PathBuf::from("$HOME/.cache/hearth/embedder"),
-                what: "no cache dir: neither HEARTH_CACHE_DIR, XDG_CACHE_HOME nor HOME is set"
-                    .to_owned(),
-            });
-        };
-        Self::locate_in(&cache_dir.join("embedder"))
+        Self::locate_in(&embedder_dir(cache_dir)?)
     }
 
     /// Like [`locate`](Self::locate) for an `embedder/` directory given directly.
     pub fn locate_in(dir: &Path) -> Result<Self, EmbedError> {
-        let missing = |what: String| EmbedError::NotInstalled {
-            dir: dir.to_path_buf(),
-            what,
-        };
-        // READY is written after every other file, so its absence means an unfinished setup.
-        if !dir.join(READY_FILE).is_file() {
-            return Err(missing(format!("no {READY_FILE} marker")));
-        }
-        let runtime_lib = match std::env::var_os(ORT_DYLIB_ENV).filter(|v| !v.is_empty()) {
-            Some(path) => PathBuf::from(path),
-            None => dir.join(RUNTIME_LIB_FILE),
-        };
-        let model = dir.join(MODEL_FILE);
-        let tokenizer = dir.join(TOKENIZER_FILE);
-        for path in [&runtime_lib, &model, &tokenizer] {
-            if !path.is_file() {
-                return Err(missing(format!("{} is missing", path.display())));
-            }
-        }
-        let sums_path = dir.join(SUMS_FILE);
-        let sums = std::fs::read_to_string(&sums_path)
-            .map_err(|e| missing(format!("cannot read {SUMS_FILE}: {e}")))?;
-        let model_sha256 =
-            sha256_from_sums(&sums, MODEL_FILE).ok_or_else(|| EmbedError::Asset {
-                path: sums_path.clone(),
-                message: format!("no sha256 line for {MODEL_FILE}"),
-            })?;
+        let runtime_lib = installed_runtime(dir)?;
+        let [model, tokenizer] = installed_files(dir, [MODEL_FILE, TOKENIZER_FILE])?;
         Ok(Self {
             runtime_lib,
             model,
             tokenizer,
-            model_sha256,
+            model_sha256: installed_sha256(dir, MODEL_FILE)?,
         })
     }
 
@@ -106,6 +78,98 @@ impl EmbedAssets {
             model_sha256: model_sha256.into(),
         }
     }
+}
+
+/// The files an [`E5Embedder`](super::E5Embedder) loads.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct E5Assets {
+    pub runtime_lib: PathBuf,
+    /// `e5_small.onnx`: `embeds: f32[B, T, 384]`, `mask: f32[B, T]` → `outputs: f32[B, 384]`.
+    pub graph: PathBuf,
+    /// `e5-small-q4.bin`: vocabulary, normalisation map, word table.
+    pub weights: PathBuf,
+    /// Hex sha256 of `weights`, the root of the model's fingerprint.
+    pub weights_sha256: String,
+}
+
+impl E5Assets {
+    /// Like [`EmbedAssets::locate`] for the companion model (installed by the same setup).
+    pub fn locate(cache_dir: Option<PathBuf>) -> Result<Self, EmbedError> {
+        Self::locate_in(&embedder_dir(cache_dir)?)
+    }
+
+    /// Like [`locate`](Self::locate) for an `embedder/` directory given directly.
+    pub fn locate_in(dir: &Path) -> Result<Self, EmbedError> {
+        let runtime_lib = installed_runtime(dir)?;
+        let [graph, weights] = installed_files(dir, [E5_GRAPH_FILE, E5_WEIGHTS_FILE])?;
+        Ok(Self {
+            runtime_lib,
+            graph,
+            weights,
+            weights_sha256: installed_sha256(dir, E5_WEIGHTS_FILE)?,
+        })
+    }
+}
+
+/// `<cache>/embedder`, the cache dir defaulting as the setup scripts do.
+fn embedder_dir(cache_dir: Option<PathBuf>) -> Result<PathBuf, EmbedError> {
+    match cache_dir.or_else(EmbedAssets::default_cache_dir) {
+        Some(cache_dir) => Ok(cache_dir.join("embedder")),
+        None => Err(EmbedError::NotInstalled {
+            dir: PathBuf::from("$HOME/.cache/hearth/embedder"),
+            what: "no cache dir: neither HEARTH_CACHE_DIR, XDG_CACHE_HOME nor HOME is set"
+                .to_owned(),
+        }),
+    }
+}
+
+fn not_installed(dir: &Path, what: String) -> EmbedError {
+    EmbedError::NotInstalled {
+        dir: dir.to_path_buf(),
+        what,
+    }
+}
+
+/// The ONNX Runtime library of a completed setup in `dir` (`ORT_DYLIB_PATH` wins).
+fn installed_runtime(dir: &Path) -> Result<PathBuf, EmbedError> {
+    // READY is written after every other file, so its absence means an unfinished setup.
+    if !dir.join(READY_FILE).is_file() {
+        return Err(not_installed(dir, format!("no {READY_FILE} marker")));
+    }
+    let runtime_lib = match std::env::var_os(ORT_DYLIB_ENV).filter(|v| !v.is_empty()) {
+        Some(path) => PathBuf::from(path),
+        None => dir.join(RUNTIME_LIB_FILE),
+    };
+    if !runtime_lib.is_file() {
+        return Err(not_installed(
+            dir,
+            format!("{} is missing", runtime_lib.display()),
+        ));
+    }
+    Ok(runtime_lib)
+}
+
+/// `names` under `dir`, each checked to be a file.
+fn installed_files<const N: usize>(
+    dir: &Path,
+    names: [impl AsRef<Path>; N],
+) -> Result<[PathBuf; N], EmbedError> {
+    let paths = names.map(|name| dir.join(name));
+    match paths.iter().find(|p| !p.is_file()) {
+        Some(path) => Err(not_installed(dir, format!("{} is missing", path.display()))),
+        None => Ok(paths),
+    }
+}
+
+/// The sha256 `SHA256SUMS` in `dir` lists for `name`.
+fn installed_sha256(dir: &Path, name: &str) -> Result<String, EmbedError> {
+    let sums_path = dir.join(SUMS_FILE);
+    let sums = std::fs::read_to_string(&sums_path)
+        .map_err(|e| not_installed(dir, format!("cannot read {SUMS_FILE}: {e}")))?;
+    sha256_from_sums(&sums, name).ok_or_else(|| EmbedError::Asset {
+        path: sums_path,
+        message: format!("no sha256 line for {name}"),
+    })
 }
 
 /// The hash of `name` in `sha256sum` output (`<64 hex>  <name>`, or `*<name>` in binary mode).

@@ -64,6 +64,33 @@ pub fn onnx_environment(runtime_lib: &Path) -> Result<Environment, EmbedError> {
     Ok(ENVIRONMENT.get_or_init(|| env).clone())
 }
 
+/// A session on `model` with `threads` intra-op threads (at least 1), all optimisations on and no
+/// spinning between runs.
+pub(crate) fn build_session(
+    runtime_lib: &Path,
+    model: &Path,
+    threads: usize,
+) -> Result<Session, EmbedError> {
+    let env = onnx_environment(runtime_lib)?;
+    let build = |op| move |e: ort::Error<_>| EmbedError::runtime(op, e);
+    Session::builder(&env)
+        .map_err(|e| EmbedError::runtime("session builder", e))?
+        .with_optimization_level(GraphOptimizationLevel::Level3)
+        .map_err(build("set optimisation level"))?
+        .with_intra_threads(threads.max(1))
+        .map_err(build("set intra-op threads"))?
+        .with_inter_threads(1)
+        .map_err(build("set inter-op threads"))?
+        // Spinning burns a shared core between runs for a few microseconds saved per run.
+        .with_intra_op_spinning(false)
+        .map_err(build("disable spinning"))?
+        .commit_from_file(model)
+        .map_err(|e| EmbedError::Runtime {
+            op: "load model",
+            message: format!("{}: {e}", model.display()),
+        })
+}
+
 /// Token ids of a batch in the graph's input layout.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TokenBatch {
@@ -104,24 +131,7 @@ impl OnnxEmbedder {
     /// Loads the graph and tokenizer; `threads` is ONNX Runtime's intra-op thread count (0 → 1).
     pub fn load(assets: &EmbedAssets, threads: usize) -> Result<Self, EmbedError> {
         let threads = threads.max(1);
-        let env = onnx_environment(&assets.runtime_lib)?;
-        let build = |op| move |e: ort::Error<_>| EmbedError::runtime(op, e);
-        let session = Session::builder(&env)
-            .map_err(|e| EmbedError::runtime("session builder", e))?
-            .with_optimization_level(GraphOptimizationLevel::Level3)
-            .map_err(build("set optimisation level"))?
-            .with_intra_threads(threads)
-            .map_err(build("set intra-op threads"))?
-            .with_inter_threads(1)
-            .map_err(build("set inter-op threads"))?
-            // Spinning burns a shared core between runs for a few microseconds saved per run.
-            .with_intra_op_spinning(false)
-            .map_err(build("disable spinning"))?
-            .commit_from_file(&assets.model)
-            .map_err(|e| EmbedError::Runtime {
-                op: "load model",
-                message: format!("{}: {e}", assets.model.display()),
-            })?;
+        let session = build_session(&assets.runtime_lib, &assets.model, threads)?;
         let dim = check_signature(&session, &assets.model)?;
 
         let tokenizer = load_sp_tokenizer(&assets.tokenizer, DEFAULT_MAX_TOKENS)?;
@@ -230,7 +240,7 @@ impl Embedder for OnnxEmbedder {
 }
 
 /// The first `max_chars` characters of `text`.
-fn head(text: &str, max_chars: usize) -> &str {
+pub(crate) fn head(text: &str, max_chars: usize) -> &str {
     match text.char_indices().nth(max_chars) {
         Some((at, _)) => &text[..at],
         None => text,

@@ -1,9 +1,11 @@
-//! The embedder the memory uses: the dense model when it is installed, otherwise the sparse
-//! fallback, chosen once at start-up and announced in the log either way.
+//! The embedders the memory uses: the dense model when it is installed, otherwise the sparse
+//! fallback, chosen once at start-up and announced in the log either way; and the companion
+//! model, when installed, that ranks cold recall beside it.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
-use super::{Embedder, OnnxEmbedder, SparseEmbedder};
+use super::{E5Embedder, Embedder, OnnxEmbedder, SparseEmbedder};
 
 /// Dense when the model loads, sparse (with a warning) when it does not.
 #[derive(Debug)]
@@ -48,5 +50,47 @@ impl TextEmbedder {
 impl From<OnnxEmbedder> for TextEmbedder {
     fn from(dense: OnnxEmbedder) -> Self {
         TextEmbedder::Dense(Box::new(dense))
+    }
+}
+
+/// The dense models memory runs with, loaded once at start-up.
+#[derive(Clone, Default)]
+pub struct MemoryModels {
+    /// The main model (`None`: the sparse fallback, already announced in the log).
+    pub dense: Option<Arc<dyn Embedder>>,
+    /// The companion that only ranks cold recall (`None`: recall fuses one dense ranking with
+    /// keywords).
+    pub companion: Option<Arc<dyn Embedder>>,
+}
+
+impl std::fmt::Debug for MemoryModels {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let fp = |m: &Option<Arc<dyn Embedder>>| m.as_ref().map(|m| m.fingerprint().to_string());
+        f.debug_struct("MemoryModels")
+            .field("dense", &fp(&self.dense))
+            .field("companion", &fp(&self.companion))
+            .finish()
+    }
+}
+
+impl MemoryModels {
+    /// Loads both installed models from `cache_dir` with `threads` intra-op threads each; a
+    /// model that does not load is logged at warn level and left out.
+    pub fn load(cache_dir: Option<PathBuf>, threads: usize) -> Self {
+        let dense = match TextEmbedder::load_or_fallback(cache_dir.clone(), threads) {
+            TextEmbedder::Dense(dense) => Some(Arc::from(dense as Box<dyn Embedder>)),
+            TextEmbedder::Sparse(_) => None,
+        };
+        let companion = match E5Embedder::locate_and_load(cache_dir, threads) {
+            Ok(companion) => Some(Arc::new(companion) as Arc<dyn Embedder>),
+            Err(err) => {
+                tracing::warn!(
+                    %err,
+                    "no companion embedding model: recall fuses one dense ranking with keywords"
+                );
+                None
+            }
+        };
+        Self { dense, companion }
     }
 }

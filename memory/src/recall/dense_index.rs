@@ -1,7 +1,7 @@
 //! The in-memory copy of cold context's dense vectors for one fingerprint: one contiguous
-//! [`Matrix`] scanned by the SIMD kernel, with a row → cold id map. Loaded once from the store,
-//! then kept current by the cold context as it archives; vectors of any other fingerprint are
-//! never loaded, so they can never be scored.
+//! [`Matrix`] scanned by the SIMD kernel, with a row → cold id map. Loaded once from the store
+//! (the main `dense` column or a side space's table), then kept current by the cold context as
+//! it archives; vectors of any other fingerprint are never loaded, so they can never be scored.
 
 use std::collections::HashMap;
 
@@ -19,6 +19,15 @@ pub(crate) struct EntryMeta {
 
 /// A dense hit: cold id, cosine to the query, the entry's meta.
 pub(crate) type DenseHit = (i64, f32, EntryMeta);
+
+/// Where a dense space keeps its vectors in the store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum VectorColumn {
+    /// `cold.dense`: the main model, the one prune and injection also use.
+    Main,
+    /// The side table: a model that only ranks recall.
+    Side,
+}
 
 #[derive(Debug)]
 pub(crate) struct DenseIndex {
@@ -40,16 +49,22 @@ impl DenseIndex {
         }
     }
 
-    /// Every vector of `fingerprint` in cold context. Vectors of the wrong width (a damaged row:
-    /// the fingerprint names the width) are skipped and counted in the returned number.
+    /// Every vector of `fingerprint` in cold context, read from `column`. Vectors of the wrong
+    /// width (a damaged row: the fingerprint names the width) are skipped and counted in the
+    /// returned number.
     pub(crate) fn load(
         store: &StoreReader,
+        column: VectorColumn,
         fingerprint: &str,
         dim: usize,
     ) -> Result<(Self, usize), StoreError> {
         let mut index = Self::new(fingerprint, dim);
         let mut skipped = 0;
-        for row in store.cold_vectors(fingerprint) {
+        let rows = match column {
+            VectorColumn::Main => store.cold_vectors(fingerprint),
+            VectorColumn::Side => store.cold_side_vectors(fingerprint),
+        };
+        for row in rows {
             let row = row?;
             let meta = EntryMeta {
                 timestamp_ms: row.timestamp_ms,

@@ -4,7 +4,7 @@
 
 use std::borrow::Cow;
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 
 use proptest::prelude::*;
@@ -12,8 +12,8 @@ use proptest::prelude::*;
 use super::*;
 use crate::test_support::watchdog;
 use crate::{
-    ColdRecord, ContextEvent, ContextWindow, DenseVector, EmbedError, Embedder, Fingerprint,
-    OnnxEmbedder, Pooling, Store, ToolOutput,
+    ColdRecord, ColdVector, ContextEvent, ContextWindow, DenseVector, EmbedError, Embedder,
+    Fingerprint, OnnxEmbedder, Pooling, Store, ToolOutput,
 };
 
 const HOUR_MS: i64 = 60 * 60 * 1000;
@@ -243,17 +243,20 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 // archive, prune, recall
 
-fn seeded(dir: &TempDir, embedder: Option<Arc<dyn Embedder>>) -> (ColdContext, Vec<i64>) {
-    let mut cold = ColdContext::new(dir.store(), embedder);
-    let events = vec![
+fn seed_events() -> Vec<ContextEvent> {
+    vec![
         user(1_000, "my kitten likes to sleep on the sofa"),
         user(2_000, "booked a flight for the trip to Lisbon"),
         user(3_000, "pizza for dinner tonight"),
         user(4_000, "the office moved to the fifth floor"),
         user(5_000, "my car is in the parking garage level two"),
-    ];
+    ]
+}
+
+fn seeded(dir: &TempDir, embedder: Option<Arc<dyn Embedder>>) -> (ColdContext, Vec<i64>) {
+    let mut cold = ColdContext::new(dir.store(), embedder);
     let ids = cold
-        .archive_events(events, "import", 10_000)
+        .archive_events(seed_events(), "import", 10_000)
         .expect("archive");
     (cold, ids)
 }
@@ -862,5 +865,358 @@ fn a_recalled_copy_is_dropped_by_a_later_prune_not_archived_twice() {
                 .input,
             "my kitten is asleep"
         );
+    });
+}
+
+// ---------------------------------------------------------------------------------------------
+// The companion dense space.
+
+/// Concepts of the companion test model: none of them is a concept of [`ConceptEmbedder`].
+const COMPANION_CONCEPTS: &[&[&str]] = &[
+    &["violin", "fiddle", "cello"],
+    &["sofa", "couch", "armchair"],
+    &["lisbon", "porto", "portugal"],
+];
+
+/// Words the companion understands in a query only (word, concept), the way instruction-tuned
+/// models embed a question differently from a passage: a recall that embedded the query as a
+/// passage would not see what "instrument" asks for.
+const QUERY_ONLY_WORDS: &[(&str, usize)] = &[("instrument", 0)];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum CompanionMode {
+    Working,
+    /// Every call fails.
+    Failing,
+    /// Queries work, passages fail: whatever it finds must have been read from the store.
+    QueriesOnly,
+}
+
+/// A second deterministic "dense model", of another fingerprint and width than the main one.
+struct CompanionEmbedder {
+    fingerprint: Fingerprint,
+    mode: CompanionMode,
+    largest_batch: AtomicUsize,
+}
+
+impl CompanionEmbedder {
+    const DIM: usize = COMPANION_CONCEPTS.len() + 1;
+
+    fn new(mode: CompanionMode) -> Self {
+        Self {
+            fingerprint: Fingerprint::new("companion", "fedcba987654", Self::DIM, Pooling::Mean)
+                .expect("valid fingerprint"),
+            mode,
+            largest_batch: AtomicUsize::new(0),
+        }
+    }
+
+    fn vector(text: &str, query: bool) -> Vec<f32> {
+        let lower = text.to_lowercase();
+        let mut v: Vec<f32> = COMPANION_CONCEPTS
+            .iter()
+            .map(|words| words.iter().filter(|w| lower.contains(*w)).count() as f32)
+            .collect();
+        if query {
+            for &(word, concept) in QUERY_ONLY_WORDS {
+                if lower.contains(word) {
+                    v[concept] += 1.0;
+                }
+            }
+        }
+        v.push(0.1);
+        crate::l2_normalize(&mut v);
+        v
+    }
+
+    fn down() -> EmbedError {
+        EmbedError::Output {
+            message: "the companion test model is down".into(),
+        }
+    }
+}
+
+impl Embedder for CompanionEmbedder {
+    fn fingerprint(&self) -> &Fingerprint {
+        &self.fingerprint
+    }
+
+    fn dim(&self) -> usize {
+        Self::DIM
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        // Relaxed: a statistic read after the archive returned, on the same thread.
+        self.largest_batch.fetch_max(texts.len(), Ordering::Relaxed);
+        match self.mode {
+            CompanionMode::Working => Ok(texts.iter().map(|t| Self::vector(t, false)).collect()),
+            CompanionMode::Failing | CompanionMode::QueriesOnly => Err(Self::down()),
+        }
+    }
+
+    fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
+        match self.mode {
+            CompanionMode::Failing => Err(Self::down()),
+            CompanionMode::Working | CompanionMode::QueriesOnly => Ok(Self::vector(text, true)),
+        }
+    }
+}
+
+fn companion(mode: CompanionMode) -> Arc<dyn Embedder> {
+    Arc::new(CompanionEmbedder::new(mode))
+}
+
+const COMPANION_FP: &str = "companion:fedcba987654:4:mean";
+/// Found only in the companion's space: no word in common with [`INSTRUMENT_QUERY`], and to the
+/// main model it is about cars.
+const FIDDLE: &str = "bought a fiddle at the garage sale";
+/// Main model: the kitten entry only (every other cosine is under the relative floor).
+/// Keywords: the kitten entry only. Companion (as a query): the fiddle first.
+const INSTRUMENT_QUERY: &str = "the instrument for my kitten";
+
+/// The seed entries and then the fiddle (its id is the last).
+fn with_fiddle(cold: &mut ColdContext) -> Vec<i64> {
+    let mut events = seed_events();
+    events.push(user(6_000, FIDDLE));
+    cold.archive_events(events, "import", 10_000)
+        .expect("archive")
+}
+
+fn side_count(cold: &ColdContext) -> usize {
+    cold.store().cold_side_vectors(COMPANION_FP).count()
+}
+
+#[test]
+fn the_companion_finds_what_only_its_space_knows() {
+    watchdog(30, || {
+        let without_dir = TempDir::new("companion-off");
+        let mut without = ColdContext::new(without_dir.store(), Some(concept_embedder()));
+        let ids = with_fiddle(&mut without);
+        let fiddle = ids[5];
+        let alone = without.peek(INSTRUMENT_QUERY, 10, ASKED).expect("peek");
+        assert_eq!(
+            ids_of(&alone),
+            [ids[0]],
+            "neither keywords nor the main model"
+        );
+
+        let dir = TempDir::new("companion-on");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()))
+            .with_companion(companion(CompanionMode::Working));
+        assert_eq!(cold.companion_fingerprint(), Some(COMPANION_FP));
+        let ids = with_fiddle(&mut cold);
+        assert_eq!(ids[5], fiddle);
+        let hits = cold.peek(INSTRUMENT_QUERY, 10, ASKED).expect("peek");
+        // Kitten: first in the main and keyword lists; fiddle: first in the companion's, which
+        // it reaches only through the query's own embedding ("instrument").
+        assert_eq!(ids_of(&hits)[..2], [ids[0], fiddle]);
+        assert!(hits[1].keyword_score.is_none());
+
+        // Weight 0: the companion counts for nothing, and recall is what it was without it.
+        cold.set_config(RecallConfig {
+            companion_weight: 0.0,
+            ..RecallConfig::default()
+        });
+        let muted = cold.peek(INSTRUMENT_QUERY, 10, ASKED).expect("peek");
+        assert_eq!(ids_of(&muted), ids_of(&alone));
+    });
+}
+
+#[test]
+fn recalled_dense_cosine_is_the_main_model_s() {
+    watchdog(30, || {
+        let dir = TempDir::new("companion-cosine");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()))
+            .with_companion(companion(CompanionMode::Working));
+        let ids = with_fiddle(&mut cold);
+        let hits = cold.peek(INSTRUMENT_QUERY, 2, ASKED).expect("peek");
+        let fiddle = hits.iter().find(|h| h.id == ids[5]).expect("fiddle found");
+        let main = crate::simd::Kernel::best().dot(
+            &ConceptEmbedder::vector(INSTRUMENT_QUERY),
+            &ConceptEmbedder::vector(FIDDLE),
+        );
+        let side = crate::simd::Kernel::best().dot(
+            &CompanionEmbedder::vector(INSTRUMENT_QUERY, true),
+            &CompanionEmbedder::vector(FIDDLE, false),
+        );
+        assert!(side > 0.99 && main < 0.05, "main {main}, companion {side}");
+        let cosine = fiddle.dense_cosine.expect("the fiddle has a main vector");
+        assert!(
+            (cosine - main).abs() < 1e-5,
+            "{cosine} is not the main {main}"
+        );
+    });
+}
+
+#[test]
+fn archive_writes_a_companion_vector_for_every_entry_with_text() {
+    watchdog(30, || {
+        let dir = TempDir::new("companion-archive");
+        let model = Arc::new(CompanionEmbedder::new(CompanionMode::Working));
+        let mut cold =
+            ColdContext::new(dir.store(), Some(concept_embedder())).with_companion(model.clone());
+        let mut events = seed_events();
+        events.extend((0..70).map(|i| user(6_000 + i, &format!("note {i} on the couch"))));
+        events.push(user(7_000, ""));
+        let ids = cold
+            .archive_events(events, "import", 10_000)
+            .expect("archive");
+        assert_eq!(ids.len(), 76);
+        let store = cold.store();
+        let side: Vec<ColdVector> = store
+            .cold_side_vectors(COMPANION_FP)
+            .collect::<Result<_, _>>()
+            .expect("scan");
+        assert_eq!(side.len(), 75, "every entry but the one with no text");
+        assert!(side.iter().all(|v| v.id != ids[75]));
+        for v in &side {
+            let text = store.cold_get(v.id).expect("get").expect("present").text;
+            let want = CompanionEmbedder::vector(&text, false);
+            // Renormalised after embedding: equal up to rounding.
+            assert_eq!(v.values.len(), want.len());
+            assert!(
+                v.values
+                    .iter()
+                    .zip(&want)
+                    .all(|(a, b)| (a - b).abs() < 1e-6),
+                "{text}: {:?} vs {want:?}",
+                v.values
+            );
+        }
+        assert!(
+            store
+                .cold_side_missing(COMPANION_FP)
+                .expect("missing")
+                .is_empty()
+        );
+        assert!(
+            model.largest_batch.load(Ordering::Relaxed) <= EMBED_BATCH,
+            "embedded in batches of at most {EMBED_BATCH}"
+        );
+        // The main space is where it was.
+        assert_eq!(
+            store.cold_vectors("concepts:0123456789ab:9:mean").count(),
+            75
+        );
+        // Nothing to fill in.
+        assert_eq!(cold.backfill_companion(100).expect("backfill"), 0);
+    });
+}
+
+#[test]
+fn a_failing_companion_leaves_the_archive_and_recall_intact() {
+    watchdog(30, || {
+        let dir = TempDir::new("companion-fail");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()))
+            .with_companion(companion(CompanionMode::Failing));
+        let ids = with_fiddle(&mut cold);
+        assert_eq!(ids.len(), 6);
+        assert_eq!(cold.store().cold_count().expect("count"), 6);
+        assert!(cold.store().events_window().expect("window").is_empty());
+        assert_eq!(side_count(&cold), 0);
+        assert_eq!(
+            cold.store()
+                .cold_side_missing(COMPANION_FP)
+                .expect("missing"),
+            ids,
+            "left for a back-fill"
+        );
+        // Keywords and the main model still rank.
+        let hits = cold.recall("pizza", 1, ASKED).expect("recall");
+        assert_eq!(ids_of(&hits), [ids[2]]);
+        let hits = cold.peek("my pet cat", 1, ASKED).expect("peek");
+        assert_eq!(ids_of(&hits), [ids[0]]);
+        assert!(hits[0].dense_cosine.expect("main cosine") > 0.9);
+        assert_eq!(
+            ids_of(&cold.peek(INSTRUMENT_QUERY, 10, ASKED).expect("peek")),
+            [ids[0]]
+        );
+        // A back-fill with the model still down does nothing, and says so by its count.
+        assert_eq!(cold.backfill_companion(10).expect("backfill"), 0);
+        assert_eq!(side_count(&cold), 0);
+    });
+}
+
+#[test]
+fn backfill_companion_catches_up_entries_archived_before_it() {
+    watchdog(30, || {
+        let dir = TempDir::new("companion-backfill");
+        let mut before = ColdContext::new(dir.store(), Some(concept_embedder()));
+        let ids = with_fiddle(&mut before);
+        let store = before.into_store();
+        let mut cold = ColdContext::new(store, Some(concept_embedder()))
+            .with_companion(companion(CompanionMode::Working));
+        // The companion's index loads empty: nothing found through it yet.
+        let hits = cold.peek(INSTRUMENT_QUERY, 10, ASKED).expect("peek");
+        assert_eq!(ids_of(&hits), [ids[0]]);
+
+        assert_eq!(cold.backfill_companion(4).expect("backfill"), 4);
+        assert_eq!(
+            cold.store()
+                .cold_side_missing(COMPANION_FP)
+                .expect("missing"),
+            ids[4..],
+            "oldest first, at most the limit"
+        );
+        assert_eq!(cold.backfill_companion(100).expect("backfill"), 2);
+        assert_eq!(cold.backfill_companion(100).expect("backfill"), 0);
+        assert_eq!(side_count(&cold), 6);
+        // The loaded index took the new vectors in: the fiddle is found now.
+        let hits = cold.peek(INSTRUMENT_QUERY, 10, ASKED).expect("peek");
+        assert_eq!(ids_of(&hits)[..2], [ids[0], ids[5]]);
+    });
+}
+
+#[test]
+fn a_deferred_companion_leaves_archived_entries_to_the_backfill() {
+    watchdog(30, || {
+        let dir = TempDir::new("companion-deferred");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()))
+            .with_companion(companion(CompanionMode::Working))
+            .defer_companion();
+        let ids = with_fiddle(&mut cold);
+        assert_eq!(side_count(&cold), 0, "archive embedded for the companion");
+        assert_eq!(
+            cold.store()
+                .cold_side_missing(COMPANION_FP)
+                .expect("missing"),
+            ids
+        );
+        let hits = cold.peek(INSTRUMENT_QUERY, 10, ASKED).expect("peek");
+        assert_eq!(ids_of(&hits), [ids[0]]);
+
+        assert_eq!(cold.backfill_companion(100).expect("backfill"), ids.len());
+        assert_eq!(side_count(&cold), ids.len());
+        let hits = cold.peek(INSTRUMENT_QUERY, 10, ASKED).expect("peek");
+        assert_eq!(ids_of(&hits)[..2], [ids[0], ids[5]]);
+    });
+}
+
+#[test]
+fn a_reopened_store_reloads_the_companion_index() {
+    watchdog(30, || {
+        let dir = TempDir::new("companion-reopen");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()))
+            .with_companion(companion(CompanionMode::Working));
+        let ids = with_fiddle(&mut cold);
+        drop(cold);
+
+        // Passages fail now: every companion vector ranked below was read from the store.
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()))
+            .with_companion(companion(CompanionMode::QueriesOnly));
+        let hits = cold.peek(INSTRUMENT_QUERY, 10, ASKED).expect("peek");
+        assert_eq!(ids_of(&hits)[..2], [ids[0], ids[5]]);
+
+        // A write through `store_mut` reloads the companion's index too: the fiddle's vector
+        // moved to the sofa concept, so the query no longer finds it first.
+        cold.store_mut()
+            .cold_set_side_dense(&[(
+                ids[5],
+                DenseVector::new(COMPANION_FP, CompanionEmbedder::vector("sofa", false)),
+            )])
+            .expect("rewrite");
+        let hits = cold.peek(INSTRUMENT_QUERY, 2, ASKED).expect("peek");
+        assert_eq!(hits[0].id, ids[0]);
+        assert_ne!(hits[1].id, ids[5]);
     });
 }

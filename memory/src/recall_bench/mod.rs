@@ -12,7 +12,7 @@
 //! let report = hearth_memory::recall_bench::run(
 //!     std::path::Path::new("longmemeval-oracle-pooled.json"),
 //!     &[1, 5, 10],
-//!     None,
+//!     &hearth_memory::MemoryModels::default(),
 //!     |line| eprintln!("{line}"),
 //! )?;
 //! println!("{}", report.render());
@@ -26,14 +26,13 @@ mod tests;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use crate::recall::{
     AGENT_SOURCE, ColdContext, EMBED_BATCH, OkapiBm25, RecallConfig, RecallError, parse_iso8601,
 };
-use crate::{ContextEvent, Embedder, Store};
+use crate::{ContextEvent, MemoryModels, Store};
 
 pub use format::{CorpusItem, Question, RECALL_FORMAT, RecallSet};
 pub use report::{Latency, Measure, QuestionResult, Ranks, Report, System};
@@ -61,14 +60,14 @@ pub enum RecallBenchError {
 }
 
 /// Runs the benchmark on the file at `path` with the default [`RecallConfig`]: recall measured at
-/// every `k` of `ks`, with the dense model `embedder` (`None`: keyword recall only).
+/// every `k` of `ks`, with `models` (none: keyword recall only).
 pub fn run(
     path: &Path,
     ks: &[usize],
-    embedder: Option<Arc<dyn Embedder>>,
+    models: &MemoryModels,
     progress: impl FnMut(&str),
 ) -> Result<Report, RecallBenchError> {
-    let mut reports = run_configs(path, ks, embedder, &[RecallConfig::default()], progress)?;
+    let mut reports = run_configs(path, ks, models, &[RecallConfig::default()], progress)?;
     Ok(reports.remove(0))
 }
 
@@ -78,20 +77,20 @@ pub fn run(
 pub fn run_configs(
     path: &Path,
     ks: &[usize],
-    embedder: Option<Arc<dyn Embedder>>,
+    models: &MemoryModels,
     configs: &[RecallConfig],
     mut progress: impl FnMut(&str),
 ) -> Result<Vec<Report>, RecallBenchError> {
     progress(&format!("loading {}", path.display()));
     let set = RecallSet::load(path)?;
-    run_set(&set, ks, embedder, configs, &mut progress)
+    run_set(&set, ks, models, configs, &mut progress)
 }
 
 /// [`run_configs`] on a set already in memory.
 pub fn run_set(
     set: &RecallSet,
     ks: &[usize],
-    embedder: Option<Arc<dyn Embedder>>,
+    models: &MemoryModels,
     configs: &[RecallConfig],
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Report>, RecallBenchError> {
@@ -104,9 +103,15 @@ pub fn run_set(
     } else {
         configs.to_vec()
     };
-    let mode = match &embedder {
-        Some(e) => format!("dense {} fused with FTS5 BM25", e.fingerprint()),
-        None => "keyword only (FTS5 BM25): no dense model".to_owned(),
+    let mode = match (&models.dense, &models.companion) {
+        (Some(e), Some(c)) => format!(
+            "dense {} and companion {} fused with FTS5 BM25",
+            e.fingerprint(),
+            c.fingerprint()
+        ),
+        (Some(e), None) => format!("dense {} fused with FTS5 BM25", e.fingerprint()),
+        (None, Some(c)) => format!("companion {} fused with FTS5 BM25", c.fingerprint()),
+        (None, None) => "keyword only (FTS5 BM25): no dense model".to_owned(),
     };
     let mut results: Vec<Vec<QuestionResult>> = vec![Vec::new(); configs.len()];
     let mut latencies: Vec<Vec<Duration>> = vec![Vec::new(); configs.len()];
@@ -130,7 +135,11 @@ pub fn run_set(
         }
         let dir = ScratchDir::new()?;
         let store = Store::open(dir.path().join("memory.db"))?;
-        let mut cold = ColdContext::new(store, embedder.clone()).with_config(configs[0].clone());
+        let mut cold =
+            ColdContext::new(store, models.dense.clone()).with_config(configs[0].clone());
+        if let Some(companion) = &models.companion {
+            cold = cold.with_companion(companion.clone());
+        }
 
         progress(&format!(
             "corpus {corpus_id}: archiving {} items",

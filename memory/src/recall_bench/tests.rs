@@ -2,24 +2,26 @@
 //! (`memory/tests/fixtures/recall_small.json`), and the loader's checks.
 
 use std::path::PathBuf;
-use std::sync::{Arc, OnceLock};
+use std::sync::OnceLock;
 
 use super::*;
-use crate::OnnxEmbedder;
 use crate::test_support::watchdog;
 
 fn fixture() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/recall_small.json")
 }
 
-fn real_model() -> Arc<dyn Embedder> {
-    static MODEL: OnceLock<Arc<OnnxEmbedder>> = OnceLock::new();
-    MODEL
-        .get_or_init(|| match OnnxEmbedder::locate_and_load(None, 1) {
-            Ok(m) => Arc::new(m),
-            Err(e) => panic!("{e}"),
-        })
-        .clone()
+/// Both installed models, loaded once (missing ones fail the test with "run `make setup`").
+fn installed_models() -> &'static MemoryModels {
+    static MODELS: OnceLock<MemoryModels> = OnceLock::new();
+    MODELS.get_or_init(|| {
+        let models = MemoryModels::load(None, 1);
+        assert!(
+            models.dense.is_some() && models.companion.is_some(),
+            "run `make setup`"
+        );
+        models
+    })
 }
 
 fn question<'a>(report: &'a Report, id: &str) -> &'a QuestionResult {
@@ -34,7 +36,7 @@ fn question<'a>(report: &'a Report, id: &str) -> &'a QuestionResult {
 fn bench_runs_end_to_end_with_the_real_model() {
     let report = watchdog(120, || {
         let mut lines = Vec::new();
-        let report = run(&fixture(), &[5, 1, 3, 5], Some(real_model()), |l| {
+        let report = run(&fixture(), &[5, 1, 3, 5], installed_models(), |l| {
             lines.push(l.to_owned())
         })
         .expect("bench runs");
@@ -51,6 +53,11 @@ fn bench_runs_end_to_end_with_the_real_model() {
     assert_eq!(report.skipped, 1);
     assert_eq!(report.ks, [1, 3, 5]);
     assert!(report.mode.starts_with("dense use-m3:"), "{}", report.mode);
+    assert!(
+        report.mode.contains("companion multilingual-e5-small:"),
+        "{}",
+        report.mode
+    );
     assert!(report.ingest > Duration::ZERO);
     assert!(report.hearth_latency.p50 > Duration::ZERO);
 
@@ -87,7 +94,7 @@ fn bench_runs_end_to_end_with_the_real_model() {
 #[test]
 fn bench_without_a_model_measures_keyword_recall() {
     let report = watchdog(60, || {
-        run(&fixture(), &[1, 5], None, |_| {}).expect("bench runs")
+        run(&fixture(), &[1, 5], &MemoryModels::default(), |_| {}).expect("bench runs")
     });
     assert!(report.mode.starts_with("keyword only"), "{}", report.mode);
     assert_eq!(question(&report, "q-parking").hearth.turn_any, Some(1));
@@ -121,12 +128,12 @@ fn loader_rejects_files_that_do_not_fit_the_format() {
     let missing = run(
         std::path::Path::new("/nonexistent/recall.json"),
         &[1],
-        None,
+        &MemoryModels::default(),
         |_| {},
     );
     assert!(matches!(missing, Err(RecallBenchError::Io { .. })));
     assert!(matches!(
-        run(&fixture(), &[0], None, |_| {}),
+        run(&fixture(), &[0], &MemoryModels::default(), |_| {}),
         Err(RecallBenchError::NoK)
     ));
 }

@@ -1,6 +1,10 @@
 //! The `cold` table (L2) and its FTS5 index: events archived from the window, searchable by
 //! keyword (pre-tokenised text, BM25) and by meaning (dense vectors of one fingerprint).
 //! Reading never deletes (DESIGN §4.2): recall copies an entry and counts an access.
+//!
+//! An entry has at most one vector in the main space (`cold.dense`, the model that also prunes
+//! and gates injection) and at most one in each side space (`cold_side_vectors`, models used
+//! only to rank recall); a side vector is deleted with its entry.
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -251,25 +255,62 @@ impl Store {
     }
 
     /// Replaces the dense vectors of cold entries (back-fill after the model changed), in one
-    /// transaction. An unknown id fails the whole batch.
+    /// transaction. An unknown id fails the whole batch, and so does an empty vector.
     pub fn cold_set_dense(&mut self, updates: &[(i64, DenseVector)]) -> Result<(), StoreError> {
-        const OP: &str = "cold_set_dense";
+        self.write_vectors(
+            "cold_set_dense",
+            "UPDATE cold SET dense = ?2, dense_fp = ?3 WHERE id = ?1",
+            updates,
+        )
+    }
+
+    /// Writes (or replaces) side-space vectors of cold entries, each under its own fingerprint,
+    /// in one transaction; the main `dense` column is not touched. An unknown id fails the whole
+    /// batch, and so does an empty vector.
+    pub fn cold_set_side_dense(
+        &mut self,
+        updates: &[(i64, DenseVector)],
+    ) -> Result<(), StoreError> {
+        // Selecting from `cold` makes an unknown id insert nothing, which is how it is told
+        // apart; an upsert that replaces still counts one change.
+        self.write_vectors(
+            "cold_set_side_dense",
+            "INSERT INTO cold_side_vectors (cold_id, fp, dense) \
+             SELECT id, ?3, ?2 FROM cold WHERE id = ?1 \
+             ON CONFLICT (cold_id, fp) DO UPDATE SET dense = excluded.dense",
+            updates,
+        )
+    }
+
+    /// Runs `sql` (`?1` cold id, `?2` vector blob, `?3` fingerprint) once per update in one
+    /// immediate transaction; a statement that changes no row means an unknown id.
+    fn write_vectors(
+        &mut self,
+        op: &'static str,
+        sql: &str,
+        updates: &[(i64, DenseVector)],
+    ) -> Result<(), StoreError> {
         let (conn, path) = self.conn_mut();
         let tx = conn
             .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(OP, path)?;
+            .ctx(op, path)?;
         {
-            let mut stmt = tx
-                .prepare_cached("UPDATE cold SET dense = ?2, dense_fp = ?3 WHERE id = ?1")
-                .ctx(OP, path)?;
+            let mut stmt = tx.prepare_cached(sql).ctx(op, path)?;
             for (id, dense) in updates {
+                if dense.values.is_empty() {
+                    return Err(StoreError::data(
+                        op,
+                        path,
+                        format!("cold {id}: empty {} vector", dense.fingerprint),
+                    ));
+                }
                 if stmt
                     .execute(params![id, dense.to_blob(), dense.fingerprint])
-                    .ctx(OP, path)?
+                    .ctx(op, path)?
                     == 0
                 {
                     return Err(StoreError::Missing {
-                        op: OP,
+                        op,
                         path: path.to_path_buf(),
                         what: "cold entry",
                         id: *id,
@@ -277,7 +318,7 @@ impl Store {
                 }
             }
         }
-        tx.commit().ctx(OP, path)
+        tx.commit().ctx(op, path)
     }
 }
 
@@ -363,13 +404,32 @@ impl StoreReader {
     /// Streams the vector of every cold entry whose vector has fingerprint `fingerprint`, in id
     /// order, a batch at a time. Entries of other fingerprints are never returned.
     pub fn cold_vectors(&self, fingerprint: &str) -> ColdVectors<'_> {
-        ColdVectors {
-            reader: self,
-            fingerprint: fingerprint.to_owned(),
-            after: i64::MIN,
-            batch: VecDeque::new(),
-            done: false,
-        }
+        ColdVectors::new(self, VectorColumn::Main, fingerprint)
+    }
+
+    /// [`cold_vectors`](Self::cold_vectors) for a side space: the vectors written by
+    /// [`Store::cold_set_side_dense`] under `fingerprint`, in id order, a batch at a time.
+    pub fn cold_side_vectors(&self, fingerprint: &str) -> ColdVectors<'_> {
+        ColdVectors::new(self, VectorColumn::Side, fingerprint)
+    }
+
+    /// Ids of entries with no side vector of `fingerprint`, in id order: the ones to embed
+    /// after that space was added. Entries with no text have nothing to embed and are not
+    /// listed.
+    pub fn cold_side_missing(&self, fingerprint: &str) -> Result<Vec<i64>, StoreError> {
+        const OP: &str = "cold_side_missing";
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM cold c WHERE text <> '' AND NOT EXISTS \
+                 (SELECT 1 FROM cold_side_vectors s WHERE s.cold_id = c.id AND s.fp = ?1) \
+                 ORDER BY id",
+            )
+            .ctx(OP, &self.path)?;
+        stmt.query_map([fingerprint], |r| r.get(0))
+            .ctx(OP, &self.path)?
+            .collect::<Result<Vec<_>, _>>()
+            .ctx(OP, &self.path)
     }
 
     /// Ids of entries whose vector is missing or of another fingerprint than `fingerprint`:
@@ -414,40 +474,83 @@ impl StoreReader {
     }
 }
 
-/// Iterator returned by [`StoreReader::cold_vectors`]. Each step past a batch runs one keyset
-/// query (`id > last`), so no statement stays open between steps and memory stays bounded.
-/// Entries written while the scan runs may or may not be seen; none is seen twice. After an
-/// error the iterator ends.
+/// Where a [`ColdVectors`] scan reads its vectors from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum VectorColumn {
+    /// `cold.dense`, the main space.
+    Main,
+    /// `cold_side_vectors`, a side space.
+    Side,
+}
+
+impl VectorColumn {
+    fn op(self) -> &'static str {
+        match self {
+            VectorColumn::Main => "cold_vectors",
+            VectorColumn::Side => "cold_side_vectors",
+        }
+    }
+
+    /// One keyset page: `?1` fingerprint, `?2` the last id seen, `?3` the page size; columns
+    /// id, dense, timestamp_ms, source.
+    fn page_sql(self) -> &'static str {
+        match self {
+            VectorColumn::Main => {
+                "SELECT id, dense, timestamp_ms, source FROM cold WHERE dense_fp = ?1 AND id > ?2 \
+                 ORDER BY id LIMIT ?3"
+            }
+            VectorColumn::Side => {
+                "SELECT s.cold_id, s.dense, c.timestamp_ms, c.source \
+                 FROM cold_side_vectors s JOIN cold c ON c.id = s.cold_id \
+                 WHERE s.fp = ?1 AND s.cold_id > ?2 ORDER BY s.cold_id LIMIT ?3"
+            }
+        }
+    }
+}
+
+/// Iterator returned by [`StoreReader::cold_vectors`] and [`StoreReader::cold_side_vectors`].
+/// Each step past a batch runs one keyset query (`id > last`), so no statement stays open
+/// between steps and memory stays bounded. Entries written while the scan runs may or may not
+/// be seen; none is seen twice. After an error the iterator ends.
 pub struct ColdVectors<'a> {
     reader: &'a StoreReader,
+    column: VectorColumn,
     fingerprint: String,
     after: i64,
     batch: VecDeque<ColdVector>,
     done: bool,
 }
 
-impl ColdVectors<'_> {
+impl<'a> ColdVectors<'a> {
+    fn new(reader: &'a StoreReader, column: VectorColumn, fingerprint: &str) -> Self {
+        Self {
+            reader,
+            column,
+            fingerprint: fingerprint.to_owned(),
+            after: i64::MIN,
+            batch: VecDeque::new(),
+            done: false,
+        }
+    }
+
     fn fill(&mut self) -> Result<(), StoreError> {
-        const OP: &str = "cold_vectors";
+        let op = self.column.op();
         let path = &self.reader.path;
         let mut stmt = self
             .reader
             .conn
-            .prepare_cached(
-                "SELECT id, dense, timestamp_ms, source FROM cold WHERE dense_fp = ?1 AND id > ?2 \
-                 ORDER BY id LIMIT ?3",
-            )
-            .ctx(OP, path)?;
+            .prepare_cached(self.column.page_sql())
+            .ctx(op, path)?;
         let mut rows = stmt
             .query(params![self.fingerprint, self.after, VECTOR_BATCH as i64])
-            .ctx(OP, path)?;
+            .ctx(op, path)?;
         let mut n = 0;
-        while let Some(row) = rows.next().ctx(OP, path)? {
-            let id: i64 = row.get(0).ctx(OP, path)?;
-            let blob: Vec<u8> = row.get(1).ctx(OP, path)?;
+        while let Some(row) = rows.next().ctx(op, path)? {
+            let id: i64 = row.get(0).ctx(op, path)?;
+            let blob: Vec<u8> = row.get(1).ctx(op, path)?;
             let values = floats_from_blob(&blob).ok_or_else(|| {
                 StoreError::data(
-                    OP,
+                    op,
                     path,
                     format!("cold {id}: dense blob of {} bytes", blob.len()),
                 )
@@ -455,8 +558,8 @@ impl ColdVectors<'_> {
             self.after = id;
             self.batch.push_back(ColdVector {
                 id,
-                timestamp_ms: row.get(2).ctx(OP, path)?,
-                source: row.get(3).ctx(OP, path)?,
+                timestamp_ms: row.get(2).ctx(op, path)?,
+                source: row.get(3).ctx(op, path)?,
                 values,
             });
             n += 1;

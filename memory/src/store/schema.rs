@@ -18,7 +18,7 @@ use super::error::{SqlContext, StoreError};
 pub const STORE_APPLICATION_ID: i32 = 0x4852_5448;
 
 /// The schema version this build writes and reads.
-pub const STORE_SCHEMA_VERSION: u32 = 2;
+pub const STORE_SCHEMA_VERSION: u32 = 3;
 
 /// One numbered migration.
 #[derive(Clone, Copy, Debug)]
@@ -39,6 +39,11 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         version: 2,
         name: "full-text index over cold tokens",
         sql: V2_COLD_FTS,
+    },
+    Migration {
+        version: 3,
+        name: "cold vectors of side dense spaces",
+        sql: V3_COLD_SIDE_VECTORS,
     },
 ];
 
@@ -128,6 +133,23 @@ CREATE TRIGGER cold_fts_update AFTER UPDATE OF tokens ON cold BEGIN
     INSERT INTO cold_fts (rowid, tokens) VALUES (new.id, new.tokens);
 END;
 INSERT INTO cold_fts (cold_fts) VALUES ('rebuild');
+"#;
+
+// Vectors of dense spaces besides the main one (`cold.dense`), one row per entry and space.
+// Without rowid: the rows are looked up and scanned only by their key. The trigger is the only
+// deleter, so removing a cold entry never leaves a vector behind; a trigger rather than a
+// foreign key because `foreign_keys` is a per-connection setting.
+const V3_COLD_SIDE_VECTORS: &str = r#"
+CREATE TABLE cold_side_vectors (
+    cold_id INTEGER NOT NULL,
+    fp      TEXT    NOT NULL,
+    dense   BLOB    NOT NULL CHECK (length(dense) % 4 = 0 AND length(dense) > 0),
+    PRIMARY KEY (cold_id, fp)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX cold_side_vectors_by_fingerprint ON cold_side_vectors (fp, cold_id);
+CREATE TRIGGER cold_side_vectors_delete AFTER DELETE ON cold BEGIN
+    DELETE FROM cold_side_vectors WHERE cold_id = old.id;
+END;
 "#;
 
 const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_version (

@@ -198,18 +198,44 @@ fn bench_recall(
     no_model: bool,
     model_dir: Option<PathBuf>,
 ) -> ExitCode {
-    use hearth_memory::{Embedder, TextEmbedder};
-    let embedder: Option<std::sync::Arc<dyn Embedder>> = if no_model {
-        None
+    use hearth_memory::recall_bench::{Measure, System};
+    use hearth_memory::{MemoryModels, RecallConfig};
+    let models = if no_model {
+        MemoryModels::default()
     } else {
-        match TextEmbedder::load_or_fallback(model_dir, 1) {
-            TextEmbedder::Dense(dense) => Some(std::sync::Arc::from(dense as Box<dyn Embedder>)),
-            TextEmbedder::Sparse(_) => None,
-        }
+        MemoryModels::load(model_dir, 1)
     };
-    match hearth_memory::recall_bench::run(file, ks, embedder, |line| eprintln!("recall: {line}")) {
-        Ok(report) => {
-            println!("{}", report.render());
+    // With a companion the same run also ranks without it (its weight 0): the gain it brings,
+    // measured on the same ingest and the same machine state.
+    let mut configs = vec![RecallConfig::default()];
+    if models.companion.is_some() {
+        configs.push(RecallConfig {
+            companion_weight: 0.0,
+            ..RecallConfig::default()
+        });
+    }
+    let progress = |line: &str| eprintln!("recall: {line}");
+    match hearth_memory::recall_bench::run_configs(file, ks, &models, &configs, progress) {
+        Ok(reports) => {
+            println!("{}", reports[0].render());
+            if let Some(without) = reports.get(1) {
+                let at: Vec<String> = ks
+                    .iter()
+                    .map(|&k| {
+                        format!(
+                            "@{k} {:.3} (with {:.3})",
+                            without.recall_at(System::Hearth, Measure::TurnAny, k),
+                            reports[0].recall_at(System::Hearth, Measure::TurnAny, k)
+                        )
+                    })
+                    .collect();
+                println!(
+                    "same run without the companion model: turn_any {}; query p50 {:.1} ms, p99 {:.1} ms",
+                    at.join(", "),
+                    without.hearth_latency.p50.as_secs_f64() * 1e3,
+                    without.hearth_latency.p99.as_secs_f64() * 1e3,
+                );
+            }
             ExitCode::SUCCESS
         }
         Err(e) => {

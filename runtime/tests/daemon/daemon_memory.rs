@@ -78,8 +78,43 @@ fn told_pruned_recalled(fact: &str, filler: &[&str], question: &str, needle: &st
         "the fact is recalled into turn 42's prompt; system messages: {last:#?}"
     );
     // Nothing was lost on the way: the fact sits in cold context too.
-    let store = hearth_memory::StoreReader::open(daemon.dir.join("memory.db")).expect("store");
-    assert!(store.cold_count().expect("count") > 0);
+    let db = daemon.dir.join("memory.db");
+    let store = hearth_memory::StoreReader::open(&db).expect("store");
+    let archived = store.cold_count().expect("count");
+    assert!(archived > 0);
+
+    // The companion model's vectors are never computed on the turn path; once the daemon is
+    // idle it back-fills every archived entry.
+    let companion = companion_fingerprint();
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    loop {
+        let store = hearth_memory::StoreReader::open(&db).expect("store");
+        let missing = store.cold_side_missing(&companion).expect("missing");
+        let filled = store.cold_side_vectors(&companion).count() as u64;
+        if missing.is_empty() {
+            assert!(filled > 0 && filled <= archived, "{filled} of {archived}");
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "{} of {archived} entries still without a companion vector",
+            missing.len()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+}
+
+/// The installed companion model's fingerprint, as the daemon names its vectors.
+fn companion_fingerprint() -> String {
+    let assets = hearth_memory::E5Assets::locate(None).expect("installed by `make setup`");
+    hearth_memory::Fingerprint::new(
+        hearth_memory::E5_SMALL_MODEL_NAME,
+        &assets.weights_sha256,
+        384,
+        hearth_memory::Pooling::Mean,
+    )
+    .expect("fingerprint")
+    .to_string()
 }
 
 #[test]
