@@ -12,10 +12,13 @@ script turns the 12 transformer layers into a graph ONNX Runtime runs:
                          mask:   f32[B, T]       1 for a token, 0 for padding
                  output  outputs: f32[B, 384]    mean of the last layer over the mask (not normalised)
 
-Every matrix stays 4-bit: the q4_0 blocks are repacked into ONNX Runtime's MatMulNBits layout
-(block 32, element 2i in the low nibble of byte i, zero point 8 = q4_0's offset), so the graph
-computes with exactly the weights of the file. Before the graph is kept it is checked against a
-plain numpy forward pass of the same weights on a few token sequences.
+The matrices go from the file's 4-bit blocks to 8 bits with one symmetric scale per output, and
+the activations are quantised per tensor at run time (ONNX Runtime's DynamicQuantizeMatMul,
+u8 x s8 products). Measured on one core against the 4-bit weights run as they are (MatMulNBits,
+activations quantised per 32-block): a query 7 ms instead of 14, passages twice as fast, cosine
+to the float pass 0.98-0.997 instead of 0.9999 — and recall on the benchmark no worse (the
+rounding moves vectors, not rankings). Before the graph is kept it is checked against a plain
+numpy forward pass of the same weights on a few token sequences.
 
 The output is deterministic for the pinned package versions, so the caller checks its sha256.
 
@@ -130,19 +133,19 @@ def build(w: WeightsFile) -> onnx.ModelProto:
     g = GraphBuilder()
 
     def linear(x: str, name: str, rows: int, cols: int) -> str:
-        # y = x W^T + b with W[rows = outputs, cols = inputs] in 4-bit blocks along the inputs.
-        q, d = w.q4_blocks(name + ".w", rows, cols)
-        packed = (q[:, 0::2] | (q[:, 1::2] << 4)).astype(np.uint8).reshape(rows, cols // BLOCK, BLOCK // 2)
-        y = g.node(
-            "MatMulNBits",
-            [x, g.init(name + ".qw", packed), g.init(name + ".scale", d)],
+        # y = x W^T + b with W[rows = outputs, cols = inputs]: int8 weights, one symmetric scale
+        # per output, and the activations quantised per tensor at run time (u8 x s8 integer
+        # products, the fastest kernels ONNX Runtime has on x86 and ARM).
+        wt = w.q4_dense(name + ".w", rows, cols).T
+        scale = np.abs(wt).max(axis=0) / 127.0
+        scale[scale == 0] = 1.0
+        quantized = np.clip(np.rint(wt / scale), -127, 127).astype(np.int8)
+        return g.node(
+            "DynamicQuantizeMatMul",
+            [x, g.init(name + ".qw", quantized), g.init(name + ".scale", scale.astype(np.float32)), "",
+             g.init(name + ".b", w.f32(name + ".b"))],
             domain="com.microsoft",
-            K=cols, N=rows, bits=4, block_size=BLOCK,
-            # Integer dot products on the activations quantised to 8 bits per block: measured
-            # 0.9999 cosine to the float pass.
-            accuracy_level=4,
         )
-        return g.node("Add", [y, g.init(name + ".b", w.f32(name + ".b"))])
 
     def layer_norm(x: str, name: str) -> str:
         return g.node(
@@ -232,6 +235,7 @@ def reference(w: WeightsFile, word: np.ndarray, ids: list[int]) -> np.ndarray:
 
 
 def check(w: WeightsFile, path: Path) -> None:
+    """The graph against `reference` on padded sequences: 8-bit rounding keeps cosine above 0.98."""
     import onnxruntime as ort
 
     word = w.q4_dense("emb.word", w.vocab, w.hidden)
@@ -253,8 +257,8 @@ def check(w: WeightsFile, path: Path) -> None:
         want = reference(w, word, s)
         cos = float(got[b] @ want / np.linalg.norm(got[b]) / np.linalg.norm(want))
         worst = min(worst, cos)
-    if worst < 0.999:
-        fail(f"the graph disagrees with the numpy forward pass (cosine {worst:.5f} < 0.999)")
+    if worst < 0.98:
+        fail(f"the graph disagrees with the numpy forward pass (cosine {worst:.5f} < 0.98)")
     say(f"convert: e5 graph equals the numpy forward pass on {len(seqs)} padded sequences (cosine >= {worst:.5f})")
 
 

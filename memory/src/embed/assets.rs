@@ -88,8 +88,9 @@ pub struct E5Assets {
     pub graph: PathBuf,
     /// `e5-small-q4.bin`: vocabulary, normalisation map, word table.
     pub weights: PathBuf,
-    /// Hex sha256 of `weights`, the root of the model's fingerprint.
-    pub weights_sha256: String,
+    /// Hex sha256 of `graph`, the root of the model's fingerprint: the graph is built from the
+    /// (pinned) weights file, so a new conversion of the same weights is a new vector space.
+    pub graph_sha256: String,
 }
 
 impl E5Assets {
@@ -106,7 +107,7 @@ impl E5Assets {
             runtime_lib,
             graph,
             weights,
-            weights_sha256: installed_sha256(dir, E5_WEIGHTS_FILE)?,
+            graph_sha256: installed_sha256(dir, E5_GRAPH_FILE)?,
         })
     }
 }

@@ -67,23 +67,27 @@ pub fn run(
     models: &MemoryModels,
     progress: impl FnMut(&str),
 ) -> Result<Report, RecallBenchError> {
-    let mut reports = run_configs(path, ks, models, &[RecallConfig::default()], progress)?;
+    let mut reports = run_configs(path, ks, models, &[RecallConfig::default()], None, progress)?;
     Ok(reports.remove(0))
 }
 
 /// Runs the benchmark once per configuration over a single ingest (for tuning the ranking).
 /// The ingest uses the first configuration's `passage_chars`; the others differ in ranking
-/// only. Returns one report per configuration, in order.
+/// only. With `store_dir`, each corpus's store is kept there (`<corpus id>.db`) and reused by a
+/// later run when it already holds every item: ranking can then be re-measured without
+/// re-embedding (the reported ingest is then the earlier run's work, not measured: 0 s).
+/// Returns one report per configuration, in order.
 pub fn run_configs(
     path: &Path,
     ks: &[usize],
     models: &MemoryModels,
     configs: &[RecallConfig],
+    store_dir: Option<&Path>,
     mut progress: impl FnMut(&str),
 ) -> Result<Vec<Report>, RecallBenchError> {
     progress(&format!("loading {}", path.display()));
     let set = RecallSet::load(path)?;
-    run_set(&set, ks, models, configs, &mut progress)
+    run_set(&set, ks, models, configs, store_dir, &mut progress)
 }
 
 /// [`run_configs`] on a set already in memory.
@@ -92,6 +96,7 @@ pub fn run_set(
     ks: &[usize],
     models: &MemoryModels,
     configs: &[RecallConfig],
+    store_dir: Option<&Path>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Report>, RecallBenchError> {
     let mut ks: Vec<usize> = ks.iter().copied().filter(|&k| k > 0).collect();
@@ -133,8 +138,26 @@ pub fn run_set(
         if questions.is_empty() {
             continue;
         }
-        let dir = ScratchDir::new()?;
-        let store = Store::open(dir.path().join("memory.db"))?;
+        let scratch;
+        let store_path = match store_dir {
+            Some(dir) => dir.join(format!("{corpus_id}.db")),
+            None => {
+                scratch = ScratchDir::new()?;
+                scratch.path().join("memory.db")
+            }
+        };
+        let mut store = Store::open(&store_path)?;
+        let reuse = store_dir.is_some() && store.cold_count()? == corpus.len() as u64;
+        if store_dir.is_some() && !reuse {
+            // A kept store from another corpus or an interrupted ingest: start it afresh.
+            drop(store);
+            for suffix in ["", "-wal", "-shm"] {
+                let mut file = store_path.clone().into_os_string();
+                file.push(suffix);
+                let _ = std::fs::remove_file(file);
+            }
+            store = Store::open(&store_path)?;
+        }
         let mut cold =
             ColdContext::new(store, models.dense.clone()).with_config(configs[0].clone());
         if let Some(companion) = &models.companion {
@@ -142,7 +165,12 @@ pub fn run_set(
         }
 
         progress(&format!(
-            "corpus {corpus_id}: archiving {} items",
+            "corpus {corpus_id}: {} {} items",
+            if reuse {
+                "reusing the kept store of"
+            } else {
+                "archiving"
+            },
             corpus.len()
         ));
         let started = Instant::now();
@@ -163,7 +191,8 @@ pub fn run_set(
         let now = now_ms();
         let mut done = 0;
         let mut last_report = Instant::now();
-        for batch in events.chunks(EMBED_BATCH) {
+        let to_archive = if reuse { &[][..] } else { &events[..] };
+        for batch in to_archive.chunks(EMBED_BATCH) {
             cold.archive_events(batch.to_vec(), "import", now)?;
             done += batch.len();
             if last_report.elapsed() >= Duration::from_secs(5) {

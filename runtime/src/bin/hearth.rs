@@ -74,6 +74,10 @@ enum BenchCommand {
         /// Where `make setup` put the embedding model (default: the user cache dir).
         #[arg(long)]
         model_dir: Option<PathBuf>,
+        /// Keep each corpus's store in this directory and reuse it when it already holds every
+        /// item (re-measures ranking without re-embedding; ingest is then not measured).
+        #[arg(long)]
+        store_dir: Option<PathBuf>,
     },
 }
 
@@ -142,9 +146,16 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
         k,
         no_model,
         model_dir,
+        store_dir,
     }) = &cli.command
     {
-        return Ok(bench_recall(file, k, *no_model, model_dir.clone()));
+        return Ok(bench_recall(
+            file,
+            k,
+            *no_model,
+            model_dir.clone(),
+            store_dir.as_deref(),
+        ));
     }
     let path = socket_path(&cli);
     let mut client = Client::connect(&path, cli.key.as_deref())?;
@@ -197,6 +208,7 @@ fn bench_recall(
     ks: &[usize],
     no_model: bool,
     model_dir: Option<PathBuf>,
+    store_dir: Option<&std::path::Path>,
 ) -> ExitCode {
     use hearth_memory::recall_bench::{Measure, System};
     use hearth_memory::{MemoryModels, RecallConfig};
@@ -215,7 +227,8 @@ fn bench_recall(
         });
     }
     let progress = |line: &str| eprintln!("recall: {line}");
-    match hearth_memory::recall_bench::run_configs(file, ks, &models, &configs, progress) {
+    match hearth_memory::recall_bench::run_configs(file, ks, &models, &configs, store_dir, progress)
+    {
         Ok(reports) => {
             println!("{}", reports[0].render());
             if let Some(without) = reports.get(1) {

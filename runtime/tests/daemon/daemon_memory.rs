@@ -109,7 +109,7 @@ fn companion_fingerprint() -> String {
     let assets = hearth_memory::E5Assets::locate(None).expect("installed by `make setup`");
     hearth_memory::Fingerprint::new(
         hearth_memory::E5_SMALL_MODEL_NAME,
-        &assets.weights_sha256,
+        &assets.graph_sha256,
         384,
         hearth_memory::Pooling::Mean,
     )

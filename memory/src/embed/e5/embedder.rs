@@ -58,7 +58,7 @@ impl E5Embedder {
         let dim = weights.header.hidden;
         let fingerprint = Fingerprint::new(
             E5_SMALL_MODEL_NAME,
-            &assets.weights_sha256,
+            &assets.graph_sha256,
             dim,
             Pooling::Mean,
         )

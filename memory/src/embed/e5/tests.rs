@@ -65,7 +65,8 @@ fn e5_vectors_equal_the_original_engine() {
             };
             assert_eq!(v.len(), 384);
             let cos = dot(&v, &case.vector);
-            assert!(cos > 0.999, "{:?}: cosine {cos} to the engine", case.text);
+            // 8-bit weights and activations: the engine runs 4-bit weights on float activations.
+            assert!(cos > 0.98, "{:?}: cosine {cos} to the engine", case.text);
         }
         // Passages batched together (padded to the longest) give their single vectors.
         let passages: Vec<&Case> = cases.iter().filter(|c| !c.query).collect();
@@ -73,7 +74,7 @@ fn e5_vectors_equal_the_original_engine() {
         let batch = model().embed_batch(&texts).unwrap();
         for (case, v) in passages.iter().zip(&batch) {
             let cos = dot(v, &case.vector);
-            assert!(cos > 0.999, "{:?} in a batch: cosine {cos}", case.text);
+            assert!(cos > 0.98, "{:?} in a batch: cosine {cos}", case.text);
         }
     });
 }
