@@ -715,9 +715,7 @@ impl ColdContext {
         self.ensure_indexes()?;
         let priors = QueryPriors::new(query, now_ms, &self.config);
         let depth = self.config.depth.max(k);
-        let keyword =
-            self.store
-                .cold_fts_before(&query_tokens(query), depth, priors.before_ms())?;
+        let keyword = self.keyword_hits(query, depth, &priors)?;
         let query_vec = self.embed_query(query);
         let dense = match (&query_vec, &self.dense) {
             (Some(q), Some(space)) => {
@@ -728,15 +726,13 @@ impl ColdContext {
         let companion = self.companion_hits(query, depth, &priors)?;
         let dense_ids: Vec<i64> = dense.iter().map(|d| d.0).collect();
         let companion_ids: Vec<i64> = companion.iter().map(|d| d.0).collect();
-        let keyword_ids: Vec<i64> = keyword.iter().map(|k| k.id).collect();
-        let mut meta: HashMap<i64, EntryMeta> =
-            dense.iter().chain(&companion).map(|d| (d.0, d.2)).collect();
-        for hit in &keyword {
-            meta.entry(hit.id).or_insert(EntryMeta {
-                timestamp_ms: hit.timestamp_ms,
-                speaker: Speaker::of_source(&hit.source),
-            });
-        }
+        let keyword_ids: Vec<i64> = keyword.iter().map(|k| k.0).collect();
+        let meta: HashMap<i64, EntryMeta> = dense
+            .iter()
+            .chain(&companion)
+            .map(|d| (d.0, d.2))
+            .chain(keyword.iter().map(|k| (k.0, k.2)))
+            .collect();
         let mut fused: Vec<(i64, f64)> = reciprocal_rank_fusion(
             &[
                 Ranked {
@@ -790,7 +786,7 @@ impl ColdContext {
                 event: entry.event,
                 score,
                 dense_cosine,
-                keyword_score: keyword.iter().find(|k| k.id == id).map(|k| k.score),
+                keyword_score: keyword.iter().find(|k| k.0 == id).map(|k| k.1),
                 text: entry.text,
             });
         }
@@ -928,6 +924,56 @@ impl ColdContext {
             space.ensure_index(&self.store)?;
         }
         Ok(())
+    }
+
+    /// The `depth` best keyword matches of `query` the priors admit, as (id, BM25 score, meta).
+    ///
+    /// Reading each match's date from its `cold` row costs more than the full-text search
+    /// itself (a few thousand rows per query on a large store); the main vector index already
+    /// holds every entry's date, so the index alone is asked, for more than `depth` to leave
+    /// room for the entries the priors drop. Only entries without a main vector (no model, or
+    /// one that failed) need the rows read.
+    fn keyword_hits(
+        &self,
+        query: &str,
+        depth: usize,
+        priors: &QueryPriors,
+    ) -> Result<Vec<(i64, f64, EntryMeta)>, RecallError> {
+        let tokens = query_tokens(query);
+        if let Some(index) = self.dense.as_ref().and_then(|d| d.index.as_ref()) {
+            let mut limit = depth.saturating_mul(4).max(depth);
+            'widen: loop {
+                let hits = self.store.cold_fts(&tokens, limit)?;
+                let mut kept = Vec::with_capacity(depth);
+                for &(id, score) in &hits {
+                    let Some(meta) = index.meta(id) else {
+                        break 'widen;
+                    };
+                    if priors.admits(meta.timestamp_ms) {
+                        kept.push((id, score, meta));
+                        if kept.len() == depth {
+                            return Ok(kept);
+                        }
+                    }
+                }
+                if hits.len() < limit {
+                    return Ok(kept);
+                }
+                limit = limit.saturating_mul(4);
+            }
+        }
+        Ok(self
+            .store
+            .cold_fts_before(&tokens, depth, priors.before_ms())?
+            .into_iter()
+            .map(|hit| {
+                let meta = EntryMeta {
+                    timestamp_ms: hit.timestamp_ms,
+                    speaker: Speaker::of_source(&hit.source),
+                };
+                (hit.id, hit.score, meta)
+            })
+            .collect())
     }
 
     /// The companion's candidates for `query`: empty without a companion, or when it failed

@@ -118,6 +118,11 @@ impl DenseIndex {
         self.meta.swap_remove(row);
     }
 
+    /// What recall weighs about `id` besides its vector, when `id` has a vector here.
+    pub(crate) fn meta(&self, id: i64) -> Option<EntryMeta> {
+        self.rows.get(&id).map(|&row| self.meta[row])
+    }
+
     /// The stored unit vector of `id`.
     pub(crate) fn vector(&self, id: i64) -> Option<&[f32]> {
         self.rows.get(&id).and_then(|&row| self.matrix.get(row))

@@ -1220,3 +1220,63 @@ fn a_reopened_store_reloads_the_companion_index() {
         assert_ne!(hits[1].id, ids[5]);
     });
 }
+
+/// The keyword list read from the full-text index alone (dates from the vector index) equals the
+/// one read with every matching row's date from the store, including when the priors drop most
+/// matches and the search has to widen.
+#[test]
+fn keyword_hits_from_the_index_alone_equal_the_row_reading_ones() {
+    watchdog(30, || {
+        // The past entries are long, so they rank below every future one: the first page of
+        // matches holds only future entries and the search must widen to find the past ones.
+        let filler = "with many other words about the weather the neighbours and the week";
+        let events: Vec<ContextEvent> = (0..40)
+            .map(|i| {
+                let words = ["garden", "garden tomatoes", "garden shed paint", "tomatoes"];
+                let what = words[i as usize % 4];
+                let text = if i < 10 {
+                    format!("{what} note {i} {filler}")
+                } else {
+                    format!("{what} {i}")
+                };
+                user(i * DAY_MS, &text)
+            })
+            .collect();
+        // Asked on day 9: days 10..40 are the future, three quarters of the matches.
+        let asked = 9 * DAY_MS + HOUR_MS;
+        let config = RecallConfig {
+            depth: 3,
+            dense_weight: 0.0,
+            ..RecallConfig::default()
+        };
+        let fast_dir = TempDir::new("keyword-fast");
+        let mut fast = ColdContext::new(fast_dir.store(), Some(concept_embedder()))
+            .with_config(config.clone());
+        fast.archive_events(events.clone(), "import", asked)
+            .expect("archive");
+        let slow_dir = TempDir::new("keyword-slow");
+        let mut slow = ColdContext::new(slow_dir.store(), None).with_config(config);
+        slow.archive_events(events, "import", asked)
+            .expect("archive");
+        // "shed" is said on days 2 and 6 only, before the question.
+        for (query, found) in [
+            ("garden tomatoes", 3),
+            ("paint the shed", 2),
+            ("tomatoes", 3),
+        ] {
+            let got = fast.peek(query, 3, asked).expect("peek");
+            let want = slow.peek(query, 3, asked).expect("peek");
+            let view = |hits: &[Recalled]| -> Vec<(i64, Option<f64>)> {
+                hits.iter()
+                    .map(|h| (h.event.timestamp_ms, h.keyword_score))
+                    .collect()
+            };
+            assert_eq!(view(&got), view(&want), "{query}");
+            assert_eq!(got.len(), found, "{query}");
+            assert!(
+                got.iter().all(|h| h.event.timestamp_ms < 10 * DAY_MS),
+                "{query}"
+            );
+        }
+    });
+}

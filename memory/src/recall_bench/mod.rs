@@ -123,6 +123,7 @@ pub fn run_set(
     let mut bm25_latency = Vec::new();
     let mut ingest = Duration::ZERO;
     let mut items = 0;
+    let mut reused_items = 0;
     let skipped = set
         .questions
         .iter()
@@ -206,6 +207,9 @@ pub fn run_set(
         }
         ingest += started.elapsed();
         items += corpus.len();
+        if reuse {
+            reused_items += corpus.len();
+        }
 
         let mut bm25 = OkapiBm25::new();
         for item in corpus {
@@ -271,6 +275,7 @@ pub fn run_set(
             mode: mode.clone(),
             config,
             ingest,
+            reused_items,
             hearth_latency: Latency::of(&lat),
             bm25_latency,
         })

@@ -104,6 +104,42 @@ fn bench_without_a_model_measures_keyword_recall() {
 }
 
 #[test]
+fn a_kept_store_is_reused_and_ranks_the_same() {
+    let dir = std::env::temp_dir().join(format!("hearth-recall-kept-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let (first, second, lines) = watchdog(180, {
+        let dir = dir.clone();
+        move || {
+            let models = installed_models();
+            let configs = [RecallConfig::default()];
+            let run_once = |lines: &mut Vec<String>| {
+                run_configs(&fixture(), &[1, 5], models, &configs, Some(&dir), |l| {
+                    lines.push(l.to_owned())
+                })
+                .expect("bench runs")
+                .remove(0)
+            };
+            let mut lines = Vec::new();
+            let first = run_once(&mut lines);
+            lines.clear();
+            let second = run_once(&mut lines);
+            (first, second, lines)
+        }
+    });
+    assert_eq!(first.reused_items, 0);
+    assert_eq!(second.reused_items, second.items);
+    assert!(
+        lines.iter().any(|l| l.contains("reusing the kept store")),
+        "{lines:?}"
+    );
+    let ranks = |r: &Report| -> Vec<Ranks> { r.questions.iter().map(|q| q.hearth).collect() };
+    assert_eq!(ranks(&first), ranks(&second));
+    assert!(second.render().contains("not measured in this run"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn loader_rejects_files_that_do_not_fit_the_format() {
     let ok = r#"{"format":"hearth-recall/1","corpora":{"c":[{"id":"a","session":"s","time":null,"speaker":"user","text":"x"}]},
                 "questions":[{"id":"q","corpus":"c","text":"x","evidence":["a"],"category":"k"}]}"#;
