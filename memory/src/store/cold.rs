@@ -105,6 +105,12 @@ fn cold_from_row(op: &'static str, path: &Path, row: &Row<'_>) -> Result<ColdEnt
     })
 }
 
+/// The MATCH expression and SQL limit of a keyword search; `None` when it cannot match anything.
+fn fts_args(tokens: &str, limit: usize) -> Option<(String, i64)> {
+    let query = fts_query(tokens)?;
+    (limit > 0).then(|| (query, i64::try_from(limit).unwrap_or(i64::MAX)))
+}
+
 /// Builds an FTS5 query that matches any of the tokens. Each token is quoted, so FTS5 operators
 /// and punctuation in user text are literal; tokens with no letter or digit are dropped because
 /// `unicode61` would index nothing for them.
@@ -358,13 +364,9 @@ impl StoreReader {
     ) -> Result<Vec<(i64, f64)>, StoreError> {
         const OP: &str = "cold_fts";
         let path = &self.path;
-        let Some(query) = fts_query(query_tokens) else {
+        let Some((query, limit)) = fts_args(query_tokens, limit) else {
             return Ok(Vec::new());
         };
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -391,13 +393,9 @@ impl StoreReader {
     ) -> Result<Vec<KeywordHit>, StoreError> {
         const OP: &str = "cold_fts";
         let path = &self.path;
-        let Some(query) = fts_query(query_tokens) else {
+        let Some((query, limit)) = fts_args(query_tokens, limit) else {
             return Ok(Vec::new());
         };
-        if limit == 0 {
-            return Ok(Vec::new());
-        }
-        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut stmt = self
             .conn
             .prepare_cached(
