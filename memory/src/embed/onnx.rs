@@ -29,6 +29,11 @@ pub const DEFAULT_MAX_TOKENS: usize = 256;
 const MAX_CHARS: usize = DEFAULT_MAX_TOKENS * 32;
 /// Sentences per graph run. Larger inputs are split so one run's buffers stay small.
 pub const MAX_BATCH: usize = 64;
+/// Tokens per graph run: a run's buffers grow with its tokens (~18 MB per 250-token text), and
+/// ONNX Runtime's arena keeps the largest run's for the life of the session: 64 long texts in
+/// one run left a daemon at ~600 MB. With this bound it stays near 225 MB; short sentences still
+/// go 64 to a run.
+pub const MAX_RUN_TOKENS: usize = 2048;
 
 const IDS_INPUT: &str = "ids";
 const SPLITS_INPUT: &str = "row_splits";
@@ -107,6 +112,30 @@ impl TokenBatch {
 
     pub fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// Consecutive runs of whole sentences with at most `max_tokens` ids each (a longer sentence
+    /// is a run of its own), in order; each run in the graph's layout.
+    pub fn split(&self, max_tokens: usize) -> Vec<TokenBatch> {
+        let mut parts = Vec::new();
+        let mut start = 0;
+        while start < self.len() {
+            let first = self.row_splits[start];
+            let mut end = start + 1;
+            while end < self.len() && (self.row_splits[end + 1] - first) as usize <= max_tokens {
+                end += 1;
+            }
+            let last = self.row_splits[end];
+            parts.push(TokenBatch {
+                ids: self.ids[first as usize..last as usize].to_vec(),
+                row_splits: self.row_splits[start..=end]
+                    .iter()
+                    .map(|s| s - first)
+                    .collect(),
+            });
+            start = end;
+        }
+        parts
     }
 }
 
@@ -227,13 +256,14 @@ impl Embedder for OnnxEmbedder {
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         let mut out = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(MAX_BATCH) {
-            let batch = self.tokenize(chunk)?;
-            let flat = self.run_tokens(&batch)?;
-            out.extend(flat.chunks_exact(self.dim).map(|row| {
-                let mut v = row.to_vec();
-                l2_normalize(&mut v);
-                v
-            }));
+            for run in self.tokenize(chunk)?.split(MAX_RUN_TOKENS) {
+                let flat = self.run_tokens(&run)?;
+                out.extend(flat.chunks_exact(self.dim).map(|row| {
+                    let mut v = row.to_vec();
+                    l2_normalize(&mut v);
+                    v
+                }));
+            }
         }
         Ok(out)
     }

@@ -492,3 +492,46 @@ fn compact_tokenizer_gives_the_same_ids_as_the_library_one() {
         );
     });
 }
+
+fn token_batch(lengths: &[usize]) -> TokenBatch {
+    let mut batch = TokenBatch {
+        ids: Vec::new(),
+        row_splits: vec![0],
+    };
+    for (row, &len) in lengths.iter().enumerate() {
+        batch.ids.extend((0..len).map(|i| (row * 1000 + i) as i32));
+        batch.row_splits.push(batch.ids.len() as i64);
+    }
+    batch
+}
+
+#[test]
+fn token_batch_splits_into_runs_of_whole_sentences() {
+    let parts = token_batch(&[3, 5, 2, 10, 1]).split(8);
+    let rows: Vec<Vec<i64>> = parts.iter().map(|p| p.row_splits.clone()).collect();
+    assert_eq!(rows, [vec![0, 3, 8], vec![0, 2], vec![0, 10], vec![0, 1]]);
+    assert_eq!(parts[1].ids, [2000, 2001]);
+    assert_eq!(parts[2].ids[0], 3000, "a long sentence is a run of its own");
+    assert!(token_batch(&[]).split(8).is_empty());
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(128))]
+    #[test]
+    fn token_batch_split_keeps_every_sentence_in_order(
+        lengths in prop::collection::vec(1usize..40, 0..30),
+        max in 1usize..100,
+    ) {
+        let batch = token_batch(&lengths);
+        let parts = batch.split(max);
+        let ids: Vec<i32> = parts.iter().flat_map(|p| p.ids.clone()).collect();
+        prop_assert_eq!(ids, batch.ids.clone());
+        let rows: usize = parts.iter().map(TokenBatch::len).sum();
+        prop_assert_eq!(rows, lengths.len());
+        for part in &parts {
+            prop_assert_eq!(part.row_splits[0], 0);
+            prop_assert_eq!(*part.row_splits.last().unwrap() as usize, part.ids.len());
+            prop_assert!(part.ids.len() <= max || part.len() == 1);
+        }
+    }
+}
