@@ -51,7 +51,7 @@ const INJECT_RESPONSE_CHARS: usize = 160;
 /// max-similarity, dense pseudo-relevance feedback, word-bigram BM25 and session-level score
 /// propagation all measured flat or lower, hence off or absent. A companion model's ranking
 /// (multilingual-e5-small beside the default model) fused as a third list at even weight,
-/// before the same priors, raises turn_any@5 from 0.834 to 0.853 (same run); companion weights
+/// before the same priors, raises turn_any@5 from 0.834 to 0.855 (same run); companion weights
 /// of 0.8–1.5 and the neighbouring settings above measure 0.843–0.857 with it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecallConfig {

@@ -74,7 +74,7 @@ impl E5Embedder {
         };
         // A graph that does not fit the weights file fails here, not on the first memory.
         embedder
-            .embed_prefixed(&[""], QUERY_PREFIX)
+            .embed_as(&[""], true)
             .map_err(|e| EmbedError::Asset {
                 path: assets.graph.clone(),
                 message: format!("does not run with {}: {e}", assets.weights.display()),
@@ -105,8 +105,8 @@ impl E5Embedder {
             .encode(&self.weights, &prefixed, E5_MAX_TOKENS)
     }
 
-    fn embed_prefixed(&self, texts: &[&str], prefix: &str) -> Result<Vec<Vec<f32>>, EmbedError> {
-        let is_query = prefix == QUERY_PREFIX;
+    /// Unit vectors of `texts` as queries or passages, in order.
+    fn embed_as(&self, texts: &[&str], is_query: bool) -> Result<Vec<Vec<f32>>, EmbedError> {
         let ids: Vec<Vec<u32>> = texts.iter().map(|t| self.token_ids(t, is_query)).collect();
         // Runs of similar lengths waste little on padding.
         let mut order: Vec<usize> = (0..ids.len()).collect();
@@ -186,11 +186,11 @@ impl Embedder for E5Embedder {
 
     /// Passages: what memory stores.
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
-        self.embed_prefixed(texts, PASSAGE_PREFIX)
+        self.embed_as(texts, false)
     }
 
     fn embed_query(&self, text: &str) -> Result<Vec<f32>, EmbedError> {
-        let mut rows = self.embed_prefixed(&[text], QUERY_PREFIX)?;
+        let mut rows = self.embed_as(&[text], true)?;
         rows.pop().ok_or_else(|| EmbedError::Output {
             message: "no vector for a query".to_owned(),
         })
