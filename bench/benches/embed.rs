@@ -207,19 +207,21 @@ fn main() {
         .iter()
         .map(|t| embedder.tokenize(&[t]).expect("tokenize"))
         .collect();
-    let mut single = Vec::new();
-    let mut single_bare = Vec::new();
-    for _ in 0..rounds.div_ceil(4) {
-        for (text, tokens) in refs[..single_count].iter().zip(&single_tokens) {
-            single.push(timed(|| {
+    let singles: Vec<(&str, &TokenBatch)> = refs[..single_count]
+        .iter()
+        .copied()
+        .zip(&single_tokens)
+        .collect();
+    let (single, single_bare) = alternate(rounds.div_ceil(4), &singles, |&(text, tokens)| {
+        (
+            timed(|| {
                 black_box(embedder.embed(black_box(text)).expect("embed"));
-            }));
-            single_bare.push(timed(|| {
+            }),
+            timed(|| {
                 black_box(bare_run(&mut session, black_box(tokens)));
-            }));
-        }
-    }
-    let (single, single_bare) = (Samples::new(single), Samples::new(single_bare));
+            }),
+        )
+    });
     report(
         "embed of one sentence vs bare Session::run on its tokens",
         &single,
@@ -264,18 +266,16 @@ fn companion_vs_default(
     let companion = E5Embedder::locate_and_load(None, 1).unwrap_or_else(|e| panic!("{e}"));
     println!("   companion {}", companion.fingerprint());
     black_box(companion.embed_batch(batches[0]).expect("embed"));
-    let (mut e5, mut base) = (Vec::new(), Vec::new());
-    for _ in 0..rounds.div_ceil(2) {
-        for batch in batches {
-            e5.push(timed(|| {
+    let (e5, base) = alternate(rounds.div_ceil(2), batches, |batch| {
+        (
+            timed(|| {
                 black_box(companion.embed_batch(black_box(batch)).expect("embed"));
-            }));
-            base.push(timed(|| {
+            }),
+            timed(|| {
                 black_box(default.embed_batch(black_box(batch)).expect("embed"));
-            }));
-        }
-    }
-    let (e5, base) = (Samples::new(e5), Samples::new(base));
+            }),
+        )
+    });
     report(
         &format!("companion embed_batch of {BATCH} sentences vs the default model's"),
         &e5,
@@ -287,18 +287,16 @@ fn companion_vs_default(
         "   companion batched: {:.0} sentences/s on one core",
         per_second(BATCH, e5.p50())
     );
-    let (mut e5, mut base) = (Vec::new(), Vec::new());
-    for _ in 0..rounds.div_ceil(4) {
-        for text in singles {
-            e5.push(timed(|| {
+    let (e5, base) = alternate(rounds.div_ceil(4), singles, |text| {
+        (
+            timed(|| {
                 black_box(companion.embed_query(black_box(text)).expect("embed"));
-            }));
-            base.push(timed(|| {
+            }),
+            timed(|| {
                 black_box(default.embed_query(black_box(text)).expect("embed"));
-            }));
-        }
-    }
-    let (e5, base) = (Samples::new(e5), Samples::new(base));
+            }),
+        )
+    });
     report(
         "companion embed_query of one sentence vs the default model's",
         &e5,
@@ -306,4 +304,22 @@ fn companion_vs_default(
         &base,
         None,
     );
+}
+
+/// `rounds` passes over `items`, each item timed by `pair` (two paths back to back, so drift on
+/// a shared machine hits both alike); the two paths' samples.
+fn alternate<T>(
+    rounds: usize,
+    items: &[T],
+    mut pair: impl FnMut(&T) -> (Duration, Duration),
+) -> (Samples, Samples) {
+    let (mut first, mut second) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        for item in items {
+            let (a, b) = pair(item);
+            first.push(a);
+            second.push(b);
+        }
+    }
+    (Samples::new(first), Samples::new(second))
 }

@@ -19,11 +19,12 @@ use crate::embed::Embedder;
 use crate::prune::{DenseRef, PruneEvent, PruneQuery, plan_prune};
 use crate::recall::RecallError;
 use crate::recall::clock::format_minute;
-use crate::recall::dense_index::{DenseHit, DenseIndex, EntryMeta, VectorColumn};
+use crate::recall::dense_index::{DenseHit, DenseIndex, EntryMeta};
 use crate::recall::fusion::{DEFAULT_RRF_K, Ranked, reciprocal_rank_fusion};
-use crate::recall::priors::{QueryPriors, Speaker};
+use crate::recall::priors::QueryPriors;
 use crate::recall::terms::{index_tokens, query_tokens};
 use crate::recall::vector_text::{PlainText, VectorTextRules, text_for_vector};
+use crate::store::VectorColumn;
 use crate::{
     COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdMove, ContextEvent, ContextWindow, DenseVector,
     EventRecord, SparseEmbedder, SparseVector, Store, StoreReader, StoredEvent, estimate_tokens,
@@ -298,6 +299,9 @@ pub struct ColdContext {
     companion_failure_announced: bool,
     /// Archive leaves companion vectors to [`ColdContext::backfill_companion`].
     companion_deferred: bool,
+    /// Every entry up to this id has been through the back-fill: the next step starts after it.
+    /// New entries only ever get higher ids.
+    companion_backfilled_to: i64,
 }
 
 impl std::fmt::Debug for ColdContext {
@@ -327,6 +331,7 @@ impl ColdContext {
             fallback_announced: false,
             companion_failure_announced: false,
             companion_deferred: false,
+            companion_backfilled_to: i64::MIN,
         }
     }
 
@@ -378,6 +383,7 @@ impl ColdContext {
         for space in [&mut self.dense, &mut self.companion].into_iter().flatten() {
             space.index = None;
         }
+        self.companion_backfilled_to = i64::MIN;
         &mut self.store
     }
 
@@ -473,10 +479,7 @@ impl ColdContext {
         let ids = self.store.move_to_cold(&moves, archived_from, now_ms)?;
         let metas: Vec<EntryMeta> = events
             .iter()
-            .map(|e| EntryMeta {
-                timestamp_ms: e.record.event.timestamp_ms,
-                speaker: Speaker::of_source(&e.record.event.source),
-            })
+            .map(|e| EntryMeta::new(e.record.event.timestamp_ms, &e.record.event.source))
             .collect();
 
         let fingerprint = self.fingerprint().map(str::to_owned);
@@ -547,19 +550,27 @@ impl ColdContext {
         if limit == 0 {
             return Ok(0);
         }
+        let missing =
+            self.store
+                .cold_side_missing_after(&fp, self.companion_backfilled_to, limit)?;
         let mut entries = Vec::new();
-        for id in self.store.cold_side_missing(&fp)?.into_iter().take(limit) {
+        for &id in &missing {
             // Removed since the list was read: nothing to fill.
             let Some(entry) = self.store.cold_get(id)? else {
                 continue;
             };
-            let meta = EntryMeta {
-                timestamp_ms: entry.event.timestamp_ms,
-                speaker: Speaker::of_source(&entry.event.source),
-            };
+            let meta = EntryMeta::new(entry.event.timestamp_ms, &entry.event.source);
             entries.push((id, entry.text, meta));
         }
-        self.write_companion(entries)
+        let wanted = entries.len();
+        let done = self.write_companion(entries)?;
+        // A model failure stores nothing: those entries stay ahead of the cursor.
+        if done == wanted
+            && let Some(&last) = missing.last()
+        {
+            self.companion_backfilled_to = last;
+        }
+        Ok(done)
     }
 
     /// Embeds `entries` (cold id, non-empty text, meta) with the companion, stores the vectors
@@ -967,10 +978,7 @@ impl ColdContext {
             .cold_fts_before(&tokens, depth, priors.before_ms())?
             .into_iter()
             .map(|hit| {
-                let meta = EntryMeta {
-                    timestamp_ms: hit.timestamp_ms,
-                    speaker: Speaker::of_source(&hit.source),
-                };
+                let meta = EntryMeta::new(hit.timestamp_ms, &hit.source);
                 (hit.id, hit.score, meta)
             })
             .collect())

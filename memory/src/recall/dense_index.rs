@@ -7,6 +7,7 @@ use std::collections::HashMap;
 
 use crate::recall::priors::Speaker;
 use crate::simd::{Matrix, SimdError, TopK};
+use crate::store::VectorColumn;
 use crate::{StoreError, StoreReader};
 
 /// What recall weighs about an entry besides its vector, kept beside it so a scan needs no
@@ -17,17 +18,18 @@ pub(crate) struct EntryMeta {
     pub speaker: Speaker,
 }
 
+impl EntryMeta {
+    /// The meta of an entry said at `timestamp_ms` by `source`.
+    pub(crate) fn new(timestamp_ms: i64, source: &str) -> Self {
+        Self {
+            timestamp_ms,
+            speaker: Speaker::of_source(source),
+        }
+    }
+}
+
 /// A dense hit: cold id, cosine to the query, the entry's meta.
 pub(crate) type DenseHit = (i64, f32, EntryMeta);
-
-/// Where a dense space keeps its vectors in the store.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum VectorColumn {
-    /// `cold.dense`: the main model, the one prune and injection also use.
-    Main,
-    /// The side table: a model that only ranks recall.
-    Side,
-}
 
 #[derive(Debug)]
 pub(crate) struct DenseIndex {
@@ -60,16 +62,9 @@ impl DenseIndex {
     ) -> Result<(Self, usize), StoreError> {
         let mut index = Self::new(fingerprint, dim);
         let mut skipped = 0;
-        let rows = match column {
-            VectorColumn::Main => store.cold_vectors(fingerprint),
-            VectorColumn::Side => store.cold_side_vectors(fingerprint),
-        };
-        for row in rows {
+        for row in store.vectors_in(column, fingerprint) {
             let row = row?;
-            let meta = EntryMeta {
-                timestamp_ms: row.timestamp_ms,
-                speaker: Speaker::of_source(&row.source),
-            };
+            let meta = EntryMeta::new(row.timestamp_ms, &row.source);
             if index.insert(row.id, &row.values, meta).is_err() {
                 skipped += 1;
             }

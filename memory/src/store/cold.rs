@@ -430,20 +430,37 @@ impl StoreReader {
         ColdVectors::new(self, VectorColumn::Side, fingerprint)
     }
 
+    /// The scan of `column` under `fingerprint`.
+    pub(crate) fn vectors_in(&self, column: VectorColumn, fingerprint: &str) -> ColdVectors<'_> {
+        ColdVectors::new(self, column, fingerprint)
+    }
+
     /// Ids of entries with no side vector of `fingerprint`, in id order: the ones to embed
     /// after that space was added. Entries with no text have nothing to embed and are not
     /// listed.
     pub fn cold_side_missing(&self, fingerprint: &str) -> Result<Vec<i64>, StoreError> {
+        self.cold_side_missing_after(fingerprint, i64::MIN, usize::MAX)
+    }
+
+    /// The first `limit` of [`cold_side_missing`](Self::cold_side_missing) with an id above
+    /// `after`: a back-fill step reads only the rows it is about to fill, not every entry.
+    pub fn cold_side_missing_after(
+        &self,
+        fingerprint: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<i64>, StoreError> {
         const OP: &str = "cold_side_missing";
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut stmt = self
             .conn
             .prepare_cached(
-                "SELECT id FROM cold c WHERE text <> '' AND NOT EXISTS \
+                "SELECT id FROM cold c WHERE id > ?2 AND text <> '' AND NOT EXISTS \
                  (SELECT 1 FROM cold_side_vectors s WHERE s.cold_id = c.id AND s.fp = ?1) \
-                 ORDER BY id",
+                 ORDER BY id LIMIT ?3",
             )
             .ctx(OP, &self.path)?;
-        stmt.query_map([fingerprint], |r| r.get(0))
+        stmt.query_map(params![fingerprint, after, limit], |r| r.get(0))
             .ctx(OP, &self.path)?
             .collect::<Result<Vec<_>, _>>()
             .ctx(OP, &self.path)
@@ -491,12 +508,12 @@ impl StoreReader {
     }
 }
 
-/// Where a [`ColdVectors`] scan reads its vectors from.
+/// Where a dense space keeps its vectors, and so where a [`ColdVectors`] scan reads them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum VectorColumn {
-    /// `cold.dense`, the main space.
+pub(crate) enum VectorColumn {
+    /// `cold.dense`: the main model, the one prune and injection also use.
     Main,
-    /// `cold_side_vectors`, a side space.
+    /// `cold_side_vectors`: a model that only ranks recall.
     Side,
 }
 

@@ -24,6 +24,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OpenFlags};
 
+pub(crate) use cold::VectorColumn;
 pub use cold::{
     COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdEntry, ColdMove, ColdRecord, ColdVector, ColdVectors,
     KeywordHit,

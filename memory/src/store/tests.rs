@@ -950,6 +950,12 @@ fn store_side_missing_lists_entries_without_a_vector_of_that_space() {
                 .expect("missing")
                 .contains(&empty)
         );
+        // A back-fill step asks past its cursor, for a few at a time.
+        let next = |after, limit| store.cold_side_missing_after("fp-y", after, limit);
+        assert_eq!(next(i64::MIN, 1).expect("missing"), [a]);
+        assert_eq!(next(a, 5).expect("missing"), [b]);
+        assert!(next(b, 5).expect("missing").is_empty());
+        assert!(next(i64::MIN, 0).expect("missing").is_empty());
     });
 }
 
