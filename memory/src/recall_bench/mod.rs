@@ -148,9 +148,10 @@ pub fn run_set(
             }
         };
         let mut store = Store::open(&store_path)?;
-        let reuse = store_dir.is_some() && store.cold_count()? == corpus.len() as u64;
+        let reuse = store_dir.is_some() && holds_corpus(&store, corpus.len(), models)?;
         if store_dir.is_some() && !reuse {
-            // A kept store from another corpus or an interrupted ingest: start it afresh.
+            // A kept store from another corpus, another model or an interrupted ingest: start
+            // it afresh.
             drop(store);
             for suffix in ["", "-wal", "-shm"] {
                 let mut file = store_path.clone().into_os_string();
@@ -280,6 +281,30 @@ pub fn run_set(
             bm25_latency,
         })
         .collect())
+}
+
+/// Whether a kept store holds `items` entries, each with a vector of every model in `models`
+/// (a store ingested with other models would rank with vectors the run does not have).
+fn holds_corpus(
+    store: &Store,
+    items: usize,
+    models: &MemoryModels,
+) -> Result<bool, RecallBenchError> {
+    if store.cold_count()? != items as u64 {
+        return Ok(false);
+    }
+    if let Some(dense) = &models.dense
+        && !store
+            .cold_stale_vectors(&dense.fingerprint().to_string())?
+            .is_empty()
+    {
+        return Ok(false);
+    }
+    if let Some(companion) = &models.companion {
+        let fp = companion.fingerprint().to_string();
+        return Ok(store.cold_side_missing_after(&fp, i64::MIN, 1)?.is_empty());
+    }
+    Ok(true)
 }
 
 /// Items as window events: an assistant turn is the agent's reply, any other speaker's turn is

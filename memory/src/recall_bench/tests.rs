@@ -140,6 +140,39 @@ fn a_kept_store_is_reused_and_ranks_the_same() {
 }
 
 #[test]
+fn a_kept_store_without_the_run_s_vectors_is_ingested_afresh() {
+    let dir = std::env::temp_dir().join(format!("hearth-recall-other-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let reused = watchdog(180, {
+        let dir = dir.clone();
+        move || {
+            let both = installed_models();
+            let configs = [RecallConfig::default()];
+            let run_with = |models: &MemoryModels| {
+                run_configs(&fixture(), &[1], models, &configs, Some(&dir), |_| {})
+                    .expect("bench runs")
+                    .remove(0)
+                    .reused_items
+            };
+            let main_only = MemoryModels {
+                dense: both.dense.clone(),
+                companion: None,
+            };
+            [
+                run_with(&main_only),
+                run_with(both),
+                run_with(both),
+                run_with(&MemoryModels::default()),
+            ]
+        }
+    });
+    // Kept without companion vectors: re-ingested; then reused, also by a run needing fewer.
+    assert_eq!(reused, [0, 0, 24, 24]);
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
 fn loader_rejects_files_that_do_not_fit_the_format() {
     let ok = r#"{"format":"hearth-recall/1","corpora":{"c":[{"id":"a","session":"s","time":null,"speaker":"user","text":"x"}]},
                 "questions":[{"id":"q","corpus":"c","text":"x","evidence":["a"],"category":"k"}]}"#;
