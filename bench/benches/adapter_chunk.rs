@@ -2,8 +2,8 @@
 //! unified chunk) against a native Rust parse of the same chunk, measured in the same run.
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use hearth_runtime::adapter::{Adapter, bundled};
-use hearth_runtime::provider::{parse_openai_chunk, parse_unified_chunk};
+use hearth_llm::adapter::{Adapter, bundled};
+use hearth_llm::provider::{parse_openai_chunk, parse_unified_chunk};
 use std::hint::black_box;
 
 const TEXT_CHUNK: &str = r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" hello"},"finish_reason":null}]}"#;

@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use criterion::Criterion;
 use crossbeam_channel as channel;
 use hearth_bench::{Samples, pin_to_core, report};
-use hearth_runtime::engine::{EdgeRx, EdgeTx, Engine, Node, NodeCx, Poll, edge};
+use hearth_engine::{EdgeRx, EdgeTx, Engine, Node, NodeCx, Poll, edge};
 
 const CAPACITY: usize = 1;
 /// How long an idle worker keeps spinning: far longer than a round trip, so the consumer is awake.

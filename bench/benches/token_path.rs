@@ -4,12 +4,12 @@
 //! the same run. Each chunk carries its send time; latency = receipt − send.
 
 use hearth_bench::{Samples, report};
-use hearth_runtime::adapter::{Adapter, bundled};
-use hearth_runtime::config::SourceConfig;
-use hearth_runtime::graph::{self, GraphConfig, Registries};
-use hearth_runtime::http::HttpClient;
-use hearth_runtime::ingress::KernelHandle;
-use hearth_runtime::provider::LuaSource;
+use hearth_kernel::graph::{self, GraphConfig, Registries};
+use hearth_kernel::ingress::KernelHandle;
+use hearth_llm::adapter::{Adapter, bundled};
+use hearth_llm::http::HttpClient;
+use hearth_llm::provider::LuaSource;
+use hearth_llm::provider::SourceConfig;
 use hearth_runtime::socket::{Answer, Client, Control, Request, SocketServer};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};

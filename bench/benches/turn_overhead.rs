@@ -5,8 +5,8 @@
 //! these threads pays. Budget (DESIGN §5): p50 ≤ 200 µs per turn.
 
 use hearth_bench::{Samples, report, us};
-use hearth_runtime::graph::{self, GraphConfig, Registries};
-use hearth_runtime::provider::ScriptedProvider;
+use hearth_kernel::graph::{self, GraphConfig, Registries};
+use hearth_llm::provider::ScriptedProvider;
 use hearth_stages::{HandlerSpec, Stage, StageContext};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -26,7 +26,7 @@ fn kernel_turns(with_handlers: bool) -> Samples {
         }
     }
     let provider = Arc::new(ScriptedProvider::new([]));
-    let turn = hearth_runtime::turn::TurnConfig {
+    let turn = hearth_kernel::turn::TurnConfig {
         duplicate_window: Duration::ZERO,
         ..Default::default()
     };

@@ -2,52 +2,9 @@
 //! file (`HEARTH_DATA_DIR`, `HEARTH_SOCKET`, `HEARTH_API_KEY`, `HEARTH_WORKERS`, `HEARTH_LOG`),
 //! so a systemd unit or a test can steer the daemon without writing a file.
 
+use hearth_llm::provider::SourceConfig;
 use serde::{Deserialize, Serialize};
 use std::path::{Path, PathBuf};
-
-/// One LLM source (SPEC §8.3 `core.llm.sources.<name>.*`).
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct SourceConfig {
-    pub name: String,
-    pub base_url: String,
-    pub model: String,
-    #[serde(skip_serializing_if = "String::is_empty")]
-    pub api_key: String,
-    /// Adapter script name (`openai`, `anthropic`, `gemini`, `ollama`, or a user's own).
-    pub adapter: String,
-    pub priority: i32,
-    /// The model's window in tokens; 0 = unknown.
-    pub context_window: usize,
-    /// Sampling temperature; `None` = 0.7.
-    pub temperature: Option<f64>,
-    /// Completion token limit; 0 = 4096.
-    pub max_tokens: u32,
-}
-
-impl SourceConfig {
-    /// SPEC §7.2 `IsValidSourceConfig`, with the reason when it is not.
-    pub fn validate(&self) -> Result<(), String> {
-        let blank = |v: &str| v.trim().is_empty() || matches!(v, "nil" | "null" | "<nil>");
-        for (field, value) in [
-            ("name", &self.name),
-            ("base_url", &self.base_url),
-            ("model", &self.model),
-            ("adapter", &self.adapter),
-        ] {
-            if blank(value) {
-                return Err(format!("source {:?}: `{field}` is required", self.name));
-            }
-        }
-        if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
-            return Err(format!(
-                "source {:?}: base_url must start with http:// or https://",
-                self.name
-            ));
-        }
-        Ok(())
-    }
-}
 
 /// Agent settings (SPEC §8.3 `core.agent.*`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -62,7 +19,7 @@ pub struct AgentConfig {
 
 impl Default for AgentConfig {
     fn default() -> Self {
-        let turn = crate::turn::TurnConfig::default();
+        let turn = hearth_kernel::turn::TurnConfig::default();
         Self {
             system_prompt: turn.system_prompt,
             max_tool_turns: turn.max_tool_turns,

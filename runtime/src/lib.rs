@@ -1,42 +1,25 @@
-//! The Hearth kernel process: the thread-per-core engine, the input scheduler, the turn engine,
-//! the provider and tool services, and the one function that wires them into a graph.
+//! Hearth's daemon and CLI: `hearth.toml` and its environment overrides ([`config`]), the LLM
+//! sources the daemon keeps and the embedded default model it can start ([`embedded`]), the
+//! assembly of a running daemon ([`daemon`]), the Unix-socket protocol between `hearth` and
+//! `hearthd` ([`socket`]), and signal handling ([`signals`]).
 //!
-//! `hearth-stages` supplies the vocabulary of a turn, `hearth-memory` what the model is shown of
-//! the past, `hearth-ipc` the event ring; this crate owns the threads and the order of things.
+//! The kernel itself lives in `hearth-kernel` (graph, turn engine, services), the engine in
+//! `hearth-engine`, scheduling in `hearth-scheduler`, providers in `hearth-llm`; this crate only
+//! reads configuration, wires those together and runs them as processes.
 //!
 //! ```no_run
-//! use hearth_runtime::graph::{self, GraphConfig, Registries};
-//! use hearth_runtime::provider::{ScriptStep, ScriptedProvider};
-//! use std::{sync::Arc, time::Duration};
+//! use hearth_runtime::config::Config;
+//! use hearth_runtime::daemon::Daemon;
 //!
-//! let provider = Arc::new(ScriptedProvider::new([ScriptStep::text("Hello from Hearth")]));
-//! let kernel = graph::build(GraphConfig::default(), provider, Registries::default())?;
-//! let reply = kernel.handle().send_text("cli", "hi").recv_timeout(Duration::from_secs(5))?;
-//! assert_eq!(reply.content, "Hello from Hearth");
-//! kernel.shutdown();
+//! let config = Config::load(None)?;
+//! let daemon = Daemon::start(config)?;
+//! daemon.shutdown();
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 #![forbid(unsafe_code)]
 
-pub mod adapter;
-pub mod completion;
 pub mod config;
 pub mod daemon;
-pub mod durable;
 pub mod embedded;
-pub mod engine;
-pub mod events;
-pub mod graph;
-pub mod http;
-pub mod ingress;
-pub mod input;
-pub mod kernel_node;
-pub mod memory_service;
-pub mod memory_tools;
-pub mod provider;
-pub mod provider_service;
-pub mod scheduler;
 pub mod signals;
 pub mod socket;
-pub mod tool_pool;
-pub mod turn;

@@ -1,7 +1,8 @@
 //! hearth — the command line client of hearthd, over its Unix socket.
 
 use clap::{Args, Parser, Subcommand};
-use hearth_runtime::config::{Config, SourceConfig};
+use hearth_llm::provider::SourceConfig;
+use hearth_runtime::config::Config;
 use hearth_runtime::socket::{Answer, Client, ClientError, Request};
 use std::io::{BufRead, Write};
 use std::path::PathBuf;

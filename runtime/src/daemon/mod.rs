@@ -7,14 +7,15 @@ mod sources;
 
 pub use sources::{EMBEDDED_SOURCE, OLLAMA_LOOPBACK, Sources};
 
-use crate::config::{Config, SourceConfig};
-use crate::durable::Durable;
-use crate::events::EventBus;
-use crate::graph::{self, GraphConfig, Kernel, Registries};
-use crate::ingress::KernelHandle;
-use crate::memory_service::MemoryConfig;
+use crate::config::Config;
 use crate::socket::{Control, SocketServer};
-use crate::turn::TurnConfig;
+use hearth_kernel::durable::Durable;
+use hearth_kernel::events::EventBus;
+use hearth_kernel::graph::{self, GraphConfig, Kernel, Registries};
+use hearth_kernel::ingress::KernelHandle;
+use hearth_kernel::memory_service::MemoryConfig;
+use hearth_kernel::turn::TurnConfig;
+use hearth_llm::provider::SourceConfig;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -32,7 +33,7 @@ pub enum DaemonError {
     #[error("memory store: {0}")]
     Store(String),
     #[error("starting the kernel: {0}")]
-    Kernel(#[from] crate::engine::EngineError),
+    Kernel(#[from] hearth_engine::EngineError),
     #[error("socket {path}: {source}")]
     Socket {
         path: String,

@@ -2,13 +2,14 @@
 //! `<data_dir>/sources.json`), and the automatic default when there are none — an
 //! OpenAI-compatible server already on loopback (Ollama), else the embedded llama.cpp server.
 
-use crate::adapter::{Adapter, bundled};
-use crate::config::{Config, SourceConfig};
+use crate::config::Config;
 use crate::embedded::{EmbeddedAssets, EmbeddedOptions, EmbeddedServer};
-use crate::http::{HttpClient, RequestOptions};
-use crate::provider::{
-    CancelToken, ChatProvider, ChatRequest, LuaSource, Message, ProviderManager, SourceInfo,
-    Unconfigured,
+use hearth_engine::CancelToken;
+use hearth_llm::adapter::{Adapter, bundled};
+use hearth_llm::http::{HttpClient, RequestOptions};
+use hearth_llm::provider::SourceConfig;
+use hearth_llm::provider::{
+    ChatProvider, ChatRequest, LuaSource, Message, ProviderManager, SourceInfo, Unconfigured,
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -142,7 +143,7 @@ impl Sources {
     fn register(
         &self,
         source: SourceConfig,
-        base_url: Option<crate::provider::BaseUrl>,
+        base_url: Option<hearth_llm::provider::BaseUrl>,
     ) -> Result<(), String> {
         source.validate()?;
         let adapter = self.load_adapter(&source.adapter)?;

@@ -5,7 +5,7 @@
 //! `skipped` or `error`). For compatibility with the original's CLI, a plain text line is
 //! accepted too: `/auth <key>`, `/stop`, `/status`, `/help`, anything else is `send`.
 
-use crate::config::SourceConfig;
+use hearth_llm::provider::SourceConfig;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 

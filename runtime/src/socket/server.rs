@@ -3,10 +3,10 @@
 //! the same deltas every other reader sees — filtered by the request's id.
 
 use super::protocol::{Answer, HELP, Request};
-use crate::config::SourceConfig;
-use crate::ingress::KernelHandle;
-use crate::input::{InputEvent, Reply, Trust};
 use hearth_ipc::{EventKind, KindMask, ReadResult, Reader};
+use hearth_kernel::ingress::KernelHandle;
+use hearth_kernel::input::{InputEvent, Reply, Trust};
+use hearth_llm::provider::SourceConfig;
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;

@@ -2,17 +2,17 @@
 //! Assertions are on structure — streaming, replies, stop — never on what a 135M model says.
 
 use crate::harness::{Daemon, read_rest, stderr, within};
+use hearth_engine::CancelToken;
 use hearth_ipc::{EventKind, KindMask, ReadResult};
-use hearth_runtime::adapter::{Adapter, bundled};
-use hearth_runtime::config::SourceConfig;
-use hearth_runtime::embedded::{EmbeddedAssets, EmbeddedOptions, EmbeddedServer};
-use hearth_runtime::graph::{self, GraphConfig, Registries};
-use hearth_runtime::http::HttpClient;
-use hearth_runtime::provider::{
-    CancelToken, ChatProvider, ChatRequest, LuaSource, Message, ProviderError, Role, StreamChunk,
-    ToolCallOut,
+use hearth_kernel::graph::{self, GraphConfig, Registries};
+use hearth_kernel::turn::TurnConfig;
+use hearth_llm::adapter::{Adapter, bundled};
+use hearth_llm::http::HttpClient;
+use hearth_llm::provider::SourceConfig;
+use hearth_llm::provider::{
+    ChatProvider, ChatRequest, LuaSource, Message, ProviderError, Role, StreamChunk, ToolCallOut,
 };
-use hearth_runtime::turn::TurnConfig;
+use hearth_runtime::embedded::{EmbeddedAssets, EmbeddedOptions, EmbeddedServer};
 use hearth_stages::ToolDef;
 use parking_lot::Mutex;
 use serde_json::{Value, json};

@@ -2,9 +2,9 @@
 //! stdin: `input:<text>`, `interrupt:<level>:<text>`, `sync`; stdout: `ready`, `submitted N`,
 //! then one JSON line per reply once SIGTERM/SIGINT arrives, then `bye`.
 
-use hearth_runtime::graph::{self, GraphConfig, Registries};
-use hearth_runtime::input::InputEvent;
-use hearth_runtime::provider::{ScriptStep, ScriptedProvider};
+use hearth_kernel::graph::{self, GraphConfig, Registries};
+use hearth_kernel::input::InputEvent;
+use hearth_llm::provider::{ScriptStep, ScriptedProvider};
 use hearth_runtime::signals::ShutdownSignals;
 use serde_json::json;
 use std::io::BufRead;

@@ -2,10 +2,10 @@
 //! failures and panics, run through the real graph (SPEC §2.10).
 
 use crate::support::{Harness, REPLY_WAIT, within};
-use hearth_runtime::graph::Registries;
-use hearth_runtime::input::{InputEvent, Reply, Trust, skip};
-use hearth_runtime::provider::{ProviderError, ScriptStep};
-use hearth_runtime::turn::TurnConfig;
+use hearth_kernel::graph::Registries;
+use hearth_kernel::input::{InputEvent, Reply, Trust, skip};
+use hearth_kernel::turn::TurnConfig;
+use hearth_llm::provider::{ProviderError, ScriptStep};
 use hearth_stages::ToolDef;
 use proptest::prelude::*;
 use serde_json::{Value, json};

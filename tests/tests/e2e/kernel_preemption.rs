@@ -2,10 +2,10 @@
 
 use crate::support::{Harness, REPLY_WAIT, within};
 use hearth_ipc::EventKind;
-use hearth_runtime::graph::Registries;
-use hearth_runtime::input::InputEvent;
-use hearth_runtime::provider::{Role, ScriptStep};
-use hearth_runtime::turn::{TurnConfig, texts};
+use hearth_kernel::graph::Registries;
+use hearth_kernel::input::InputEvent;
+use hearth_kernel::turn::{TurnConfig, texts};
+use hearth_llm::provider::{Role, ScriptStep};
 use hearth_stages::ToolDef;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -175,7 +175,7 @@ fn external_plugins_cannot_claim_l4() {
         let h = Harness::new(vec![ScriptStep::text("ok")]);
         let handle = h.kernel.handle();
         let reply = handle.interrupt(
-            interrupt("plugin says hi", "L4").with_trust(hearth_runtime::input::Trust::External),
+            interrupt("plugin says hi", "L4").with_trust(hearth_kernel::input::Trust::External),
         );
         reply.recv_timeout(REPLY_WAIT).expect("answered");
         let snap = handle.snapshot(REPLY_WAIT).expect("snapshot");

@@ -1,9 +1,9 @@
 //! Skipped replies: `empty_input`, `duplicate` (SPEC §3.2) and failures as replies.
 
 use crate::support::{Harness, REPLY_WAIT, within};
-use hearth_runtime::input::skip;
-use hearth_runtime::provider::{ProviderError, ScriptStep};
-use hearth_runtime::turn::texts;
+use hearth_kernel::input::skip;
+use hearth_kernel::turn::texts;
+use hearth_llm::provider::{ProviderError, ScriptStep};
 use std::time::Duration;
 
 #[test]

@@ -3,8 +3,8 @@
 
 use crate::support::{Harness, REPLY_WAIT, within};
 use hearth_ipc::EventKind;
-use hearth_runtime::provider::{ScriptStep, StreamChunk};
-use hearth_runtime::turn::texts;
+use hearth_kernel::turn::texts;
+use hearth_llm::provider::{ScriptStep, StreamChunk};
 use std::time::{Duration, Instant};
 
 #[test]
@@ -86,7 +86,7 @@ fn stop_while_idle_does_not_leak_into_the_next_task() {
 #[test]
 fn stop_while_a_tool_runs_ends_the_task_at_once() {
     within(Duration::from_secs(30), || {
-        let registries = hearth_runtime::graph::Registries::default();
+        let registries = hearth_kernel::graph::Registries::default();
         let (started_tx, started) = crossbeam_channel::bounded(1);
         registries
             .tools
@@ -108,7 +108,7 @@ fn stop_while_a_tool_runs_ends_the_task_at_once() {
                 ScriptStep::tool_calls(&[("slow_job", serde_json::json!({}))]),
                 ScriptStep::text("never asked"),
             ],
-            hearth_runtime::turn::TurnConfig::default(),
+            hearth_kernel::turn::TurnConfig::default(),
             registries,
         );
         let handle = h.kernel.handle();

@@ -2,9 +2,9 @@
 
 use crate::support::{Harness, REPLY_WAIT, within};
 use hearth_ipc::EventKind;
-use hearth_runtime::graph::Registries;
-use hearth_runtime::provider::{Role, ScriptStep};
-use hearth_runtime::turn::{TurnConfig, texts};
+use hearth_kernel::graph::Registries;
+use hearth_kernel::turn::{TurnConfig, texts};
+use hearth_llm::provider::{Role, ScriptStep};
 use hearth_stages::{HandlerSpec, Stage, StageContext, ToolDef};
 use serde_json::{Value, json};
 use std::sync::Arc;
@@ -333,10 +333,7 @@ fn max_tool_turns_prefers_the_last_llm_text() {
             .expect("registers");
         let mut step = ScriptStep::tool_calls(&[("loop_again", json!({}))]);
         if let ScriptStep::Stream { chunks, .. } = &mut step {
-            chunks.insert(
-                0,
-                hearth_runtime::provider::StreamChunk::text("still working"),
-            );
+            chunks.insert(0, hearth_llm::provider::StreamChunk::text("still working"));
         }
         let turn = TurnConfig {
             max_tool_turns: 1,

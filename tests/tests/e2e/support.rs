@@ -1,10 +1,10 @@
 //! Test harness: a kernel over a scripted provider, a watchdog, and an event-ring recorder.
 
 use hearth_ipc::{EventKind, KindMask, ReadResult, Reader};
-use hearth_runtime::graph::{self, GraphConfig, Kernel, Registries};
-use hearth_runtime::input::Reply;
-use hearth_runtime::provider::{ScriptStep, ScriptedProvider};
-use hearth_runtime::turn::TurnConfig;
+use hearth_kernel::graph::{self, GraphConfig, Kernel, Registries};
+use hearth_kernel::input::Reply;
+use hearth_kernel::turn::TurnConfig;
+use hearth_llm::provider::{ScriptStep, ScriptedProvider};
 use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};

@@ -1,0 +1,298 @@
+//! The front door: callers (the CLI socket, web, timers, plugins) submit through a
+//! [`KernelHandle`]; the ingress node stamps and forwards in arrival order to the kernel's edges.
+//! A full edge is answered at once with a `queue_full` skipped reply — backpressure, never a
+//! caller left waiting and never a silent drop.
+
+use crate::durable::Durable;
+use crate::input::{InputEvent, Reply, Trust, skip};
+use crate::kernel_node::Control;
+use crossbeam_channel::Receiver;
+use hearth_engine::{EdgeRx, EdgeTx, Node, NodeCx, Poll, TrySendError};
+use hearth_ipc::{KindMask, Reader, Subscriber};
+use hearth_scheduler::SchedulerSnapshot;
+use serde_json::{Map, Value};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+/// Closes the front door before the graph stops, so nothing is forwarded to a kernel that has
+/// already answered its last task: every late submission is answered `shutdown` here instead.
+#[derive(Debug, Default)]
+pub struct IngressGate {
+    closing: AtomicBool,
+    closed: AtomicBool,
+}
+
+impl IngressGate {
+    pub fn close(&self) {
+        // SYNC: pairs with the Acquire load in `is_closing` (handle and ingress node).
+        self.closing.store(true, Ordering::Release);
+    }
+
+    fn is_closing(&self) -> bool {
+        self.closing.load(Ordering::Acquire)
+    }
+
+    /// True once the ingress has run a whole poll after `close`: it forwards nothing more.
+    pub fn is_closed(&self) -> bool {
+        // SYNC: pairs with the Release store in `IngressNode::poll`.
+        self.closed.load(Ordering::Acquire)
+    }
+}
+
+/// What a caller hands in.
+#[derive(Debug)]
+pub enum Submission {
+    /// An ordinary (queued-class) input.
+    Input(InputEvent),
+    /// An interrupt; its level comes from `payload.priority`.
+    Interrupt(InputEvent),
+    /// A kernel self-input (consolidation, notices).
+    SelfInput(InputEvent),
+    Control(Control),
+}
+
+/// Cloneable handle through which everything reaches the kernel.
+#[derive(Clone, Debug)]
+pub struct KernelHandle {
+    submit: EdgeTx<Submission>,
+    ring: Subscriber,
+    gate: Arc<IngressGate>,
+    durable: Option<Durable>,
+}
+
+impl KernelHandle {
+    pub(crate) fn new(
+        submit: EdgeTx<Submission>,
+        ring: Subscriber,
+        gate: Arc<IngressGate>,
+        durable: Option<Durable>,
+    ) -> Self {
+        Self {
+            submit,
+            ring,
+            gate,
+            durable,
+        }
+    }
+
+    /// Journals `input` (when the kernel is durable) and submits it. `Ok` means the input is
+    /// durable and on its way: the caller may acknowledge it. The reply arrives on the channel
+    /// the caller attached.
+    pub fn submit_durably(&self, mut input: InputEvent, interrupt: bool) -> Result<(), String> {
+        if let Some(durable) = &self.durable {
+            let kind = if interrupt { "interrupt" } else { "input" };
+            if let Err(e) = durable.accept(&input, kind) {
+                let message =
+                    format!("the input could not be recorded, so it was not accepted: {e}");
+                input.send_reply(Reply {
+                    content: message.clone(),
+                    error: true,
+                    ..Reply::default()
+                });
+                return Err(message);
+            }
+        }
+        if interrupt {
+            self.interrupt_with(input);
+        } else {
+            self.submit_with(input);
+        }
+        Ok(())
+    }
+
+    fn send(&self, submission: Submission) {
+        if self.gate.is_closing() {
+            refuse(submission, skip::SHUTDOWN);
+            return;
+        }
+        if let Err(e) = self.submit.try_send(submission) {
+            let reason = if e.is_full() {
+                skip::QUEUE_FULL
+            } else {
+                skip::SHUTDOWN
+            };
+            refuse(e.into_inner(), reason);
+        }
+    }
+
+    /// Submits an input and returns where its one reply will arrive.
+    pub fn submit(&self, mut input: InputEvent) -> Receiver<Reply> {
+        let rx = input.reply_channel();
+        self.send(Submission::Input(input));
+        rx
+    }
+
+    /// Submits an input whose reply channel the caller attached already.
+    pub fn submit_with(&self, input: InputEvent) {
+        self.send(Submission::Input(input));
+    }
+
+    /// Submits an interrupt whose reply channel the caller attached already.
+    pub fn interrupt_with(&self, input: InputEvent) {
+        self.send(Submission::Interrupt(input));
+    }
+
+    /// Convenience: a text input from a built-in channel.
+    pub fn send_text(&self, source: &str, text: &str) -> Receiver<Reply> {
+        self.submit(InputEvent::text(source, text))
+    }
+
+    /// Submits an interrupt (level from `payload.priority`, L1 when undeclared).
+    pub fn interrupt(&self, mut input: InputEvent) -> Receiver<Reply> {
+        let rx = input.reply_channel();
+        self.send(Submission::Interrupt(input));
+        rx
+    }
+
+    /// Submits a self-input; it has no caller waiting for a reply.
+    pub fn self_input(&self, input: InputEvent) {
+        self.send(Submission::SelfInput(input));
+    }
+
+    /// The stop button (SPEC §2.8): cancels the in-flight generation and the inputs queued now.
+    pub fn stop(&self, source: &str) -> Receiver<Reply> {
+        let mut payload = Map::new();
+        payload.insert("content".into(), Value::String(String::new()));
+        payload.insert("stop".into(), Value::Bool(true));
+        payload.insert("interrupt".into(), Value::Bool(true));
+        payload.insert("priority".into(), Value::String("L4".into()));
+        self.interrupt(InputEvent::new(source, payload).with_trust(Trust::Builtin))
+    }
+
+    /// The scheduler's state, or None if the kernel did not answer in time.
+    pub fn snapshot(&self, timeout: Duration) -> Option<SchedulerSnapshot> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.send(Submission::Control(Control::Snapshot(tx)));
+        rx.recv_timeout(timeout).ok()
+    }
+
+    /// A reader of the event ring (`KindMask` selects event kinds).
+    pub fn subscribe(&self, mask: KindMask) -> Reader {
+        self.ring.reader(mask)
+    }
+}
+
+/// Answers a submission that will not reach the kernel.
+fn refuse(submission: Submission, reason: &str) {
+    match submission {
+        Submission::Input(mut i) | Submission::Interrupt(mut i) | Submission::SelfInput(mut i) => {
+            i.skip(reason);
+        }
+        Submission::Control(_) => {}
+    }
+}
+
+/// The ingress node's downstream edges.
+#[derive(Debug)]
+pub struct IngressOut {
+    pub inputs: EdgeTx<InputEvent>,
+    pub self_inputs: EdgeTx<InputEvent>,
+    pub interrupts: EdgeTx<InputEvent>,
+    pub control: EdgeTx<Control>,
+}
+
+#[derive(Debug)]
+pub struct IngressNode {
+    rx: EdgeRx<Submission>,
+    out: IngressOut,
+    /// A submission the kernel had no room for yet (interrupts and control wait rather than fail).
+    held: Option<Submission>,
+    gate: Arc<IngressGate>,
+}
+
+impl IngressNode {
+    pub fn new(rx: EdgeRx<Submission>, out: IngressOut, gate: Arc<IngressGate>) -> Self {
+        Self {
+            rx,
+            out,
+            held: None,
+            gate,
+        }
+    }
+
+    /// Forwards one submission. Returns it when it must wait for room.
+    fn forward(&self, submission: Submission) -> Option<Submission> {
+        fn refuse(e: TrySendError<InputEvent>) {
+            let reason = if e.is_full() {
+                skip::QUEUE_FULL
+            } else {
+                skip::SHUTDOWN
+            };
+            let mut input = e.into_inner();
+            input.skip(reason);
+        }
+        match submission {
+            Submission::Input(i) => self.out.inputs.try_send(i).err().map(refuse).and(None),
+            Submission::SelfInput(i) => {
+                if let Err(e) = self.out.self_inputs.try_send(i) {
+                    // Self-inputs are the kernel's own bookkeeping: dropping one is logged, never blocking.
+                    tracing::warn!(full = e.is_full(), "self-input dropped");
+                }
+                None
+            }
+            // Interrupts and control are few and must not be lost to a momentary full edge.
+            Submission::Interrupt(i) => match self.out.interrupts.try_send(i) {
+                Ok(()) => None,
+                Err(e) if e.is_full() => Some(Submission::Interrupt(e.into_inner())),
+                Err(e) => {
+                    refuse(e);
+                    None
+                }
+            },
+            Submission::Control(c) => match self.out.control.try_send(c) {
+                Ok(()) => None,
+                Err(e) if e.is_full() => Some(Submission::Control(e.into_inner())),
+                Err(_) => None,
+            },
+        }
+    }
+}
+
+impl IngressNode {
+    fn refuse_all(&mut self) {
+        let pending = self
+            .held
+            .take()
+            .into_iter()
+            .chain(std::iter::from_fn(|| self.rx.try_recv().ok()));
+        for submission in pending {
+            refuse(submission, skip::SHUTDOWN);
+        }
+    }
+}
+
+impl Node for IngressNode {
+    fn name(&self) -> &str {
+        "ingress"
+    }
+
+    fn poll(&mut self, _cx: &mut NodeCx<'_>) -> Poll {
+        if self.gate.is_closing() {
+            self.refuse_all();
+            // SYNC: pairs with the Acquire load in `IngressGate::is_closed`.
+            self.gate.closed.store(true, Ordering::Release);
+            return Poll::IDLE;
+        }
+        let mut progress = false;
+        if let Some(held) = self.held.take() {
+            self.held = self.forward(held);
+            if self.held.is_some() {
+                return Poll::IDLE;
+            }
+            progress = true;
+        }
+        while let Ok(submission) = self.rx.try_recv() {
+            progress = true;
+            if let Some(wait) = self.forward(submission) {
+                self.held = Some(wait);
+                break;
+            }
+        }
+        if progress { Poll::Busy } else { Poll::IDLE }
+    }
+
+    fn shutdown(&mut self) {
+        self.refuse_all();
+    }
+}

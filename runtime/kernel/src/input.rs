@@ -1,0 +1,266 @@
+//! What enters the kernel and what leaves it for the caller: inputs with their optional reply
+//! channel, and the single terminal reply every task produces (SPEC §2.10 I5).
+
+use crossbeam_channel::{Receiver, Sender};
+use hearth_engine::now_ms;
+use hearth_llm::provider::Usage;
+use serde::Serialize;
+use serde_json::{Map, Value};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{SystemTime, UNIX_EPOCH};
+
+/// The terminal reply of one task: an answer, an error, or a skip with its reason.
+#[derive(Clone, Debug, Default, PartialEq, Serialize)]
+pub struct Reply {
+    pub request_id: String,
+    pub content: String,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub skipped: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reason: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub error: bool,
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub reasoning_content: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<Usage>,
+}
+
+/// Skip reasons a caller can see.
+pub mod skip {
+    pub const EMPTY_INPUT: &str = "empty_input";
+    pub const DUPLICATE: &str = "duplicate";
+    pub const QUEUE_FULL: &str = "queue_full";
+    pub const SHUTDOWN: &str = "shutdown";
+    /// The input was dropped without an answer; only ever seen if something upstream failed.
+    pub const DROPPED: &str = "dropped";
+}
+
+/// Where an input comes from decides what priority it may claim (SPEC §2.1).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Trust {
+    /// A plugin compiled into the daemon (CLI socket, web UI, timers): keeps its declared level, L4 included.
+    Builtin,
+    /// The kernel itself (panic reports, kernel events).
+    Kernel,
+    /// An external plugin process: clamped to L3.
+    External,
+}
+
+/// The one-shot answer channel of an input. Sending consumes it, so a second reply cannot be
+/// written; dropping it unanswered answers `skipped/dropped`, so no caller can wait forever.
+#[derive(Debug)]
+pub struct ReplyHandle {
+    request_id: String,
+    tx: Option<Sender<Reply>>,
+}
+
+impl ReplyHandle {
+    fn none(request_id: String) -> Self {
+        Self {
+            request_id,
+            tx: None,
+        }
+    }
+
+    /// Whether a caller is waiting on this handle.
+    pub fn is_live(&self) -> bool {
+        self.tx.is_some()
+    }
+
+    pub fn request_id(&self) -> &str {
+        &self.request_id
+    }
+
+    /// Sends the terminal reply (stamped with the request id).
+    pub fn send(mut self, reply: Reply) -> bool {
+        self.deliver(reply)
+    }
+
+    fn deliver(&mut self, mut reply: Reply) -> bool {
+        reply.request_id.clone_from(&self.request_id);
+        match self.tx.take() {
+            // Capacity 1 and a single sender: this cannot block; a dropped receiver is fine.
+            Some(tx) => tx.try_send(reply).is_ok(),
+            None => false,
+        }
+    }
+}
+
+impl Drop for ReplyHandle {
+    fn drop(&mut self) {
+        if self.tx.is_some() {
+            tracing::warn!(request = %self.request_id, "input dropped before its reply; answering skipped/dropped");
+            self.deliver(Reply {
+                skipped: true,
+                reason: Some(skip::DROPPED.into()),
+                ..Reply::default()
+            });
+        }
+    }
+}
+
+/// One input event (SPEC §1 `InputEvent`).
+#[derive(Debug)]
+pub struct InputEvent {
+    pub request_id: String,
+    pub source: String,
+    /// `text`, `image`, `audio`, `event` or `command`.
+    pub kind: String,
+    pub payload: Map<String, Value>,
+    pub output_channel: String,
+    pub trust: Trust,
+    pub received_at_ms: i64,
+    reply: ReplyHandle,
+}
+
+impl InputEvent {
+    pub fn text(source: impl Into<String>, content: impl Into<String>) -> Self {
+        let mut payload = Map::new();
+        payload.insert("content".into(), Value::String(content.into()));
+        Self::new(source, payload)
+    }
+
+    pub fn new(source: impl Into<String>, payload: Map<String, Value>) -> Self {
+        Self::recovered(new_request_id(), source.into(), payload, now_ms())
+    }
+
+    /// An input with a known id and time (rebuilt from its journal record after a restart, or
+    /// new); nobody waits on it until [`InputEvent::reply_channel`] is called.
+    pub fn recovered(
+        request_id: String,
+        source: String,
+        payload: Map<String, Value>,
+        accepted_ms: i64,
+    ) -> Self {
+        Self {
+            reply: ReplyHandle::none(request_id.clone()),
+            request_id,
+            output_channel: source.clone(),
+            source,
+            kind: "text".into(),
+            payload,
+            trust: Trust::Builtin,
+            received_at_ms: accepted_ms,
+        }
+    }
+
+    pub fn with_trust(mut self, trust: Trust) -> Self {
+        self.trust = trust;
+        self
+    }
+
+    pub fn with_output_channel(mut self, channel: impl Into<String>) -> Self {
+        self.output_channel = channel.into();
+        self
+    }
+
+    pub fn with_payload(mut self, key: &str, value: Value) -> Self {
+        self.payload.insert(key.into(), value);
+        self
+    }
+
+    /// Attaches a reply channel and returns its receiving end; the kernel answers exactly once.
+    pub fn reply_channel(&mut self) -> Receiver<Reply> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.reply = ReplyHandle {
+            request_id: self.request_id.clone(),
+            tx: Some(tx),
+        };
+        rx
+    }
+
+    pub fn content(&self) -> &str {
+        self.payload
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+    }
+
+    pub fn flag(&self, key: &str) -> bool {
+        self.payload
+            .get(key)
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    pub fn str_field(&self, key: &str) -> Option<&str> {
+        self.payload.get(key).and_then(Value::as_str)
+    }
+
+    pub fn has_reply(&self) -> bool {
+        self.reply.is_live()
+    }
+
+    /// Takes the reply channel out (to answer from another thread); the input keeps a dead one.
+    pub fn take_reply(&mut self) -> ReplyHandle {
+        std::mem::replace(&mut self.reply, ReplyHandle::none(self.request_id.clone()))
+    }
+
+    /// Sends the terminal reply. Taking the sender makes a second reply impossible by construction.
+    pub fn send_reply(&mut self, reply: Reply) -> bool {
+        self.take_reply().send(reply)
+    }
+
+    pub fn skip(&mut self, reason: &str) -> bool {
+        self.send_reply(Reply {
+            skipped: true,
+            reason: Some(reason.into()),
+            ..Reply::default()
+        })
+    }
+}
+
+/// `req_<unix-nanos>_<counter>`.
+pub fn new_request_id() -> String {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let nanos = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos());
+    format!(
+        "req_{nanos}_{}",
+        COUNTER.fetch_add(1, Ordering::Relaxed) + 1
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reply_is_sent_once_with_request_id() {
+        let mut input = InputEvent::text("cli", "hi");
+        let rx = input.reply_channel();
+        assert!(input.skip(skip::DUPLICATE));
+        assert!(!input.send_reply(Reply::default()));
+        let r = rx.try_recv().expect("one reply");
+        assert_eq!(r.reason.as_deref(), Some("duplicate"));
+        assert_eq!(r.request_id, input.request_id);
+        assert!(rx.try_recv().is_err());
+    }
+
+    #[test]
+    fn dropping_an_unanswered_input_answers_it() {
+        let mut input = InputEvent::text("cli", "hi");
+        let rx = input.reply_channel();
+        drop(input);
+        assert_eq!(
+            rx.try_recv().expect("reply on drop").reason.as_deref(),
+            Some(skip::DROPPED)
+        );
+        let mut answered = InputEvent::text("cli", "hi");
+        let rx = answered.reply_channel();
+        answered.skip(skip::DUPLICATE);
+        drop(answered);
+        assert_eq!(rx.len(), 1);
+    }
+
+    #[test]
+    fn request_ids_are_unique() {
+        let a = new_request_id();
+        let b = new_request_id();
+        assert_ne!(a, b);
+        assert!(a.starts_with("req_"));
+    }
+}

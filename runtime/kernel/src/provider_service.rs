@@ -1,0 +1,136 @@
+//! The provider I/O service: one thread that runs blocking provider calls so the kernel's
+//! worker never waits on the network. Deltas go to the event ring as they arrive; the
+//! accumulated answer goes back to the turn engine as an [`LlmDone`].
+
+use crate::events::EventBus;
+use crossbeam_channel::{Receiver, Sender};
+use hearth_engine::{CancelToken, Sink, panic_message};
+use hearth_ipc::EventKind;
+use hearth_llm::provider::{Accumulator, ChatProvider, ChatRequest, ChatResponse, ProviderError};
+use serde_json::json;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+
+/// One LLM call handed to the service.
+#[derive(Debug)]
+pub struct LlmCall {
+    pub call: u64,
+    pub request: ChatRequest,
+    pub cancel: CancelToken,
+    /// Output channel the deltas are tagged with.
+    pub channel: String,
+    /// The task's request id, so a reader can follow the deltas of its own request.
+    pub request_id: String,
+}
+
+/// The end of one LLM call, as the provider service reports it.
+#[derive(Debug)]
+pub struct LlmDone {
+    /// The call number of the [`LlmCall`].
+    pub call: u64,
+    /// The accumulated answer, or why there is none.
+    pub result: Result<ChatResponse, ProviderError>,
+    /// Text streamed before the call ended; kept when a stop ends the task.
+    pub partial: String,
+}
+
+/// Handle used by the turn engine; dropping every handle stops the thread.
+#[derive(Clone)]
+pub struct ProviderService {
+    tx: Sender<LlmCall>,
+    provider: Arc<dyn ChatProvider>,
+}
+
+impl std::fmt::Debug for ProviderService {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("ProviderService")
+            .field("provider", &self.provider.name())
+            .finish()
+    }
+}
+
+impl ProviderService {
+    pub fn start(
+        provider: Arc<dyn ChatProvider>,
+        events: EventBus,
+        done: Sink<LlmDone>,
+    ) -> (Self, JoinHandle<()>) {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let served = provider.clone();
+        let handle = std::thread::Builder::new()
+            .name("hearth-provider".into())
+            .spawn(move || serve(served, &events, &done, &rx))
+            .expect("spawning the provider thread at startup");
+        (Self { tx, provider }, handle)
+    }
+
+    pub fn call(&self, call: LlmCall) {
+        // The thread only exits when every handle is gone, so this cannot fail while we hold one.
+        let _ = self.tx.send(call);
+    }
+
+    /// Asked at every turn: sources added or removed at run time change the budget.
+    pub fn max_context_tokens(&self) -> usize {
+        self.provider.max_context_tokens()
+    }
+}
+
+fn serve(
+    provider: Arc<dyn ChatProvider>,
+    events: &EventBus,
+    done: &Sink<LlmDone>,
+    rx: &Receiver<LlmCall>,
+) {
+    for LlmCall {
+        call,
+        request,
+        cancel,
+        channel,
+        request_id,
+    } in rx.iter()
+    {
+        let mut acc = Accumulator::new();
+        let outcome = catch_unwind(AssertUnwindSafe(|| {
+            provider.chat_stream(&request, &cancel, &mut |chunk| {
+                if !chunk.reasoning.is_empty() {
+                    events.publish(EventKind::ReasoningDelta, &json!({"content": chunk.reasoning, "channel": channel, "request_id": request_id}));
+                }
+                if !chunk.content.is_empty() {
+                    events.publish(EventKind::ContentDelta, &json!({"content": chunk.content, "channel": channel, "request_id": request_id}));
+                }
+                acc.push(&chunk);
+            })
+        }));
+        let outcome = match outcome {
+            Ok(r) => r,
+            Err(panic) => Err(ProviderError::Other(format!(
+                "provider {} panicked: {}",
+                provider.name(),
+                panic_message(&*panic)
+            ))),
+        };
+        // A cancel that raced with a successful finish still counts as a cancel: the caller
+        // asked for the call to end, and acting on its answer would contradict that.
+        let outcome = if cancel.is_cancelled() {
+            Err(ProviderError::Cancelled)
+        } else {
+            outcome
+        };
+        let partial = acc.content().to_string();
+        let result = match outcome {
+            Ok(()) => Ok(acc.finish()),
+            Err(e) => {
+                if e == ProviderError::Cancelled {
+                    events.publish(EventKind::ContentDelta, &json!({"content": "", "channel": channel, "request_id": request_id, "reset": true}));
+                }
+                Err(e)
+            }
+        };
+        done.send(LlmDone {
+            call,
+            result,
+            partial,
+        });
+    }
+}

@@ -1,0 +1,123 @@
+//! Tool execution off the kernel's worker: an elastic pool of service threads. A tool may block
+//! for as long as it likes; the turn engine stops waiting after its timeout and the late result
+//! is dropped. Idle threads are reused; a new one is started only when all are busy, so a hung
+//! tool never starves the next call.
+
+use crossbeam_channel::{Receiver, Sender};
+use hearth_engine::{Sink, panic_message};
+use hearth_stages::{OutputChannels, StagePipeline, ToolRegistry};
+use serde_json::Value;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+/// The registries a tool call may need.
+#[derive(Clone)]
+pub struct ToolEnv {
+    pub tools: Arc<ToolRegistry>,
+    pub outputs: Arc<OutputChannels>,
+    pub stages: Arc<StagePipeline>,
+}
+
+impl ToolEnv {
+    /// Dispatches one call: output channel tools first, then registered tools (SPEC §8.2 order,
+    /// restricted to what exists in this build).
+    pub fn execute(&self, name: &str, args: &Value) -> Result<Value, String> {
+        if let Some(result) = self.outputs.dispatch(name, args, &self.stages) {
+            return result.map(Value::String);
+        }
+        self.tools.execute(name, args)
+    }
+}
+
+/// The end of one tool call, as the pool reports it.
+#[derive(Debug)]
+pub struct ToolDone {
+    /// The call number given to [`ToolPool::spawn`].
+    pub call: u64,
+    /// The tool's result, or its error text.
+    pub result: Result<Value, String>,
+}
+
+struct Job {
+    call: u64,
+    name: String,
+    args: Value,
+}
+
+#[derive(Clone)]
+pub struct ToolPool {
+    tx: Sender<Job>,
+    rx: Receiver<Job>,
+    idle: Arc<AtomicUsize>,
+    env: ToolEnv,
+    done: Sink<ToolDone>,
+}
+
+/// Idle pool threads exit after this long without work.
+const IDLE_EXIT: Duration = Duration::from_secs(30);
+
+impl ToolPool {
+    pub fn new(env: ToolEnv, done: Sink<ToolDone>) -> Self {
+        let (tx, rx) = crossbeam_channel::unbounded();
+        Self {
+            tx,
+            rx,
+            idle: Arc::new(AtomicUsize::new(0)),
+            env,
+            done,
+        }
+    }
+
+    pub fn env(&self) -> &ToolEnv {
+        &self.env
+    }
+
+    pub fn spawn(&self, call: u64, name: String, args: Value) {
+        // Claim an idle thread if there is one; otherwise start another.
+        let claimed = self
+            .idle
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+            .is_ok();
+        let _ = self.tx.send(Job { call, name, args });
+        if !claimed {
+            let pool = self.clone();
+            let spawned = std::thread::Builder::new()
+                .name("hearth-tool".into())
+                .spawn(move || pool.work());
+            if let Err(e) = spawned {
+                tracing::error!("cannot start a tool thread: {e}");
+            }
+        }
+    }
+
+    fn work(self) {
+        loop {
+            let Ok(job) = self.rx.recv_timeout(IDLE_EXIT) else {
+                // Leave only if nobody claimed us in the meantime.
+                if self
+                    .idle
+                    .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
+                    .is_ok()
+                {
+                    return;
+                }
+                continue;
+            };
+            let result = catch_unwind(AssertUnwindSafe(|| self.env.execute(&job.name, &job.args)))
+                .unwrap_or_else(|p| {
+                    Err(format!(
+                        "tool {} handler panic: {}",
+                        job.name,
+                        panic_message(&*p)
+                    ))
+                });
+            self.done.send(ToolDone {
+                call: job.call,
+                result,
+            });
+            self.idle.fetch_add(1, Ordering::AcqRel);
+        }
+    }
+}

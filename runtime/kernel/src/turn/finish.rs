@@ -1,0 +1,108 @@
+//! Finishing a task (SPEC §3.7): the context window entry, the reply through before_output,
+//! the `agent_output` event and after_output. Runs exactly once per task.
+
+use super::texts;
+use super::{Current, Terminal, TurnEngine};
+use crate::input::Reply;
+use hearth_ipc::EventKind;
+use hearth_memory::ContextEvent;
+use hearth_stages::{Stage, StageContext};
+use serde_json::json;
+
+impl TurnEngine {
+    pub(super) fn finish(&mut self, mut cur: Current, terminal: Terminal) {
+        let id = cur.task.id;
+        let record = !cur.frame.critical;
+        match terminal {
+            Terminal::Skipped(reason) => self.skip(&mut cur.task.input, &reason),
+            Terminal::ShortCircuit(text) => self.emit_response(&mut cur, text, false),
+            Terminal::Ok(text) => {
+                let text = if cur.frame.resumed_after_restart {
+                    format!("{}{text}", texts::RESUMED_NOTICE)
+                } else {
+                    text
+                };
+                if record {
+                    let frame = &cur.frame;
+                    let mut evt = ContextEvent::new(
+                        hearth_engine::now_ms(),
+                        "agent",
+                        frame.clean_input.clone(),
+                    )
+                    .with_response(text.clone());
+                    evt.tools_used.clone_from(&frame.tools_used);
+                    evt.tool_results.clone_from(&frame.tool_results);
+                    self.commit_event(evt);
+                }
+                self.emit_response(&mut cur, text, false);
+            }
+            Terminal::Failed(err) => {
+                let text = texts::processing_error(&err);
+                tracing::warn!(task = id, "task failed: {err}");
+                if record {
+                    let input = cur.frame.input.clone();
+                    self.commit_event(
+                        ContextEvent::new(hearth_engine::now_ms(), "agent", input)
+                            .with_response(text.clone()),
+                    );
+                }
+                self.emit_response(&mut cur, text, true);
+            }
+        }
+        if cur.frame.critical {
+            self.sched.set_critical(false);
+        }
+        self.sched.done(id);
+    }
+
+    /// A skipped reply, journaled when the engine is durable (so it is not run again after a
+    /// restart).
+    pub(super) fn skip(&self, input: &mut crate::input::InputEvent, reason: &str) {
+        let reply = Reply {
+            skipped: true,
+            reason: Some(reason.to_string()),
+            ..Reply::default()
+        };
+        match &self.durable {
+            Some(durable) => durable.reply(input.take_reply(), reply, None),
+            None => {
+                input.send_reply(reply);
+            }
+        }
+    }
+
+    fn emit_response(&mut self, cur: &mut Current, text: String, error: bool) {
+        let mut ctx = StageContext {
+            final_text: text,
+            ..StageContext::default()
+        };
+        let channel = cur.frame.output_channel.clone();
+        if self.run_stage(Stage::BeforeOutput, &mut ctx, &channel)
+            && let Some(resp) = ctx.response.clone()
+        {
+            ctx.final_text = resp;
+        }
+        let frame = &cur.frame;
+        let reply = Reply {
+            content: ctx.final_text.clone(),
+            error,
+            reasoning_content: frame.last_reasoning.clone(),
+            usage: frame.usage,
+            ..Reply::default()
+        };
+        let mut event = json!({"content": ctx.final_text, "channel": channel, "source": frame.source, "request_id": cur.task.input.request_id});
+        if !frame.last_reasoning.is_empty() {
+            event["reasoning_content"] = json!(frame.last_reasoning);
+        }
+        match &self.durable {
+            // Journaled first, then sent and published, on the store's thread.
+            Some(durable) => durable.reply(cur.task.input.take_reply(), reply, Some(event)),
+            None => {
+                cur.task.input.send_reply(reply);
+                self.events.publish(EventKind::AgentOutput, &event);
+            }
+        }
+        ctx.response = None;
+        self.run_stage(Stage::AfterOutput, &mut ctx, &channel);
+    }
+}

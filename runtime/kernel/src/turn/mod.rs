@@ -1,0 +1,704 @@
+//! The turn engine: runs the task state machine of SPEC §3 under the input scheduler of SPEC §2.
+//!
+//! It is event-driven. A step either completes at once or starts asynchronous work (an LLM
+//! call on the provider thread, tools on the tool pool) and waits for its [`Completion`]. While
+//! a task waits, interrupts and stops are still taken: the scheduler arms a preemption and the
+//! in-flight LLM call is cancelled. Safe points lie only between steps: there the engine
+//! re-arms pending interrupts and suspends the task if a preemption was granted. Every task
+//! ends in exactly one terminal reply (I5), including on shutdown.
+
+mod finish;
+mod frame;
+mod llm;
+mod prepare;
+pub mod texts;
+mod tools;
+
+pub use frame::{Step, TaskFrame, Terminal, ToolOutcome};
+
+use crate::completion::Completion;
+use crate::durable::{Durable, Recovered};
+use crate::events::EventBus;
+use crate::input::{InputEvent, Reply, Trust, skip};
+use crate::memory_service::{MemoryDone, MemoryService};
+use crate::provider_service::{LlmDone, ProviderService};
+use crate::tool_pool::{ToolDone, ToolPool};
+use hearth_engine::{CancelToken, panic_message};
+use hearth_ipc::EventKind;
+use hearth_memory::ContextWindow;
+use hearth_scheduler::{
+    Level, Next, Scheduler, SchedulerConfig, SchedulerSnapshot, Task, TaskClass, TaskKind,
+    clamp_plugin_level,
+};
+use serde_json::{Map, Value, json};
+use std::collections::HashMap;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::time::{Duration, Instant};
+
+/// Settings of the turn engine (every one has a default).
+#[derive(Clone, Debug)]
+pub struct TurnConfig {
+    /// Base system prompt (persona and rules).
+    pub system_prompt: String,
+    /// Tool batches per task before it is stopped; 0 = unlimited.
+    pub max_tool_turns: u32,
+    /// How long the engine waits for one tool.
+    pub tool_timeout: Duration,
+    /// The same text from the same source inside this window is skipped as `duplicate`.
+    pub duplicate_window: Duration,
+    /// Offset of the user's time zone, for timeline stamps.
+    pub utc_offset_secs: i64,
+    pub scheduler: SchedulerConfig,
+}
+
+/// Default `core.agent.max_tool_turns`.
+pub const DEFAULT_MAX_TOOL_TURNS: u32 = 10;
+/// Default per-tool timeout (SPEC §8.2).
+pub const DEFAULT_TOOL_TIMEOUT: Duration = Duration::from_secs(60);
+/// Window of the duplicate-input check.
+pub const DUPLICATE_WINDOW: Duration = Duration::from_secs(10);
+
+impl Default for TurnConfig {
+    fn default() -> Self {
+        Self {
+            system_prompt:
+                "You are Hearth, a helpful assistant running on the user's own hardware.".into(),
+            max_tool_turns: DEFAULT_MAX_TOOL_TURNS,
+            tool_timeout: DEFAULT_TOOL_TIMEOUT,
+            duplicate_window: DUPLICATE_WINDOW,
+            utc_offset_secs: 0,
+            scheduler: SchedulerConfig::default(),
+        }
+    }
+}
+
+/// What the current task is waiting for.
+#[derive(Debug)]
+enum Wait {
+    Ready,
+    Llm {
+        call: u64,
+        cancel: CancelToken,
+    },
+    /// Tool calls still out: (call number, batch index, deadline).
+    Tools(Vec<(u64, usize, Instant)>),
+    /// A memory pass (pruning, recall) for this input.
+    Memory {
+        call: u64,
+    },
+}
+
+#[derive(Debug)]
+struct Current {
+    task: Task<InputEvent>,
+    frame: TaskFrame,
+    wait: Wait,
+}
+
+pub struct TurnEngine {
+    cfg: TurnConfig,
+    sched: Scheduler<InputEvent, TaskFrame>,
+    current: Option<Current>,
+    context: ContextWindow,
+    provider: ProviderService,
+    pool: ToolPool,
+    events: EventBus,
+    recent_inputs: HashMap<(String, String), Instant>,
+    next_call: u64,
+    durable: Option<Durable>,
+    memory: Option<MemoryService>,
+    /// Frames of tasks suspended before a restart, by request id (with their old task id).
+    recovered_frames: HashMap<String, (u64, TaskFrame)>,
+}
+
+impl std::fmt::Debug for TurnEngine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnEngine")
+            .field("current", &self.current.as_ref().map(|c| c.task.id))
+            .finish()
+    }
+}
+
+impl TurnEngine {
+    pub fn new(
+        cfg: TurnConfig,
+        provider: ProviderService,
+        pool: ToolPool,
+        events: EventBus,
+    ) -> Self {
+        Self {
+            sched: Scheduler::new(cfg.scheduler),
+            cfg,
+            current: None,
+            context: ContextWindow::new(),
+            provider,
+            pool,
+            events,
+            recent_inputs: HashMap::new(),
+            next_call: 0,
+            durable: None,
+            memory: None,
+            recovered_frames: HashMap::new(),
+        }
+    }
+
+    /// Makes the engine durable and takes over what the store held: the working window, the
+    /// inputs accepted but never answered (queued again in acceptance order), and the frames of
+    /// tasks that were suspended (they resume from where they were, with a visible notice).
+    pub fn with_durable(mut self, durable: Durable, recovered: Recovered) -> Self {
+        for event in recovered.events {
+            self.context.append(event);
+        }
+        for record in recovered.frames {
+            match serde_json::from_value::<TaskFrame>(record.frame) {
+                Ok(frame) => {
+                    self.recovered_frames
+                        .insert(record.request_id, (record.task_id, frame));
+                }
+                Err(e) => {
+                    tracing::error!(request = %record.request_id, "suspended frame unreadable, the task restarts: {e}")
+                }
+            }
+        }
+        let now = Instant::now();
+        let resumed = recovered.pending.len();
+        for entry in recovered.pending {
+            let Value::Object(payload) = entry.payload else {
+                continue;
+            };
+            let input =
+                InputEvent::recovered(entry.request_id, entry.source, payload, entry.accepted_ms);
+            if entry.kind == "interrupt" {
+                let level = Level::from_payload(input.str_field("priority"));
+                self.register(input, level, now);
+            } else if let Err(input) = self.accept_input(input, TaskKind::Input, now) {
+                tracing::error!(request = %input.request_id, "ready queue full while recovering; input left pending");
+            }
+        }
+        if resumed > 0 {
+            tracing::info!(
+                resumed,
+                frames = self.recovered_frames.len(),
+                "resuming inputs accepted before the restart"
+            );
+        }
+        self.durable = Some(durable);
+        self
+    }
+
+    /// Answers an input the engine will not run (`queue_full`), journaled when durable.
+    pub fn skip_input(&self, input: &mut InputEvent, reason: &str) {
+        self.skip(input, reason);
+    }
+
+    /// Routes context events, pruning and recall through the memory service (which then owns
+    /// the window's persistence, vectors included).
+    pub fn with_memory(mut self, memory: MemoryService) -> Self {
+        self.memory = Some(memory);
+        self
+    }
+
+    /// Appends to the working window, durably when the engine is.
+    fn commit_event(&mut self, event: hearth_memory::ContextEvent) {
+        if let Some(memory) = &self.memory {
+            memory.append(event.clone());
+        } else if let Some(durable) = &self.durable {
+            durable.record_event(event.clone());
+        }
+        self.context.append(event);
+    }
+
+    pub fn context(&self) -> &ContextWindow {
+        &self.context
+    }
+
+    pub fn scheduler(&self) -> &Scheduler<InputEvent, TaskFrame> {
+        &self.sched
+    }
+
+    /// Whether the ready queue can take another queued input.
+    pub fn has_room(&self) -> bool {
+        self.sched.has_room()
+    }
+
+    /// Records whether inputs are waiting for room; logs only on the transition to full.
+    pub fn note_backpressure(&mut self, full: bool) {
+        if self.sched.note_backpressure(full) {
+            tracing::warn!(
+                max = self.sched.max_queue(),
+                "ready queue full: new inputs are answered queue_full"
+            );
+        }
+    }
+
+    /// Queues an ordinary input. A full queue hands it back (the caller keeps it in the edge).
+    // Handing the input back whole is the point (its caller must still be answered), and it
+    // happens only on the cold full-queue path, so its size does not matter.
+    #[allow(clippy::result_large_err)]
+    pub fn accept_input(
+        &mut self,
+        input: InputEvent,
+        kind: TaskKind,
+        now: Instant,
+    ) -> Result<(), InputEvent> {
+        self.sched
+            .enqueue(input, kind, now)
+            .map(|_| ())
+            .map_err(|full| full.into_inner())
+    }
+
+    /// Takes an interrupt (SPEC §2.5) or a stop (SPEC §2.8). `pending_inputs` is the number of
+    /// inputs accepted by the ingress but not yet pumped into the scheduler.
+    pub fn accept_interrupt(&mut self, mut input: InputEvent, pending_inputs: usize, now: Instant) {
+        if input.flag("stop") {
+            let budget = self.sched.arm_stop(pending_inputs);
+            let stopping = self.current.is_some();
+            if !stopping {
+                // Nothing runs: the stop is only a budget for queued inputs, never for later ones.
+                self.sched.take_stop();
+            }
+            self.cancel_llm();
+            // A task waiting on memory or on a tool that cannot be cut ends now; the late result
+            // is dropped by its call number. (One waiting on the LLM ends when the cut call
+            // comes back, which the socket shutdown makes immediate.)
+            let waiting_elsewhere = self
+                .current
+                .as_ref()
+                .is_some_and(|c| matches!(c.wait, Wait::Memory { .. } | Wait::Tools(_)));
+            if waiting_elsewhere && self.sched.take_stop() {
+                let mut cur = self.current.take().expect("checked above");
+                cur.wait = Wait::Ready;
+                let text = if cur.frame.last_content.trim().is_empty() {
+                    texts::STOPPED.to_string()
+                } else {
+                    cur.frame.last_content.clone()
+                };
+                cur.frame.terminal = Some(Terminal::Ok(text));
+                self.settle(cur);
+            }
+            let content = json!({"stopped": stopping, "cancel_budget": budget}).to_string();
+            input.send_reply(Reply {
+                content,
+                ..Reply::default()
+            });
+            return;
+        }
+        if input.content().trim().is_empty() {
+            input.skip(skip::EMPTY_INPUT);
+            return;
+        }
+        let declared = Level::from_payload(input.str_field("priority"));
+        let level = match input.trust {
+            Trust::External => clamp_plugin_level(declared),
+            Trust::Builtin | Trust::Kernel => declared,
+        };
+        self.register(input, level, now);
+    }
+
+    /// Registers an interrupt; a preemption cuts the in-flight call, an overflow eviction is
+    /// answered `queue_full`.
+    fn register(&mut self, input: InputEvent, level: Level, now: Instant) {
+        let registered = self.sched.register_interrupt(input, level, now);
+        let preempted = registered.preempted();
+        if let Some(mut evicted) = registered.into_dropped() {
+            self.skip(&mut evicted.input, skip::QUEUE_FULL);
+        }
+        if preempted {
+            self.cancel_llm();
+        }
+    }
+
+    /// Raises a kernel L4 interrupt (never clamped).
+    pub fn raise_kernel_interrupt(&mut self, text: String, now: Instant) {
+        let mut payload = Map::new();
+        payload.insert("content".into(), Value::String(text));
+        payload.insert("kernel".into(), Value::Bool(true));
+        payload.insert("interrupt".into(), Value::Bool(true));
+        payload.insert("interrupt_source".into(), "kernel".into());
+        payload.insert("interrupt_channel".into(), "kernel".into());
+        let input = InputEvent::new("kernel", payload).with_trust(Trust::Kernel);
+        self.register(input, Level::L4, now);
+    }
+
+    fn cancel_llm(&mut self) {
+        if let Some(Current {
+            wait: Wait::Llm { cancel, .. },
+            ..
+        }) = &self.current
+        {
+            cancel.cancel();
+        }
+    }
+
+    fn next_call_id(&mut self) -> u64 {
+        self.next_call += 1;
+        self.next_call
+    }
+
+    /// Delivers a service thread's result. Results of abandoned calls are dropped.
+    pub fn complete(&mut self, completion: Completion, now: Instant) {
+        self.guarded(now, |engine| engine.apply_completion(completion, now));
+    }
+
+    fn apply_completion(&mut self, completion: Completion, now: Instant) {
+        let Some(mut cur) = self.current.take() else {
+            return;
+        };
+        match (completion, &mut cur.wait) {
+            (
+                Completion::Llm(LlmDone {
+                    call,
+                    result,
+                    partial,
+                }),
+                Wait::Llm { call: waiting, .. },
+            ) if call == *waiting => {
+                cur.wait = Wait::Ready;
+                self.on_llm_result(&mut cur, result, partial);
+            }
+            (Completion::Tool(ToolDone { call, result }), Wait::Tools(pending)) => {
+                if let Some(pos) = pending.iter().position(|(c, _, _)| *c == call) {
+                    let (_, index, _) = pending.swap_remove(pos);
+                    let outcome = match result {
+                        Ok(raw) => ToolOutcome { success: true, raw },
+                        Err(e) => ToolOutcome {
+                            success: false,
+                            raw: Value::String(format!("error: {e}")),
+                        },
+                    };
+                    cur.frame.batch_results[index] = Some(outcome);
+                    if pending.is_empty() {
+                        cur.wait = Wait::Ready;
+                    }
+                }
+            }
+            (Completion::Memory(MemoryDone { call, result }), Wait::Memory { call: waiting })
+                if call == *waiting =>
+            {
+                cur.wait = Wait::Ready;
+                match result {
+                    Ok(pass) => {
+                        let mut window = hearth_memory::ContextWindow::new();
+                        for event in pass.window {
+                            window.append(event);
+                        }
+                        self.context = window;
+                        cur.frame.memory_block = pass.block;
+                    }
+                    // Memory is an aid, not a gate: the turn goes on with what the kernel has.
+                    Err(e) => tracing::warn!("memory pass failed, answering without it: {e}"),
+                }
+                cur.frame.step = Step::Prepare;
+            }
+            _ => {}
+        }
+        let _ = now;
+        self.settle(cur);
+    }
+
+    /// Puts the task back, or finishes it when a terminal was reached.
+    fn settle(&mut self, mut cur: Current) {
+        match cur.frame.terminal.take() {
+            Some(terminal) => self.finish(cur, terminal),
+            None => self.current = Some(cur),
+        }
+    }
+
+    /// Runs steps until the current task waits or nothing is ready. Returns whether anything happened.
+    pub fn drive(&mut self, now: Instant) -> bool {
+        let mut progress = false;
+        loop {
+            if self.current.is_none() {
+                let Some(next) = self.sched.next(now) else {
+                    return progress;
+                };
+                progress = true;
+                match next {
+                    Next::New(task) => self.start(task),
+                    Next::Resume(task, frame) => self.resume(task, frame),
+                }
+                continue;
+            }
+            self.expire_tools(now);
+            let waiting = self
+                .current
+                .as_ref()
+                .is_some_and(|c| !matches!(c.wait, Wait::Ready));
+            if waiting {
+                // A preemption held back by the cooldown is armed as soon as the cooldown ends,
+                // even mid-stream: the LLM call is cut and simply sent again on resume.
+                if self
+                    .current
+                    .as_ref()
+                    .is_some_and(|c| matches!(c.wait, Wait::Llm { .. }))
+                    && self.sched.rearm_pending(now)
+                {
+                    self.cancel_llm();
+                }
+                return progress;
+            }
+            progress = true;
+            if !self.safe_point(now) {
+                continue;
+            }
+            self.guarded(now, |engine| engine.step(now));
+        }
+    }
+
+    /// The checks between two steps. Returns false when the task left the processor.
+    fn safe_point(&mut self, now: Instant) -> bool {
+        let Some(cur) = self.current.as_mut() else {
+            return false;
+        };
+        if cur.frame.step != Step::Input && self.sched.take_stop() {
+            let text = if cur.frame.last_content.trim().is_empty() {
+                texts::STOPPED.to_string()
+            } else {
+                cur.frame.last_content.clone()
+            };
+            cur.frame.terminal = Some(Terminal::Ok(text));
+            let cur = self.current.take().expect("checked above");
+            self.settle(cur);
+            return false;
+        }
+        self.sched.rearm_pending(now);
+        if !cur.frame.critical && self.sched.should_suspend() {
+            let cur = self.current.take().expect("checked above");
+            let (id, level) = (cur.task.id, cur.task.level);
+            if let Some(durable) = &self.durable {
+                durable.save_frame(hearth_memory::FrameRecord {
+                    task_id: id,
+                    request_id: cur.task.input.request_id.clone(),
+                    level: level.as_u8(),
+                    preempt_count: cur.task.preempt_count + 1,
+                    frame: serde_json::to_value(&cur.frame).unwrap_or(Value::Null),
+                    stack_pos: self.sched.stack_depth() as u32,
+                });
+            }
+            self.sched.set_critical(false);
+            self.sched.suspend(cur.task, cur.frame, now);
+            self.events.publish(
+                EventKind::Scheduler,
+                &json!({"action": "suspend", "task": id, "level": level.as_str()}),
+            );
+            return false;
+        }
+        true
+    }
+
+    /// Runs `f`; a panic discards the current task with an error reply and raises a kernel
+    /// interrupt (SPEC §2.9), so the scheduler survives whatever a step does.
+    fn guarded(&mut self, now: Instant, f: impl FnOnce(&mut Self)) {
+        if let Err(panic) = catch_unwind(AssertUnwindSafe(|| f(self))) {
+            self.recover(&panic_message(&*panic), now);
+        }
+    }
+
+    /// Fails the current task after a panic. Also called by the node after a panic escaped it.
+    pub fn recover(&mut self, msg: &str, now: Instant) {
+        let Some(mut cur) = self.current.take() else {
+            return;
+        };
+        if let Wait::Llm { cancel, .. } = &cur.wait {
+            cancel.cancel();
+        }
+        let id = cur.task.id;
+        let kernel_l4 = cur.task.class == TaskClass::Interrupt && cur.task.level == Level::L4;
+        tracing::error!(task = id, "task panicked: {msg}");
+        cur.input_reply(Reply {
+            content: texts::processing_error(&format!("task panicked: {msg}")),
+            error: true,
+            ..Reply::default()
+        });
+        self.sched.set_critical(false);
+        self.sched.done(id);
+        self.events.publish(
+            EventKind::System,
+            &json!({"event": "task_panicked", "task": id, "error": msg}),
+        );
+        // A panicking kernel interrupt must not raise another one: that could loop forever.
+        if !kernel_l4 {
+            self.raise_kernel_interrupt(texts::task_panicked(id, msg), now);
+        }
+    }
+
+    fn step(&mut self, now: Instant) {
+        let Some(mut cur) = self.current.take() else {
+            return;
+        };
+        match cur.frame.step {
+            Step::Input => self.prepare_input(&mut cur, now),
+            Step::Memory => self.memory_step(&mut cur),
+            Step::Prepare => self.prepare(&mut cur),
+            Step::Llm => self.llm_step(&mut cur),
+            Step::ToolBatch => self.tool_batch(&mut cur, now),
+            Step::ToolBegin => self.tool_begin(&mut cur, now),
+            Step::ToolExec => self.tool_exec(&mut cur, now),
+            Step::ToolAfter => self.tool_after(&mut cur),
+            Step::TurnEnd => {
+                cur.frame.last_batch_reply_only = cur.frame.reply_only;
+                cur.frame.turn += 1;
+                cur.frame.step = Step::Llm;
+            }
+        }
+        self.settle(cur);
+    }
+
+    /// Asks the memory service to prune the window for this input and to recall what relates
+    /// to it. Inputs prune unless they declare `context_policy: "none"`; interrupts and the
+    /// consolidation channel never prune; recall runs unless `recall_policy` is `"none"`.
+    fn memory_step(&mut self, cur: &mut Current) {
+        let Some(memory) = self.memory.clone() else {
+            cur.frame.step = Step::Prepare;
+            return;
+        };
+        let input = &cur.task.input;
+        let prune = input.str_field("context_policy") != Some("none")
+            && !cur.frame.is_interrupt
+            && !cur.frame.critical;
+        let recall = input.str_field("recall_policy") != Some("none") && !cur.frame.critical;
+        let budget = hearth_memory::compute_token_budget(
+            self.provider.max_context_tokens(),
+            &self.cfg.system_prompt,
+        );
+        let call = self.next_call_id();
+        memory.pass(
+            call,
+            cur.frame.input.clone(),
+            prune,
+            recall,
+            budget.context_tokens,
+            budget.memory_tokens,
+        );
+        cur.wait = Wait::Memory { call };
+    }
+
+    fn expire_tools(&mut self, now: Instant) {
+        let Some(cur) = self.current.as_mut() else {
+            return;
+        };
+        let Wait::Tools(pending) = &mut cur.wait else {
+            return;
+        };
+        let after = self.cfg.tool_timeout;
+        pending.retain(|&(_, index, deadline)| {
+            if now < deadline {
+                return true;
+            }
+            let name = cur.frame.batch.get(index).map_or("?", |c| c.name.as_str());
+            cur.frame.batch_results[index] = Some(ToolOutcome {
+                success: false,
+                raw: Value::String(texts::tool_timed_out(name, after)),
+            });
+            false
+        });
+        if pending.is_empty() {
+            cur.wait = Wait::Ready;
+        }
+    }
+
+    /// The earliest moment the engine must look again without any new message (tool deadline, cooldown end).
+    pub fn next_deadline(&self) -> Option<Instant> {
+        let tools = match &self.current {
+            Some(Current {
+                wait: Wait::Tools(p),
+                ..
+            }) => p.iter().map(|&(_, _, d)| d).min(),
+            _ => None,
+        };
+        let cooldown = self
+            .sched
+            .running()
+            .and_then(|r| r.last_preempt_at)
+            .map(|at| at + self.cfg.scheduler.cooldown)
+            .filter(|_| self.sched.pending_interrupts() > 0);
+        [tools, cooldown].into_iter().flatten().min()
+    }
+
+    pub fn is_idle(&self) -> bool {
+        self.current.is_none() && self.sched.is_idle()
+    }
+
+    pub fn snapshot(&self) -> SchedulerSnapshot {
+        self.sched.snapshot_with(|i: &InputEvent| {
+            format!("{} {}: {}", i.request_id, i.source, i.content())
+        })
+    }
+
+    /// Gives every task the engine holds its terminal reply (SPEC §2.10, shutdown).
+    pub fn shutdown(&mut self) -> usize {
+        let mut replied = 0;
+        if let Some(mut cur) = self.current.take() {
+            if let Wait::Llm { cancel, .. } = &cur.wait {
+                cancel.cancel();
+            }
+            replied += usize::from(cur.task.input.skip(skip::SHUTDOWN));
+            self.sched.done(cur.task.id);
+        }
+        for drained in self.sched.drain_all() {
+            let (mut task, _frame) = drained.into_parts();
+            replied += usize::from(task.input.skip(skip::SHUTDOWN));
+        }
+        replied
+    }
+
+    fn start(&mut self, task: Task<InputEvent>) {
+        if let Some((old_id, mut frame)) = self.recovered_frames.remove(&task.input.request_id) {
+            // Suspended before the restart: continue where it was, and say so.
+            frame.resumed_after_restart = true;
+            if let Some(durable) = &self.durable {
+                durable.remove_frame(old_id);
+            }
+            self.events.publish(
+                EventKind::System,
+                &json!({"event": "task_resumed_after_restart", "request_id": task.input.request_id}),
+            );
+            self.resume_frame(task, frame);
+            return;
+        }
+        let frame = TaskFrame::new(
+            &task.input.source,
+            &task.input.output_channel,
+            task.input.received_at_ms,
+        );
+        self.current = Some(Current {
+            task,
+            frame,
+            wait: Wait::Ready,
+        });
+    }
+
+    fn resume(&mut self, task: Task<InputEvent>, frame: TaskFrame) {
+        if let Some(durable) = &self.durable {
+            durable.remove_frame(task.id);
+        }
+        self.events.publish(
+            EventKind::Scheduler,
+            &json!({"action": "resume", "task": task.id, "level": task.level.as_str()}),
+        );
+        self.resume_frame(task, frame);
+    }
+
+    /// Rebuilds the prompt prefix (the timeline now holds what happened meanwhile) and makes
+    /// the task current again, keeping the tail of its messages (SPEC §2.11).
+    fn resume_frame(&mut self, task: Task<InputEvent>, mut frame: TaskFrame) {
+        if frame.prefix_len > 0 {
+            let prefix = self.build_prefix(&frame);
+            frame.rebase_prefix(prefix);
+        }
+        if frame.critical {
+            self.sched.set_critical(true);
+        }
+        self.current = Some(Current {
+            task,
+            frame,
+            wait: Wait::Ready,
+        });
+    }
+}
+
+impl Current {
+    fn input_reply(&mut self, reply: Reply) -> bool {
+        self.task.input.send_reply(reply)
+    }
+}

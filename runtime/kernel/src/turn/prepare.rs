@@ -1,0 +1,184 @@
+//! Input preparation (SPEC §3.2, once per task) and the Prepare step (SPEC §3.3).
+
+use super::texts;
+use super::{Current, Step, TaskFrame, Terminal, TurnEngine};
+use crate::input::skip;
+use hearth_ipc::EventKind;
+use hearth_llm::provider::{Message, Role, ToolSpec};
+use hearth_memory::{ContextEvent, compute_token_budget, format_timeline};
+use hearth_scheduler::{CRITICAL_CHANNEL, TaskClass};
+use hearth_stages::{ContextMsg, Stage, StageContext};
+use serde_json::{Value, json};
+use std::time::Instant;
+
+impl TurnEngine {
+    pub(super) fn prepare_input(&mut self, cur: &mut Current, now: Instant) {
+        let input = &cur.task.input;
+        let text = input.content().to_string();
+        if text.trim().is_empty() {
+            cur.frame.terminal = Some(Terminal::Skipped(skip::EMPTY_INPUT.into()));
+            return;
+        }
+        if self.is_duplicate(&input.source, &text, now) {
+            cur.frame.terminal = Some(Terminal::Skipped(skip::DUPLICATE.into()));
+            return;
+        }
+        let frame = &mut cur.frame;
+        frame.is_interrupt = cur.task.class == TaskClass::Interrupt || input.flag("interrupt");
+        frame.critical =
+            input.output_channel == CRITICAL_CHANNEL || input.source == CRITICAL_CHANNEL;
+        if frame.critical {
+            self.sched.set_critical(true);
+        }
+        frame.no_memory = input.flag("no_memory") || frame.is_interrupt;
+
+        let mut ctx = StageContext {
+            raw_message: text,
+            user_id: input.source.clone(),
+            no_memory: frame.no_memory,
+            ..StageContext::default()
+        };
+        ctx.extra
+            .insert("input_source".into(), Value::String(input.source.clone()));
+        ctx.extra.insert(
+            "output_channel".into(),
+            Value::String(frame.output_channel.clone()),
+        );
+        let device = input
+            .str_field("device_name")
+            .or(input.str_field("device_id"));
+        ctx.context_msgs.push(ContextMsg {
+            role: "system".into(),
+            content: texts::source_note(
+                &input.source,
+                &frame.output_channel,
+                device,
+                input.flag("interrupt"),
+            ),
+        });
+        if self.run_stage(Stage::OnInput, &mut ctx, &frame.output_channel) {
+            frame.terminal = Some(Terminal::ShortCircuit(
+                ctx.response.clone().unwrap_or_default(),
+            ));
+            return;
+        }
+        frame.input = ctx.raw_message.clone();
+        frame.clean_input = frame.input.clone();
+        frame.stage_ctx = ctx;
+        self.events.publish(
+            EventKind::RawInput,
+            &json!({"content": frame.input, "source": frame.source}),
+        );
+        if !frame.is_interrupt && !frame.critical {
+            self.commit_event(ContextEvent::new(
+                frame.started_at_ms,
+                frame.source.clone(),
+                frame.input.clone(),
+            ));
+        }
+        frame.step = if self.memory.is_some() {
+            Step::Memory
+        } else {
+            Step::Prepare
+        };
+    }
+
+    /// Remembers `(source, text)` and reports whether it was seen inside the duplicate window.
+    fn is_duplicate(&mut self, source: &str, text: &str, now: Instant) -> bool {
+        let window = self.cfg.duplicate_window;
+        self.recent_inputs
+            .retain(|_, at| now.duration_since(*at) < window);
+        let key = (source.to_string(), text.to_string());
+        if self.recent_inputs.contains_key(&key) {
+            return true;
+        }
+        self.recent_inputs.insert(key, now);
+        false
+    }
+
+    pub(super) fn prepare(&mut self, cur: &mut Current) {
+        let frame = &mut cur.frame;
+        frame.msgs = self.build_prefix(frame);
+        frame.prefix_len = frame.msgs.len();
+        frame.tools = self.tool_specs();
+        let mut ctx = std::mem::take(&mut frame.stage_ctx);
+        let responded = self.run_stage(Stage::PreAction, &mut ctx, &frame.output_channel);
+        if responded {
+            frame.terminal = Some(Terminal::Ok(ctx.response.clone().unwrap_or_default()));
+            frame.stage_ctx = ctx;
+            return;
+        }
+        if self.sched.consume_cancel() {
+            frame.terminal = Some(Terminal::Ok(texts::CANCELLED_BY_STOP.into()));
+            frame.stage_ctx = ctx;
+            return;
+        }
+        // The source note is injected at on_input, so it lands after the user message.
+        for msg in ctx.context_msgs.iter().filter(|m| !m.role.is_empty()) {
+            let role = match msg.role.as_str() {
+                "user" => Role::User,
+                "assistant" => Role::Assistant,
+                _ => Role::System,
+            };
+            frame.msgs.push(Message::new(role, msg.content.clone()));
+        }
+        frame.stage_ctx = ctx;
+        frame.step = Step::Llm;
+    }
+
+    /// System prompt, timeline and the input itself: the part of the prompt rebuilt on resume,
+    /// so an interrupted task sees what its interrupt committed (SPEC §2.11).
+    pub(super) fn build_prefix(&self, frame: &TaskFrame) -> Vec<Message> {
+        let system = &self.cfg.system_prompt;
+        let budget = compute_token_budget(self.provider.max_context_tokens(), system);
+        let mut msgs = vec![Message::system(system.clone())];
+        // Recalled memory right after the fixed system prompt: one block that changes only when
+        // its members change, so the prompt prefix stays cacheable between turns.
+        if !frame.memory_block.is_empty() {
+            msgs.push(Message::system(frame.memory_block.clone()));
+        }
+        let timeline = format_timeline(
+            self.context.events(),
+            budget.context_tokens,
+            self.cfg.utc_offset_secs,
+        );
+        if !timeline.is_empty() {
+            msgs.push(Message::system(timeline));
+        }
+        if frame.is_interrupt {
+            msgs.push(Message::system(format!(
+                "{}{}",
+                texts::INTERRUPT_PREFIX,
+                frame.input
+            )));
+        } else {
+            msgs.push(Message::user(frame.input.clone()));
+        }
+        msgs
+    }
+
+    /// Tools offered to the model, rebuilt on every Prepare from the live registries.
+    fn tool_specs(&self) -> Vec<ToolSpec> {
+        let env = self.pool.env();
+        env.tools
+            .defs()
+            .into_iter()
+            .chain(env.outputs.tool_defs())
+            .map(|d| ToolSpec {
+                name: d.name,
+                description: d.description,
+                parameters: d.parameters,
+            })
+            .collect()
+    }
+
+    /// Publishes the `stage` event, runs the stage, and reports whether a handler answered.
+    pub(super) fn run_stage(&self, stage: Stage, ctx: &mut StageContext, channel: &str) -> bool {
+        let mut event = json!({"phase": stage.as_str(), "channel": channel});
+        if let Some(call) = ctx.tool_calls.first() {
+            event["tool"] = Value::String(call.name.clone());
+        }
+        self.events.publish(EventKind::Stage, &event);
+        self.pool.env().stages.run(stage, ctx).responded
+    }
+}

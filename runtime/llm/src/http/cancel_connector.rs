@@ -1,0 +1,234 @@
+//! The bottom of the connector chain: a TCP connection owned by one call and tied to its cancel
+//! token. Cancelling shuts the socket down (both directions), which wakes a read or write
+//! blocked on it in another thread at once and tells the server the request is gone. TLS is
+//! layered on top by `ureq`'s rustls connector, so a handshake stuck on a silent peer is
+//! interrupted the same way.
+
+use super::error::{ConnectFailure, TlsFailure, cancelled_ureq};
+use super::off_thread::{OffThread, run_cancellable};
+use hearth_engine::CancelToken;
+use std::io::{self, Read, Write};
+use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::sync::{Arc, Weak};
+use std::time::{Duration, Instant};
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, Connector, LazyBuffers, NextTimeout, RustlsConnector,
+    ShutdownHandle, Transport,
+};
+
+/// Opens the call's socket; one connector (and one agent) per call, since the token is per call.
+#[derive(Debug)]
+pub(super) struct CancelConnector {
+    cancel: CancelToken,
+}
+
+impl CancelConnector {
+    pub(super) fn new(cancel: CancelToken) -> Self {
+        Self { cancel }
+    }
+}
+
+impl Connector<()> for CancelConnector {
+    type Out = CancelTcpTransport;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        _chained: Option<()>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        let budget = details.timeout;
+        if budget.after.is_zero() {
+            return Err(ureq::Error::Timeout(budget.reason));
+        }
+        let limit = budget.not_zero().map(|d| *d);
+        let addrs: Vec<SocketAddr> = details.addrs.iter().copied().collect();
+        let job = move || connect_any(&addrs, limit);
+        let stream = match run_cancellable(&self.cancel, "hearth-http-connect", job)? {
+            OffThread::Done(Ok(stream)) => stream,
+            OffThread::Done(Err(e)) if e.kind() == io::ErrorKind::TimedOut => {
+                return Err(ureq::Error::Timeout(budget.reason));
+            }
+            OffThread::Done(Err(e)) => {
+                return Err(ureq::Error::Other(Box::new(ConnectFailure(e.to_string()))));
+            }
+            OffThread::Cancelled => return Err(cancelled_ureq()),
+        };
+        // Small request writes and token-sized reads: latency matters more than packet count.
+        stream.set_nodelay(true)?;
+
+        let stream = Arc::new(stream);
+        // Only a weak handle goes into the token: the socket still closes when the call ends,
+        // and a late cancel cannot touch a descriptor number that has since been reused.
+        let weak = Arc::downgrade(&stream);
+        // Runs at once if the token fired while we were connecting.
+        self.cancel.on_cancel(move || {
+            if let Some(stream) = weak.upgrade() {
+                let _ = stream.shutdown(Shutdown::Both);
+            }
+        });
+        (details.register_shutdown)(Arc::downgrade(&stream) as Weak<dyn ShutdownHandle>)?;
+
+        let buffers = LazyBuffers::new(
+            details.config.input_buffer_size(),
+            details.config.output_buffer_size(),
+        );
+        Ok(Some(CancelTcpTransport {
+            stream,
+            buffers,
+            read_timeout: None,
+            write_timeout: None,
+        }))
+    }
+}
+
+/// Tries each resolved address in turn within one shared deadline; the last error wins.
+fn connect_any(addrs: &[SocketAddr], limit: Option<Duration>) -> io::Result<TcpStream> {
+    let deadline = limit.map(|l| Instant::now() + l);
+    let mut last = io::Error::new(io::ErrorKind::NotFound, "no address to connect to");
+    for addr in addrs {
+        let attempt = match deadline {
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(io::ErrorKind::TimedOut.into());
+                }
+                TcpStream::connect_timeout(addr, left)
+            }
+            None => TcpStream::connect(addr),
+        };
+        match attempt {
+            Ok(stream) => return Ok(stream),
+            Err(e) => last = io::Error::new(e.kind(), format!("{addr}: {e}")),
+        }
+    }
+    Err(last)
+}
+
+/// Plain TCP under `ureq`'s HTTP/1.1 machinery (and under rustls for `https`).
+pub(super) struct CancelTcpTransport {
+    stream: Arc<TcpStream>,
+    buffers: LazyBuffers,
+    read_timeout: Option<Duration>,
+    write_timeout: Option<Duration>,
+}
+
+impl std::fmt::Debug for CancelTcpTransport {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("CancelTcpTransport")
+            .field("peer", &self.stream.peer_addr().ok())
+            .finish()
+    }
+}
+
+/// Applies `timeout` to the socket only when it changed, to save a syscall per read.
+fn sync_timeout(
+    wanted: Option<Duration>,
+    current: &mut Option<Duration>,
+    set: impl FnOnce(Option<Duration>) -> io::Result<()>,
+) -> io::Result<()> {
+    if wanted != *current {
+        set(wanted)?;
+        *current = wanted;
+    }
+    Ok(())
+}
+
+fn timed_out(e: &io::Error) -> bool {
+    matches!(
+        e.kind(),
+        io::ErrorKind::TimedOut | io::ErrorKind::WouldBlock
+    )
+}
+
+impl Transport for CancelTcpTransport {
+    fn buffers(&mut self) -> &mut dyn Buffers {
+        &mut self.buffers
+    }
+
+    fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        let timeout = timeout.for_write();
+        if timeout.after.is_zero() {
+            return Err(ureq::Error::Timeout(timeout.reason));
+        }
+        let stream = &*self.stream;
+        sync_timeout(
+            timeout.not_zero().map(|d| *d),
+            &mut self.write_timeout,
+            |t| stream.set_write_timeout(t),
+        )?;
+        let output = &self.buffers.output()[..amount];
+        match (&*self.stream).write_all(output) {
+            Ok(()) => Ok(()),
+            Err(e) if timed_out(&e) => Err(ureq::Error::Timeout(timeout.reason)),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        let timeout = timeout.for_read();
+        if timeout.after.is_zero() {
+            return Err(ureq::Error::Timeout(timeout.reason));
+        }
+        let limit = timeout.not_zero().map(|d| *d);
+        let started = Instant::now();
+        let stream = &*self.stream;
+        sync_timeout(limit, &mut self.read_timeout, |t| {
+            stream.set_read_timeout(t)
+        })?;
+        let amount = loop {
+            match (&*self.stream).read(self.buffers.input_append_buf()) {
+                Ok(n) => break n,
+                // A signal is not the server: read again with what is left of the budget.
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
+                    if let Some(limit) = limit {
+                        let left = limit.saturating_sub(started.elapsed());
+                        if left.is_zero() {
+                            return Err(ureq::Error::Timeout(timeout.reason));
+                        }
+                        let stream = &*self.stream;
+                        sync_timeout(Some(left), &mut self.read_timeout, |t| {
+                            stream.set_read_timeout(t)
+                        })?;
+                    }
+                }
+                Err(e) if timed_out(&e) => return Err(ureq::Error::Timeout(timeout.reason)),
+                Err(e) => return Err(e.into()),
+            }
+        };
+        self.buffers.input_appended(amount);
+        Ok(amount > 0)
+    }
+
+    fn is_open(&mut self) -> bool {
+        // Nothing is pooled, but answer truthfully: open means no EOF and no stray bytes.
+        let stream = &*self.stream;
+        if stream.set_nonblocking(true).is_err() {
+            return false;
+        }
+        let mut probe = [0u8; 1];
+        let open =
+            matches!(stream.peek(&mut probe), Err(e) if e.kind() == io::ErrorKind::WouldBlock);
+        open && stream.set_nonblocking(false).is_ok()
+    }
+}
+
+/// The process-wide rustls connector, shared by the per-call agents so the TLS configuration
+/// (root store, cipher suites) is built once.
+#[derive(Debug, Clone, Default)]
+pub(super) struct SharedTls(Arc<RustlsConnector>);
+
+impl<In: Transport> Connector<In> for SharedTls {
+    type Out = <RustlsConnector as Connector<In>>::Out;
+
+    fn connect(
+        &self,
+        details: &ConnectionDetails,
+        chained: Option<In>,
+    ) -> Result<Option<Self::Out>, ureq::Error> {
+        self.0.connect(details, chained).map_err(|e| match e {
+            // Deadlines and our own markers keep their meaning; the rest is the handshake's.
+            ureq::Error::Timeout(_) | ureq::Error::Other(_) => e,
+            other => ureq::Error::Other(Box::new(TlsFailure(other.to_string()))),
+        })
+    }
+}

@@ -1,0 +1,247 @@
+//! An LLM source reached over HTTP through a Lua adapter (SPEC §7.2): the request is turned
+//! into the API's shape by the adapter, sent with the cancellable HTTP client, and every
+//! streamed line goes back through the adapter into a [`StreamChunk`].
+
+use super::unified::{parse_openai_chunk, parse_unified_chunk};
+use super::{ChatProvider, ChatRequest, ProviderError, StreamChunk};
+use crate::adapter::{Adapter, HeaderMeta, StreamFormat};
+use crate::http::{HttpClient, HttpError, RequestOptions, SseItem};
+use crate::provider::SourceConfig;
+use hearth_engine::CancelToken;
+use std::sync::Arc;
+
+/// Largest error body kept for the error message.
+const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// Where the source's base URL comes from: fixed, or moving (the embedded server restarts on
+/// a new port).
+pub type BaseUrl = Arc<dyn Fn() -> String + Send + Sync>;
+
+pub struct LuaSource {
+    cfg: SourceConfig,
+    adapter: Arc<Adapter>,
+    http: HttpClient,
+    base_url: BaseUrl,
+}
+
+impl std::fmt::Debug for LuaSource {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LuaSource")
+            .field("name", &self.cfg.name)
+            .field("adapter", &self.adapter.name())
+            .finish()
+    }
+}
+
+impl LuaSource {
+    pub fn new(cfg: SourceConfig, adapter: Arc<Adapter>, http: HttpClient) -> Self {
+        let url = cfg.base_url.clone();
+        Self::with_base_url(cfg, adapter, http, Arc::new(move || url.clone()))
+    }
+
+    pub fn with_base_url(
+        cfg: SourceConfig,
+        adapter: Arc<Adapter>,
+        http: HttpClient,
+        base_url: BaseUrl,
+    ) -> Self {
+        Self {
+            cfg,
+            adapter,
+            http,
+            base_url,
+        }
+    }
+
+    pub fn config(&self) -> &SourceConfig {
+        &self.cfg
+    }
+
+    /// The request as this source sends it: its model when the caller left it open, the
+    /// source's sampling settings, streaming on.
+    fn prepare(&self, request: &ChatRequest) -> ChatRequest {
+        let mut req = request.clone();
+        if req.model.is_empty() || req.model.eq_ignore_ascii_case("AUTO") {
+            req.model.clone_from(&self.cfg.model);
+        }
+        if req.temperature.is_none() {
+            req.temperature = Some(self.cfg.temperature.unwrap_or(0.7));
+        }
+        if self.cfg.max_tokens > 0 {
+            req.max_tokens = self.cfg.max_tokens;
+        }
+        req.stream = true;
+        req
+    }
+
+    fn adapter_err(&self, e: impl std::fmt::Display) -> ProviderError {
+        ProviderError::Other(format!(
+            "source {}: adapter {}: {e}",
+            self.cfg.name,
+            self.adapter.name()
+        ))
+    }
+
+    fn http_err(&self, e: HttpError) -> ProviderError {
+        match e {
+            HttpError::Cancelled => ProviderError::Cancelled,
+            HttpError::Status { status, body } => classify_status(status, body),
+            other => ProviderError::Other(format!("source {}: {other}", self.cfg.name)),
+        }
+    }
+
+    /// One streamed line through the adapter; `None` = skip it.
+    fn chunk(&self, raw: &str) -> Result<Option<StreamChunk>, ProviderError> {
+        let out = self
+            .adapter
+            .transform_stream_chunk(raw)
+            .map_err(|e| self.adapter_err(e))?;
+        if out.is_empty() {
+            return Ok(None);
+        }
+        // A passthrough (no transform, or it gave the line back) is read as an OpenAI chunk.
+        let parsed = if out == raw {
+            parse_openai_chunk(raw)
+        } else {
+            parse_unified_chunk(&out)
+        };
+        parsed.map(Some).map_err(|e| self.adapter_err(e))
+    }
+}
+
+/// Turns an HTTP error status into the provider error the fallback logic needs. A prompt too
+/// long for the model is recognised in each API's wording and reported as context overflow.
+pub fn classify_status(status: u16, body: String) -> ProviderError {
+    let lower = body.to_ascii_lowercase();
+    let overflow = [
+        "context_length_exceeded",
+        "maximum context length",
+        "exceeds the available context size",
+        "context size has been exceeded",
+        "prompt is too long",
+        "input is too long",
+        "exceeds the maximum number of tokens",
+        "too many tokens",
+    ]
+    .iter()
+    .any(|needle| lower.contains(needle));
+    if overflow && matches!(status, 400 | 413 | 422 | 500) {
+        ProviderError::ContextOverflow(format!("api error {status}: {body}"))
+    } else {
+        ProviderError::Status { status, body }
+    }
+}
+
+impl ChatProvider for LuaSource {
+    fn name(&self) -> &str {
+        &self.cfg.name
+    }
+
+    fn max_context_tokens(&self) -> usize {
+        self.cfg.context_window
+    }
+
+    fn chat_stream(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancelToken,
+        sink: &mut dyn FnMut(StreamChunk),
+    ) -> Result<(), ProviderError> {
+        let req = self.prepare(request);
+        let raw = serde_json::to_string(&req).map_err(|e| ProviderError::Other(e.to_string()))?;
+        let body = self
+            .adapter
+            .transform_request(&raw)
+            .map_err(|e| self.adapter_err(e))?;
+        let url = self.adapter.url(&(self.base_url)(), &req.model, true);
+        let meta = HeaderMeta {
+            url: url.clone(),
+            method: "POST".into(),
+            body: body.clone(),
+            api_key: self.cfg.api_key.clone(),
+            timestamp: hearth_engine::now_ms() / 1000,
+            source: self.cfg.name.clone(),
+        };
+        let headers = self
+            .adapter
+            .request_headers(&meta)
+            .map_err(|e| self.adapter_err(e))?;
+        let response = self
+            .http
+            .post(
+                &url,
+                &headers,
+                body.into_bytes(),
+                cancel,
+                RequestOptions::streaming(),
+            )
+            .map_err(|e| self.http_err(e))?;
+        if !response.is_success() {
+            let status = response.status;
+            let text = response.read_text(ERROR_BODY_LIMIT).unwrap_or_default();
+            return Err(classify_status(status, text));
+        }
+        match self.adapter.stream_format() {
+            StreamFormat::Sse => {
+                for item in response.into_sse() {
+                    match item.map_err(|e| self.http_err(e))? {
+                        SseItem::Done => break,
+                        SseItem::Event(event) => {
+                            if let Some(chunk) = self.chunk(&event.data)? {
+                                sink(chunk);
+                            }
+                        }
+                    }
+                }
+            }
+            StreamFormat::Ndjson => {
+                for line in response.into_ndjson() {
+                    let line = line.map_err(|e| self.http_err(e))?;
+                    if let Some(chunk) = self.chunk(&line.to_string())? {
+                        let done = chunk.done;
+                        sink(chunk);
+                        if done {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        if cancel.is_cancelled() {
+            return Err(ProviderError::Cancelled);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn overflow_is_recognised_per_api_wording() {
+        let openai = r#"{"error":{"code":"context_length_exceeded","message":"This model's maximum context length is 8192 tokens"}}"#;
+        assert!(matches!(
+            classify_status(400, openai.into()),
+            ProviderError::ContextOverflow(_)
+        ));
+        let llama = r#"{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it"}}"#;
+        assert!(matches!(
+            classify_status(400, llama.into()),
+            ProviderError::ContextOverflow(_)
+        ));
+        let anthropic = r#"{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 210000 tokens > 200000 maximum"}}"#;
+        assert!(matches!(
+            classify_status(400, anthropic.into()),
+            ProviderError::ContextOverflow(_)
+        ));
+        assert!(matches!(
+            classify_status(401, "bad key".into()),
+            ProviderError::Status { status: 401, .. }
+        ));
+        assert!(matches!(
+            classify_status(500, "oops".into()),
+            ProviderError::Status { status: 500, .. }
+        ));
+    }
+}

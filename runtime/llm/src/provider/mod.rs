@@ -1,0 +1,69 @@
+//! How the turn engine reaches a language model: one [`ChatProvider`] trait that streams
+//! deltas and tool-call fragments into a sink and can be cancelled from another thread.
+//!
+//! The turn engine never sees HTTP: providers (Lua-adapted HTTP sources, the scripted provider
+//! used by tests and benches) implement this trait and run on the provider service thread.
+
+mod accumulate;
+mod availability;
+mod lua_source;
+mod manager;
+mod request;
+mod scripted;
+mod source_config;
+mod unconfigured;
+mod unified;
+
+use hearth_engine::CancelToken;
+
+pub use accumulate::{Accumulator, TRUNCATED_ARGS_KEY, parse_tool_arguments};
+pub use lua_source::{BaseUrl, LuaSource, classify_status};
+pub use manager::{
+    Clock, ERROR_FINISH_REASONS, ManagerConfig, ProviderManager, SourceInfo, SourceStatus,
+    SystemClock,
+};
+pub use request::{
+    ChatRequest, ChatResponse, Message, Role, StreamChunk, ToolCallDelta, ToolCallOut, ToolSpec,
+    Usage,
+};
+pub use scripted::{ScriptStep, ScriptedProvider};
+pub use source_config::SourceConfig;
+pub use unconfigured::{NO_SOURCE, Unconfigured};
+pub use unified::{parse_openai_chunk, parse_unified_chunk};
+
+/// Why a provider call did not produce a response.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// The call was cancelled (stop, preemption, shutdown). Never retried on another source.
+    #[error("cancelled")]
+    Cancelled,
+    /// The source answered with an HTTP error status.
+    #[error("api error {status}: {body}")]
+    Status { status: u16, body: String },
+    /// The prompt does not fit the model's window; walking the fallback chain will not help.
+    #[error("context overflow: {0}")]
+    ContextOverflow(String),
+    /// Anything else: connection refused, malformed stream, adapter error.
+    #[error("{0}")]
+    Other(String),
+}
+
+/// A language model source. Implementations block the calling (service) thread while the
+/// answer streams, push every chunk into `sink` as it arrives, and return promptly with
+/// [`ProviderError::Cancelled`] once `cancel` fires.
+pub trait ChatProvider: Send + Sync + 'static {
+    fn name(&self) -> &str;
+
+    /// The model's context window in tokens; 0 = unknown (the budget then assumes 32 768).
+    fn max_context_tokens(&self) -> usize {
+        0
+    }
+
+    fn chat_stream(
+        &self,
+        request: &ChatRequest,
+        cancel: &CancelToken,
+        sink: &mut dyn FnMut(StreamChunk),
+    ) -> Result<(), ProviderError>;
+}
