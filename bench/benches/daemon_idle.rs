@@ -50,9 +50,7 @@ fn start(
     tag: &str,
     model: bool,
 ) -> (std::process::Child, std::path::PathBuf, Duration) {
-    let dir = std::env::temp_dir().join(format!("hearth-idle-{}-{tag}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = hearth_testkit::fresh_dir(&format!("idle-{tag}"));
     let cfg = dir.join("hearth.toml");
     let text = format!(
         "data_dir = \"{}\"\nprobe_loopback = false\nmemory_model = {model}\n[embedded]\nenabled = false\n",

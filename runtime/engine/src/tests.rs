@@ -1,6 +1,5 @@
 //! Behaviour of the engine on real threads. Every test that waits runs under a watchdog.
 
-use std::panic::resume_unwind;
 use std::sync::atomic::{AtomicU32, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, mpsc};
 use std::thread;
@@ -9,26 +8,7 @@ use std::time::{Duration, Instant};
 use proptest::prelude::*;
 
 use super::*;
-
-/// Runs `body` on its own thread and fails the test if it takes longer than `limit`.
-fn watchdog<R: Send + 'static>(limit: Duration, body: impl FnOnce() -> R + Send + 'static) -> R {
-    let (done_tx, done_rx) = mpsc::channel();
-    let handle = thread::spawn(move || {
-        let result = body();
-        let _ = done_tx.send(());
-        result
-    });
-    match done_rx.recv_timeout(limit) {
-        Ok(()) => handle.join().expect("body finished without panicking"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
-            Ok(result) => result,
-            Err(panic) => resume_unwind(panic),
-        },
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("watchdog: test still running after {limit:?}")
-        }
-    }
-}
+use hearth_testkit::within as watchdog;
 
 /// Polls `condition` every millisecond until it holds; panics after `limit`.
 fn wait_until(limit: Duration, what: &str, mut condition: impl FnMut() -> bool) {

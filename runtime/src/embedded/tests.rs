@@ -8,7 +8,6 @@ use std::{
     os::unix::fs::PermissionsExt,
     path::{Path, PathBuf},
     process::{Command, Stdio},
-    sync::atomic::{AtomicUsize, Ordering},
     thread,
     time::{Duration, Instant, SystemTime},
 };
@@ -116,21 +115,9 @@ fn wait_until(limit: Duration, mut done: impl FnMut() -> bool) -> bool {
     done()
 }
 
-fn scratch_dir() -> PathBuf {
-    static NEXT: AtomicUsize = AtomicUsize::new(0);
-    let dir = std::env::temp_dir().join(format!(
-        "hearth-embedded-test-{}-{}",
-        std::process::id(),
-        NEXT.fetch_add(1, Ordering::Relaxed)
-    ));
-    let _ = fs::remove_dir_all(&dir);
-    fs::create_dir_all(&dir).expect("create scratch dir");
-    dir
-}
-
 /// A cache dir that passes `locate`, with `python` replaced by the given shell script.
 fn fake_install(python_script: &str) -> PathBuf {
-    let cache = scratch_dir();
+    let cache = hearth_testkit::fresh_dir("embedded-test");
     let llm = cache.join("llm");
     fs::create_dir_all(llm.join("venv/bin")).expect("create fake venv");
     fs::write(llm.join("READY"), "fake\n").expect("write READY");
@@ -143,7 +130,7 @@ fn fake_install(python_script: &str) -> PathBuf {
 
 #[test]
 fn locate_without_an_install_says_to_run_make_setup() {
-    let cache = scratch_dir();
+    let cache = hearth_testkit::fresh_dir("embedded-test");
     let err = EmbeddedAssets::locate(Some(cache.clone())).expect_err("nothing is installed");
     let message = err.to_string();
     assert!(matches!(err, EmbeddedError::NotInstalled { .. }), "{err:?}");

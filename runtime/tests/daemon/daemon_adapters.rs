@@ -1,7 +1,7 @@
 //! Hostile or broken adapters give clear errors and never take the daemon down.
 
 use crate::harness::{Daemon, source, stderr, stdout, within};
-use crate::llm_server::LlmServer;
+use hearth_testkit::llm_server::LlmServer;
 use std::path::Path;
 use std::time::Duration;
 

@@ -1,7 +1,7 @@
 //! `hearth send`, `interrupt`, `status` and the socket protocol against a real daemon.
 
 use crate::harness::{Daemon, read_rest, read_until, source, stderr, stdout, within};
-use crate::llm_server::{LlmServer, Script};
+use hearth_testkit::llm_server::{LlmServer, Script};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::fs::PermissionsExt;

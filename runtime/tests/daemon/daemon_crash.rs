@@ -3,8 +3,8 @@
 //! suspended resumes with a visible notice (DESIGN §4.2–§4.3).
 
 use crate::harness::{Daemon, source, within};
-use crate::llm_server::{LlmServer, Script};
 use hearth_memory::StoreReader;
+use hearth_testkit::llm_server::{LlmServer, Script};
 use serde_json::Value;
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Write};

@@ -1,7 +1,7 @@
 //! Fallback across sources (SPEC §7.3) seen from the CLI.
 
 use crate::harness::{Daemon, source, stderr, stdout, within};
-use crate::llm_server::{LlmServer, Script};
+use hearth_testkit::llm_server::{LlmServer, Script};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 

@@ -1,7 +1,7 @@
 //! A flood of `hearth send` calls: every one gets exactly one reply, none hangs.
 
 use crate::harness::{Daemon, source, within};
-use crate::llm_server::LlmServer;
+use hearth_testkit::llm_server::LlmServer;
 use std::time::Duration;
 
 #[test]

@@ -2,7 +2,7 @@
 //! recalled into the prompt when asked about in turn 42 — in English and in Chinese.
 
 use crate::harness::{Daemon, source, stderr, within};
-use crate::llm_server::LlmServer;
+use hearth_testkit::llm_server::LlmServer;
 use serde_json::Value;
 use std::time::Duration;
 

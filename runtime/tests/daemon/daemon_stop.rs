@@ -2,7 +2,7 @@
 //! request within 50 ms.
 
 use crate::harness::{Daemon, read_rest, source, stderr, within};
-use crate::llm_server::{LlmServer, Script};
+use hearth_testkit::llm_server::{LlmServer, Script};
 use std::time::{Duration, Instant};
 
 #[test]

@@ -4,26 +4,9 @@ use std::io::{BufRead, BufReader, Read};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::{Duration, Instant};
 
-/// Runs `body` on its own thread and fails the test if it does not finish within `limit`.
-pub fn within<T: Send + 'static>(limit: Duration, body: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    let worker = std::thread::spawn(move || {
-        let _ = tx.send(body());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(value) => value,
-        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => match worker.join() {
-            Err(panic) => std::panic::resume_unwind(panic),
-            Ok(()) => unreachable!("the body either sends its value or panics"),
-        },
-        Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-            panic!("watchdog: test did not finish within {limit:?}")
-        }
-    }
-}
+pub use hearth_testkit::within;
 
 pub struct Daemon {
     child: Child,
@@ -91,14 +74,7 @@ impl Daemon {
 
     /// Like `start`, letting the test prepare the data dir (custom adapters) first.
     pub fn start_with(toml: &str, prepare: impl FnOnce(&Path)) -> Self {
-        static N: AtomicU32 = AtomicU32::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "hearth-e2e-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("temp dir");
+        let dir = hearth_testkit::fresh_dir("e2e");
         prepare(&dir);
         Self::launch(dir, toml)
     }

@@ -2,7 +2,6 @@
 //! HTTP + SSE on loopback (a scripted OpenAI-compatible server) and the real embedded model.
 
 mod harness;
-mod llm_server;
 
 mod daemon_adapters;
 mod daemon_cli;

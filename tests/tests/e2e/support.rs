@@ -9,27 +9,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-/// Runs `body` on its own thread and fails the test if it does not finish within `limit`.
-pub fn within<T: Send + 'static>(limit: Duration, body: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    let worker = std::thread::spawn(move || {
-        let _ = tx.send(body());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(value) => {
-            let _ = worker.join();
-            value
-        }
-        // The body panicked (its sender is gone): surface its own message.
-        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => match worker.join() {
-            Err(panic) => std::panic::resume_unwind(panic),
-            Ok(()) => unreachable!("the body either sends its value or panics"),
-        },
-        Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-            panic!("watchdog: test did not finish within {limit:?}")
-        }
-    }
-}
+pub use hearth_testkit::within;
 
 pub const REPLY_WAIT: Duration = Duration::from_secs(10);
 

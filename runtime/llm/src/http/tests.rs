@@ -3,6 +3,7 @@
 
 use super::*;
 use hearth_engine::CancelToken;
+use hearth_testkit::within as watchdog;
 use std::io::{self, Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::sync::mpsc;
@@ -11,21 +12,6 @@ use std::time::{Duration, Instant};
 
 /// The stop budget (DESIGN §5): cancel → call returned and connection closed.
 const STOP_BUDGET: Duration = Duration::from_millis(50);
-
-fn watchdog<T: Send + 'static>(limit: Duration, body: impl FnOnce() -> T + Send + 'static) -> T {
-    let (tx, rx) = mpsc::channel();
-    let handle = thread::spawn(move || {
-        let _ = tx.send(body());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(value) => value,
-        Err(mpsc::RecvTimeoutError::Disconnected) => match handle.join() {
-            Err(panic) => std::panic::resume_unwind(panic),
-            Ok(()) => unreachable!("the body sends before it returns"),
-        },
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("watchdog: test ran past {limit:?}"),
-    }
-}
 
 /// Binds a listener and hands it to `script` on a server thread; returns `http://127.0.0.1:port`.
 fn serve(script: impl FnOnce(TcpListener) + Send + 'static) -> String {

@@ -514,7 +514,6 @@ fn ceil_secs(d: Duration) -> u64 {
 mod tests {
     use super::*;
     use crate::provider::{Message, ScriptStep, ScriptedProvider, ToolCallDelta};
-    use std::sync::mpsc;
 
     /// A clock tests move by hand.
     struct ManualClock {
@@ -652,14 +651,9 @@ mod tests {
             .expect("source is registered")
     }
 
-    /// Runs `body` on its own thread and fails the test instead of hanging it.
+    /// The shared watchdog at the 5 s these tests allow.
     fn watchdog<T: Send + 'static>(body: impl FnOnce() -> T + Send + 'static) -> T {
-        let (tx, rx) = mpsc::channel();
-        std::thread::spawn(move || {
-            let _ = tx.send(body());
-        });
-        rx.recv_timeout(Duration::from_secs(5))
-            .expect("test body finished within 5 s")
+        hearth_testkit::within(Duration::from_secs(5), body)
     }
 
     #[test]

@@ -1,17 +1,6 @@
 use super::*;
 use crate::adapter::bundled as b;
 
-fn temp_dir(tag: &str) -> std::path::PathBuf {
-    let nanos = std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| d.as_nanos())
-        .unwrap_or_default();
-    std::env::temp_dir().join(format!(
-        "hearth-adapters-{tag}-{}-{nanos}",
-        std::process::id()
-    ))
-}
-
 #[test]
 fn every_bundled_adapter_loads_with_its_name() {
     watchdog(30, || {
@@ -38,7 +27,7 @@ fn source_lookup_by_name_or_file() {
 
 #[test]
 fn install_writes_only_missing_files() {
-    let dir = temp_dir("install");
+    let dir = hearth_testkit::fresh_dir("adapters-install");
     let written = b::install(&dir).expect("installs");
     assert_eq!(written.len(), b::ADAPTERS.len());
     for (file, src) in b::ADAPTERS {

@@ -233,8 +233,7 @@ fn concurrent_callers_are_serialised_and_get_their_own_answers() {
 #[test]
 fn load_file_names_the_adapter_after_the_file() {
     watchdog(20, || {
-        let dir = std::env::temp_dir().join(format!("hearth-adapter-file-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).expect("temp dir");
+        let dir = hearth_testkit::fresh_dir("adapter-file");
         let path = dir.join("homelab.lua");
         std::fs::write(
             &path,

@@ -15,28 +15,12 @@ use serde_json::Value;
 use std::collections::BTreeMap;
 use std::time::Duration;
 
-/// Runs `body` on its own thread and fails the test if it takes longer than `secs`.
+/// The shared watchdog, with the limit in seconds as these tests write it.
 pub(super) fn watchdog<T: Send + 'static>(
     secs: u64,
     body: impl FnOnce() -> T + Send + 'static,
 ) -> T {
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    let worker = std::thread::spawn(move || {
-        let _ = tx.send(body());
-    });
-    match rx.recv_timeout(Duration::from_secs(secs)) {
-        Ok(v) => {
-            let _ = worker.join();
-            v
-        }
-        Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-            panic!("test did not finish within {secs} s")
-        }
-        Err(crossbeam_channel::RecvTimeoutError::Disconnected) => match worker.join() {
-            Err(panic) => std::panic::resume_unwind(panic),
-            Ok(()) => panic!("test body ended without a result"),
-        },
-    }
+    hearth_testkit::within(Duration::from_secs(secs), body)
 }
 
 pub(super) fn fixture(path: &str) -> String {

@@ -16,13 +16,18 @@ use std::time::{Duration, Instant};
 pub enum Script {
     /// Stream these text pieces, `delay` apart.
     Text {
+        /// The text, in the pieces it streams as.
         pieces: Vec<String>,
+        /// Pause before each piece.
         delay: Duration,
     },
     /// Stream text pieces, but wait for `gate` before sending piece `after`.
     Gated {
+        /// The text, in the pieces it streams as.
         pieces: Vec<String>,
+        /// Index of the piece that waits for the gate.
         after: usize,
+        /// Opened (sent to, or dropped) by the test.
         gate: Receiver<()>,
     },
     /// Stream tool calls (name, arguments JSON) in fragments.
@@ -34,6 +39,7 @@ pub enum Script {
 }
 
 impl Script {
+    /// Streams `text` word by word, without delay.
     pub fn text(text: &str) -> Self {
         Script::Text {
             pieces: text.split_inclusive(' ').map(str::to_string).collect(),
@@ -45,8 +51,11 @@ impl Script {
 /// A request as the server saw it.
 #[derive(Clone, Debug)]
 pub struct Seen {
+    /// The request path (`/v1/chat/completions`).
     pub path: String,
+    /// Header names lower-cased, in arrival order.
     pub headers: Vec<(String, String)>,
+    /// The JSON body.
     pub body: Value,
 }
 
@@ -56,13 +65,16 @@ struct State {
     seen: Vec<Seen>,
 }
 
+/// The running server; its threads live as long as the test process.
 pub struct LlmServer {
+    /// `http://127.0.0.1:<port>/v1`, what a source's `base_url` is set to.
     pub base_url: String,
     state: Arc<Mutex<State>>,
     closed: Receiver<Instant>,
 }
 
 impl LlmServer {
+    /// Binds a free loopback port and starts answering.
     pub fn start() -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let base_url = format!("http://{}/v1", listener.local_addr().expect("addr"));
@@ -84,10 +96,12 @@ impl LlmServer {
         }
     }
 
+    /// Queues what the next call answers.
     pub fn push(&self, script: Script) {
         self.state.lock().scripts.push_back(script);
     }
 
+    /// Every request received so far.
     pub fn seen(&self) -> Vec<Seen> {
         self.state.lock().seen.clone()
     }
