@@ -322,10 +322,12 @@ impl<T> TrySendError<T> {
         }
     }
 
+    /// Whether the edge was full (the value can be retried later).
     pub fn is_full(&self) -> bool {
         matches!(self, Self::Full(_))
     }
 
+    /// Whether the receiver is gone (the value can never be delivered).
     pub fn is_disconnected(&self) -> bool {
         matches!(self, Self::Disconnected(_))
     }

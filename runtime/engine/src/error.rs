@@ -9,14 +9,21 @@ pub enum EngineError {
     NoWorkers,
     /// A node was placed on (or a handle asked for) a worker that does not exist.
     #[error("no worker {worker}: the engine has {count}")]
-    NoSuchWorker { worker: usize, count: usize },
+    NoSuchWorker {
+        /// The worker asked for.
+        worker: usize,
+        /// How many workers the engine has.
+        count: usize,
+    },
     /// `start` was called twice.
     #[error("the engine is already started")]
     AlreadyStarted,
     /// The OS refused to create a worker thread.
     #[error("cannot start worker thread {worker}")]
     ThreadSpawn {
+        /// The worker whose thread failed to start.
         worker: usize,
+        /// What the OS said.
         #[source]
         source: std::io::Error,
     },

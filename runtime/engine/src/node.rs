@@ -120,10 +120,12 @@ pub struct NodeCx<'a> {
 }
 
 impl NodeCx<'_> {
+    /// The id of the node being polled.
     pub fn id(&self) -> NodeId {
         self.id
     }
 
+    /// The name of the node being polled.
     pub fn name(&self) -> &str {
         self.name
     }

@@ -5,6 +5,7 @@ use super::stats::WorkerStats;
 /// The outcome of a shutdown, one entry per worker in index order.
 #[derive(Clone, Debug)]
 pub struct ShutdownReport {
+    /// One report per worker, in worker order.
     pub workers: Vec<WorkerReport>,
 }
 
@@ -25,6 +26,7 @@ impl ShutdownReport {
 /// How one worker ended.
 #[derive(Clone, Debug)]
 pub struct WorkerReport {
+    /// The worker's index.
     pub worker: usize,
     /// The core it was pinned to, if pinning was asked for and succeeded.
     pub core: Option<usize>,

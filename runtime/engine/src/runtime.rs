@@ -68,6 +68,7 @@ impl EngineBuilder {
         self
     }
 
+    /// Creates the workers (not yet started); fails on zero workers.
     pub fn build(self) -> Result<Engine, EngineError> {
         let count = self
             .workers
@@ -142,10 +143,12 @@ pub struct Engine {
 }
 
 impl Engine {
+    /// A builder with the defaults (one worker per core, pinned).
     pub fn builder() -> EngineBuilder {
         EngineBuilder::new()
     }
 
+    /// How many workers the engine runs.
     pub fn worker_count(&self) -> usize {
         self.workers.len()
     }
@@ -171,6 +174,7 @@ impl Engine {
         Some(handle.shared.stats(worker))
     }
 
+    /// Whether `start` has been called.
     pub fn is_started(&self) -> bool {
         self.started
     }

@@ -41,6 +41,7 @@ pub struct Recovered {
     pub frames: Vec<FrameRecord>,
 }
 
+/// The kernel's handle on its store: journal, replies, timeline and frames, written off the worker.
 #[derive(Clone)]
 pub struct Durable {
     store: Arc<Mutex<Store>>,
@@ -108,18 +109,22 @@ impl Durable {
         }
     }
 
+    /// Appends an event to the durable timeline.
     pub fn record_event(&self, event: ContextEvent) {
         let _ = self.tx.send(Op::Event(event));
     }
 
+    /// Saves (or replaces) a suspended task's frame.
     pub fn save_frame(&self, frame: FrameRecord) {
         let _ = self.tx.send(Op::SaveFrame(frame));
     }
 
+    /// Removes a task's frame once the task has ended.
     pub fn remove_frame(&self, task_id: u64) {
         let _ = self.tx.send(Op::RemoveFrame(task_id));
     }
 
+    /// The store's file.
     pub fn path(&self) -> std::path::PathBuf {
         self.store.lock().path().to_path_buf()
     }

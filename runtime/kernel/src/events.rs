@@ -9,6 +9,7 @@ use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// Publishes kernel events to the event ring, tagged with this agent's name.
 #[derive(Clone)]
 pub struct EventBus {
     inner: Arc<Inner>,
@@ -30,6 +31,7 @@ impl std::fmt::Debug for EventBus {
 }
 
 impl EventBus {
+    /// A bus over an existing ring; `source` names this agent in every envelope.
     pub fn new(publisher: Publisher, ring: Subscriber, source: impl Into<String>) -> Self {
         Self {
             inner: Arc::new(Inner {
@@ -49,6 +51,7 @@ impl EventBus {
         Self::new(publisher, subscriber, source)
     }
 
+    /// The ring readers subscribe to.
     pub fn ring(&self) -> &Subscriber {
         &self.inner.ring
     }
@@ -72,6 +75,7 @@ impl EventBus {
         }
     }
 
+    /// How many events the ring refused (too large for a slot).
     pub fn refused(&self) -> u64 {
         self.inner.refused.load(Ordering::Relaxed)
     }

@@ -31,8 +31,11 @@ use std::time::Duration;
 
 /// Capacities of the kernel's edges (SPEC §1: input 256, interrupts 64, self-input 64).
 pub const SUBMIT_CAPACITY: usize = 256;
+/// Capacity of the queued-input edge.
 pub const INPUT_CAPACITY: usize = 256;
+/// Capacity of the interrupt edge.
 pub const INTERRUPT_CAPACITY: usize = 64;
+/// Capacity of the self-input edge.
 pub const SELF_INPUT_CAPACITY: usize = 64;
 const CONTROL_CAPACITY: usize = 16;
 const COMPLETION_CAPACITY: usize = 1024;
@@ -46,6 +49,7 @@ pub struct GraphConfig {
     pub workers: Option<usize>,
     /// Pin each worker to its core.
     pub pin: bool,
+    /// Settings of the turn engine.
     pub turn: TurnConfig,
     /// Name of this agent in event envelopes.
     pub agent_id: String,
@@ -65,8 +69,11 @@ impl Default for GraphConfig {
 /// The registries plugins and built-ins fill; shared with the kernel.
 #[derive(Clone, Default)]
 pub struct Registries {
+    /// Stages run around each turn.
     pub stages: Arc<StagePipeline>,
+    /// Tools the model may call.
     pub tools: Arc<ToolRegistry>,
+    /// Output channels replies and tool outputs go to.
     pub outputs: Arc<OutputChannels>,
 }
 
@@ -89,18 +96,22 @@ impl std::fmt::Debug for Kernel {
 }
 
 impl Kernel {
+    /// A handle to submit inputs and read replies.
     pub fn handle(&self) -> KernelHandle {
         self.handle.clone()
     }
 
+    /// The registries shared with the kernel.
     pub fn registries(&self) -> &Registries {
         &self.registries
     }
 
+    /// The event bus the kernel publishes to.
     pub fn events(&self) -> &EventBus {
         &self.events
     }
 
+    /// The engine the kernel's nodes run on.
     pub fn engine(&self) -> &Engine {
         &self.engine
     }

@@ -24,6 +24,7 @@ pub struct IngressGate {
 }
 
 impl IngressGate {
+    /// Closes the gate: the ingress forwards nothing more.
     pub fn close(&self) {
         // SYNC: pairs with the Acquire load in `is_closing` (handle and ingress node).
         self.closing.store(true, Ordering::Release);
@@ -49,6 +50,7 @@ pub enum Submission {
     Interrupt(InputEvent),
     /// A kernel self-input (consolidation, notices).
     SelfInput(InputEvent),
+    /// A request about the kernel's state.
     Control(Control),
 }
 
@@ -186,12 +188,17 @@ fn refuse(submission: Submission, reason: &str) {
 /// The ingress node's downstream edges.
 #[derive(Debug)]
 pub struct IngressOut {
+    /// Queued inputs.
     pub inputs: EdgeTx<InputEvent>,
+    /// Inputs the kernel gives itself.
     pub self_inputs: EdgeTx<InputEvent>,
+    /// Interrupts.
     pub interrupts: EdgeTx<InputEvent>,
+    /// Control requests.
     pub control: EdgeTx<Control>,
 }
 
+/// The node that admits submissions and routes them to the kernel's edges.
 #[derive(Debug)]
 pub struct IngressNode {
     rx: EdgeRx<Submission>,
@@ -202,6 +209,7 @@ pub struct IngressNode {
 }
 
 impl IngressNode {
+    /// An ingress reading `rx`, forwarding to `out`, closing when `gate` does.
     pub fn new(rx: EdgeRx<Submission>, out: IngressOut, gate: Arc<IngressGate>) -> Self {
         Self {
             rx,

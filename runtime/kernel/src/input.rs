@@ -12,25 +12,36 @@ use std::time::{SystemTime, UNIX_EPOCH};
 /// The terminal reply of one task: an answer, an error, or a skip with its reason.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct Reply {
+    /// The id of the input this answers.
     pub request_id: String,
+    /// The reply text.
     pub content: String,
+    /// The input was not run (see `reason`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub skipped: bool,
+    /// Why the input was skipped or failed.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reason: Option<String>,
+    /// The task ended in an error.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub error: bool,
+    /// The model's reasoning, when it streamed any.
     #[serde(skip_serializing_if = "String::is_empty")]
     pub reasoning_content: String,
+    /// Tokens the task's LLM calls used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
 }
 
 /// Skip reasons a caller can see.
 pub mod skip {
+    /// The input had no content.
     pub const EMPTY_INPUT: &str = "empty_input";
+    /// An input with this request id was already taken.
     pub const DUPLICATE: &str = "duplicate";
+    /// The ready queue was full.
     pub const QUEUE_FULL: &str = "queue_full";
+    /// The kernel shut down before the input ran.
     pub const SHUTDOWN: &str = "shutdown";
     /// The input was dropped without an answer; only ever seen if something upstream failed.
     pub const DROPPED: &str = "dropped";
@@ -69,6 +80,7 @@ impl ReplyHandle {
         self.tx.is_some()
     }
 
+    /// The request id the reply is for.
     pub fn request_id(&self) -> &str {
         &self.request_id
     }
@@ -104,24 +116,32 @@ impl Drop for ReplyHandle {
 /// One input event (SPEC §1 `InputEvent`).
 #[derive(Debug)]
 pub struct InputEvent {
+    /// Unique id of this input (`req_<nanos>_<n>`).
     pub request_id: String,
+    /// Who sent it (`cli`, a plugin name, ...).
     pub source: String,
     /// `text`, `image`, `audio`, `event` or `command`.
     pub kind: String,
+    /// The input's fields (`content` and any flags).
     pub payload: Map<String, Value>,
+    /// Where the reply goes.
     pub output_channel: String,
+    /// How far the input is trusted.
     pub trust: Trust,
+    /// When the input arrived, ms since the epoch.
     pub received_at_ms: i64,
     reply: ReplyHandle,
 }
 
 impl InputEvent {
+    /// A text input from `source`.
     pub fn text(source: impl Into<String>, content: impl Into<String>) -> Self {
         let mut payload = Map::new();
         payload.insert("content".into(), Value::String(content.into()));
         Self::new(source, payload)
     }
 
+    /// An input from `source` with these fields, a new id and the current time.
     pub fn new(source: impl Into<String>, payload: Map<String, Value>) -> Self {
         Self::recovered(new_request_id(), source.into(), payload, now_ms())
     }
@@ -146,16 +166,19 @@ impl InputEvent {
         }
     }
 
+    /// Sets the trust level.
     pub fn with_trust(mut self, trust: Trust) -> Self {
         self.trust = trust;
         self
     }
 
+    /// Sets the output channel the reply goes to.
     pub fn with_output_channel(mut self, channel: impl Into<String>) -> Self {
         self.output_channel = channel.into();
         self
     }
 
+    /// Sets one payload field.
     pub fn with_payload(mut self, key: &str, value: Value) -> Self {
         self.payload.insert(key.into(), value);
         self
@@ -171,6 +194,7 @@ impl InputEvent {
         rx
     }
 
+    /// The `content` field, or "".
     pub fn content(&self) -> &str {
         self.payload
             .get("content")
@@ -178,6 +202,7 @@ impl InputEvent {
             .unwrap_or("")
     }
 
+    /// Whether the boolean payload field `key` is true.
     pub fn flag(&self, key: &str) -> bool {
         self.payload
             .get(key)
@@ -185,10 +210,12 @@ impl InputEvent {
             .unwrap_or(false)
     }
 
+    /// The payload field `key` if it is a string.
     pub fn str_field(&self, key: &str) -> Option<&str> {
         self.payload.get(key).and_then(Value::as_str)
     }
 
+    /// Whether someone still waits for a reply.
     pub fn has_reply(&self) -> bool {
         self.reply.is_live()
     }
@@ -203,6 +230,7 @@ impl InputEvent {
         self.take_reply().send(reply)
     }
 
+    /// Replies "skipped" with `reason`; false if a reply was already sent.
     pub fn skip(&mut self, reason: &str) -> bool {
         self.send_reply(Reply {
             skipped: true,

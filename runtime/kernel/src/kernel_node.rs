@@ -13,19 +13,26 @@ use std::time::Instant;
 /// Requests about the kernel's state.
 #[derive(Debug)]
 pub enum Control {
+    /// Asks for a snapshot of the scheduler.
     Snapshot(Sender<SchedulerSnapshot>),
 }
 
 /// The kernel's inbound edges.
 #[derive(Debug)]
 pub struct KernelInbox {
+    /// Queued inputs from the ingress.
     pub inputs: EdgeRx<InputEvent>,
+    /// Inputs the kernel gives itself.
     pub self_inputs: EdgeRx<InputEvent>,
+    /// Interrupts from the ingress.
     pub interrupts: EdgeRx<InputEvent>,
+    /// Results of the service threads.
     pub completions: EdgeRx<Completion>,
+    /// Control requests.
     pub control: EdgeRx<Control>,
 }
 
+/// The node that runs the scheduler and the turn engine.
 #[derive(Debug)]
 pub struct KernelNode {
     engine: TurnEngine,
@@ -33,6 +40,7 @@ pub struct KernelNode {
 }
 
 impl KernelNode {
+    /// A node over `engine`, reading `inbox`.
     pub fn new(engine: TurnEngine, inbox: KernelInbox) -> Self {
         Self { engine, inbox }
     }

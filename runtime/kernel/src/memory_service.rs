@@ -59,6 +59,7 @@ enum Op {
 /// Settings of the memory service.
 #[derive(Clone, Debug)]
 pub struct MemoryConfig {
+    /// The SQLite store file.
     pub store: PathBuf,
     /// Load the dense embedding model (off: keyword recall only).
     pub model: bool,
@@ -68,15 +69,18 @@ pub struct MemoryConfig {
     pub max_context_size: usize,
     /// Configured protected count (the last N events are never pruned).
     pub protected: usize,
+    /// Seconds east of UTC for timeline stamps.
     pub utc_offset_secs: i64,
 }
 
+/// Handle on the memory thread; dropping every handle stops it.
 #[derive(Clone, Debug)]
 pub struct MemoryService {
     tx: Sender<Op>,
 }
 
 impl MemoryService {
+    /// Starts the memory thread; pass results go to `done`.
     pub fn start(cfg: MemoryConfig, done: Sink<MemoryDone>) -> Self {
         let (tx, rx) = crossbeam_channel::unbounded();
         let spawned = std::thread::Builder::new()
@@ -88,6 +92,7 @@ impl MemoryService {
         Self { tx }
     }
 
+    /// Appends an event to the working window in the store.
     pub fn append(&self, event: ContextEvent) {
         let _ = self.tx.send(Op::Append(event));
     }

@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 
 const DEFAULT_TOP_K: u64 = 3;
 
+/// Registers the memory tools (`coldcontext_query`, `doc_commit`) over `memory`.
 pub fn register(tools: &ToolRegistry, memory: &MemoryService) {
     let query_params = json!({
         "type": "object",

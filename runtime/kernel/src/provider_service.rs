@@ -15,8 +15,11 @@ use std::thread::JoinHandle;
 /// One LLM call handed to the service.
 #[derive(Debug)]
 pub struct LlmCall {
+    /// The call number the result carries back.
     pub call: u64,
+    /// What to ask the provider.
     pub request: ChatRequest,
+    /// Fires to end the call early.
     pub cancel: CancelToken,
     /// Output channel the deltas are tagged with.
     pub channel: String,
@@ -51,6 +54,7 @@ impl std::fmt::Debug for ProviderService {
 }
 
 impl ProviderService {
+    /// Starts the provider thread; deltas go to `events`, results to `done`.
     pub fn start(
         provider: Arc<dyn ChatProvider>,
         events: EventBus,
@@ -65,6 +69,7 @@ impl ProviderService {
         (Self { tx, provider }, handle)
     }
 
+    /// Queues one call.
     pub fn call(&self, call: LlmCall) {
         // The thread only exits when every handle is gone, so this cannot fail while we hold one.
         let _ = self.tx.send(call);

@@ -15,8 +15,11 @@ use std::time::Duration;
 /// The registries a tool call may need.
 #[derive(Clone)]
 pub struct ToolEnv {
+    /// Registered tools.
     pub tools: Arc<ToolRegistry>,
+    /// Output channel tools.
     pub outputs: Arc<OutputChannels>,
+    /// The stage pipeline output tools run through.
     pub stages: Arc<StagePipeline>,
 }
 
@@ -46,6 +49,7 @@ struct Job {
     args: Value,
 }
 
+/// The elastic pool tools run on; cheap to clone.
 #[derive(Clone)]
 pub struct ToolPool {
     tx: Sender<Job>,
@@ -59,6 +63,7 @@ pub struct ToolPool {
 const IDLE_EXIT: Duration = Duration::from_secs(30);
 
 impl ToolPool {
+    /// A pool with no threads yet; results go to `done`.
     pub fn new(env: ToolEnv, done: Sink<ToolDone>) -> Self {
         let (tx, rx) = crossbeam_channel::unbounded();
         Self {
@@ -70,10 +75,12 @@ impl ToolPool {
         }
     }
 
+    /// The registries calls run against.
     pub fn env(&self) -> &ToolEnv {
         &self.env
     }
 
+    /// Runs tool `name` with `args` on a pool thread; the result arrives as a [`ToolDone`].
     pub fn spawn(&self, call: u64, name: String, args: Value) {
         // Claim an idle thread if there is one; otherwise start another.
         let claimed = self

@@ -11,6 +11,7 @@ use super::task::{Task, TaskId};
 pub struct QueueFull<I>(pub I);
 
 impl<I> QueueFull<I> {
+    /// The input that did not fit.
     pub fn into_inner(self) -> I {
         self.0
     }
@@ -31,27 +32,34 @@ pub enum Registered<I> {
     /// The interrupt took the immediate slot and the scheduler is armed: the caller cancels
     /// the in-flight LLM call so the running task reaches its next safe point quickly.
     Preempted {
+        /// The interrupt's task id.
         id: TaskId,
+        /// A task dropped to make room, owed a reply.
         dropped: Option<Task<I>>,
     },
     /// The interrupt waits in its level queue; the caller wakes an idle scheduler.
     Queued {
+        /// The interrupt's task id.
         id: TaskId,
+        /// A task dropped to make room, owed a reply.
         dropped: Option<Task<I>>,
     },
 }
 
 impl<I> Registered<I> {
+    /// The interrupt's task id.
     pub fn id(&self) -> TaskId {
         match self {
             Registered::Preempted { id, .. } | Registered::Queued { id, .. } => *id,
         }
     }
 
+    /// Whether the interrupt preempts the running task.
     pub fn preempted(&self) -> bool {
         matches!(self, Registered::Preempted { .. })
     }
 
+    /// The task dropped to make room, if any.
     pub fn into_dropped(self) -> Option<Task<I>> {
         match self {
             Registered::Preempted { dropped, .. } | Registered::Queued { dropped, .. } => dropped,
@@ -69,6 +77,7 @@ pub enum Next<I, F> {
 }
 
 impl<I, F> Next<I, F> {
+    /// The selected task.
     pub fn task(&self) -> &Task<I> {
         match self {
             Next::New(t) | Next::Resume(t, _) => t,
@@ -86,12 +95,14 @@ pub enum Drained<I, F> {
 }
 
 impl<I, F> Drained<I, F> {
+    /// The drained task.
     pub fn task(&self) -> &Task<I> {
         match self {
             Drained::Pending(t) | Drained::Suspended(t, _) => t,
         }
     }
 
+    /// The task and its frame, if it had been suspended.
     pub fn into_parts(self) -> (Task<I>, Option<F>) {
         match self {
             Drained::Pending(t) => (t, None),

@@ -56,6 +56,7 @@ impl<I, F> fmt::Debug for Scheduler<I, F> {
 }
 
 impl<I, F> Scheduler<I, F> {
+    /// An empty scheduler.
     pub fn new(cfg: SchedulerConfig) -> Self {
         Scheduler {
             max_queue: cfg.effective_max_queue(),
@@ -275,10 +276,12 @@ impl<I, F> Scheduler<I, F> {
         self.critical = on;
     }
 
+    /// Whether the running task came on the critical channel.
     pub fn is_critical(&self) -> bool {
         self.critical
     }
 
+    /// The running task, if any.
     pub fn running(&self) -> Option<RunningTask> {
         self.running
     }
@@ -306,6 +309,7 @@ impl<I, F> Scheduler<I, F> {
         self.ready.len() < self.max_queue
     }
 
+    /// Counters since start.
     pub fn stats(&self) -> &SchedulerStats {
         &self.stats
     }
@@ -339,6 +343,7 @@ impl<I, F> Scheduler<I, F> {
             && self.stack.is_empty()
     }
 
+    /// Inputs in the ready queue.
     pub fn ready_len(&self) -> usize {
         self.ready.len()
     }
@@ -348,10 +353,12 @@ impl<I, F> Scheduler<I, F> {
         self.pending_interrupt_count()
     }
 
+    /// Suspended tasks on the stack.
     pub fn stack_depth(&self) -> usize {
         self.stack.len()
     }
 
+    /// The ready queue's capacity.
     pub fn max_queue(&self) -> usize {
         self.max_queue
     }

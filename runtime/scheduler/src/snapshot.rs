@@ -11,12 +11,17 @@ use super::task::{RunningTask, Task, TaskClass, TaskId, TaskKind};
 /// One waiting or suspended task.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct TaskSummary {
+    /// The task's id.
     pub id: TaskId,
+    /// Input or interrupt.
     pub class: TaskClass,
+    /// Where it came from.
     pub kind: TaskKind,
     /// Base level, 0 for a queued task (queued tasks have no level).
     pub level: u8,
+    /// Its level after preemption promotion.
     pub effective_level: u8,
+    /// How often it was preempted.
     pub preempt_count: u32,
     /// A short description of the input, when the caller supplied a summariser.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -26,43 +31,61 @@ pub struct TaskSummary {
 /// The running task, as far as the scheduler knows it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub struct RunningSummary {
+    /// The task's id.
     pub id: TaskId,
+    /// Input or interrupt.
     pub class: TaskClass,
+    /// Where it came from.
     pub kind: TaskKind,
+    /// Its level (0 for inputs).
     pub level: u8,
+    /// Its level after preemption promotion.
     pub effective_level: u8,
+    /// How often it was preempted.
     pub preempt_count: u32,
 }
 
 /// One interrupt level's FIFO, head first.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct LevelQueueSnapshot {
+    /// The level.
     pub level: u8,
+    /// Its name (`L1`..`L4`).
     pub name: &'static str,
+    /// Its queued interrupts, oldest first.
     pub tasks: Vec<TaskSummary>,
 }
 
+/// What `hearth status` shows of the scheduler.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SchedulerSnapshot {
+    /// The running task.
     pub running: Option<RunningSummary>,
     /// The ready queue, head first.
     pub queue: Vec<TaskSummary>,
     /// L1 first.
     pub interrupt_queues: Vec<LevelQueueSnapshot>,
+    /// The interrupt in the immediate slot.
     pub immediate: Option<TaskSummary>,
     /// Interrupts in the level queues plus the immediate slot.
     pub pending_interrupts: usize,
     /// Bottom first; the last entry is the next to resume.
     pub stack: Vec<TaskSummary>,
+    /// Counters since start.
     pub stats: SchedulerStats,
     /// Sum of `stats.preempts_by_level`.
     pub preempted: u64,
+    /// Capacity of the suspended stack.
     pub max_interrupt_frames: usize,
+    /// Capacity of the ready queue.
     pub max_queue: usize,
+    /// The running task is critical.
     pub critical: bool,
     /// The base level the running task has been asked to yield to, if armed.
     pub preempt_level: Option<u8>,
+    /// A stop is armed.
     pub stop_armed: bool,
+    /// Tasks a stop still cancels.
     pub cancel_budget: usize,
 }
 

@@ -15,6 +15,7 @@ pub struct SchedulerStats {
     pub rejected: u64,
     /// Times the ready queue went from having room to full while inputs were waiting.
     pub backpressure: u64,
+    /// Tasks suspended by a preemption.
     pub suspended: u64,
     /// Counted only when `next` hands back a suspended task; once everything has drained
     /// through `next`, `suspended == resumed`.

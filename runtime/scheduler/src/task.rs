@@ -53,14 +53,21 @@ pub fn effective_level(class: TaskClass, level: Level, preempt_count: u32) -> u8
 /// A task as handed to the executor. `I` is the input payload.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Task<I> {
+    /// Unique, increasing id.
     pub id: TaskId,
+    /// Input or interrupt.
     pub class: TaskClass,
     /// Meaningful only for [`TaskClass::Interrupt`]; queued tasks carry the default level.
     pub level: Level,
+    /// Where it came from.
     pub kind: TaskKind,
+    /// How often it was preempted.
     pub preempt_count: u32,
+    /// When it was last preempted.
     pub last_preempt_at: Option<Instant>,
+    /// When it was queued.
     pub enqueued_at: Instant,
+    /// The input it runs.
     pub input: I,
 }
 
@@ -81,12 +88,19 @@ impl<I> Task<I> {
 /// What the scheduler remembers about the task the executor currently holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct RunningTask {
+    /// The task's id.
     pub id: TaskId,
+    /// Input or interrupt.
     pub class: TaskClass,
+    /// Its level.
     pub level: Level,
+    /// Where it came from.
     pub kind: TaskKind,
+    /// Its level after preemption promotion.
     pub effective_level: u8,
+    /// How often it was preempted.
     pub preempt_count: u32,
+    /// When it was last preempted.
     pub last_preempt_at: Option<Instant>,
     /// When this run (first start or resume) began.
     pub started: Instant,

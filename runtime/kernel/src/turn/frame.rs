@@ -14,12 +14,19 @@ pub enum Step {
     Input,
     /// Pruning and recall for this input on the memory service (only when memory is on).
     Memory,
+    /// Stages and prompt assembly.
     Prepare,
+    /// The LLM call.
     Llm,
+    /// Setting up a batch of tool calls.
     ToolBatch,
+    /// Before-tool stages of the next call.
     ToolBegin,
+    /// Running the call.
     ToolExec,
+    /// After-tool stages of the call.
     ToolAfter,
+    /// The end of a turn: reply or next round.
     TurnEnd,
 }
 
@@ -30,53 +37,83 @@ pub enum Terminal {
     Ok(String),
     /// `on_input` answered: replied without touching the context window.
     ShortCircuit(String),
+    /// The task failed with this message.
     Failed(String),
+    /// The task was skipped for this reason.
     Skipped(String),
 }
 
 /// The outcome of one tool of the current batch.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct ToolOutcome {
+    /// Whether the tool succeeded.
     pub success: bool,
+    /// Its result, or the error text.
     pub raw: Value,
 }
 
+/// Everything a task carries between steps; saved when it is suspended.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct TaskFrame {
+    /// The step to run next.
     pub step: Step,
+    /// The input text as received.
     pub input: String,
+    /// The input after the input stages.
     pub clean_input: String,
+    /// Who sent the input.
     pub source: String,
+    /// Where the reply goes.
     pub output_channel: String,
+    /// The task is an interrupt.
     pub is_interrupt: bool,
+    /// The input asked not to be remembered.
     pub no_memory: bool,
+    /// The input came on the critical channel.
     pub critical: bool,
+    /// When the task started, ms since the epoch.
     pub started_at_ms: i64,
+    /// The stage context of the turn.
     pub stage_ctx: StageContext,
+    /// The prompt so far.
     pub msgs: Vec<Message>,
     /// Messages built by `Prepare` (system prompt, timeline, input): rebuilt on resume.
     pub prefix_len: usize,
+    /// Tools offered to the model.
     pub tools: Vec<ToolSpec>,
+    /// Names of the tools called so far.
     pub tools_used: Vec<String>,
+    /// Outputs of the tools called so far.
     pub tool_results: Vec<ToolOutput>,
     /// Finished tool batches.
     pub turn: u32,
+    /// The previous batch called only reply tools (its output already reached the user).
     pub last_batch_reply_only: bool,
     /// Text of the latest LLM answer (the max-turns reply falls back to it).
     pub last_content: String,
+    /// The reasoning of the last LLM answer.
     pub last_reasoning: String,
+    /// Tokens used so far.
     pub usage: Option<Usage>,
+    /// The tool calls of the current batch.
     pub batch: Vec<ToolCallOut>,
+    /// Stage context of each call of the batch.
     pub batch_ctxs: Vec<StageContext>,
+    /// The plugin owning each call of the batch.
     pub batch_plugins: Vec<String>,
+    /// Why each call was denied, if it was.
     pub batch_denied: Vec<Option<String>>,
+    /// Result of each call once it is back.
     pub batch_results: Vec<Option<ToolOutcome>>,
+    /// The call of the batch being worked on.
     pub tool_idx: usize,
     /// The current batch runs as one parallel step.
     pub parallel: bool,
+    /// Every call of the current batch is a reply tool.
     pub reply_only: bool,
     /// Index of the batch's single assistant message once written.
     pub assistant_idx: Option<usize>,
+    /// How the task ended, once it has.
     pub terminal: Option<Terminal>,
     /// The task was suspended when the daemon stopped and resumed after a restart.
     #[serde(default)]
@@ -87,6 +124,7 @@ pub struct TaskFrame {
 }
 
 impl TaskFrame {
+    /// A frame at the first step.
     pub fn new(source: &str, output_channel: &str, started_at_ms: i64) -> Self {
         Self {
             step: Step::Input,

@@ -48,6 +48,7 @@ pub struct TurnConfig {
     pub duplicate_window: Duration,
     /// Offset of the user's time zone, for timeline stamps.
     pub utc_offset_secs: i64,
+    /// Settings of the input scheduler.
     pub scheduler: SchedulerConfig,
 }
 
@@ -95,6 +96,7 @@ struct Current {
     wait: Wait,
 }
 
+/// The task state machine over the scheduler, the services and the context window.
 pub struct TurnEngine {
     cfg: TurnConfig,
     sched: Scheduler<InputEvent, TaskFrame>,
@@ -120,6 +122,7 @@ impl std::fmt::Debug for TurnEngine {
 }
 
 impl TurnEngine {
+    /// A turn engine over these services, with an empty context.
     pub fn new(
         cfg: TurnConfig,
         provider: ProviderService,
@@ -208,10 +211,12 @@ impl TurnEngine {
         self.context.append(event);
     }
 
+    /// The working context window the kernel mirrors.
     pub fn context(&self) -> &ContextWindow {
         &self.context
     }
 
+    /// The input scheduler.
     pub fn scheduler(&self) -> &Scheduler<InputEvent, TaskFrame> {
         &self.sched
     }
@@ -615,10 +620,12 @@ impl TurnEngine {
         [tools, cooldown].into_iter().flatten().min()
     }
 
+    /// Whether no task runs, waits or is queued.
     pub fn is_idle(&self) -> bool {
         self.current.is_none() && self.sched.is_idle()
     }
 
+    /// A snapshot of the scheduler for `hearth status`.
     pub fn snapshot(&self) -> SchedulerSnapshot {
         self.sched.snapshot_with(|i: &InputEvent| {
             format!("{} {}: {}", i.request_id, i.source, i.content())

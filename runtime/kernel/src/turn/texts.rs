@@ -17,22 +17,27 @@ pub const RESUMED_NOTICE: &str = "[resumed after a restart] ";
 /// Failure of a `_consolidation_` task whose LLM call was cancelled.
 pub const INTERRUPTED_BY_INPUT: &str = "interrupted by user input";
 
+/// The reply when a task ran out of tool turns.
 pub fn max_tool_turns(n: u32) -> String {
     format!("[系统] 已达到最大工具轮次 {n}，任务中止。")
 }
 
+/// The tool result when a stage denied the call.
 pub fn tool_denied(name: &str) -> String {
     format!("工具 {name} 已被插件拒绝")
 }
 
+/// The reply when processing failed with `err`.
 pub fn processing_error(err: &str) -> String {
     format!("处理错误: {err}")
 }
 
+/// The reply when task `id` panicked.
 pub fn task_panicked(id: u64, msg: &str) -> String {
     format!("内核事件：任务 #{id} 发生 panic：{msg}（该任务已丢弃，调度器存活）")
 }
 
+/// The tool result when a call ran past its timeout.
 pub fn tool_timed_out(name: &str, after: std::time::Duration) -> String {
     format!("tool {name} timed out after {after:?}")
 }

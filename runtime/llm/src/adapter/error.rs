@@ -22,32 +22,47 @@ impl std::fmt::Display for Exceeded {
     }
 }
 
+/// What can go wrong loading or calling a Lua adapter.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum AdapterError {
     /// The script could not become an adapter: syntax error, a binary chunk, an error while the
     /// chunk ran, no returned table, or a missing `transform_request`.
     #[error("adapter {file}: load failed: {message}")]
-    Load { file: String, message: String },
+    Load {
+        /// The script's file name.
+        file: String,
+        /// What went wrong.
+        message: String,
+    },
     /// The script raised an error or returned something that is not a string.
     #[error("adapter {adapter}: {function}: {message}")]
     Script {
+        /// The adapter's name.
         adapter: String,
+        /// The adapter function that was called.
         function: &'static str,
+        /// The script's error text.
         message: String,
     },
     /// The call ran past its instruction or time budget and was aborted.
     #[error("adapter {adapter}: {function}: {exceeded}")]
     Budget {
+        /// The adapter's name.
         adapter: String,
+        /// The adapter function that was called.
         function: &'static str,
+        /// Which budget ran out.
         exceeded: Exceeded,
     },
     /// The call hit the adapter's memory limit.
     #[error("adapter {adapter}: {function}: out of memory (limit {limit_bytes} bytes)")]
     Memory {
+        /// The adapter's name.
         adapter: String,
+        /// The adapter function that was called.
         function: &'static str,
+        /// The memory limit in bytes.
         limit_bytes: usize,
     },
     /// The call did not come back in time even though the VM budget should have stopped it (a
@@ -55,14 +70,27 @@ pub enum AdapterError {
     /// calls until that call finishes.
     #[error("adapter {adapter}: {function} did not return within {} ms", waited.as_millis())]
     Hung {
+        /// The adapter's name.
         adapter: String,
+        /// The adapter function that was called.
         function: &'static str,
+        /// How long the caller waited.
         waited: Duration,
     },
     /// The adapter cannot take calls: a previous call is still stuck, or its VM thread is gone.
     #[error("adapter {adapter} is unusable: {reason}")]
-    Broken { adapter: String, reason: String },
+    Broken {
+        /// The adapter's name.
+        adapter: String,
+        /// Why it cannot take calls.
+        reason: String,
+    },
     /// Reading or installing an adapter file failed.
     #[error("adapter file {}: {message}", path.display())]
-    Io { path: PathBuf, message: String },
+    Io {
+        /// The file.
+        path: PathBuf,
+        /// What the OS said.
+        message: String,
+    },
 }

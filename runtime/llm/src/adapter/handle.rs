@@ -46,9 +46,13 @@ pub enum StreamFormat {
 /// What `build_headers(meta)` is given.
 #[derive(Clone, Default, PartialEq, Eq)]
 pub struct HeaderMeta {
+    /// The request URL.
     pub url: String,
+    /// The HTTP method.
     pub method: String,
+    /// The request body.
     pub body: String,
+    /// The source's API key ("" when none).
     pub api_key: String,
     /// Unix time in seconds.
     pub timestamp: i64,
@@ -195,10 +199,12 @@ impl Adapter {
         &self.info.name
     }
 
+    /// The file the adapter was loaded from.
     pub fn file_name(&self) -> &str {
         &self.info.file
     }
 
+    /// The script's declared version ("" when none).
     pub fn version(&self) -> &str {
         &self.info.version
     }
@@ -233,6 +239,7 @@ impl Adapter {
         )
     }
 
+    /// How the source streams its answers.
     pub fn stream_format(&self) -> StreamFormat {
         self.info.stream_format
     }
@@ -242,18 +249,22 @@ impl Adapter {
         &self.info.headers
     }
 
+    /// Whether the script defines `build_headers`.
     pub fn has_build_headers(&self) -> bool {
         self.info.has_build_headers
     }
 
+    /// Whether the script defines `transform_response`.
     pub fn has_response_transform(&self) -> bool {
         self.info.has_response_transform
     }
 
+    /// Whether the script defines `transform_stream_chunk`.
     pub fn has_stream_transform(&self) -> bool {
         self.info.has_stream_transform
     }
 
+    /// The budgets calls run under.
     pub fn limits(&self) -> AdapterLimits {
         self.limits
     }

@@ -27,7 +27,9 @@ const BODY_BUFFER_BYTES: usize = 16 * 1024;
 /// Client-wide settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HttpClientConfig {
+    /// How long a connection may take to open.
     pub connect_timeout: Duration,
+    /// The `User-Agent` header.
     pub user_agent: String,
 }
 
@@ -80,10 +82,12 @@ struct Shared {
 }
 
 impl HttpClient {
+    /// A client with the default configuration.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// A client with `config`.
     pub fn with_config(config: HttpClientConfig) -> Self {
         Self {
             inner: Arc::new(Shared {
@@ -93,6 +97,7 @@ impl HttpClient {
         }
     }
 
+    /// The client's configuration.
     pub fn config(&self) -> &HttpClientConfig {
         &self.inner.config
     }
@@ -216,6 +221,7 @@ pub type ResponseBody = Box<dyn BufRead + Send>;
 
 /// A response whose head has arrived; the body is read by the caller as it streams in.
 pub struct HttpResponse {
+    /// The HTTP status code.
     pub status: u16,
     /// In arrival order, names lower-case; values that are not UTF-8 are decoded lossily.
     pub headers: Vec<(String, String)>,
@@ -233,6 +239,7 @@ impl std::fmt::Debug for HttpResponse {
 }
 
 impl HttpResponse {
+    /// Whether the status is 2xx.
     pub fn is_success(&self) -> bool {
         (200..300).contains(&self.status)
     }

@@ -37,19 +37,37 @@ pub enum HttpError {
     InvalidRequest(String),
     /// The server answered with a non-success status (`"api error N: <body>"`).
     #[error("api error {status}: {body}")]
-    Status { status: u16, body: String },
+    Status {
+        /// The status code.
+        status: u16,
+        /// The response body.
+        body: String,
+    },
     /// A body read in one piece was longer than the caller's cap.
     #[error("response body larger than {limit} bytes")]
-    TooLarge { limit: usize },
+    TooLarge {
+        /// The caller's cap in bytes.
+        limit: usize,
+    },
     /// A streamed line was longer than the limit; it is an error, never truncated.
     #[error("line {line} longer than {limit} bytes")]
-    LineTooLong { line: u64, limit: usize },
+    LineTooLong {
+        /// The line number, from 1.
+        line: u64,
+        /// The limit in bytes.
+        limit: usize,
+    },
     /// Bytes that should be text are not UTF-8.
     #[error("invalid utf-8 {0}")]
     InvalidUtf8(String),
     /// A line that should hold one JSON value does not.
     #[error("invalid json on line {line}: {message}")]
-    Json { line: u64, message: String },
+    Json {
+        /// The line number, from 1.
+        line: u64,
+        /// The parser's message.
+        message: String,
+    },
 }
 
 impl HttpError {

@@ -18,6 +18,7 @@ impl<R: BufRead> NdjsonReader<R> {
         Self::with_limit(inner, MAX_LINE_BYTES)
     }
 
+    /// A reader of `inner` with lines capped at `line_limit` bytes.
     pub fn with_limit(inner: R, line_limit: usize) -> Self {
         Self {
             lines: LineReader::new(inner, line_limit),

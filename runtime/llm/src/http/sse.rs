@@ -29,6 +29,7 @@ pub struct SseEvent {
 /// What the stream produced next.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum SseItem {
+    /// One complete event.
     Event(SseEvent),
     /// `data: [DONE]`: the server's end of the completion. Nothing is read after it.
     Done,
@@ -51,6 +52,7 @@ impl<R: BufRead> SseReader<R> {
         Self::with_limits(inner, MAX_LINE_BYTES, MAX_EVENT_BYTES)
     }
 
+    /// A reader of `inner` with lines and events capped at these byte counts.
     pub fn with_limits(inner: R, line_limit: usize, event_limit: usize) -> Self {
         Self {
             lines: LineReader::new(inner, line_limit),

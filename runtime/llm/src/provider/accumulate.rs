@@ -17,6 +17,7 @@ struct Group {
     arguments: String,
 }
 
+/// Folds streamed chunks into one answer, joining tool-call fragments by stream index.
 #[derive(Default, Debug)]
 pub struct Accumulator {
     content: String,
@@ -27,10 +28,12 @@ pub struct Accumulator {
 }
 
 impl Accumulator {
+    /// An empty accumulator.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Adds one streamed chunk.
     pub fn push(&mut self, chunk: &StreamChunk) {
         self.content.push_str(&chunk.content);
         self.reasoning.push_str(&chunk.reasoning);
@@ -60,10 +63,12 @@ impl Accumulator {
         }
     }
 
+    /// The text received so far.
     pub fn content(&self) -> &str {
         &self.content
     }
 
+    /// The whole answer, tool calls parsed.
     pub fn finish(self) -> ChatResponse {
         let truncated = self.finish_reason.as_deref() == Some("length");
         let tool_calls = self

@@ -17,6 +17,7 @@ const ERROR_BODY_LIMIT: usize = 64 * 1024;
 /// a new port).
 pub type BaseUrl = Arc<dyn Fn() -> String + Send + Sync>;
 
+/// An HTTP source spoken to through a Lua adapter.
 pub struct LuaSource {
     cfg: SourceConfig,
     adapter: Arc<Adapter>,
@@ -34,11 +35,13 @@ impl std::fmt::Debug for LuaSource {
 }
 
 impl LuaSource {
+    /// A source for `cfg` using `adapter` over `http`.
     pub fn new(cfg: SourceConfig, adapter: Arc<Adapter>, http: HttpClient) -> Self {
         let url = cfg.base_url.clone();
         Self::with_base_url(cfg, adapter, http, Arc::new(move || url.clone()))
     }
 
+    /// Like `new`, with the base URL already parsed.
     pub fn with_base_url(
         cfg: SourceConfig,
         adapter: Arc<Adapter>,
@@ -53,6 +56,7 @@ impl LuaSource {
         }
     }
 
+    /// The source's configuration.
     pub fn config(&self) -> &SourceConfig {
         &self.cfg
     }

@@ -31,9 +31,11 @@ const AUTO_MODEL: &str = "AUTO";
 
 /// Where cooldowns read the time; tests inject a clock they can move instead of sleeping.
 pub trait Clock: Send + Sync + 'static {
+    /// The current instant.
     fn now(&self) -> Instant;
 }
 
+/// The real monotonic clock.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SystemClock;
 
@@ -50,6 +52,7 @@ pub struct ManagerConfig {
     pub retry_pause: Duration,
     /// Cooldown after a source's first failure; doubles with each further one.
     pub cooldown_base: Duration,
+    /// The longest a failing source cools down.
     pub cooldown_cap: Duration,
 }
 
@@ -66,6 +69,7 @@ impl Default for ManagerConfig {
 /// What routing knows about a source, given when it is registered.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct SourceInfo {
+    /// The source's unique name.
     pub name: String,
     /// The model the source serves; empty = whatever the request names.
     pub model: String,
@@ -76,6 +80,7 @@ pub struct SourceInfo {
 }
 
 impl SourceInfo {
+    /// A source `name` serving `model`, priority 0, window unknown.
     pub fn new(name: impl Into<String>, model: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -84,11 +89,13 @@ impl SourceInfo {
         }
     }
 
+    /// Sets the priority (higher is tried first).
     pub fn with_priority(mut self, priority: i32) -> Self {
         self.priority = priority;
         self
     }
 
+    /// Sets the context window in tokens.
     pub fn with_context_window(mut self, tokens: usize) -> Self {
         self.context_window = tokens;
         self
@@ -98,11 +105,17 @@ impl SourceInfo {
 /// One source as `hearth status` shows it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct SourceStatus {
+    /// The source's name.
     pub name: String,
+    /// The model it serves.
     pub model: String,
+    /// Its priority.
     pub priority: i32,
+    /// Its context window in tokens; 0 = unknown.
     pub context_window: usize,
+    /// Whether it is the default source.
     pub is_default: bool,
+    /// Whether it takes calls now (not cooling down).
     pub available: bool,
     /// Rejected our credentials (401/403); stays unavailable until re-registered (or until a
     /// call succeeds, which happens only when it is the default and nothing else is left).
@@ -112,6 +125,7 @@ pub struct SourceStatus {
     /// Seconds from now until the cooldown ends, rounded up; `None` when not cooling down
     /// (a permanent block has no end and is `None` too).
     pub unavailable_until: Option<u64>,
+    /// The error of its last failed call.
     pub last_error: Option<String>,
 }
 
@@ -157,10 +171,12 @@ impl Default for ProviderManager {
 }
 
 impl ProviderManager {
+    /// A manager with no sources, on the system clock.
     pub fn new(config: ManagerConfig) -> Self {
         Self::with_clock(config, Arc::new(SystemClock))
     }
 
+    /// A manager with no sources, on `clock`.
     pub fn with_clock(config: ManagerConfig, clock: Arc<dyn Clock>) -> Self {
         Self {
             config,

@@ -40,7 +40,12 @@ pub enum ProviderError {
     Cancelled,
     /// The source answered with an HTTP error status.
     #[error("api error {status}: {body}")]
-    Status { status: u16, body: String },
+    Status {
+        /// The status code.
+        status: u16,
+        /// The response body.
+        body: String,
+    },
     /// The prompt does not fit the model's window; walking the fallback chain will not help.
     #[error("context overflow: {0}")]
     ContextOverflow(String),
@@ -53,6 +58,7 @@ pub enum ProviderError {
 /// answer streams, push every chunk into `sink` as it arrives, and return promptly with
 /// [`ProviderError::Cancelled`] once `cancel` fires.
 pub trait ChatProvider: Send + Sync + 'static {
+    /// The provider's name, for logs and errors.
     fn name(&self) -> &str;
 
     /// The model's context window in tokens; 0 = unknown (the budget then assumes 32 768).
@@ -60,6 +66,7 @@ pub trait ChatProvider: Send + Sync + 'static {
         0
     }
 
+    /// Streams the answer to `request` into `sink`; returns when it is complete, failed or cancelled.
     fn chat_stream(
         &self,
         request: &ChatRequest,

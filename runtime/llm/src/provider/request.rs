@@ -5,16 +5,22 @@ use serde::ser::{SerializeMap, Serializer};
 use serde::{Deserialize, Serialize};
 use serde_json::{Value, json};
 
+/// Who wrote a message.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Role {
+    /// Instructions to the model.
     System,
+    /// The user.
     User,
+    /// The model.
     Assistant,
+    /// A tool's result.
     Tool,
 }
 
 impl Role {
+    /// The role's wire name.
     pub fn as_str(self) -> &'static str {
         match self {
             Role::System => "system",
@@ -28,22 +34,31 @@ impl Role {
 /// A tool call as the model made it: arguments already parsed into JSON.
 #[derive(Clone, Debug, PartialEq, Default, Serialize, Deserialize)]
 pub struct ToolCallOut {
+    /// The call id the result refers back to.
     pub id: String,
+    /// The tool's name.
     pub name: String,
+    /// The parsed arguments.
     pub arguments: Value,
 }
 
 /// One chat message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
+    /// Who wrote it.
     pub role: Role,
+    /// The text.
     pub content: String,
+    /// The model's reasoning, when it gave any.
     pub reasoning_content: String,
+    /// For a tool message: the call it answers.
     pub tool_call_id: String,
+    /// For an assistant message: the tools it called.
     pub tool_calls: Vec<ToolCallOut>,
 }
 
 impl Message {
+    /// A message of `role` with `content`.
     pub fn new(role: Role, content: impl Into<String>) -> Self {
         Self {
             role,
@@ -54,14 +69,17 @@ impl Message {
         }
     }
 
+    /// A system message.
     pub fn system(content: impl Into<String>) -> Self {
         Self::new(Role::System, content)
     }
 
+    /// A user message.
     pub fn user(content: impl Into<String>) -> Self {
         Self::new(Role::User, content)
     }
 
+    /// A tool result answering call `call_id`.
     pub fn tool(call_id: impl Into<String>, content: impl Into<String>) -> Self {
         let mut m = Self::new(Role::Tool, content);
         m.tool_call_id = call_id.into();
@@ -151,8 +169,11 @@ impl<'de> Deserialize<'de> for Message {
 /// A tool offered to the model (OpenAI `tools[]` entry).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolSpec {
+    /// The tool's name.
     pub name: String,
+    /// What it does, for the model.
     pub description: String,
+    /// JSON schema of its arguments.
     pub parameters: Value,
 }
 
@@ -190,17 +211,25 @@ impl<'de> Deserialize<'de> for ToolSpec {
 /// What the turn engine asks of a provider.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ChatRequest {
+    /// The model to ask ("" = the source's own).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub model: String,
+    /// The prompt.
     pub messages: Vec<Message>,
+    /// Sampling temperature; `None` = the source's.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub temperature: Option<f64>,
+    /// Completion token limit.
     pub max_tokens: u32,
+    /// Stream the answer.
     pub stream: bool,
+    /// Tools offered to the model.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub tools: Vec<ToolSpec>,
+    /// `auto`, `none` or a tool name.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<String>,
+    /// Ask the model not to think aloud.
     pub disable_thinking: bool,
 }
 
@@ -221,21 +250,29 @@ impl ChatRequest {
     }
 }
 
+/// Tokens one call used.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Usage {
+    /// Prompt tokens.
     pub prompt: u64,
+    /// Completion tokens.
     pub completion: u64,
+    /// Both.
     pub total: u64,
 }
 
 /// A fragment of a streamed tool call; fragments of one call share `stream_index`.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolCallDelta {
+    /// Which call of the answer this fragment belongs to.
     pub stream_index: u32,
+    /// The call id, in the first fragment.
     #[serde(default)]
     pub id: String,
+    /// The tool name, in the first fragment.
     #[serde(default)]
     pub name: String,
+    /// A piece of the arguments JSON.
     #[serde(default)]
     pub arguments: String,
 }
@@ -243,21 +280,28 @@ pub struct ToolCallDelta {
 /// One streamed piece of an answer (SPEC §7.1 StreamChunk).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct StreamChunk {
+    /// Answer text.
     #[serde(default)]
     pub content: String,
+    /// Reasoning text.
     #[serde(default)]
     pub reasoning: String,
+    /// Tool-call fragments.
     #[serde(default)]
     pub tool_calls: Vec<ToolCallDelta>,
+    /// Why the answer ended, in its last chunk.
     #[serde(default)]
     pub finish_reason: Option<String>,
+    /// Token usage, when the source reports it.
     #[serde(default)]
     pub usage: Option<Usage>,
+    /// The answer is complete.
     #[serde(default)]
     pub done: bool,
 }
 
 impl StreamChunk {
+    /// A chunk of answer text.
     pub fn text(content: impl Into<String>) -> Self {
         Self {
             content: content.into(),
@@ -269,10 +313,15 @@ impl StreamChunk {
 /// The accumulated answer of one call.
 #[derive(Clone, Debug, Default, PartialEq, Serialize)]
 pub struct ChatResponse {
+    /// The answer text.
     pub content: String,
+    /// The reasoning text.
     pub reasoning: String,
+    /// Why the answer ended.
     pub finish_reason: Option<String>,
+    /// Tokens the call used.
     pub usage: Usage,
+    /// The tools the model called.
     pub tool_calls: Vec<ToolCallOut>,
 }
 

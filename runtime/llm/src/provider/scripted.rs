@@ -14,7 +14,9 @@ use std::time::{Duration, Instant};
 pub enum ScriptStep {
     /// Stream these chunks, waiting `delay` before each (cancellation is checked while waiting).
     Stream {
+        /// The chunks.
         chunks: Vec<StreamChunk>,
+        /// The wait before each chunk.
         delay: Duration,
     },
     /// Stream these chunks, then stay silent until cancelled (a long prefill, a stuck server).
@@ -95,6 +97,7 @@ fn words(text: &str) -> Vec<StreamChunk> {
     chunks
 }
 
+/// A provider that plays back [`ScriptStep`]s, one per call.
 #[derive(Default)]
 pub struct ScriptedProvider {
     name: String,
@@ -112,6 +115,7 @@ impl std::fmt::Debug for ScriptedProvider {
 }
 
 impl ScriptedProvider {
+    /// A provider that answers the next calls with `steps`.
     pub fn new(steps: impl IntoIterator<Item = ScriptStep>) -> Self {
         Self {
             name: "scripted".into(),
@@ -121,11 +125,13 @@ impl ScriptedProvider {
         }
     }
 
+    /// Reports `tokens` as its context window.
     pub fn with_max_context(mut self, tokens: usize) -> Self {
         self.max_context = tokens;
         self
     }
 
+    /// Queues one more step.
     pub fn push(&self, step: ScriptStep) {
         self.steps.lock().push_back(step);
     }
@@ -135,6 +141,7 @@ impl ScriptedProvider {
         self.requests.lock().clone()
     }
 
+    /// How many calls it has served.
     pub fn request_count(&self) -> usize {
         self.requests.lock().len()
     }

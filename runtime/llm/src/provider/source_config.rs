@@ -8,13 +8,18 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct SourceConfig {
+    /// The source's unique name.
     pub name: String,
+    /// Where its API lives (`http://` or `https://`).
     pub base_url: String,
+    /// The model to ask for.
     pub model: String,
+    /// The API key ("" when none).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub api_key: String,
     /// Adapter script name (`openai`, `anthropic`, `gemini`, `ollama`, or a user's own).
     pub adapter: String,
+    /// Higher is tried first.
     pub priority: i32,
     /// The model's window in tokens; 0 = unknown.
     pub context_window: usize,

@@ -9,6 +9,7 @@ pub const NO_SOURCE: &str = "no LLM source answers. Add one with `hearth source 
 [--adapter openai|anthropic|gemini|ollama] [--api-key KEY]`, start Ollama on 127.0.0.1:11434, \
 or run `make setup` to install the embedded local model";
 
+/// The provider used when no source is configured: every call fails with a clear message.
 #[derive(Debug, Default)]
 pub struct Unconfigured;
 
