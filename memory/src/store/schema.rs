@@ -6,11 +6,11 @@
 //! `memory/DESIGN.md` describes every table and column.
 
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::error::{SqlContext, StoreError};
+use super::files::unix_ms;
 
 /// `PRAGMA application_id` of a Hearth memory store: the bytes `HRTH` (0x48525448), written in
 /// the database header at offset 68 so `file(1)` and the store itself can tell the file apart
@@ -271,10 +271,4 @@ pub(super) fn migrate(
         version = m.version;
     }
     Ok(version)
-}
-
-fn unix_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

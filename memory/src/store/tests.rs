@@ -1061,16 +1061,20 @@ fn store_refuses_newer_schema_untouched() {
 fn assert_corrupt_untouched(path: &Path, what: &str) {
     let before = fs::read(path).expect("read");
     let err = Store::open(path).err().expect(what);
-    assert!(matches!(err, StoreError::Corrupt { .. }), "{what}: {err}");
+    let StoreError::Damaged { backup, .. } = &err else {
+        panic!("{what}: {err}");
+    };
     let shown = err.to_string();
     assert!(shown.contains(&path.display().to_string()), "{shown}");
-    assert!(shown.contains("left untouched"), "{shown}");
+    assert!(shown.contains("changed none of its files"), "{shown}");
     assert_eq!(
         fs::read(path).expect("read"),
         before,
         "{what}: file untouched"
     );
-    assert!(path.exists());
+    let name = path.file_name().expect("file name");
+    let copy = backup.as_ref().expect("backup").join(name);
+    assert_eq!(fs::read(copy).expect("backup copy"), before, "{what}: copy");
 }
 
 #[test]
@@ -1090,6 +1094,31 @@ fn store_corrupt_file_is_a_clear_error_and_kept() {
         bytes[..16].copy_from_slice(b"garbage garbage!");
         fs::write(dir.db(), &bytes).expect("write");
         assert_corrupt_untouched(&dir.db(), "bad header");
+    });
+}
+
+#[test]
+fn store_recover_covers_every_table_of_the_schema() {
+    watchdog(|| {
+        let dir = TempDir::new("recover-tables");
+        let store = Store::open(dir.db()).expect("open");
+        let mut stmt = store
+            .db
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'cold_fts_%'")
+            .expect("prepare");
+        let tables: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        let covered = super::recover::covered_tables();
+        for table in &tables {
+            assert!(
+                covered.contains(&table.as_str()),
+                "table {table} is neither salvaged by recover nor listed as derived"
+            );
+        }
     });
 }
 
