@@ -20,7 +20,7 @@ use common::{TempDir, watchdog};
 
 const LIMIT: Duration = Duration::from_secs(60);
 const JOURNAL_ROWS: u64 = 1500;
-const COLD_ROWS: u64 = 120;
+const COLD_ROWS: u64 = 60;
 const PAGE: u64 = 4096;
 
 fn db_in(dir: &TempDir) -> PathBuf {
@@ -48,10 +48,38 @@ fn write_journal(store: &mut Store, from: u64, to: u64) {
             .expect("accept");
         if n % 2 == 0 {
             store
-                .journal_reply(&id, &json!({ "text": format!("reply {n}") }), 2_000 + n as i64)
+                .journal_reply(
+                    &id,
+                    &json!({ "text": format!("reply {n}") }),
+                    2_000 + n as i64,
+                )
                 .expect("reply");
         }
     }
+}
+
+/// Journal rows `0..rows` as `write_journal` writes them, in one transaction (one fsync
+/// rather than one per row).
+fn bulk_journal(db: &Path, rows: u64) {
+    let mut conn = Connection::open(db).expect("raw");
+    let tx = conn.transaction().expect("tx");
+    for n in 0..rows {
+        let payload = json!({ "seq": n, "text": format!("message {n} {}", "x".repeat(200)) });
+        let reply = (n % 2 == 0).then(|| json!({ "text": format!("reply {n}") }).to_string());
+        tx.execute(
+            "INSERT INTO journal (request_id, source, kind, payload, accepted_ms, reply, replied_ms) \
+             VALUES (?1, 'cli', 'input', ?2, ?3, ?4, ?5)",
+            rusqlite::params![
+                request_id(n),
+                payload.to_string(),
+                1_000 + n as i64,
+                reply,
+                reply.as_ref().map(|_| 2_000 + n as i64)
+            ],
+        )
+        .expect("insert");
+    }
+    tx.commit().expect("commit");
 }
 
 fn fill_other_tables(store: &mut Store) {
@@ -85,8 +113,9 @@ fn fill_other_tables(store: &mut Store) {
 fn store_with_wal(dir: &TempDir) -> PathBuf {
     let scratch = TempDir::new("store-integrity-scratch");
     let live = db_in(&scratch);
+    drop(Store::open(&live).expect("create"));
+    bulk_journal(&live, JOURNAL_ROWS);
     let mut store = Store::open(&live).expect("open");
-    write_journal(&mut store, 0, JOURNAL_ROWS);
     fill_other_tables(&mut store);
     store.checkpoint().expect("checkpoint");
     write_journal(&mut store, JOURNAL_ROWS, JOURNAL_ROWS + 40);
@@ -134,7 +163,10 @@ fn smash_page(db: &Path, page: u64) {
             state as u8
         })
         .collect();
-    let mut f = fs::OpenOptions::new().write(true).open(db).expect("open db");
+    let mut f = fs::OpenOptions::new()
+        .write(true)
+        .open(db)
+        .expect("open db");
     f.seek(SeekFrom::Start((page - 1) * PAGE)).expect("seek");
     f.write_all(&garbage).expect("write garbage");
     f.sync_all().expect("sync");
@@ -156,27 +188,41 @@ fn mode(path: &Path) -> u32 {
 /// are, every file is as it was, and the copies hold the same bytes (private).
 fn assert_refused_untouched(db: &Path, what: &str) -> PathBuf {
     let before = snapshot(db);
-    let err = Store::open(db).err().unwrap_or_else(|| panic!("{what}: opened"));
+    let err = Store::open(db)
+        .err()
+        .unwrap_or_else(|| panic!("{what}: opened"));
     let shown = err.to_string();
     let StoreError::Damaged { backup, .. } = &err else {
         panic!("{what}: not refused as damaged: {shown}");
     };
     assert!(shown.contains(&db.display().to_string()), "{shown}");
     assert!(shown.contains("hearth store recover"), "{shown}");
-    assert_eq!(snapshot(db), before, "{what}: files changed by the refused open");
+    assert_eq!(
+        snapshot(db),
+        before,
+        "{what}: files changed by the refused open"
+    );
     let backup = backup.clone().expect("a backup was made");
     assert!(shown.contains(&backup.display().to_string()), "{shown}");
     assert_eq!(mode(&backup), 0o700, "backup dir mode");
     for (suffix, bytes) in ["", "-wal"].iter().zip(&before) {
         let copy = backup.join(format!("memory.db{suffix}"));
-        assert_eq!(fs::read(&copy).ok(), *bytes, "{what}: backup of memory.db{suffix}");
+        assert_eq!(
+            fs::read(&copy).ok(),
+            *bytes,
+            "{what}: backup of memory.db{suffix}"
+        );
         if bytes.is_some() {
             assert_eq!(mode(&copy), 0o600, "backup file mode");
         }
     }
     // A second attempt changes nothing either (and makes a second copy).
     assert!(matches!(Store::open(db), Err(StoreError::Damaged { .. })));
-    assert_eq!(snapshot(db), before, "{what}: files changed by a second open");
+    assert_eq!(
+        snapshot(db),
+        before,
+        "{what}: files changed by a second open"
+    );
     assert!(matches!(
         Store::check(db).expect("check"),
         StoreHealth::Damaged { .. }
@@ -255,7 +301,10 @@ fn store_recover_salvages_the_rows_around_a_damaged_page() {
 
         // The damaged files are kept, byte for byte.
         assert_eq!(snapshot(&damaged_files.join("memory.db")), damaged);
-        assert!(!sibling(&db, "-wal").exists(), "the old WAL went aside with its database");
+        assert!(
+            !sibling(&db, "-wal").exists(),
+            "the old WAL went aside with its database"
+        );
 
         let store = Store::open(&db).expect("the recovered store opens");
         store.integrity_check().expect("integrity");
@@ -295,12 +344,18 @@ fn store_recover_rebuilds_a_store_from_its_wal_when_the_database_is_gone() {
         let Recovery::Recovered { tables, .. } = &recovery else {
             panic!("nothing recovered: {recovery}");
         };
-        let journal = tables.iter().find(|t| t.table == "journal").expect("journal");
+        let journal = tables
+            .iter()
+            .find(|t| t.table == "journal")
+            .expect("journal");
         assert_eq!(journal.salvaged, 60, "{recovery}");
         assert!(journal.lost_ranges.is_empty(), "{recovery}");
         let store = Store::open(&db).expect("open recovered");
         for n in 0..60 {
-            assert!(store.journal_get(&request_id(n)).expect("get").is_some(), "{n}");
+            assert!(
+                store.journal_get(&request_id(n)).expect("get").is_some(),
+                "{n}"
+            );
         }
     });
 }
@@ -316,12 +371,36 @@ fn store_healthy_store_with_a_wal_opens_and_keeps_everything() {
             Store::recover(&db).expect("recover"),
             Recovery::NotNeeded(StoreHealth::Healthy)
         ));
-        assert_eq!(snapshot(&db), before, "check and recover of a healthy store write nothing");
+        assert_eq!(
+            snapshot(&db),
+            before,
+            "check and recover of a healthy store write nothing"
+        );
         let store = Store::open(&db).expect("open");
         for n in [0, JOURNAL_ROWS - 1, JOURNAL_ROWS + 39] {
-            assert!(store.journal_get(&request_id(n)).expect("get").is_some(), "{n}");
+            assert!(
+                store.journal_get(&request_id(n)).expect("get").is_some(),
+                "{n}"
+            );
         }
         assert_eq!(store.cold_count().expect("count"), COLD_ROWS);
+        drop(store);
+
+        // A cleanly closed store is one file; checking it creates no other.
+        let listing = || {
+            let mut names: Vec<_> = fs::read_dir(dir.path())
+                .expect("list")
+                .map(|e| e.expect("entry").file_name())
+                .collect();
+            names.sort();
+            names
+        };
+        let before = listing();
+        assert_eq!(before, ["memory.db"]);
+        let bytes = fs::read(&db).expect("read");
+        assert_eq!(Store::check(&db).expect("check"), StoreHealth::Healthy);
+        assert_eq!(listing(), before);
+        assert_eq!(fs::read(&db).expect("read"), bytes);
     });
 }
 

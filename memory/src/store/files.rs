@@ -177,7 +177,9 @@ pub(super) fn unix_ms() -> i64 {
 
 /// `YYYY-MM-DDTHHMMSSZ`: sortable, and without the colons some file systems refuse.
 fn utc_stamp(ms: i64) -> String {
-    let minute = crate::format_minute(ms, 0).replace(' ', "T").replace(':', "");
+    let minute = crate::format_minute(ms, 0)
+        .replace(' ', "T")
+        .replace(':', "");
     format!("{minute}{:02}Z", ms.div_euclid(1000).rem_euclid(60))
 }
 
@@ -198,6 +200,9 @@ mod tests {
         assert_eq!(f.wal, Path::new("/data/memory.db-wal"));
         assert_eq!(f.shm, Path::new("/data/memory.db-shm"));
         assert_eq!(f.dir(), Path::new("/data"));
-        assert_eq!(StoreFiles::new(Path::new("memory.db")).dir(), Path::new("."));
+        assert_eq!(
+            StoreFiles::new(Path::new("memory.db")).dir(),
+            Path::new(".")
+        );
     }
 }

@@ -71,7 +71,15 @@ pub(super) fn examine(files: &StoreFiles, op: &'static str) -> Result<StoreHealt
         None | Some(0) => return Ok(StoreHealth::Empty),
         Some(_) => {}
     }
-    let conn = match open_read_only(&files.db, op) {
+    // Without WAL content the database file is the whole store: an immutable open reads it
+    // without creating a `-wal` or `-shm` beside it. With WAL content a read-only connection
+    // is needed to see it (it may create or rebuild `-shm`, an index SQLite derives).
+    let opened = if wal_len == 0 {
+        open_immutable(&files.db, op)
+    } else {
+        open_read_only(&files.db, op)
+    };
+    let conn = match opened {
         Ok(conn) => conn,
         Err(StoreError::Corrupt { detail, .. }) => {
             return Ok(StoreHealth::Damaged {
@@ -101,6 +109,31 @@ pub(super) fn open_read_only(path: &Path, op: &'static str) -> Result<Connection
     Ok(conn)
 }
 
+/// A connection that takes the file as read-only media: no locks, no `-wal` or `-shm` files,
+/// the WAL ignored.
+fn open_immutable(path: &Path, op: &'static str) -> Result<Connection, StoreError> {
+    let flags = OpenFlags::SQLITE_OPEN_READ_ONLY
+        | OpenFlags::SQLITE_OPEN_URI
+        | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+    let uri = format!("file:{}?immutable=1", uri_path(path));
+    Connection::open_with_flags(uri, flags).ctx(op, path)
+}
+
+/// A path as the path part of a `file:` URI: every byte outside the unreserved set and `/` is
+/// percent-encoded, so `?`, `#` and `%` in a directory name stay part of the path.
+fn uri_path(path: &Path) -> String {
+    use std::os::unix::ffi::OsStrExt;
+    let mut out = String::new();
+    for &b in path.as_os_str().as_bytes() {
+        if b.is_ascii_alphanumeric() || b"/-._~".contains(&b) {
+            out.push(char::from(b));
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
 /// `PRAGMA quick_check`: every page and record is read (indexes are not cross-checked), so its
 /// cost is one sequential read of the file.
 pub(super) fn quick_check(
@@ -115,4 +148,18 @@ pub(super) fn quick_check(
         .query_map([], |r| r.get::<_, String>(0))
         .ctx(op, path)?;
     rows.collect::<Result<Vec<_>, _>>().ctx(op, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn store_uri_path_escapes_what_a_uri_would_read_as_syntax() {
+        assert_eq!(
+            uri_path(Path::new("/data/my dir?#%/memory.db")),
+            "/data/my%20dir%3F%23%25/memory.db"
+        );
+        assert_eq!(uri_path(Path::new("rel/ü.db")), "rel/%C3%BC.db");
+    }
 }

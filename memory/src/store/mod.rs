@@ -254,7 +254,10 @@ fn to_json<T: serde::Serialize + ?Sized>(
 fn refuse_damaged(files: &files::StoreFiles, op: &'static str, detail: String) -> StoreError {
     let (backup, detail) = match files.back_up(op) {
         Ok(dir) => (Some(dir), detail),
-        Err(e) => (None, format!("{detail} (copying its files aside failed: {e})")),
+        Err(e) => (
+            None,
+            format!("{detail} (copying its files aside failed: {e})"),
+        ),
     };
     tracing::error!(path = %files.db.display(), "memory store damaged: {detail}");
     StoreError::Damaged {

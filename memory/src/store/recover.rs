@@ -387,7 +387,10 @@ fn read_from(
             Ok(k) => k,
             Err(e) => return Ok(Err(e)),
         };
-        let values = match (1..width).map(|i| row.get::<_, Value>(i)).collect::<rusqlite::Result<Vec<_>>>() {
+        let values = match (1..width)
+            .map(|i| row.get::<_, Value>(i))
+            .collect::<rusqlite::Result<Vec<_>>>()
+        {
             Ok(v) => v,
             Err(e) => return Ok(Err(e)),
         };
