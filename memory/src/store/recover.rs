@@ -331,7 +331,7 @@ fn salvage_table(
             }
             Ok(())
         };
-        if read_from(src, &select, &mut from, &mut row_sink)?.is_ok() {
+        if let ScanEnd::Done = read_from(src, &select, &mut from, &mut row_sink)? {
             break;
         }
         // A read failed at the first key >= `from`: is that key itself reachable?
@@ -360,44 +360,52 @@ fn salvage_table(
     Ok(out)
 }
 
+/// How a scan of the damaged store ended.
+enum ScanEnd {
+    /// Every row from the start key on was read.
+    Done,
+    /// A read failed (a damaged page); the rows before it were handed on.
+    Failed,
+}
+
 /// Reads rows of `select` from key `*from` on, handing each to `sink` and moving `*from` past
-/// it. The outer result is a failure of the fresh store; the inner one a failed read.
-fn read_from(
+/// it. An error is a failure of the fresh store; a failed read of the damaged one is
+/// [`ScanEnd::Failed`].
+fn read_from<F>(
     src: &Connection,
     select: &str,
     from: &mut i64,
-    sink: &mut dyn FnMut(i64, &[Value]) -> Result<(), StoreError>,
-) -> Result<Result<(), rusqlite::Error>, StoreError> {
-    let mut stmt = match src.prepare(select) {
-        Ok(s) => s,
-        Err(e) => return Ok(Err(e)),
+    sink: &mut F,
+) -> Result<ScanEnd, StoreError>
+where
+    F: FnMut(i64, &[Value]) -> Result<(), StoreError>,
+{
+    let Ok(mut stmt) = src.prepare(select) else {
+        return Ok(ScanEnd::Failed);
     };
     let width = stmt.column_count();
-    let mut rows = match stmt.query([*from]) {
-        Ok(r) => r,
-        Err(e) => return Ok(Err(e)),
+    let Ok(mut rows) = stmt.query([*from]) else {
+        return Ok(ScanEnd::Failed);
     };
     loop {
         let row = match rows.next() {
             Ok(Some(row)) => row,
-            Ok(None) => return Ok(Ok(())),
-            Err(e) => return Ok(Err(e)),
+            Ok(None) => return Ok(ScanEnd::Done),
+            Err(_) => return Ok(ScanEnd::Failed),
         };
-        let key: i64 = match row.get(0) {
-            Ok(k) => k,
-            Err(e) => return Ok(Err(e)),
-        };
-        let values = match (1..width)
-            .map(|i| row.get::<_, Value>(i))
-            .collect::<rusqlite::Result<Vec<_>>>()
-        {
-            Ok(v) => v,
-            Err(e) => return Ok(Err(e)),
+        let read = row.get::<_, i64>(0).and_then(|key| {
+            (1..width)
+                .map(|i| row.get::<_, Value>(i))
+                .collect::<rusqlite::Result<Vec<_>>>()
+                .map(|values| (key, values))
+        });
+        let Ok((key, values)) = read else {
+            return Ok(ScanEnd::Failed);
         };
         sink(key, &values)?;
         match key.checked_add(1) {
             Some(next) => *from = next,
-            None => return Ok(Ok(())),
+            None => return Ok(ScanEnd::Done),
         }
     }
 }
