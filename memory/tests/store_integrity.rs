@@ -335,6 +335,57 @@ fn store_recover_salvages_the_rows_around_a_damaged_page() {
 }
 
 #[test]
+fn store_recover_skips_one_row_whose_overflow_page_is_damaged() {
+    watchdog(LIMIT, || {
+        let dir = TempDir::new("store-recover-overflow");
+        let db = db_in(&dir);
+        let mut store = Store::open(&db).expect("open");
+        write_journal(&mut store, 0, 20);
+        // One entry far larger than a page: its payload continues on overflow pages.
+        let big = json!({ "seq": 20, "text": "y".repeat(3 * PAGE as usize) });
+        store
+            .journal_accept(&request_id(20), "cli", "input", &big, 1)
+            .expect("big");
+        write_journal(&mut store, 21, 40);
+        drop(store);
+        let conn = Connection::open_with_flags(&db, OpenFlags::SQLITE_OPEN_READ_ONLY).expect("ro");
+        let page: i64 = conn
+            .query_row(
+                "SELECT pageno FROM dbstat WHERE name = 'journal' AND pagetype = 'overflow' \
+                 ORDER BY pageno LIMIT 1",
+                [],
+                |r| r.get(0),
+            )
+            .expect("an overflow page");
+        drop(conn);
+        smash_page(&db, page as u64);
+
+        let recovery = Store::recover(&db).expect("recover");
+        let Recovery::Recovered { tables, .. } = &recovery else {
+            panic!("nothing recovered: {recovery}");
+        };
+        let journal = tables
+            .iter()
+            .find(|t| t.table == "journal")
+            .expect("journal");
+        assert_eq!(journal.salvaged, 39, "every other entry: {recovery}");
+        assert_eq!(
+            journal.unreadable_rows + journal.rejected,
+            1,
+            "only the big entry is lost: {recovery}"
+        );
+        let store = Store::open(&db).expect("open recovered");
+        assert!(store.journal_get(&request_id(20)).expect("get").is_none());
+        for n in (0..20).chain(21..40) {
+            assert!(
+                store.journal_get(&request_id(n)).expect("get").is_some(),
+                "{n}"
+            );
+        }
+    });
+}
+
+#[test]
 fn store_recover_rebuilds_a_store_from_its_wal_when_the_database_is_gone() {
     watchdog(LIMIT, || {
         let dir = TempDir::new("store-recover-wal");
