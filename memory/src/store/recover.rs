@@ -24,7 +24,8 @@ use super::{Store, StoreReader};
 const OP: &str = "recover";
 
 /// The tables salvaged by key scan, with their integer primary key (the rowid), in the order
-/// they are copied. `cold_side_vectors` has no rowid; it is salvaged per cold entry.
+/// they are copied. `cold_side_vectors` is salvaged per salvaged cold entry, so no vector
+/// outlives its entry.
 const ROWID_TABLES: &[(&str, &str)] = &[
     ("journal", "seq"),
     ("frames", "task_id"),
