@@ -10,7 +10,7 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use hearth_memory::{
-    ColdRecord, ContextEvent, FrameRecord, Recovery, Store, StoreError, StoreHealth,
+    ColdRecord, ContextEvent, FrameRecord, Recovery, Store, StoreError, StoreHealth, TableSalvage,
 };
 use rusqlite::{Connection, OpenFlags};
 use serde_json::json;
@@ -172,6 +172,27 @@ fn smash_page(db: &Path, page: u64) {
     f.sync_all().expect("sync");
 }
 
+/// The report of one table.
+fn report<'a>(recovery: &'a Recovery, name: &str) -> &'a TableSalvage {
+    let Recovery::Recovered { tables, .. } = recovery else {
+        panic!("nothing recovered: {recovery}");
+    };
+    tables
+        .iter()
+        .find(|t| t.table == name)
+        .unwrap_or_else(|| panic!("no report for {name}: {recovery}"))
+}
+
+/// Asserts that the journal holds the entries `ns`.
+fn assert_journaled(store: &Store, ns: impl IntoIterator<Item = u64>) {
+    for n in ns {
+        assert!(
+            store.journal_get(&request_id(n)).expect("get").is_some(),
+            "entry {n} is missing"
+        );
+    }
+}
+
 /// The bytes of each file of the store (`None` for a missing one).
 fn snapshot(db: &Path) -> Vec<Option<Vec<u8>>> {
     ["", "-wal"]
@@ -275,19 +296,9 @@ fn store_recover_salvages_the_rows_around_a_damaged_page() {
 
         let recovery = Store::recover(&db).expect("recover");
         let shown = recovery.to_string();
-        let Recovery::Recovered {
-            tables,
-            damaged_files,
-            ..
-        } = recovery
-        else {
+        let table = |name: &str| report(&recovery, name);
+        let Recovery::Recovered { damaged_files, .. } = &recovery else {
             panic!("nothing recovered: {shown}");
-        };
-        let table = |name: &str| {
-            tables
-                .iter()
-                .find(|t| t.table == name)
-                .unwrap_or_else(|| panic!("no report for {name}: {shown}"))
         };
         let total = JOURNAL_ROWS + 40;
         let journal = table("journal");
@@ -361,13 +372,7 @@ fn store_recover_skips_one_row_whose_overflow_page_is_damaged() {
         smash_page(&db, page as u64);
 
         let recovery = Store::recover(&db).expect("recover");
-        let Recovery::Recovered { tables, .. } = &recovery else {
-            panic!("nothing recovered: {recovery}");
-        };
-        let journal = tables
-            .iter()
-            .find(|t| t.table == "journal")
-            .expect("journal");
+        let journal = report(&recovery, "journal");
         assert_eq!(journal.salvaged, 39, "every other entry: {recovery}");
         assert_eq!(
             journal.unreadable_rows + journal.rejected,
@@ -376,12 +381,7 @@ fn store_recover_skips_one_row_whose_overflow_page_is_damaged() {
         );
         let store = Store::open(&db).expect("open recovered");
         assert!(store.journal_get(&request_id(20)).expect("get").is_none());
-        for n in (0..20).chain(21..40) {
-            assert!(
-                store.journal_get(&request_id(n)).expect("get").is_some(),
-                "{n}"
-            );
-        }
+        assert_journaled(&store, (0..20).chain(21..40));
     });
 }
 
@@ -392,22 +392,11 @@ fn store_recover_rebuilds_a_store_from_its_wal_when_the_database_is_gone() {
         let db = store_only_in_wal(&dir, 60);
         fs::remove_file(&db).expect("delete db");
         let recovery = Store::recover(&db).expect("recover");
-        let Recovery::Recovered { tables, .. } = &recovery else {
-            panic!("nothing recovered: {recovery}");
-        };
-        let journal = tables
-            .iter()
-            .find(|t| t.table == "journal")
-            .expect("journal");
+        let journal = report(&recovery, "journal");
         assert_eq!(journal.salvaged, 60, "{recovery}");
         assert!(journal.lost_ranges.is_empty(), "{recovery}");
         let store = Store::open(&db).expect("open recovered");
-        for n in 0..60 {
-            assert!(
-                store.journal_get(&request_id(n)).expect("get").is_some(),
-                "{n}"
-            );
-        }
+        assert_journaled(&store, 0..60);
     });
 }
 
@@ -428,12 +417,7 @@ fn store_healthy_store_with_a_wal_opens_and_keeps_everything() {
             "check and recover of a healthy store write nothing"
         );
         let store = Store::open(&db).expect("open");
-        for n in [0, JOURNAL_ROWS - 1, JOURNAL_ROWS + 39] {
-            assert!(
-                store.journal_get(&request_id(n)).expect("get").is_some(),
-                "{n}"
-            );
-        }
+        assert_journaled(&store, [0, JOURNAL_ROWS - 1, JOURNAL_ROWS + 39]);
         assert_eq!(store.cold_count().expect("count"), COLD_ROWS);
         drop(store);
 

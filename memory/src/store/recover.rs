@@ -269,6 +269,23 @@ fn shared_columns(
     ))
 }
 
+/// The empty report of `table` and the columns to copy (`None` when the damaged store has no
+/// such table, which the report then says).
+fn begin(
+    src: &Connection,
+    dst: &Connection,
+    dst_path: &Path,
+    table: &'static str,
+) -> Result<(TableSalvage, Option<Vec<String>>), StoreError> {
+    let cols = shared_columns(src, dst, dst_path, table)?;
+    let out = TableSalvage {
+        table,
+        absent: cols.is_none(),
+        ..TableSalvage::default()
+    };
+    Ok((out, cols))
+}
+
 /// An insert of one salvaged row; a constraint refusal counts as rejected, any other error
 /// (the fresh file cannot be written) stops the recovery.
 fn insert_row(
@@ -304,12 +321,8 @@ fn salvage_table(
     key: &str,
     mut cold_ids: Option<&mut Vec<i64>>,
 ) -> Result<TableSalvage, StoreError> {
-    let mut out = TableSalvage {
-        table,
-        ..TableSalvage::default()
-    };
-    let Some(cols) = shared_columns(src, dst, dst_path, table)? else {
-        out.absent = true;
+    let (mut out, cols) = begin(src, dst, dst_path, table)?;
+    let Some(cols) = cols else {
         return Ok(out);
     };
     let select = format!(
@@ -459,12 +472,8 @@ fn salvage_side_vectors(
     dst_path: &Path,
     cold_ids: &[i64],
 ) -> Result<TableSalvage, StoreError> {
-    let mut out = TableSalvage {
-        table: SIDE_VECTORS,
-        ..TableSalvage::default()
-    };
-    let Some(cols) = shared_columns(src, dst, dst_path, SIDE_VECTORS)? else {
-        out.absent = true;
+    let (mut out, cols) = begin(src, dst, dst_path, SIDE_VECTORS)?;
+    let Some(cols) = cols else {
         return Ok(out);
     };
     let select = format!(
