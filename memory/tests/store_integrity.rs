@@ -217,7 +217,11 @@ fn assert_refused_untouched(db: &Path, what: &str) -> PathBuf {
         panic!("{what}: not refused as damaged: {shown}");
     };
     assert!(shown.contains(&db.display().to_string()), "{shown}");
-    assert!(shown.contains("hearth store recover"), "{shown}");
+    let recover = format!(
+        "hearth store recover --data-dir {}",
+        db.parent().expect("dir").display()
+    );
+    assert!(shown.contains(&recover), "{shown}");
     assert_eq!(
         snapshot(db),
         before,

@@ -26,10 +26,11 @@ pub enum StoreError {
     /// byte-for-byte as they were, and a copy of each is in `backup` (when it could be made).
     #[error(
         "{op}: the memory store {path} is damaged: {detail}. Hearth did not open it for writing \
-         and changed none of its files{note}. Run `hearth store check` for the findings and \
-         `hearth store recover` to salvage the readable rows into a fresh store (the damaged \
-         files are kept)",
-        note = backup_note(backup.as_deref())
+         and changed none of its files{note}. Run `hearth store check --data-dir {dir}` for the \
+         findings and `hearth store recover --data-dir {dir}` to salvage the readable rows into \
+         a fresh store (the damaged files are kept)",
+        note = backup_note(backup.as_deref()),
+        dir = path.parent().unwrap_or(Path::new(".")).display()
     )]
     Damaged {
         op: &'static str,
