@@ -390,6 +390,41 @@ fn store_recover_skips_one_row_whose_overflow_page_is_damaged() {
 }
 
 #[test]
+fn store_recover_without_a_readable_schema_fails_and_leaves_everything() {
+    watchdog(LIMIT, || {
+        let dir = TempDir::new("store-recover-page1");
+        let db = store_with_wal(&dir);
+        // Page 1 holds the header and the schema; the WAL holds a newer page 1, so it goes too.
+        smash_page(&db, 1);
+        fs::remove_file(sibling(&db, "-wal")).expect("drop the WAL");
+        let before = snapshot(&db);
+        let err = Store::recover(&db).expect_err("nothing to salvage without a schema");
+        assert!(
+            matches!(
+                err,
+                StoreError::Unrecoverable { .. } | StoreError::Corrupt { .. }
+            ),
+            "{err}"
+        );
+        assert_eq!(
+            snapshot(&db),
+            before,
+            "the damaged files are where they were"
+        );
+        let leftovers: Vec<_> = fs::read_dir(dir.path())
+            .expect("list")
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.contains(".recovering-"))
+            .collect();
+        assert!(
+            leftovers.is_empty(),
+            "work copies left behind: {leftovers:?}"
+        );
+    });
+}
+
+#[test]
 fn store_recover_rebuilds_a_store_from_its_wal_when_the_database_is_gone() {
     watchdog(LIMIT, || {
         let dir = TempDir::new("store-recover-wal");

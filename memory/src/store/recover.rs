@@ -151,6 +151,15 @@ pub(super) fn recover(files: &StoreFiles) -> Result<Recovery, StoreError> {
     })
 }
 
+/// The two databases of a salvage, with the paths their errors name: the damaged store (read
+/// through its work copy) and the fresh one.
+struct Stores<'a> {
+    src: &'a Connection,
+    damaged: &'a Path,
+    dst: &'a Connection,
+    fresh: &'a Path,
+}
+
 /// Copies the damaged files into `work`, salvages their rows into `recovered` and checks it.
 fn salvage_into(
     files: &StoreFiles,
@@ -169,11 +178,17 @@ fn salvage_into(
         let tx = conn.transaction().ctx(OP, path)?;
         let mut tables = Vec::new();
         let mut cold_ids = Vec::new();
+        let stores = Stores {
+            src: &src,
+            damaged: &files.db,
+            dst: &tx,
+            fresh: path,
+        };
         for &(table, key) in ROWID_TABLES {
             let ids = (table == "cold").then_some(&mut cold_ids);
-            tables.push(salvage_table(&src, &tx, path, table, key, ids)?);
+            tables.push(salvage_table(&stores, table, key, ids)?);
         }
-        tables.push(salvage_side_vectors(&src, &tx, path, &cold_ids)?);
+        tables.push(salvage_side_vectors(&stores, &cold_ids)?);
         tx.commit().ctx(OP, path)?;
         tables
     };
@@ -254,16 +269,11 @@ fn unreadable_schema(path: &Path, e: rusqlite::Error) -> StoreError {
 
 /// The columns both stores have, in the fresh store's order, or `None` when the damaged store
 /// has no such table.
-fn shared_columns(
-    src: &Connection,
-    dst: &Connection,
-    dst_path: &Path,
-    table: &str,
-) -> Result<Option<Vec<String>>, StoreError> {
-    let Some(theirs) = columns(src, dst_path, table)? else {
+fn shared_columns(s: &Stores<'_>, table: &str) -> Result<Option<Vec<String>>, StoreError> {
+    let Some(theirs) = columns(s.src, s.damaged, table)? else {
         return Ok(None);
     };
-    let ours = columns(dst, dst_path, table)?.unwrap_or_default();
+    let ours = columns(s.dst, s.fresh, table)?.unwrap_or_default();
     Ok(Some(
         ours.into_iter().filter(|c| theirs.contains(c)).collect(),
     ))
@@ -272,12 +282,10 @@ fn shared_columns(
 /// The empty report of `table` and the columns to copy (`None` when the damaged store has no
 /// such table, which the report then says).
 fn begin(
-    src: &Connection,
-    dst: &Connection,
-    dst_path: &Path,
+    s: &Stores<'_>,
     table: &'static str,
 ) -> Result<(TableSalvage, Option<Vec<String>>), StoreError> {
-    let cols = shared_columns(src, dst, dst_path, table)?;
+    let cols = shared_columns(s, table)?;
     let out = TableSalvage {
         table,
         absent: cols.is_none(),
@@ -314,14 +322,12 @@ fn insert_sql(table: &str, cols: &[String]) -> String {
 
 /// Salvages one rowid table in key order. `cold_ids` collects the keys copied.
 fn salvage_table(
-    src: &Connection,
-    dst: &Connection,
-    dst_path: &Path,
+    s: &Stores<'_>,
     table: &'static str,
     key: &str,
     mut cold_ids: Option<&mut Vec<i64>>,
 ) -> Result<TableSalvage, StoreError> {
-    let (mut out, cols) = begin(src, dst, dst_path, table)?;
+    let (mut out, cols) = begin(s, table)?;
     let Some(cols) = cols else {
         return Ok(out);
     };
@@ -332,12 +338,12 @@ fn salvage_table(
     let probe = KeyProbe {
         sql: format!("SELECT {key} FROM {table} WHERE {key} >= ?1 ORDER BY {key} LIMIT 1"),
     };
-    let mut insert = dst.prepare(&insert_sql(table, &cols)).ctx(OP, dst_path)?;
+    let mut insert = s.dst.prepare(&insert_sql(table, &cols)).ctx(OP, s.fresh)?;
     let mut from = i64::MIN;
     loop {
         let mut row_sink = |key: i64, row: &[Value]| -> Result<(), StoreError> {
             let before = out.salvaged;
-            insert_row(&mut insert, dst_path, row, &mut out)?;
+            insert_row(&mut insert, s.fresh, row, &mut out)?;
             if out.salvaged > before
                 && let Some(ids) = cold_ids.as_deref_mut()
             {
@@ -345,11 +351,11 @@ fn salvage_table(
             }
             Ok(())
         };
-        if let ScanEnd::Done = read_from(src, &select, &mut from, &mut row_sink)? {
+        if let ScanEnd::Done = read_from(s.src, &select, &mut from, &mut row_sink)? {
             break;
         }
         // A read failed at the first key >= `from`: is that key itself reachable?
-        match probe.first_at_or_after(src, from) {
+        match probe.first_at_or_after(s.src, from) {
             Ok(None) => break,
             Ok(Some(k)) => {
                 // The key is there but its row is not readable (a damaged overflow page).
@@ -359,7 +365,7 @@ fn salvage_table(
                     None => break,
                 }
             }
-            Err(_) => match probe.resume_point(src, from) {
+            Err(_) => match probe.resume_point(s.src, from) {
                 Some(next) => {
                     out.lost_ranges.push((from, next - 1));
                     from = next;
@@ -466,13 +472,8 @@ impl KeyProbe {
 
 /// Salvages the side vectors of each salvaged cold entry, one seek per entry, so a damaged
 /// page loses only the vectors stored on it.
-fn salvage_side_vectors(
-    src: &Connection,
-    dst: &Connection,
-    dst_path: &Path,
-    cold_ids: &[i64],
-) -> Result<TableSalvage, StoreError> {
-    let (mut out, cols) = begin(src, dst, dst_path, SIDE_VECTORS)?;
+fn salvage_side_vectors(s: &Stores<'_>, cold_ids: &[i64]) -> Result<TableSalvage, StoreError> {
+    let (mut out, cols) = begin(s, SIDE_VECTORS)?;
     let Some(cols) = cols else {
         return Ok(out);
     };
@@ -480,11 +481,12 @@ fn salvage_side_vectors(
         "SELECT {} FROM {SIDE_VECTORS} WHERE cold_id = ?1",
         cols.join(", ")
     );
-    let mut insert = dst
+    let mut insert = s
+        .dst
         .prepare(&insert_sql(SIDE_VECTORS, &cols))
-        .ctx(OP, dst_path)?;
+        .ctx(OP, s.fresh)?;
     for &id in cold_ids {
-        let read = src.prepare(&select).and_then(|mut stmt| {
+        let read = s.src.prepare(&select).and_then(|mut stmt| {
             let width = stmt.column_count();
             stmt.query_map([id], |r| {
                 (0..width)
@@ -496,7 +498,7 @@ fn salvage_side_vectors(
         match read {
             Ok(rows) => {
                 for row in rows {
-                    insert_row(&mut insert, dst_path, &row, &mut out)?;
+                    insert_row(&mut insert, s.fresh, &row, &mut out)?;
                 }
             }
             Err(_) => out.unreadable_rows += 1,
