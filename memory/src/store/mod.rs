@@ -116,6 +116,8 @@ impl Store {
         // Files a store of an older build left readable to others, and any `-wal` or `-shm`
         // created with another mode, are closed now.
         files.make_private(OP)?;
+        // A new file's directory entry is synced, so the file survives a power loss right after
+        // creation without relying on SQLite syncing the directory when it creates the WAL.
         if created {
             files::sync_dir(OP, files.dir())?;
         }
@@ -125,8 +127,8 @@ impl Store {
     }
 
     /// Checks the store at `path` without writing any of its files: what `Store::open` checks
-    /// before it opens for writing (`PRAGMA quick_check` through a read-only connection, and a
-    /// missing or empty database beside a WAL). Safe to run while Hearth runs.
+    /// before it opens for writing (`PRAGMA quick_check` through an immutable or read-only
+    /// connection, and a missing or empty database beside a WAL). Safe to run while Hearth runs.
     pub fn check(path: impl AsRef<Path>) -> Result<StoreHealth, StoreError> {
         integrity::examine(&files::StoreFiles::new(path.as_ref()), "check")
     }
