@@ -495,6 +495,46 @@ fn store_open_makes_an_existing_world_readable_store_private() {
     });
 }
 
+/// Starts the crash test's writer process on `db` (under `umask`) and waits for its first line.
+fn start_writer(db: &Path, umask: &str) -> (std::process::Child, String) {
+    let mut child = Command::new("sh")
+        .arg("-c")
+        .arg(format!("umask {umask} && exec \"$0\" \"$@\""))
+        .arg(env!("CARGO_BIN_EXE_store_crash_writer"))
+        .arg(db)
+        .arg("live")
+        .arg("20")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn writer");
+    let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
+    let first = lines.next().expect("a line").expect("read");
+    // Keep draining, so the writer never blocks on a full pipe.
+    std::thread::spawn(move || lines.for_each(drop));
+    (child, first)
+}
+
+#[test]
+fn store_check_while_a_writer_writes_finds_it_healthy() {
+    watchdog(LIMIT, || {
+        let dir = TempDir::new("store-check-live");
+        let db = db_in(&dir);
+        let (mut child, _) = start_writer(&db, "022");
+        let mut results = Vec::new();
+        for _ in 0..40 {
+            results.push(Store::check(&db));
+            std::thread::sleep(Duration::from_millis(25));
+        }
+        let _ = child.kill();
+        let _ = child.wait();
+        for r in results {
+            assert_eq!(r.expect("check"), StoreHealth::Healthy);
+        }
+    });
+}
+
 /// The umask a process runs with, from `/proc/<pid>/status`.
 fn umask_of(pid: u32) -> Option<String> {
     let status = fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -510,20 +550,7 @@ fn store_files_are_private_under_umask_000() {
         let dir = TempDir::new("store-umask");
         let db = db_in(&dir);
         // A real writer process started under umask 000; its files are checked while it writes.
-        let mut child = Command::new("sh")
-            .arg("-c")
-            .arg("umask 000 && exec \"$0\" \"$@\"")
-            .arg(env!("CARGO_BIN_EXE_store_crash_writer"))
-            .arg(&db)
-            .arg("umask")
-            .arg("20")
-            .stdin(Stdio::null())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn writer");
-        let mut lines = BufReader::new(child.stdout.take().expect("stdout")).lines();
-        let first = lines.next().expect("a line").expect("read");
+        let (mut child, first) = start_writer(&db, "000");
         assert!(first.starts_with("ACK "), "{first}");
         let umask = umask_of(child.id());
         let modes: Vec<(String, u32)> = ["", "-wal", "-shm"]

@@ -71,13 +71,15 @@ pub(super) fn examine(files: &StoreFiles, op: &'static str) -> Result<StoreHealt
         None | Some(0) => return Ok(StoreHealth::Empty),
         Some(_) => {}
     }
-    // Without WAL content the database file is the whole store: an immutable open reads it
-    // without creating a `-wal` or `-shm` beside it. With WAL content a read-only connection
-    // is needed to see it (it may create or rebuild `-shm`, an index SQLite derives).
-    let opened = if wal_len == 0 {
-        open_immutable(&files.db, op)
-    } else {
+    // With neither `-wal` nor `-shm` (a cleanly closed store) no connection is open and the
+    // database file is the whole store: an immutable open reads it without creating either file.
+    // Otherwise a read-only connection is needed, to see the WAL's content and to take the
+    // locks that keep a live writer's checkpoint from changing pages under the check (it may
+    // create or rebuild `-shm`, an index SQLite derives from the WAL).
+    let opened = if files.wal.exists() || files.shm.exists() {
         open_read_only(&files.db, op)
+    } else {
+        open_immutable(&files.db, op)
     };
     let conn = match opened {
         Ok(conn) => conn,
