@@ -7,7 +7,7 @@
 //! descent from the root can reach, so only the rows on unreadable pages are lost. The rows are
 //! written into a fresh database with the current schema (the full-text index is rebuilt by its
 //! triggers as the rows go in), which must pass the integrity check before it replaces the
-//! damaged one. The damaged files are kept; nothing is ever deleted.
+//! damaged one. The damaged files are kept: only the work copies are ever deleted.
 
 use std::fmt;
 use std::fs;
