@@ -7,7 +7,7 @@
 
 use std::collections::HashSet;
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
@@ -15,33 +15,11 @@ use std::time::{Duration, Instant};
 
 use hearth_memory::Store;
 
+mod common;
+use common::{TempDir, watchdog};
+
 const ROUNDS: u32 = 4;
 const LIMIT: Duration = Duration::from_secs(60);
-
-fn watchdog<F: FnOnce() + Send + 'static>(body: F) {
-    let (tx, rx) = mpsc::channel();
-    let handle = thread::spawn(move || {
-        body();
-        let _ = tx.send(());
-    });
-    match rx.recv_timeout(LIMIT) {
-        Ok(()) => handle.join().expect("body finished"),
-        Err(RecvTimeoutError::Disconnected) => {
-            if let Err(panic) = handle.join() {
-                std::panic::resume_unwind(panic);
-            }
-        }
-        Err(RecvTimeoutError::Timeout) => panic!("crash test still running after {LIMIT:?}"),
-    }
-}
-
-struct TempDir(PathBuf);
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// What one writer run announced before it was killed.
 #[derive(Default)]
@@ -131,13 +109,9 @@ fn event_inputs(store: &Store) -> HashSet<String> {
 
 #[test]
 fn store_crash_sigkill_loses_nothing_acknowledged() {
-    watchdog(|| {
-        let dir = TempDir(
-            std::env::temp_dir().join(format!("hearth-store-crash-{}", std::process::id())),
-        );
-        let _ = std::fs::remove_dir_all(&dir.0);
-        std::fs::create_dir_all(&dir.0).expect("test dir");
-        let db = dir.0.join("memory.db");
+    watchdog(LIMIT, || {
+        let dir = TempDir::new("store-crash");
+        let db = dir.path().join("memory.db");
 
         let mut all_acked = HashSet::new();
         let mut total_acks = 0;

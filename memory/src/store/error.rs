@@ -10,12 +10,38 @@ use rusqlite::ErrorCode;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// The file is not a SQLite database, or SQLite found it damaged. The file is left exactly
-    /// as it was: the store never deletes or recreates a database on its own.
+    /// SQLite reported damage while an operation ran (`SQLITE_CORRUPT`, `SQLITE_NOTADB`). The
+    /// store changes nothing on its own because of it; a damaged file found at open is
+    /// [`StoreError::Damaged`] instead.
     #[error(
-        "{op}: {path} is not a readable SQLite database or is corrupt ({detail}); it was left untouched"
+        "{op}: SQLite reports {path} as damaged ({detail}); stop Hearth and run `hearth store check`"
     )]
     Corrupt {
+        op: &'static str,
+        path: PathBuf,
+        detail: String,
+    },
+    /// The integrity check at open found the store damaged, or its database file missing or
+    /// empty beside a WAL that holds writes. Nothing was opened for writing: the files are
+    /// byte-for-byte as they were, and a copy of each is in `backup` (when it could be made).
+    #[error(
+        "{op}: the memory store {path} is damaged: {detail}. Hearth did not open it for writing \
+         and changed none of its files{note}. Run `hearth store check --data-dir {dir}` for the \
+         findings and `hearth store recover --data-dir {dir}` to salvage the readable rows into \
+         a fresh store (the damaged files are kept)",
+        note = backup_note(backup.as_deref()),
+        dir = path.parent().unwrap_or(Path::new(".")).display()
+    )]
+    Damaged {
+        op: &'static str,
+        path: PathBuf,
+        detail: String,
+        backup: Option<PathBuf>,
+    },
+    /// Recovery could not produce a store that passes the integrity check; the damaged files
+    /// are where they were.
+    #[error("{op}: could not recover {path}: {detail}; the damaged files were left in place")]
+    Unrecoverable {
         op: &'static str,
         path: PathBuf,
         detail: String,
@@ -105,7 +131,8 @@ pub enum StoreError {
         path: PathBuf,
         detail: String,
     },
-    /// A file-system operation around the database (syncing its directory).
+    /// A file-system operation around the database (creating it, setting its mode, syncing its
+    /// directory, copying it aside).
     #[error("{op}: {path}: {source}")]
     Io {
         op: &'static str,
@@ -144,6 +171,8 @@ impl StoreError {
     pub fn op(&self) -> &'static str {
         match self {
             StoreError::Corrupt { op, .. }
+            | StoreError::Damaged { op, .. }
+            | StoreError::Unrecoverable { op, .. }
             | StoreError::Foreign { op, .. }
             | StoreError::DiskFull { op, .. }
             | StoreError::TooNew { op, .. }
@@ -163,6 +192,8 @@ impl StoreError {
     pub fn path(&self) -> &Path {
         match self {
             StoreError::Corrupt { path, .. }
+            | StoreError::Damaged { path, .. }
+            | StoreError::Unrecoverable { path, .. }
             | StoreError::Foreign { path, .. }
             | StoreError::DiskFull { path, .. }
             | StoreError::TooNew { path, .. }
@@ -176,6 +207,14 @@ impl StoreError {
             | StoreError::Sqlite { path, .. }
             | StoreError::Io { path, .. } => path,
         }
+    }
+}
+
+/// Where the copies of a damaged store's files went, for its error message.
+fn backup_note(backup: Option<&Path>) -> String {
+    match backup {
+        Some(dir) => format!("; a copy of them is in {}", dir.display()),
+        None => String::new(),
     }
 }
 

@@ -11,13 +11,15 @@
 mod cold;
 mod error;
 mod events;
+mod files;
 mod frames;
+mod integrity;
 mod journal;
+mod recover;
 mod schema;
 #[cfg(test)]
 mod tests;
 
-use std::fs::File;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -32,7 +34,9 @@ pub use cold::{
 pub use error::StoreError;
 pub use events::{DenseVector, EventRecord, RECALLED_PREFIX, StoredEvent, WindowStats};
 pub use frames::FrameRecord;
+pub use integrity::StoreHealth;
 pub use journal::JournalEntry;
+pub use recover::{Recovery, TableSalvage};
 pub use schema::{STORE_APPLICATION_ID, STORE_SCHEMA_VERSION};
 
 use error::SqlContext;
@@ -60,20 +64,29 @@ pub struct StoreReader {
 
 impl Store {
     /// Opens (creating when missing) the database at `path`, switches it to WAL and applies any
-    /// pending migrations. A file that is not a SQLite database, is corrupt, belongs to another
-    /// application or was written by a newer Hearth is refused with an error naming it and is
-    /// left untouched.
+    /// pending migrations. Before anything may write, the files are checked without writing
+    /// them (`memory/DESIGN.md` §1.4): a damaged store, or a missing or empty database beside a
+    /// WAL with content, is refused with [`StoreError::Damaged`] after its files were copied to
+    /// `<path>.damaged-<time>/`. A file that belongs to another application or was written by a
+    /// newer Hearth is refused too. Refused files are left byte-for-byte as they were. The
+    /// database, its WAL and shared-memory file are made 0600 whatever the umask.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
         const OP: &str = "open";
         let path = path.as_ref().to_path_buf();
-        let existed = path.exists();
-        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE
-            | OpenFlags::SQLITE_OPEN_CREATE
-            | OpenFlags::SQLITE_OPEN_NO_MUTEX;
+        let files = files::StoreFiles::new(&path);
+        let health = integrity::examine(&files, OP)?;
+        if let StoreHealth::Damaged { detail } = health {
+            return Err(refuse_damaged(&files, OP, detail));
+        }
+        // SQLite keeps an existing file's mode and gives `-wal` and `-shm` the database's mode,
+        // so the database is made private before SQLite first touches it.
+        let created = files.create_private_db(OP)?;
+        files.make_private(OP)?;
+        let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(&path, flags).ctx(OP, &path)?;
         conn.busy_timeout(STORE_BUSY_TIMEOUT).ctx(OP, &path)?;
-        // Read the header before anything could write to the file: a foreign, corrupt or newer
-        // database must come back exactly as it was.
+        // Read the header before anything could write to the file: a foreign or newer database
+        // must come back exactly as it was.
         let found = schema::check_identity(&conn, OP, &path)?.unwrap_or(0);
         if found > STORE_SCHEMA_VERSION {
             return Err(StoreError::TooNew {
@@ -100,12 +113,31 @@ impl Store {
         conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)
             .ctx(OP, &path)?;
         schema::migrate(&mut conn, &path, schema::MIGRATIONS)?;
-        if !existed {
-            sync_parent_dir(&path)?;
+        // Files a store of an older build left readable to others, and any `-wal` or `-shm`
+        // created with another mode, are closed now.
+        files.make_private(OP)?;
+        // A new file's directory entry is synced, so the file survives a power loss right after
+        // creation without relying on SQLite syncing the directory when it creates the WAL.
+        if created {
+            files::sync_dir(OP, files.dir())?;
         }
         Ok(Store {
             db: StoreReader { conn, path },
         })
+    }
+
+    /// Checks the store at `path` without writing any of its files: what `Store::open` checks
+    /// before it opens for writing (`PRAGMA quick_check` through an immutable or read-only
+    /// connection, and a missing or empty database beside a WAL). Safe to run while Hearth runs.
+    pub fn check(path: impl AsRef<Path>) -> Result<StoreHealth, StoreError> {
+        integrity::examine(&files::StoreFiles::new(path.as_ref()), "check")
+    }
+
+    /// Recovers a damaged store: salvages every readable row into a fresh database, checks it,
+    /// and only then swaps it in, keeping the damaged files in `<path>.damaged-<time>/`. A
+    /// healthy or empty store is left alone. Hearth must not be running on the store.
+    pub fn recover(path: impl AsRef<Path>) -> Result<Recovery, StoreError> {
+        recover::recover(&files::StoreFiles::new(path.as_ref()))
     }
 
     /// Opens a read-only connection to the same file.
@@ -219,19 +251,21 @@ fn to_json<T: serde::Serialize + ?Sized>(
     serde_json::to_string(value).map_err(|e| StoreError::data(op, path, e.to_string()))
 }
 
-/// A new database file's directory entry is synced explicitly, so the file survives a power loss
-/// right after creation without relying on the VFS detail that SQLite syncs the directory when
-/// it creates the WAL.
-fn sync_parent_dir(path: &Path) -> Result<(), StoreError> {
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p,
-        _ => Path::new("."),
+/// The refusal of a damaged store: its files are copied aside first, so whatever is done to them
+/// next, the state Hearth found is kept.
+fn refuse_damaged(files: &files::StoreFiles, op: &'static str, detail: String) -> StoreError {
+    let (backup, detail) = match files.back_up(op) {
+        Ok(dir) => (Some(dir), detail),
+        Err(e) => (
+            None,
+            format!("{detail} (copying its files aside failed: {e})"),
+        ),
     };
-    File::open(dir)
-        .and_then(|d| d.sync_all())
-        .map_err(|source| StoreError::Io {
-            op: "open",
-            path: path.to_path_buf(),
-            source,
-        })
+    tracing::error!(path = %files.db.display(), "memory store damaged: {detail}");
+    StoreError::Damaged {
+        op,
+        path: files.db.clone(),
+        detail,
+        backup,
+    }
 }

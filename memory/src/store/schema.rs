@@ -6,11 +6,11 @@
 //! `memory/DESIGN.md` describes every table and column.
 
 use std::path::Path;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::error::{SqlContext, StoreError};
+use super::files::unix_ms;
 
 /// `PRAGMA application_id` of a Hearth memory store: the bytes `HRTH` (0x48525448), written in
 /// the database header at offset 68 so `file(1)` and the store itself can tell the file apart
@@ -18,7 +18,7 @@ use super::error::{SqlContext, StoreError};
 pub const STORE_APPLICATION_ID: i32 = 0x4852_5448;
 
 /// The schema version this build writes and reads.
-pub const STORE_SCHEMA_VERSION: u32 = 3;
+pub const STORE_SCHEMA_VERSION: u32 = 4;
 
 /// One numbered migration.
 #[derive(Clone, Copy, Debug)]
@@ -44,6 +44,11 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         version: 3,
         name: "cold vectors of side dense spaces",
         sql: V3_COLD_SIDE_VECTORS,
+    },
+    Migration {
+        version: 4,
+        name: "side vectors in a rowid table",
+        sql: V4_SIDE_VECTORS_ROWID,
     },
 ];
 
@@ -146,6 +151,32 @@ CREATE TABLE cold_side_vectors (
     dense   BLOB    NOT NULL CHECK (length(dense) % 4 = 0 AND length(dense) > 0),
     PRIMARY KEY (cold_id, fp)
 ) STRICT, WITHOUT ROWID;
+CREATE INDEX cold_side_vectors_by_fingerprint ON cold_side_vectors (fp, cold_id);
+CREATE TRIGGER cold_side_vectors_delete AFTER DELETE ON cold BEGIN
+    DELETE FROM cold_side_vectors WHERE cold_id = old.id;
+END;
+"#;
+
+// A row of a WITHOUT ROWID table lives in an index b-tree, whose cells hold at most ~1,000 bytes
+// locally at 4 KiB pages: a 384-d vector (1,536 bytes) spilled its tail onto an overflow page of
+// its own, and each vector took ~4.1 KiB of file for 1.5 KiB of data (measured with
+// `examples/store_bytes.rs`). A rowid table's leaf cells hold up to ~4,000 bytes, so the
+// vectors pack two per page. Same columns, same key (now a UNIQUE constraint, the upsert's
+// conflict target), same index and trigger; the trigger is dropped first because it names the
+// table being replaced.
+const V4_SIDE_VECTORS_ROWID: &str = r#"
+DROP TRIGGER cold_side_vectors_delete;
+CREATE TABLE cold_side_vectors_rowid (
+    id      INTEGER PRIMARY KEY,
+    cold_id INTEGER NOT NULL,
+    fp      TEXT    NOT NULL,
+    dense   BLOB    NOT NULL CHECK (length(dense) % 4 = 0 AND length(dense) > 0),
+    UNIQUE (cold_id, fp)
+) STRICT;
+INSERT INTO cold_side_vectors_rowid (cold_id, fp, dense)
+    SELECT cold_id, fp, dense FROM cold_side_vectors ORDER BY fp, cold_id;
+DROP TABLE cold_side_vectors;
+ALTER TABLE cold_side_vectors_rowid RENAME TO cold_side_vectors;
 CREATE INDEX cold_side_vectors_by_fingerprint ON cold_side_vectors (fp, cold_id);
 CREATE TRIGGER cold_side_vectors_delete AFTER DELETE ON cold BEGIN
     DELETE FROM cold_side_vectors WHERE cold_id = old.id;
@@ -271,10 +302,4 @@ pub(super) fn migrate(
         version = m.version;
     }
     Ok(version)
-}
-
-fn unix_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

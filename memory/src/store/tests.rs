@@ -759,7 +759,10 @@ fn store_migrates_a_version_2_database_keeping_cold_entries() {
             assert!(!side, "a version-2 file has no side vectors");
         }
         let mut store = Store::open(dir.db()).expect("open migrates");
-        assert_eq!(store.schema_version().expect("version"), 3);
+        assert_eq!(
+            store.schema_version().expect("version"),
+            STORE_SCHEMA_VERSION
+        );
         let hits = store.cold_fts("words", 5).expect("fts");
         assert_eq!(hits.len(), 1, "the version-2 entry is still indexed");
         let id = hits[0].0;
@@ -803,6 +806,104 @@ fn side_values(store: &Store, fp: &str) -> Vec<(i64, Vec<f32>)> {
         .map(|row| row.map(|v| (v.id, v.values)))
         .collect::<Result<_, _>>()
         .expect("scan")
+}
+
+#[test]
+fn store_migrates_a_version_3_database_keeping_side_vectors() {
+    watchdog(|| {
+        let dir = TempDir::new("migrate-v3");
+        let blob = |v: &[f32]| -> Vec<u8> { v.iter().flat_map(|x| x.to_le_bytes()).collect() };
+        {
+            let mut conn = Connection::open(dir.db()).expect("raw open");
+            assert_eq!(
+                migrate(&mut conn, &dir.db(), &MIGRATIONS[..3]).expect("v3"),
+                3
+            );
+            for (id, words) in [(1, "first words"), (2, "second words")] {
+                conn.execute(
+                    "INSERT INTO cold (id, event, timestamp_ms, source, text, tokens, \
+                     last_access_ms, created_ms, archived_from) \
+                     VALUES (?1, ?2, 5, 'cli', ?3, ?3, 7, 7, 'prune')",
+                    rusqlite::params![
+                        id,
+                        serde_json::to_string(&event(5, words)).expect("json"),
+                        words
+                    ],
+                )
+                .expect("v3 cold row");
+                for (fp, x) in [("fp-a", 1.0f32), ("fp-b", 2.0)] {
+                    conn.execute(
+                        "INSERT INTO cold_side_vectors (cold_id, fp, dense) VALUES (?1, ?2, ?3)",
+                        rusqlite::params![id, fp, blob(&[x, id as f32])],
+                    )
+                    .expect("v3 side row");
+                }
+            }
+        }
+        let mut store = Store::open(dir.db()).expect("open migrates");
+        assert_eq!(
+            store.schema_version().expect("version"),
+            STORE_SCHEMA_VERSION
+        );
+        assert_eq!(
+            side_values(&store, "fp-a"),
+            [(1, vec![1.0, 1.0]), (2, vec![1.0, 2.0])]
+        );
+        assert_eq!(
+            side_values(&store, "fp-b"),
+            [(1, vec![2.0, 1.0]), (2, vec![2.0, 2.0])]
+        );
+        store
+            .cold_set_side_dense(&[(1, DenseVector::new("fp-a", vec![9.0]))])
+            .expect("upsert after the migration");
+        assert_eq!(side_values(&store, "fp-a")[0], (1, vec![9.0]));
+        assert_eq!(side_rows(&store), 4, "the upsert replaced, it did not add");
+        store.cold_remove(&[1]).expect("remove");
+        assert_eq!(
+            side_rows(&store),
+            2,
+            "the delete trigger survived the migration"
+        );
+        store.integrity_check().expect("intact");
+    });
+}
+
+#[test]
+fn store_side_vectors_take_little_more_than_their_bytes() {
+    watchdog(|| {
+        const N: i64 = 64;
+        const DIM: usize = 384;
+        let dir = TempDir::new("side-size");
+        let mut store = Store::open(dir.db()).expect("open");
+        let ids: Vec<i64> = (0..N)
+            .map(|n| {
+                store
+                    .cold_insert(&cold_record(n, &format!("entry {n}")), 1)
+                    .expect("insert")
+            })
+            .collect();
+        let updates: Vec<(i64, DenseVector)> = ids
+            .iter()
+            .map(|&id| (id, DenseVector::new("fp-side", vec![id as f32; DIM])))
+            .collect();
+        store.cold_set_side_dense(&updates).expect("side vectors");
+        let file_bytes: i64 = store
+            .db
+            .conn
+            .query_row(
+                "SELECT sum(pgsize) FROM dbstat WHERE name = 'cold_side_vectors'",
+                [],
+                |r| r.get(0),
+            )
+            .expect("dbstat");
+        let data = N * (DIM as i64) * 4;
+        // Two vectors share a page (~1.4 times their size); one that spilled onto an overflow
+        // page of its own took ~2.7 times its size.
+        assert!(
+            file_bytes * 2 <= data * 3,
+            "{file_bytes} bytes of file for {data} bytes of vectors"
+        );
+    });
 }
 
 #[test]
@@ -1061,16 +1162,20 @@ fn store_refuses_newer_schema_untouched() {
 fn assert_corrupt_untouched(path: &Path, what: &str) {
     let before = fs::read(path).expect("read");
     let err = Store::open(path).err().expect(what);
-    assert!(matches!(err, StoreError::Corrupt { .. }), "{what}: {err}");
+    let StoreError::Damaged { backup, .. } = &err else {
+        panic!("{what}: {err}");
+    };
     let shown = err.to_string();
     assert!(shown.contains(&path.display().to_string()), "{shown}");
-    assert!(shown.contains("left untouched"), "{shown}");
+    assert!(shown.contains("changed none of its files"), "{shown}");
     assert_eq!(
         fs::read(path).expect("read"),
         before,
         "{what}: file untouched"
     );
-    assert!(path.exists());
+    let name = path.file_name().expect("file name");
+    let copy = backup.as_ref().expect("backup").join(name);
+    assert_eq!(fs::read(copy).expect("backup copy"), before, "{what}: copy");
 }
 
 #[test]
@@ -1090,6 +1195,31 @@ fn store_corrupt_file_is_a_clear_error_and_kept() {
         bytes[..16].copy_from_slice(b"garbage garbage!");
         fs::write(dir.db(), &bytes).expect("write");
         assert_corrupt_untouched(&dir.db(), "bad header");
+    });
+}
+
+#[test]
+fn store_recover_covers_every_table_of_the_schema() {
+    watchdog(|| {
+        let dir = TempDir::new("recover-tables");
+        let store = Store::open(dir.db()).expect("open");
+        let mut stmt = store
+            .db
+            .conn
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'cold_fts_%'")
+            .expect("prepare");
+        let tables: Vec<String> = stmt
+            .query_map([], |r| r.get(0))
+            .expect("query")
+            .collect::<Result<_, _>>()
+            .expect("rows");
+        let covered = super::recover::covered_tables();
+        for table in &tables {
+            assert!(
+                covered.contains(&table.as_str()),
+                "table {table} is neither salvaged by recover nor listed as derived"
+            );
+        }
     });
 }
 
@@ -1114,7 +1244,8 @@ fn store_disk_full_rolls_back_whole_operation() {
     watchdog(|| {
         let dir = TempDir::new("full");
         let mut store = Store::open(dir.db()).expect("open");
-        let pages = pragma_i64(&store, "page_count");
+        // Six pages to write into, counting the free pages the migrations left.
+        let pages = pragma_i64(&store, "page_count") - pragma_i64(&store, "freelist_count");
         let _: i64 = store
             .db
             .conn

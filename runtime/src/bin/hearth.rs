@@ -56,6 +56,18 @@ enum Command {
     /// Benchmarks that run locally (no daemon needed).
     #[command(subcommand)]
     Bench(BenchCommand),
+    /// Check or recover the memory store of the data dir (no daemon needed).
+    #[command(subcommand)]
+    Store(StoreCommand),
+}
+
+#[derive(Subcommand, Debug)]
+enum StoreCommand {
+    /// Check `memory.db` without writing to it; exit 0 when usable, 1 when damaged.
+    Check,
+    /// Salvage a damaged `memory.db` into a fresh store, keeping the damaged files (stop hearthd
+    /// first).
+    Recover,
 }
 
 #[derive(Subcommand, Debug)]
@@ -130,15 +142,20 @@ fn main() -> ExitCode {
     }
 }
 
-fn socket_path(cli: &Cli) -> PathBuf {
-    if let Some(s) = &cli.socket {
-        return s.clone();
-    }
+/// The defaults, with the data dir the command line gives.
+fn config(cli: &Cli) -> Config {
     let mut cfg = Config::default();
     if let Some(dir) = &cli.data_dir {
         cfg.data_dir = dir.clone();
     }
-    cfg.socket_path()
+    cfg
+}
+
+fn socket_path(cli: &Cli) -> PathBuf {
+    match &cli.socket {
+        Some(s) => s.clone(),
+        None => config(cli).socket_path(),
+    }
 }
 
 fn run(cli: Cli) -> Result<ExitCode, ClientError> {
@@ -157,6 +174,9 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
             model_dir.clone(),
             store_dir.as_deref(),
         ));
+    }
+    if let Command::Store(command) = &cli.command {
+        return Ok(store_command(command, &cli));
     }
     let path = socket_path(&cli);
     let mut client = Client::connect(&path, cli.key.as_deref())?;
@@ -181,7 +201,7 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
             );
         }
         Command::Chat => return chat(client, &path, cli.key.as_deref()),
-        Command::Bench(_) => unreachable!("handled before connecting"),
+        Command::Bench(_) | Command::Store(_) => unreachable!("handled before connecting"),
         Command::Stop => Request::Stop,
         Command::Status => Request::Status,
         Command::Source(SourceCommand::List) => Request::SourceList,
@@ -255,6 +275,40 @@ fn bench_recall(
         Err(e) => {
             eprintln!("hearth: {e}");
             ExitCode::from(1)
+        }
+    }
+}
+
+fn store_command(command: &StoreCommand, cli: &Cli) -> ExitCode {
+    let data_dir = config(cli).data_dir;
+    let db = data_dir.join("memory.db");
+    let outcome = match command {
+        StoreCommand::Check => hearth_memory::Store::check(&db).map(|health| {
+            println!("{}: {health}", db.display());
+            health.is_usable()
+        }),
+        // A daemon answering on the socket has the store open: recovering under it would lose
+        // whatever it writes meanwhile.
+        StoreCommand::Recover
+            if std::os::unix::net::UnixStream::connect(socket_path(cli)).is_ok() =>
+        {
+            eprintln!(
+                "hearth: hearthd is running on {}; stop it first",
+                data_dir.display()
+            );
+            return ExitCode::from(1);
+        }
+        StoreCommand::Recover => hearth_memory::Store::recover(&db).map(|recovery| {
+            println!("{recovery}");
+            true
+        }),
+    };
+    match outcome {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::from(1),
+        Err(e) => {
+            eprintln!("hearth: {e}");
+            ExitCode::from(2)
         }
     }
 }
