@@ -73,14 +73,35 @@ mod tests {
 
     #[test]
     fn names_are_validated() {
-        assert!(matches!(validate_name(""), Err(GraphError::InvalidName { .. })));
-        assert!(matches!(validate_name("   "), Err(GraphError::InvalidName { .. })));
-        assert!(matches!(validate_name("a\u{7}b"), Err(GraphError::InvalidName { .. })));
-        assert!(matches!(validate_name("a\nb"), Err(GraphError::InvalidName { .. })));
-        assert!(matches!(validate_name("!!"), Err(GraphError::InvalidName { .. })));
+        assert!(matches!(
+            validate_name(""),
+            Err(GraphError::InvalidName { .. })
+        ));
+        assert!(matches!(
+            validate_name("   "),
+            Err(GraphError::InvalidName { .. })
+        ));
+        assert!(matches!(
+            validate_name("a\u{7}b"),
+            Err(GraphError::InvalidName { .. })
+        ));
+        assert!(matches!(
+            validate_name("a\nb"),
+            Err(GraphError::InvalidName { .. })
+        ));
+        assert!(matches!(
+            validate_name("!!"),
+            Err(GraphError::InvalidName { .. })
+        ));
         let long = "x".repeat(MAX_NAME_CHARS + 1);
-        assert!(matches!(validate_name(&long), Err(GraphError::InvalidName { .. })));
-        assert_eq!(validate_name(&"x".repeat(MAX_NAME_CHARS)).unwrap().len(), 64);
+        assert!(matches!(
+            validate_name(&long),
+            Err(GraphError::InvalidName { .. })
+        ));
+        assert_eq!(
+            validate_name(&"x".repeat(MAX_NAME_CHARS)).unwrap().len(),
+            64
+        );
         assert_eq!(validate_name("  New   York ").unwrap(), "New York");
         assert_eq!(validate_name("里斯本").unwrap(), "里斯本");
         assert_eq!(normal_form("New York"), "new york");

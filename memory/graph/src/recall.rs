@@ -15,7 +15,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use hearth_memory::{DEFAULT_RRF_K, Ranked, query_tokens, reciprocal_rank_fusion, tokens::tokenize};
+use hearth_memory::{
+    DEFAULT_RRF_K, Ranked, query_tokens, reciprocal_rank_fusion, tokens::tokenize,
+};
 use rusqlite::{OptionalExtension, params};
 
 use crate::error::SqlContext;
@@ -99,12 +101,17 @@ fn unkey(k: i64) -> FactId {
 }
 
 /// Words in a query that mean the speaker.
-const FIRST_PERSON: &[&str] = &["i", "me", "my", "mine", "myself", "i'm", "i've", "我", "我的"];
+const FIRST_PERSON: &[&str] = &[
+    "i", "me", "my", "mine", "myself", "i'm", "i've", "我", "我的",
+];
 
 /// Builds an FTS5 query matching any of `terms`, each quoted so operators in user text stay
 /// literal.
 fn fts_any(terms: &[String]) -> Option<String> {
-    let quoted: Vec<String> = terms.iter().map(|t| format!("\"{}\"", t.replace('"', "\"\""))).collect();
+    let quoted: Vec<String> = terms
+        .iter()
+        .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
+        .collect();
     (!quoted.is_empty()).then(|| quoted.join(" OR "))
 }
 
@@ -123,11 +130,20 @@ impl GraphStore {
         limits: RecallLimits,
     ) -> Result<Vec<FactHit>, GraphError> {
         const OP: &str = "recall";
-        let terms: Vec<String> = query_tokens(query).split_whitespace().map(str::to_owned).collect();
+        let terms: Vec<String> = query_tokens(query)
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
         let mut lists: Vec<(Vec<i64>, f64)> = Vec::new();
 
-        lists.push((self.keyword("relation_fts", "relation_vocab", &terms, &limits)?, 1.0));
-        lists.push((self.keyword("event_fts", "event_vocab", &terms, &limits)?, 1.0));
+        lists.push((
+            self.keyword("relation_fts", "relation_vocab", &terms, &limits)?,
+            1.0,
+        ));
+        lists.push((
+            self.keyword("event_fts", "event_vocab", &terms, &limits)?,
+            1.0,
+        ));
 
         let mut entities = self.keyword_entities(&terms, &limits)?;
         let lower = query.to_lowercase();
@@ -147,22 +163,51 @@ impl GraphStore {
             lists.push((dense, 1.0));
         }
         if let Some(window) = resolve_date(query, now_ms, 0) {
-            lists.push((self.in_window(&entities, window.start_ms, window.end_ms, &limits)?, 1.0));
+            lists.push((
+                self.in_window(&entities, window.start_ms, window.end_ms, &limits)?,
+                1.0,
+            ));
         }
 
         let ranked: Vec<Ranked<'_>> = lists
             .iter()
             .filter(|(ids, _)| !ids.is_empty())
-            .map(|(ids, weight)| Ranked { ids, weight: *weight })
+            .map(|(ids, weight)| Ranked {
+                ids,
+                weight: *weight,
+            })
             .collect();
         let fused = reciprocal_rank_fusion(&ranked, DEFAULT_RRF_K);
-        let mut scores: HashMap<i64, (f64, u8)> = fused.iter().map(|f| (f.id, (f.score, 0))).collect();
+        let mut scores: HashMap<i64, (f64, u8)> =
+            fused.iter().map(|f| (f.id, (f.score, 0))).collect();
 
         // BFS from the entities of the best hits and the named entities.
-        let mut frontier: Vec<(i64, f64)> = entities.iter().map(|&e| (e, fused.first().map_or(1.0, |f| f.score))).collect();
+        let mut frontier: Vec<(i64, f64)> = entities
+            .iter()
+            .map(|&e| (e, fused.first().map_or(1.0, |f| f.score)))
+            .collect();
         for f in fused.iter().take(limits.seeds) {
             for e in self.endpoints(unkey(f.id))? {
                 frontier.push((e, f.score));
+            }
+        }
+        // The dated events that began or ended a hit come with it: "moved to Lisbon, last week"
+        // answers "where do I live" as well as the fact does.
+        let mut linked = self
+            .conn
+            .prepare_cached("SELECT id FROM events WHERE relation_id = ?1 LIMIT 4")
+            .ctx(OP, &self.path)?;
+        for f in fused.iter().take(limits.list) {
+            let FactId::Relation(r) = unkey(f.id) else {
+                continue;
+            };
+            for e in linked
+                .query_map([r], |row| row.get::<_, i64>(0))
+                .ctx(OP, &self.path)?
+            {
+                let k = key(FactId::Event(e.ctx(OP, &self.path)?));
+                let entry = scores.entry(k).or_insert((0.0, 0));
+                entry.0 = entry.0.max(f.score * 0.9);
             }
         }
         let mut visited: HashSet<i64> = HashSet::new();
@@ -191,7 +236,9 @@ impl GraphStore {
                 let score = parent * 0.5f64.powi(i32::from(hop));
                 for stmt in [&mut stmt_s, &mut stmt_o] {
                     let rows: Vec<(i64, i64, i64)> = stmt
-                        .query_map(params![entity, fanout], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+                        .query_map(params![entity, fanout], |r| {
+                            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                        })
                         .ctx(OP, &self.path)?
                         .collect::<Result<_, _>>()
                         .ctx(OP, &self.path)?;
@@ -213,8 +260,10 @@ impl GraphStore {
             frontier = next;
         }
 
-        let mut ordered: Vec<(i64, f64, u8)> = scores.into_iter().map(|(k, (s, h))| (k, s, h)).collect();
-        ordered.sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(b.0.cmp(&a.0)));
+        let mut ordered: Vec<(i64, f64, u8)> =
+            scores.into_iter().map(|(k, (s, h))| (k, s, h)).collect();
+        ordered
+            .sort_unstable_by(|a, b| b.1.total_cmp(&a.1).then(a.2.cmp(&b.2)).then(b.0.cmp(&a.0)));
         let mut hits = Vec::with_capacity(k);
         for (k_, score, hop) in ordered {
             if hits.len() == k {
@@ -230,43 +279,80 @@ impl GraphStore {
     /// The plain FTS5 query recall is measured against: bm25 over every term, no pruning,
     /// no fusion, no graph.
     pub fn keyword_baseline(&self, query: &str, k: usize) -> Result<Vec<FactId>, GraphError> {
-        let terms: Vec<String> = query_tokens(query).split_whitespace().map(str::to_owned).collect();
-        let Some(q) = fts_any(&terms) else { return Ok(Vec::new()) };
+        let terms: Vec<String> = query_tokens(query)
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        let Some(q) = fts_any(&terms) else {
+            return Ok(Vec::new());
+        };
         self.conn
-            .prepare_cached("SELECT rowid FROM relation_fts WHERE relation_fts MATCH ?1 ORDER BY rank LIMIT ?2")
+            .prepare_cached(
+                "SELECT rowid FROM relation_fts WHERE relation_fts MATCH ?1 ORDER BY rank LIMIT ?2",
+            )
             .ctx("keyword_baseline", &self.path)?
-            .query_map(params![q, i64::try_from(k).unwrap_or(i64::MAX)], |r| r.get(0).map(FactId::Relation))
+            .query_map(params![q, i64::try_from(k).unwrap_or(i64::MAX)], |r| {
+                r.get(0).map(FactId::Relation)
+            })
             .ctx("keyword_baseline", &self.path)?
             .collect::<Result<_, _>>()
             .ctx("keyword_baseline", &self.path)
     }
 
     /// Terms of `terms` rare enough in `vocab` to rank by; when all are common, the rarest.
-    fn discriminating(&self, vocab: &str, terms: &[String], limits: &RecallLimits) -> Result<(Vec<String>, bool), GraphError> {
+    fn discriminating(
+        &self,
+        vocab: &str,
+        terms: &[String],
+        limits: &RecallLimits,
+    ) -> Result<(Vec<String>, bool), GraphError> {
         let mut stmt = self
             .conn
             .prepare_cached(&format!("SELECT doc FROM {vocab} WHERE term = ?1"))
             .ctx("recall_vocab", &self.path)?;
         let mut with_df = Vec::new();
         for t in terms {
-            let df: Option<i64> = stmt.query_row([t], |r| r.get(0)).optional().ctx("recall_vocab", &self.path)?;
+            let df: Option<i64> = stmt
+                .query_row([t], |r| r.get(0))
+                .optional()
+                .ctx("recall_vocab", &self.path)?;
             if let Some(df) = df {
                 with_df.push((t.clone(), df));
             }
         }
-        let rare: Vec<String> = with_df.iter().filter(|(_, df)| *df <= limits.common_df).map(|(t, _)| t.clone()).collect();
+        let rare: Vec<String> = with_df
+            .iter()
+            .filter(|(_, df)| *df <= limits.common_df)
+            .map(|(t, _)| t.clone())
+            .collect();
         if !rare.is_empty() {
             return Ok((rare, true));
         }
-        Ok((with_df.into_iter().min_by_key(|(_, df)| *df).map(|(t, _)| t).into_iter().collect(), false))
+        Ok((
+            with_df
+                .into_iter()
+                .min_by_key(|(_, df)| *df)
+                .map(|(t, _)| t)
+                .into_iter()
+                .collect(),
+            false,
+        ))
     }
 
     /// Row ids of `fts` matching the query's discriminating terms: by bm25 when some are
     /// rare, newest first (an early-terminating rowid scan) when all are common.
-    fn keyword(&self, fts: &str, vocab: &str, terms: &[String], limits: &RecallLimits) -> Result<Vec<i64>, GraphError> {
+    fn keyword(
+        &self,
+        fts: &str,
+        vocab: &str,
+        terms: &[String],
+        limits: &RecallLimits,
+    ) -> Result<Vec<i64>, GraphError> {
         const OP: &str = "recall_keyword";
         let (terms, rare) = self.discriminating(vocab, terms, limits)?;
-        let Some(q) = fts_any(&terms) else { return Ok(Vec::new()) };
+        let Some(q) = fts_any(&terms) else {
+            return Ok(Vec::new());
+        };
         let order = if rare { "rank" } else { "rowid DESC" };
         let (table, live) = match fts {
             "relation_fts" => ("relations", "AND t.superseded_ms IS NULL"),
@@ -276,11 +362,18 @@ impl GraphStore {
             "SELECT f.rowid FROM {fts} f JOIN {table} t ON t.id = f.rowid \
              WHERE {fts} MATCH ?1 {live} ORDER BY f.{order} LIMIT ?2"
         );
-        let kind = if table == "relations" { FactId::Relation } else { FactId::Event };
+        let kind = if table == "relations" {
+            FactId::Relation
+        } else {
+            FactId::Event
+        };
         self.conn
             .prepare_cached(&sql)
             .ctx(OP, &self.path)?
-            .query_map(params![q, i64::try_from(limits.list).unwrap_or(i64::MAX)], |r| r.get(0))
+            .query_map(
+                params![q, i64::try_from(limits.list).unwrap_or(i64::MAX)],
+                |r| r.get(0),
+            )
             .ctx(OP, &self.path)?
             .map(|r| r.map(|id| key(kind(id))))
             .collect::<Result<_, _>>()
@@ -288,14 +381,25 @@ impl GraphStore {
     }
 
     /// Entities whose names the query's terms match, best first.
-    fn keyword_entities(&self, terms: &[String], limits: &RecallLimits) -> Result<Vec<i64>, GraphError> {
+    fn keyword_entities(
+        &self,
+        terms: &[String],
+        limits: &RecallLimits,
+    ) -> Result<Vec<i64>, GraphError> {
         const OP: &str = "recall_entities";
         let (terms, _) = self.discriminating("entity_vocab", terms, limits)?;
-        let Some(q) = fts_any(&terms) else { return Ok(Vec::new()) };
+        let Some(q) = fts_any(&terms) else {
+            return Ok(Vec::new());
+        };
         self.conn
-            .prepare_cached("SELECT rowid FROM entity_fts WHERE entity_fts MATCH ?1 ORDER BY rank LIMIT ?2")
+            .prepare_cached(
+                "SELECT rowid FROM entity_fts WHERE entity_fts MATCH ?1 ORDER BY rank LIMIT ?2",
+            )
             .ctx(OP, &self.path)?
-            .query_map(params![q, i64::try_from(limits.seeds).unwrap_or(i64::MAX)], |r| r.get(0))
+            .query_map(
+                params![q, i64::try_from(limits.seeds).unwrap_or(i64::MAX)],
+                |r| r.get(0),
+            )
             .ctx(OP, &self.path)?
             .collect::<Result<_, _>>()
             .ctx(OP, &self.path)
@@ -303,7 +407,9 @@ impl GraphStore {
 
     fn entity_id(&self, name: &str) -> Result<Option<i64>, GraphError> {
         self.conn
-            .query_row("SELECT id FROM entities WHERE norm = ?1", [name], |r| r.get(0))
+            .query_row("SELECT id FROM entities WHERE norm = ?1", [name], |r| {
+                r.get(0)
+            })
             .optional()
             .ctx("recall", &self.path)
     }
@@ -338,7 +444,12 @@ impl GraphStore {
 
     /// Relations of the named entities: those of the named predicates first (all of them,
     /// current and past, newest first), then the newest others.
-    fn entity_slots(&self, entities: &[i64], predicates: &[String], limits: &RecallLimits) -> Result<Vec<i64>, GraphError> {
+    fn entity_slots(
+        &self,
+        entities: &[i64],
+        predicates: &[String],
+        limits: &RecallLimits,
+    ) -> Result<Vec<i64>, GraphError> {
         const OP: &str = "recall_slots";
         let limit = i64::try_from(limits.list).unwrap_or(i64::MAX);
         let mut out = Vec::new();
@@ -352,7 +463,10 @@ impl GraphStore {
             .ctx(OP, &self.path)?;
         for &e in entities.iter().take(limits.seeds) {
             for p in predicates {
-                for id in slot.query_map(params![e, p, limit], |r| r.get::<_, i64>(0)).ctx(OP, &self.path)? {
+                for id in slot
+                    .query_map(params![e, p, limit], |r| r.get::<_, i64>(0))
+                    .ctx(OP, &self.path)?
+                {
                     let k = key(FactId::Relation(id.ctx(OP, &self.path)?));
                     if seen.insert(k) {
                         out.push(k);
@@ -369,7 +483,10 @@ impl GraphStore {
             )
             .ctx(OP, &self.path)?;
         for &e in entities.iter().take(limits.seeds) {
-            for id in any.query_map(params![e, limit], |r| r.get::<_, i64>(0)).ctx(OP, &self.path)? {
+            for id in any
+                .query_map(params![e, limit], |r| r.get::<_, i64>(0))
+                .ctx(OP, &self.path)?
+            {
                 let k = key(FactId::Relation(id.ctx(OP, &self.path)?));
                 if out.len() < limits.list && seen.insert(k) {
                     out.push(k);
@@ -381,7 +498,13 @@ impl GraphStore {
     }
 
     /// Facts of the named entities that held during `[start, end)`, and events dated in it.
-    fn in_window(&self, entities: &[i64], start: i64, end: i64, limits: &RecallLimits) -> Result<Vec<i64>, GraphError> {
+    fn in_window(
+        &self,
+        entities: &[i64],
+        start: i64,
+        end: i64,
+        limits: &RecallLimits,
+    ) -> Result<Vec<i64>, GraphError> {
         const OP: &str = "recall_window";
         let limit = i64::try_from(limits.list).unwrap_or(i64::MAX);
         let mut out = Vec::new();
@@ -394,7 +517,10 @@ impl GraphStore {
             )
             .ctx(OP, &self.path)?;
         for &e in entities.iter().take(limits.seeds) {
-            for id in held.query_map(params![e, start, end, limit], |r| r.get::<_, i64>(0)).ctx(OP, &self.path)? {
+            for id in held
+                .query_map(params![e, start, end, limit], |r| r.get::<_, i64>(0))
+                .ctx(OP, &self.path)?
+            {
                 out.push(key(FactId::Relation(id.ctx(OP, &self.path)?)));
             }
         }
@@ -402,7 +528,10 @@ impl GraphStore {
             .conn
             .prepare_cached("SELECT id FROM events WHERE start_ms >= ?1 AND start_ms < ?2 ORDER BY start_ms DESC LIMIT ?3")
             .ctx(OP, &self.path)?;
-        for id in events.query_map(params![start, end, limit], |r| r.get::<_, i64>(0)).ctx(OP, &self.path)? {
+        for id in events
+            .query_map(params![start, end, limit], |r| r.get::<_, i64>(0))
+            .ctx(OP, &self.path)?
+        {
             out.push(key(FactId::Event(id.ctx(OP, &self.path)?)));
         }
         Ok(out)
@@ -411,8 +540,13 @@ impl GraphStore {
     /// Relations nearest the query in the current embedder's space (a linear scan).
     fn dense(&self, query: &str, limits: &RecallLimits) -> Result<Option<Vec<i64>>, GraphError> {
         const OP: &str = "recall_dense";
-        let Some(embedder) = &self.embedder else { return Ok(None) };
-        let q = embedder.embed_query(query).map_err(|e| GraphError::Embed { op: OP, detail: e.to_string() })?;
+        let Some(embedder) = &self.embedder else {
+            return Ok(None);
+        };
+        let q = embedder.embed_query(query).map_err(|e| GraphError::Embed {
+            op: OP,
+            detail: e.to_string(),
+        })?;
         let fingerprint = embedder.fingerprint().to_string();
         let mut stmt = self
             .conn
@@ -423,7 +557,9 @@ impl GraphStore {
             .ctx(OP, &self.path)?;
         let mut scored: Vec<(f32, i64)> = Vec::new();
         let rows = stmt
-            .query_map([fingerprint], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?)))
+            .query_map([fingerprint], |r| {
+                Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
+            })
             .ctx(OP, &self.path)?;
         for row in rows {
             let (id, blob) = row.ctx(OP, &self.path)?;
@@ -439,25 +575,42 @@ impl GraphStore {
         }
         scored.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.truncate(limits.list);
-        Ok(Some(scored.into_iter().map(|(_, id)| key(FactId::Relation(id))).collect()))
+        Ok(Some(
+            scored
+                .into_iter()
+                .map(|(_, id)| key(FactId::Relation(id)))
+                .collect(),
+        ))
     }
 
     fn endpoints(&self, id: FactId) -> Result<Vec<i64>, GraphError> {
         let found = match id {
-            FactId::Relation(r) => self
-                .conn
-                .query_row("SELECT subject_id, object_id FROM relations WHERE id = ?1", [r], |row| {
-                    Ok(vec![row.get(0)?, row.get(1)?])
-                }),
-            FactId::Event(e) => self
-                .conn
-                .query_row("SELECT subject_id FROM events WHERE id = ?1", [e], |row| Ok(vec![row.get(0)?])),
+            FactId::Relation(r) => self.conn.query_row(
+                "SELECT subject_id, object_id FROM relations WHERE id = ?1",
+                [r],
+                |row| Ok(vec![row.get(0)?, row.get(1)?]),
+            ),
+            FactId::Event(e) => {
+                self.conn
+                    .query_row("SELECT subject_id FROM events WHERE id = ?1", [e], |row| {
+                        Ok(vec![row.get(0)?])
+                    })
+            }
         };
-        Ok(found.optional().ctx("recall_endpoints", &self.path)?.unwrap_or_default())
+        Ok(found
+            .optional()
+            .ctx("recall_endpoints", &self.path)?
+            .unwrap_or_default())
     }
 
     /// The hit for `id` as of `now_ms`; `None` if it is superseded.
-    fn hit(&self, id: FactId, now_ms: i64, score: f64, hop: u8) -> Result<Option<FactHit>, GraphError> {
+    fn hit(
+        &self,
+        id: FactId,
+        now_ms: i64,
+        score: f64,
+        hop: u8,
+    ) -> Result<Option<FactHit>, GraphError> {
         const OP: &str = "recall_hit";
         let found = match id {
             FactId::Relation(r) => self.conn.query_row(

@@ -19,7 +19,16 @@ pub(crate) struct Clause {
 }
 
 const CORRECTION_MARKERS: &[&str] = &[
-    "actually", "in fact", "correction", "sorry", "no,", "其实", "不对", "更正", "纠正", "说错了",
+    "actually",
+    "in fact",
+    "correction",
+    "sorry",
+    "no,",
+    "其实",
+    "不对",
+    "更正",
+    "纠正",
+    "说错了",
 ];
 
 /// Chinese adverbs between 我 and the verb that change nothing the patterns care about.
@@ -86,7 +95,9 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
         if i == 0 && matches!(lw.as_str(), "the" | "a" | "an" | "my") {
             continue;
         }
-        if (EN_BOUNDARIES.contains(&lw.as_str()) && !words.is_empty()) || words.len() == EN_MAX_WORDS {
+        if (EN_BOUNDARIES.contains(&lw.as_str()) && !words.is_empty())
+            || words.len() == EN_MAX_WORDS
+        {
             break;
         }
         words.push(word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '\''));
@@ -129,7 +140,10 @@ pub(crate) fn at_word_start(haystack: &str, at: usize) -> bool {
 }
 
 /// Byte offsets of every occurrence of `needle` in `haystack` at a word start.
-pub(crate) fn word_matches<'a>(haystack: &'a str, needle: &'a str) -> impl Iterator<Item = usize> + 'a {
+pub(crate) fn word_matches<'a>(
+    haystack: &'a str,
+    needle: &'a str,
+) -> impl Iterator<Item = usize> + 'a {
     haystack
         .match_indices(needle)
         .map(|(at, _)| at)

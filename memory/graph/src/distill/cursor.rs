@@ -30,7 +30,11 @@ pub enum ItemState {
     },
 }
 
-pub(crate) fn state(conn: &Connection, path: &std::path::Path, cold_item: i64) -> Result<Option<ItemState>, GraphError> {
+pub(crate) fn state(
+    conn: &Connection,
+    path: &std::path::Path,
+    cold_item: i64,
+) -> Result<Option<ItemState>, GraphError> {
     conn.query_row(
         "SELECT state, attempts, facts, retry_ms FROM distilled WHERE cold_item = ?1",
         [cold_item],
@@ -108,7 +112,10 @@ impl GraphStore {
                  ORDER BY retry_ms, cold_item LIMIT ?2",
             )
             .ctx(OP, self.path())?
-            .query_map(params![now_ms, i64::try_from(limit).unwrap_or(i64::MAX)], |r| r.get(0))
+            .query_map(
+                params![now_ms, i64::try_from(limit).unwrap_or(i64::MAX)],
+                |r| r.get(0),
+            )
             .ctx(OP, self.path())?
             .collect::<Result<_, _>>()
             .ctx(OP, self.path())

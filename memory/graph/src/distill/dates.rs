@@ -65,7 +65,11 @@ impl Calendar {
 
     fn month(&self, year: i64, month: i64, phrase: &str) -> Option<ResolvedDate> {
         let first = day_number(year, month, 1)?;
-        let (ny, nm) = if month == 12 { (year + 1, 1) } else { (year, month + 1) };
+        let (ny, nm) = if month == 12 {
+            (year + 1, 1)
+        } else {
+            (year, month + 1)
+        };
         let next = day_number(ny, nm, 1)?;
         Some(self.days(first, next - first, phrase))
     }
@@ -79,7 +83,11 @@ impl Calendar {
     /// The most recent `month` not after the current one: "in March" said in January is
     /// last year's March.
     fn past_month(&self, month: i64, phrase: &str) -> Option<ResolvedDate> {
-        let year = if month <= self.month { self.year } else { self.year - 1 };
+        let year = if month <= self.month {
+            self.year
+        } else {
+            self.year - 1
+        };
         self.month(year, month, phrase)
     }
 
@@ -122,11 +130,27 @@ fn day_number(year: i64, month: i64, day: i64) -> Option<i64> {
 }
 
 const EN_MONTHS: [&str; 12] = [
-    "january", "february", "march", "april", "may", "june", "july", "august", "september",
-    "october", "november", "december",
+    "january",
+    "february",
+    "march",
+    "april",
+    "may",
+    "june",
+    "july",
+    "august",
+    "september",
+    "october",
+    "november",
+    "december",
 ];
 const EN_WEEKDAYS: [&str; 7] = [
-    "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday",
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
 ];
 const EN_NUMBERS: [&str; 12] = [
     "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven",
@@ -186,7 +210,9 @@ fn english(sentence: &str, cal: &Calendar) -> Option<ResolvedDate> {
                     _ => cal.past_month(month, &phrase(2)),
                 }
             }
-            ("in", y) if y.len() == 4 && y.parse::<i64>().is_ok_and(|y| (1000..=9999).contains(&y)) => {
+            ("in", y)
+                if y.len() == 4 && y.parse::<i64>().is_ok_and(|y| (1000..=9999).contains(&y)) =>
+            {
                 cal.year(y.parse().ok()?, &phrase(2))
             }
             _ => ago(&words, i, cal),
@@ -245,7 +271,11 @@ fn zh_digit(c: char) -> Option<i64> {
 /// (exclusive): (value, first index).
 fn zh_number_before(chars: &[char], end: usize) -> Option<(i64, usize)> {
     let mut start = end;
-    while start > 0 && (zh_digit(chars[start - 1]).is_some() || chars[start - 1] == '十' || chars[start - 1] == '几') {
+    while start > 0
+        && (zh_digit(chars[start - 1]).is_some()
+            || chars[start - 1] == '十'
+            || chars[start - 1] == '几')
+    {
         start -= 1;
     }
     let run = &chars[start..end];
@@ -316,7 +346,9 @@ fn chinese(sentence: &str, cal: &Calendar) -> Option<ResolvedDate> {
                     Some('月') if i >= 2 && chars[i - 2] == '个' => (i - 2, "month"),
                     _ => continue,
                 };
-                let Some((n, start)) = zh_number_before(&chars, unit_end) else { continue };
+                let Some((n, start)) = zh_number_before(&chars, unit_end) else {
+                    continue;
+                };
                 let p = phrase(start, i + 1);
                 let date = match unit {
                     "day" => Some(cal.days(cal.today - n, 1, &p)),
@@ -328,7 +360,9 @@ fn chinese(sentence: &str, cal: &Calendar) -> Option<ResolvedDate> {
             }
             // 三月 / 3月 (not 个月, 月前), optionally after YYYY年
             '月' if i > 0 && chars[i - 1] != '个' && chars.get(i + 1) != Some(&'前') => {
-                let Some((m, start)) = zh_number_before(&chars, i) else { continue };
+                let Some((m, start)) = zh_number_before(&chars, i) else {
+                    continue;
+                };
                 if !(1..=12).contains(&m) {
                     continue;
                 }
@@ -341,7 +375,11 @@ fn chinese(sentence: &str, cal: &Calendar) -> Option<ResolvedDate> {
                 };
                 consider(byte(year.map_or(start, |_| start - 5)), date);
             }
-            '年' if i >= 4 && chars.get(i + 1).is_none_or(|n| zh_digit(*n).is_none() && *n != '十') => {
+            '年' if i >= 4
+                && chars
+                    .get(i + 1)
+                    .is_none_or(|n| zh_digit(*n).is_none() && *n != '十') =>
+            {
                 let digits: String = chars[i - 4..i].iter().collect();
                 if let Ok(y) = digits.parse::<i64>()
                     && (1000..=9999).contains(&y)
@@ -379,17 +417,67 @@ mod tests {
 
     #[test]
     fn english_phrases_resolve_to_the_span_they_name() {
-        check("I moved to Lisbon yesterday", "2026-03-17", "2026-03-18", "yesterday");
-        check("we met the day before yesterday", "2026-03-16", "2026-03-17", "the day before yesterday");
-        check("I moved to Lisbon last week", "2026-03-09", "2026-03-16", "last week");
-        check("Last month I quit", "2026-02-01", "2026-03-01", "last month");
-        check("last year we married", "2025-01-01", "2026-01-01", "last year");
+        check(
+            "I moved to Lisbon yesterday",
+            "2026-03-17",
+            "2026-03-18",
+            "yesterday",
+        );
+        check(
+            "we met the day before yesterday",
+            "2026-03-16",
+            "2026-03-17",
+            "the day before yesterday",
+        );
+        check(
+            "I moved to Lisbon last week",
+            "2026-03-09",
+            "2026-03-16",
+            "last week",
+        );
+        check(
+            "Last month I quit",
+            "2026-02-01",
+            "2026-03-01",
+            "last month",
+        );
+        check(
+            "last year we married",
+            "2025-01-01",
+            "2026-01-01",
+            "last year",
+        );
         check("I started in March", "2026-03-01", "2026-04-01", "in march");
-        check("I started in November", "2025-11-01", "2025-12-01", "in november");
-        check("in June 2021 I graduated", "2021-06-01", "2021-07-01", "in june 2021");
-        check("I sold it three days ago", "2026-03-15", "2026-03-16", "three days ago");
-        check("a couple of weeks ago", "2026-03-04", "2026-03-11", "a couple of weeks ago");
-        check("2 months ago I left", "2026-01-01", "2026-02-01", "2 months ago");
+        check(
+            "I started in November",
+            "2025-11-01",
+            "2025-12-01",
+            "in november",
+        );
+        check(
+            "in June 2021 I graduated",
+            "2021-06-01",
+            "2021-07-01",
+            "in june 2021",
+        );
+        check(
+            "I sold it three days ago",
+            "2026-03-15",
+            "2026-03-16",
+            "three days ago",
+        );
+        check(
+            "a couple of weeks ago",
+            "2026-03-04",
+            "2026-03-11",
+            "a couple of weeks ago",
+        );
+        check(
+            "2 months ago I left",
+            "2026-01-01",
+            "2026-02-01",
+            "2 months ago",
+        );
         check("last monday", "2026-03-16", "2026-03-17", "last monday");
         check("on wednesday", "2026-03-11", "2026-03-12", "on wednesday");
         assert_eq!(resolve_date("I live in Porto", said(), 0), None);

@@ -22,7 +22,12 @@ struct Verb {
     event: bool,
 }
 
-const fn verb(phrase: &'static str, predicate: &'static str, kind: &'static str, event: bool) -> Verb {
+const fn verb(
+    phrase: &'static str,
+    predicate: &'static str,
+    kind: &'static str,
+    event: bool,
+) -> Verb {
     Verb {
         phrase,
         predicate,
@@ -88,17 +93,51 @@ const ZH_VERBS: &[Verb] = &[
 ];
 
 const EN_KIN: &[&str] = &[
-    "sister", "brother", "mother", "mom", "father", "dad", "wife", "husband", "son", "daughter",
-    "friend", "partner", "boss", "colleague", "cousin", "aunt", "uncle", "grandmother",
-    "grandfather", "neighbor", "neighbour", "roommate", "girlfriend", "boyfriend",
+    "sister",
+    "brother",
+    "mother",
+    "mom",
+    "father",
+    "dad",
+    "wife",
+    "husband",
+    "son",
+    "daughter",
+    "friend",
+    "partner",
+    "boss",
+    "colleague",
+    "cousin",
+    "aunt",
+    "uncle",
+    "grandmother",
+    "grandfather",
+    "neighbor",
+    "neighbour",
+    "roommate",
+    "girlfriend",
+    "boyfriend",
 ];
 /// Chinese kin words and the predicate they are stored under.
 const ZH_KIN: &[(&str, &str)] = &[
-    ("妹妹", "sister"), ("姐姐", "sister"), ("哥哥", "brother"), ("弟弟", "brother"),
-    ("妈妈", "mother"), ("爸爸", "father"), ("老婆", "wife"), ("妻子", "wife"),
-    ("老公", "husband"), ("丈夫", "husband"), ("儿子", "son"), ("女儿", "daughter"),
-    ("男朋友", "boyfriend"), ("女朋友", "girlfriend"), ("朋友", "friend"), ("同事", "colleague"),
-    ("老板", "boss"), ("室友", "roommate"),
+    ("妹妹", "sister"),
+    ("姐姐", "sister"),
+    ("哥哥", "brother"),
+    ("弟弟", "brother"),
+    ("妈妈", "mother"),
+    ("爸爸", "father"),
+    ("老婆", "wife"),
+    ("妻子", "wife"),
+    ("老公", "husband"),
+    ("丈夫", "husband"),
+    ("儿子", "son"),
+    ("女儿", "daughter"),
+    ("男朋友", "boyfriend"),
+    ("女朋友", "girlfriend"),
+    ("朋友", "friend"),
+    ("同事", "colleague"),
+    ("老板", "boss"),
+    ("室友", "roommate"),
 ];
 const ZH_PRONOUNS: &[char] = &['你', '他', '她', '它', '这', '那', '谁'];
 
@@ -118,24 +157,48 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
         if let Some(at) = word_matches(&clause.lower, v.phrase).next()
             && let Some((object, _)) = english_object(clause, at + v.phrase.len())
         {
-            add(&mut statement, clause, said_ms, v, Subject { name: USER.to_owned(), kin: None }, object);
+            add(
+                &mut statement,
+                clause,
+                said_ms,
+                v,
+                Subject {
+                    name: USER.to_owned(),
+                    kin: None,
+                },
+                object,
+            );
         }
     }
     for v in EN_VERBS {
-        let Some(at) = clause.lower.find(v.phrase) else { continue };
-        let Some(subject) = english_subject(&clause.text[..at]) else { continue };
-        let Some((object, _)) = english_object(clause, at + v.phrase.len()) else { continue };
+        let Some(at) = clause.lower.find(v.phrase) else {
+            continue;
+        };
+        let Some(subject) = english_subject(&clause.text[..at]) else {
+            continue;
+        };
+        let Some((object, _)) = english_object(clause, at + v.phrase.len()) else {
+            continue;
+        };
         add(&mut statement, clause, said_ms, v, subject, object);
     }
     for v in ZH_VERBS {
-        let Some(at) = clause.text.find(v.phrase) else { continue };
-        let Some(subject) = chinese_subject(&clause.text[..at]) else { continue };
+        let Some(at) = clause.text.find(v.phrase) else {
+            continue;
+        };
+        let Some(subject) = chinese_subject(&clause.text[..at]) else {
+            continue;
+        };
         // The rules own 我住在 / 我喜欢 / 我搬到: only what they do not cover is extracted.
         if subject.name == USER && matches!(v.predicate, "lives_in" | "likes") {
             continue;
         }
-        let Some(object) = chinese_object(clause, at + v.phrase.len(), None) else { continue };
-        let object = object.trim_start_matches(['一', '个', '只', '辆', '台', '条', '本', '套']).to_owned();
+        let Some(object) = chinese_object(clause, at + v.phrase.len(), None) else {
+            continue;
+        };
+        let object = object
+            .trim_start_matches(['一', '个', '只', '辆', '台', '条', '本', '套'])
+            .to_owned();
         if object.is_empty() {
             continue;
         }
@@ -153,7 +216,14 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
     statement
 }
 
-fn add(statement: &mut Statement, clause: &Clause, said_ms: i64, v: &Verb, subject: Subject, object: String) {
+fn add(
+    statement: &mut Statement,
+    clause: &Clause,
+    said_ms: i64,
+    v: &Verb,
+    subject: Subject,
+    object: String,
+) {
     if let Some((kin, name)) = &subject.kin {
         statement.facts.push(Fact {
             subject: USER.to_owned(),
@@ -166,7 +236,11 @@ fn add(statement: &mut Statement, clause: &Clause, said_ms: i64, v: &Verb, subje
             valid_from: None,
         });
     }
-    let mode = if clause.correction && v.mode == FactMode::Holds { FactMode::Corrects } else { v.mode };
+    let mode = if clause.correction && v.mode == FactMode::Holds {
+        FactMode::Corrects
+    } else {
+        v.mode
+    };
     statement.facts.push(Fact {
         subject: subject.name.clone(),
         subject_kind: "person",
@@ -175,16 +249,27 @@ fn add(statement: &mut Statement, clause: &Clause, said_ms: i64, v: &Verb, subje
         object_kind: v.kind,
         mode,
         confidence: 0.7,
-        valid_from: if mode == FactMode::Holds { None } else { clause.date.clone() },
+        valid_from: if mode == FactMode::Holds {
+            None
+        } else {
+            clause.date.clone()
+        },
     });
     if v.event {
         let phrase = v.phrase.trim();
         let verb = phrase.strip_prefix("i ").unwrap_or(phrase);
-        let what = if verb.is_ascii() { format!("{verb} {object}") } else { format!("{verb}{object}") };
+        let what = if verb.is_ascii() {
+            format!("{verb} {object}")
+        } else {
+            format!("{verb}{object}")
+        };
         statement.events.push(EventSpec {
             subject: subject.name,
             what,
-            when: clause.date.clone().unwrap_or_else(|| ResolvedDate::said(said_ms)),
+            when: clause
+                .date
+                .clone()
+                .unwrap_or_else(|| ResolvedDate::said(said_ms)),
             fact: Some(statement.facts.len() - 1),
         });
     }
@@ -195,22 +280,32 @@ fn english_subject(before: &str) -> Option<Subject> {
     let words: Vec<&str> = before.split_whitespace().collect();
     let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
     if let Some(my) = lower.iter().rposition(|w| w == "my") {
-        let kin = EN_KIN.iter().find(|k| lower.get(my + 1).is_some_and(|w| w == *k))?;
+        let kin = EN_KIN
+            .iter()
+            .find(|k| lower.get(my + 1).is_some_and(|w| w == *k))?;
         let name: Vec<&str> = words[my + 2..].to_vec();
         if name.is_empty() {
-            return Some(Subject { name: format!("{USER}'s {kin}"), kin: None });
+            return Some(Subject {
+                name: format!("{USER}'s {kin}"),
+                kin: None,
+            });
         }
         if name.len() > 3 || !name.iter().all(|w| w.starts_with(char::is_uppercase)) {
             return None;
         }
         let name = name.join(" ");
-        return Some(Subject { kin: Some((kin, name.clone())), name });
+        return Some(Subject {
+            kin: Some((kin, name.clone())),
+            name,
+        });
     }
     // A capitalised name of one to three words ending the text before the verb.
     let tail: Vec<&str> = words
         .iter()
         .rev()
-        .take_while(|w| w.starts_with(char::is_uppercase) && w.chars().all(|c| c.is_alphabetic() || c == '-'))
+        .take_while(|w| {
+            w.starts_with(char::is_uppercase) && w.chars().all(|c| c.is_alphabetic() || c == '-')
+        })
         .take(3)
         .copied()
         .collect();
@@ -218,11 +313,17 @@ fn english_subject(before: &str) -> Option<Subject> {
     if tail.len() == words.len().min(3) && tail.len() < words.len() {
         return None;
     }
-    if matches!(first, "I" | "He" | "She" | "They" | "It" | "We" | "You" | "This" | "That" | "There") {
+    if matches!(
+        first,
+        "I" | "He" | "She" | "They" | "It" | "We" | "You" | "This" | "That" | "There"
+    ) {
         return None;
     }
     let name: Vec<&str> = tail.into_iter().rev().collect();
-    Some(Subject { name: name.join(" "), kin: None })
+    Some(Subject {
+        name: name.join(" "),
+        kin: None,
+    })
 }
 
 /// 我 / 我妹妹小红 / 我妹妹 / 小红 at the end of `before`.
@@ -234,20 +335,38 @@ fn chinese_subject(before: &str) -> Option<Subject> {
     if let Some(rest) = before.rsplit_once('我').map(|(_, r)| r) {
         let rest = rest.strip_prefix('的').unwrap_or(rest);
         if rest.is_empty() {
-            return Some(Subject { name: USER.to_owned(), kin: None });
+            return Some(Subject {
+                name: USER.to_owned(),
+                kin: None,
+            });
         }
         let &(word, kin) = ZH_KIN.iter().find(|(w, _)| rest.starts_with(*w))?;
         let name = &rest[word.len()..];
         if name.is_empty() {
-            return Some(Subject { name: format!("{USER}的{word}"), kin: None });
+            return Some(Subject {
+                name: format!("{USER}的{word}"),
+                kin: None,
+            });
         }
         let count = name.chars().count();
-        return (count <= 4 && !name.contains(ZH_PRONOUNS))
-            .then(|| Subject { kin: Some((kin, name.to_owned())), name: name.to_owned() });
+        return (count <= 4 && !name.contains(ZH_PRONOUNS)).then(|| Subject {
+            kin: Some((kin, name.to_owned())),
+            name: name.to_owned(),
+        });
     }
-    let name: String = before.chars().rev().take_while(|c| hearth_memory::tokens::is_cjk(*c)).collect::<Vec<_>>().into_iter().rev().collect();
+    let name: String = before
+        .chars()
+        .rev()
+        .take_while(|c| hearth_memory::tokens::is_cjk(*c))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
     let count = name.chars().count();
-    if !(2..=4).contains(&count) || name.contains(ZH_PRONOUNS) || name.chars().count() != before.chars().count() {
+    if !(2..=4).contains(&count)
+        || name.contains(ZH_PRONOUNS)
+        || name.chars().count() != before.chars().count()
+    {
         return None;
     }
     Some(Subject { name, kin: None })
@@ -276,12 +395,27 @@ mod tests {
             triples("My sister Ana lives in Braga"),
             vec![t("user", "sister", "Ana"), t("Ana", "lives_in", "Braga")]
         );
-        assert_eq!(triples("My boss works at Acme"), vec![t("user's boss", "works_at", "Acme")]);
-        assert_eq!(triples("Maria Silva is from Brazil"), vec![t("Maria Silva", "from", "Brazil")]);
-        assert!(triples("She lives in Braga").is_empty(), "pronouns are not resolved");
+        assert_eq!(
+            triples("My boss works at Acme"),
+            vec![t("user's boss", "works_at", "Acme")]
+        );
+        assert_eq!(
+            triples("Maria Silva is from Brazil"),
+            vec![t("Maria Silva", "from", "Brazil")]
+        );
+        assert!(
+            triples("She lives in Braga").is_empty(),
+            "pronouns are not resolved"
+        );
         assert!(triples("the old man lives in Braga").is_empty());
-        assert_eq!(triples("我妹妹小红住在杭州"), vec![t("user", "sister", "小红"), t("小红", "lives_in", "杭州")]);
-        assert_eq!(triples("小红在华为工作"), vec![t("小红", "works_at", "华为")]);
+        assert_eq!(
+            triples("我妹妹小红住在杭州"),
+            vec![t("user", "sister", "小红"), t("小红", "lives_in", "杭州")]
+        );
+        assert_eq!(
+            triples("小红在华为工作"),
+            vec![t("小红", "works_at", "华为")]
+        );
         assert!(triples("他住在杭州").is_empty());
     }
 
@@ -291,7 +425,10 @@ mod tests {
         let clause = &clauses("I went to Kyoto in March", said, 0)[0];
         let st = extract(clause, said);
         assert_eq!(st.facts.len(), 1);
-        assert_eq!((st.facts[0].predicate.as_str(), st.facts[0].object.as_str()), ("visited", "Kyoto"));
+        assert_eq!(
+            (st.facts[0].predicate.as_str(), st.facts[0].object.as_str()),
+            ("visited", "Kyoto")
+        );
         assert_eq!(st.events[0].what, "went to Kyoto");
         assert_eq!(st.events[0].when.phrase, "in march");
         assert_eq!(triples("我买了一辆车"), vec![t("user", "owns", "车")]);

@@ -87,7 +87,9 @@ impl Distiller for RuleDistiller {
                     let offset = st.facts.len();
                     for fact in more.facts {
                         let dup = st.facts.iter().any(|f| {
-                            f.subject == fact.subject && f.predicate == fact.predicate && f.object == fact.object
+                            f.subject == fact.subject
+                                && f.predicate == fact.predicate
+                                && f.object == fact.object
                         });
                         if !dup {
                             st.facts.push(fact);
@@ -97,7 +99,8 @@ impl Distiller for RuleDistiller {
                         e.fact = e.fact.map(|i| i + offset);
                         e
                     }));
-                    st.events.retain(|e| e.fact.is_none_or(|i| i < st.facts.len()));
+                    st.events
+                        .retain(|e| e.fact.is_none_or(|i| i < st.facts.len()));
                 }
                 (!st.facts.is_empty() || !st.events.is_empty()).then_some(st)
             })
@@ -135,11 +138,34 @@ impl GraphStore {
 
     /// Distills `items` with `distiller`, as of `now_ms` (for the retry schedule). Each item
     /// is one transaction: its facts, events and cursor row commit together or not at all.
+    /// Items already done, or waiting for a later retry, are skipped.
     pub fn distill_with(
         &mut self,
         distiller: &dyn Distiller,
         items: &[ColdItem],
         now_ms: i64,
+    ) -> Result<DistillReport, GraphError> {
+        self.distill_pass(distiller, items, now_ms, false)
+    }
+
+    /// Distills `items` again even if they are done, for a distiller better than the one that
+    /// ran before. What was already stored is not stored twice (provenance is per source and
+    /// sentence), and what the user forgot stays forgotten.
+    pub fn redistill(
+        &mut self,
+        distiller: &dyn Distiller,
+        items: &[ColdItem],
+        now_ms: i64,
+    ) -> Result<DistillReport, GraphError> {
+        self.distill_pass(distiller, items, now_ms, true)
+    }
+
+    fn distill_pass(
+        &mut self,
+        distiller: &dyn Distiller,
+        items: &[ColdItem],
+        now_ms: i64,
+        redo: bool,
     ) -> Result<DistillReport, GraphError> {
         const OP: &str = "distill";
         let mut report = DistillReport {
@@ -148,8 +174,13 @@ impl GraphStore {
         };
         let embedder = self.embedder.clone();
         for item in items {
-            match cursor::state(&self.conn, &self.path, item.id)? {
-                Some(ItemState::Done { .. }) => {
+            let prior = cursor::state(&self.conn, &self.path, item.id)?;
+            let done_before = match prior {
+                Some(ItemState::Done { facts }) => Some(facts),
+                _ => None,
+            };
+            match prior {
+                Some(ItemState::Done { .. }) if !redo => {
                     report.skipped += 1;
                     continue;
                 }
@@ -170,11 +201,23 @@ impl GraphStore {
                 path: self.path.clone(),
                 detail: e.to_string(),
             })?;
-            let told = facts_tell_in(&tx, &self.path, &statements, &source, now_ms, embedder.as_deref())?;
-            let written = told.inserted.len() + told.merged.len() + told.closed.len() + told.superseded.len() + told.events.len();
+            let told = facts_tell_in(
+                &tx,
+                &self.path,
+                &statements,
+                &source,
+                now_ms,
+                embedder.as_deref(),
+            )?;
+            let written = told.inserted.len()
+                + told.merged.len()
+                + told.closed.len()
+                + told.superseded.len()
+                + told.events.len();
             // All of it forgotten is an answer too: retrying would only find the tombstones.
-            let done = written > 0 || told.forgotten > 0;
-            cursor::record(&tx, &self.path, item.id, written as u64, done, now_ms)?;
+            let done = written > 0 || told.forgotten > 0 || done_before.is_some();
+            let facts = (written as u64).max(done_before.unwrap_or(0));
+            cursor::record(&tx, &self.path, item.id, facts, done, now_ms)?;
             tx.commit().map_err(|e| GraphError::Sqlite {
                 op: OP,
                 path: self.path.clone(),

@@ -23,7 +23,12 @@ struct Rule {
     until: Option<&'static str>,
 }
 
-const fn rule(prefix: &'static str, predicate: &'static str, mode: FactMode, kind: &'static str) -> Rule {
+const fn rule(
+    prefix: &'static str,
+    predicate: &'static str,
+    mode: FactMode,
+    kind: &'static str,
+) -> Rule {
     Rule {
         prefix,
         predicate,
@@ -75,9 +80,27 @@ const ENGLISH: &[Rule] = &[
     rule("i'm called ", "name", Holds, "person"),
     rule("i am called ", "name", Holds, "person"),
     rule("call me ", "name", Holds, "person"),
-    evented("i no longer live in ", "lives_in", Ended, "place", "moved out of"),
-    evented("i don't live in ", "lives_in", Ended, "place", "moved out of"),
-    evented("i do not live in ", "lives_in", Ended, "place", "moved out of"),
+    evented(
+        "i no longer live in ",
+        "lives_in",
+        Ended,
+        "place",
+        "moved out of",
+    ),
+    evented(
+        "i don't live in ",
+        "lives_in",
+        Ended,
+        "place",
+        "moved out of",
+    ),
+    evented(
+        "i do not live in ",
+        "lives_in",
+        Ended,
+        "place",
+        "moved out of",
+    ),
     evented("i moved to ", "lives_in", Began, "place", "moved to"),
     evented("i've moved to ", "lives_in", Began, "place", "moved to"),
     evented("i have moved to ", "lives_in", Began, "place", "moved to"),
@@ -87,16 +110,76 @@ const ENGLISH: &[Rule] = &[
     rule("i live in ", "lives_in", Holds, "place"),
     rule("i'm living in ", "lives_in", Holds, "place"),
     rule("i am living in ", "lives_in", Holds, "place"),
-    evented("i no longer work at ", "works_at", Ended, "organization", "left"),
-    evented("i no longer work for ", "works_at", Ended, "organization", "left"),
-    evented("i don't work at ", "works_at", Ended, "organization", "left"),
-    evented("i quit my job at ", "works_at", Ended, "organization", "quit"),
-    evented("i'm now working at ", "works_at", Began, "organization", "started working at"),
-    evented("i am now working at ", "works_at", Began, "organization", "started working at"),
-    evented("i now work at ", "works_at", Began, "organization", "started working at"),
-    evented("i now work for ", "works_at", Began, "organization", "started working at"),
-    evented("i started working at ", "works_at", Began, "organization", "started working at"),
-    evented("i started working for ", "works_at", Began, "organization", "started working at"),
+    evented(
+        "i no longer work at ",
+        "works_at",
+        Ended,
+        "organization",
+        "left",
+    ),
+    evented(
+        "i no longer work for ",
+        "works_at",
+        Ended,
+        "organization",
+        "left",
+    ),
+    evented(
+        "i don't work at ",
+        "works_at",
+        Ended,
+        "organization",
+        "left",
+    ),
+    evented(
+        "i quit my job at ",
+        "works_at",
+        Ended,
+        "organization",
+        "quit",
+    ),
+    evented(
+        "i'm now working at ",
+        "works_at",
+        Began,
+        "organization",
+        "started working at",
+    ),
+    evented(
+        "i am now working at ",
+        "works_at",
+        Began,
+        "organization",
+        "started working at",
+    ),
+    evented(
+        "i now work at ",
+        "works_at",
+        Began,
+        "organization",
+        "started working at",
+    ),
+    evented(
+        "i now work for ",
+        "works_at",
+        Began,
+        "organization",
+        "started working at",
+    ),
+    evented(
+        "i started working at ",
+        "works_at",
+        Began,
+        "organization",
+        "started working at",
+    ),
+    evented(
+        "i started working for ",
+        "works_at",
+        Began,
+        "organization",
+        "started working at",
+    ),
     rule("i work at ", "works_at", Holds, "organization"),
     rule("i work for ", "works_at", Holds, "organization"),
     rule("i'm working at ", "works_at", Holds, "organization"),
@@ -150,7 +233,9 @@ pub(crate) fn rule_statement(clause: &Clause, said_ms: i64) -> Statement {
         }
     }
     if let Some(age) = age(clause) {
-        statement.facts.push(user_fact("age", &age, "quantity", Holds, clause));
+        statement
+            .facts
+            .push(user_fact("age", &age, "quantity", Holds, clause));
     }
     statement
 }
@@ -167,36 +252,67 @@ fn first_match<'r>(clause: &Clause, rules: &'r [Rule]) -> Option<Found<'r>> {
             let start = at + rule.prefix.len();
             if rule.prefix.is_ascii() {
                 let (object, anymore) = english_object(clause, start)?;
-                Some(Found { rule, object, anymore })
+                Some(Found {
+                    rule,
+                    object,
+                    anymore,
+                })
             } else {
                 let object = chinese_object(clause, start, rule.until)?;
-                Some(Found { rule, object, anymore: false })
+                Some(Found {
+                    rule,
+                    object,
+                    anymore: false,
+                })
             }
         })
     })
 }
 
 fn push(statement: &mut Statement, clause: &Clause, said_ms: i64, found: Found<'_>) {
-    let Found { rule, object, anymore } = found;
+    let Found {
+        rule,
+        object,
+        anymore,
+    } = found;
     // "I don't like X anymore" ends a liking rather than stating a dislike.
     let (predicate, mode) = match (rule.predicate, anymore) {
         ("dislikes", true) => ("likes", Ended),
         (p, _) => (p, rule.mode),
     };
-    let mode = if clause.correction && mode == Holds { FactMode::Corrects } else { mode };
-    statement.facts.push(user_fact(predicate, &object, rule.kind, mode, clause));
+    let mode = if clause.correction && mode == Holds {
+        FactMode::Corrects
+    } else {
+        mode
+    };
+    statement
+        .facts
+        .push(user_fact(predicate, &object, rule.kind, mode, clause));
     if let Some(verb) = rule.event {
-        let what = if verb.is_ascii() { format!("{verb} {object}") } else { format!("{verb}{object}") };
+        let what = if verb.is_ascii() {
+            format!("{verb} {object}")
+        } else {
+            format!("{verb}{object}")
+        };
         statement.events.push(EventSpec {
             subject: USER.to_owned(),
             what,
-            when: clause.date.clone().unwrap_or_else(|| ResolvedDate::said(said_ms)),
+            when: clause
+                .date
+                .clone()
+                .unwrap_or_else(|| ResolvedDate::said(said_ms)),
             fact: Some(statement.facts.len() - 1),
         });
     }
 }
 
-pub(crate) fn user_fact(predicate: &str, object: &str, kind: &'static str, mode: FactMode, clause: &Clause) -> Fact {
+pub(crate) fn user_fact(
+    predicate: &str,
+    object: &str,
+    kind: &'static str,
+    mode: FactMode,
+    clause: &Clause,
+) -> Fact {
     Fact {
         subject: USER.to_owned(),
         subject_kind: "person",
@@ -205,7 +321,11 @@ pub(crate) fn user_fact(predicate: &str, object: &str, kind: &'static str, mode:
         object_kind: kind,
         mode,
         confidence: 0.9,
-        valid_from: if mode == Holds { None } else { clause.date.clone() },
+        valid_from: if mode == Holds {
+            None
+        } else {
+            clause.date.clone()
+        },
     }
 }
 
@@ -215,7 +335,9 @@ fn age(clause: &Clause) -> Option<String> {
         for at in word_matches(&clause.lower, prefix) {
             let rest = &clause.lower[at + prefix.len()..];
             let mut words = rest.split_whitespace();
-            let Some(n) = words.next().and_then(|w| w.parse::<u32>().ok()) else { continue };
+            let Some(n) = words.next().and_then(|w| w.parse::<u32>().ok()) else {
+                continue;
+            };
             let tail: Vec<&str> = words.take(2).collect();
             let says_age = matches!(tail.as_slice(), ["years", "old"] | ["year", "old"] | [])
                 || rest.trim().len() == n.to_string().len();
@@ -231,12 +353,18 @@ fn age(clause: &Clause) -> Option<String> {
             j += 2;
         }
         let start = j;
-        while chars.get(j).is_some_and(|c| c.is_ascii_digit() || "一二两三四五六七八九十百".contains(*c)) {
+        while chars
+            .get(j)
+            .is_some_and(|c| c.is_ascii_digit() || "一二两三四五六七八九十百".contains(*c))
+        {
             j += 1;
         }
         if j > start && chars.get(j) == Some(&'岁') {
             let digits: String = chars[start..j].iter().collect();
-            let n = digits.parse::<u32>().ok().or_else(|| chinese_number(&chars[start..j]))?;
+            let n = digits
+                .parse::<u32>()
+                .ok()
+                .or_else(|| chinese_number(&chars[start..j]))?;
             return (1..=130).contains(&n).then(|| n.to_string());
         }
     }
@@ -245,7 +373,13 @@ fn age(clause: &Clause) -> Option<String> {
 
 /// 三十四 → 34, 十八 → 18, 一百零二 is out of scope (ages above 99 are written in digits).
 fn chinese_number(chars: &[char]) -> Option<u32> {
-    let digit = |c: char| "零一二三四五六七八九".chars().position(|d| d == c).map(|p| p as u32).or((c == '两').then_some(2));
+    let digit = |c: char| {
+        "零一二三四五六七八九"
+            .chars()
+            .position(|d| d == c)
+            .map(|p| p as u32)
+            .or((c == '两').then_some(2))
+    };
     match chars {
         ['十'] => Some(10),
         [d] => digit(*d),
@@ -270,7 +404,11 @@ mod tests {
     }
 
     fn one(text: &str, predicate: &str, object: &str, mode: FactMode) {
-        assert_eq!(facts(text), vec![(predicate.to_owned(), object.to_owned(), mode)], "{text}");
+        assert_eq!(
+            facts(text),
+            vec![(predicate.to_owned(), object.to_owned(), mode)],
+            "{text}"
+        );
     }
 
     #[test]
@@ -280,8 +418,18 @@ mod tests {
         one("I moved to Lisbon last week", "lives_in", "Lisbon", Began);
         one("Last week I moved to Lisbon", "lives_in", "Lisbon", Began);
         one("I no longer live in Porto", "lives_in", "Porto", Ended);
-        one("Actually, I live in Braga", "lives_in", "Braga", FactMode::Corrects);
-        one("I'm now working at Acme Corp", "works_at", "Acme Corp", Began);
+        one(
+            "Actually, I live in Braga",
+            "lives_in",
+            "Braga",
+            FactMode::Corrects,
+        );
+        one(
+            "I'm now working at Acme Corp",
+            "works_at",
+            "Acme Corp",
+            Began,
+        );
         one("I work at Acme since 2020", "works_at", "Acme", Holds);
         one("I don't like jazz anymore", "likes", "jazz", Ended);
         one("I don't like jazz", "dislikes", "jazz", Holds);
@@ -318,6 +466,9 @@ mod tests {
         assert_eq!(st.events[0].what, "moved to Lisbon");
         assert_eq!(st.events[0].when.phrase, "yesterday");
         assert_eq!(st.events[0].fact, Some(0));
-        assert_eq!(st.facts[0].valid_from.as_ref().map(|d| d.start_ms), Some(st.events[0].when.start_ms));
+        assert_eq!(
+            st.facts[0].valid_from.as_ref().map(|d| d.start_ms),
+            Some(st.events[0].when.start_ms)
+        );
     }
 }

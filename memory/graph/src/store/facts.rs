@@ -28,7 +28,14 @@ impl GraphStore {
         let now = now_ms();
         let embedder = self.embedder.clone();
         let tx = self.conn.transaction().ctx("tell", &self.path)?;
-        let report = tell_in(&tx, &self.path, statements, source, now, embedder.as_deref())?;
+        let report = tell_in(
+            &tx,
+            &self.path,
+            statements,
+            source,
+            now,
+            embedder.as_deref(),
+        )?;
         tx.commit().ctx("tell", &self.path)?;
         Ok(report)
     }
@@ -71,8 +78,9 @@ pub(crate) fn tell_in(
         for event in &statement.events {
             let relation = event.fact.and_then(|i| fact_ids.get(i).copied().flatten());
             match add_event(conn, path, event, relation, sentence, source, now) {
-                Ok(Some(id)) => report.events.push(FactId::Event(id)),
-                Ok(None) => report.forgotten += 1,
+                Ok(Added::New(id)) => report.events.push(FactId::Event(id)),
+                Ok(Added::Known) => {}
+                Ok(Added::Forgotten) => report.forgotten += 1,
                 Err(e @ GraphError::InvalidName { .. }) => report.rejected.push(e.to_string()),
                 Err(e) => return Err(e),
             }
@@ -163,15 +171,22 @@ impl Claim<'_> {
                         params![other.id, self.now, id],
                     )
                     .ctx("supersede", path)?;
+                // The superseded record keeps the sentence that corrected it: "why not Braga?"
+                self.provenance(other.id, "corrected")?;
                 report.superseded.push(FactId::Relation(other.id));
             }
-            self.provenance(id, "corrected")?;
+            self.provenance(id, "asserted")?;
             report.inserted.push(FactId::Relation(id));
             return Ok(Some(id));
         }
         // A value older than the open one (cold items distilled out of order) is history: it
         // held until the open value began, and the open value stays current.
-        if let Some(newer) = others.iter().filter(|r| r.valid_from > from).map(|r| r.valid_from).min() {
+        if let Some(newer) = others
+            .iter()
+            .filter(|r| r.valid_from > from)
+            .map(|r| r.valid_from)
+            .min()
+        {
             if let Some(past) = self.past_row(s, predicate, o, newer)? {
                 if self.provenance(past.id, "asserted")? {
                     self.reinforce(past.id, confidence, from)?;
@@ -323,7 +338,10 @@ impl Claim<'_> {
 
     fn tokens(&self, subject: &str, predicate: &str, object: &str) -> Result<String, GraphError> {
         let words = predicate_words(self.conn, self.path, predicate)?;
-        Ok(index_tokens(&format!("{subject} {words} {object} {}", self.text)))
+        Ok(index_tokens(&format!(
+            "{subject} {words} {object} {}",
+            self.text
+        )))
     }
 
     fn insert(&self, row: &NewRow<'_>, from: i64, to: Option<i64>) -> Result<i64, GraphError> {
@@ -360,8 +378,16 @@ struct NewRow<'a> {
     tokens: String,
 }
 
-/// Stores a dated event; `None` when the user forgot it from this source. The same event from
-/// the same source is stored once.
+/// What became of a dated event.
+enum Added {
+    New(i64),
+    /// Already stored from this source.
+    Known,
+    /// The user forgot it from this source.
+    Forgotten,
+}
+
+/// Stores a dated event. The same event from the same source is stored once.
 fn add_event(
     conn: &Connection,
     path: &Path,
@@ -370,7 +396,7 @@ fn add_event(
     sentence: i64,
     source: &FactSource,
     now: i64,
-) -> Result<Option<i64>, GraphError> {
+) -> Result<Added, GraphError> {
     const OP: &str = "add_event";
     let subject = validate_name(&event.subject)?;
     let what = event.what.trim();
@@ -385,7 +411,7 @@ fn add_event(
             .optional()
             .ctx(OP, path)?;
         if gone.is_some() {
-            return Ok(None);
+            return Ok(Added::Forgotten);
         }
     }
     let existing: Option<i64> = conn
@@ -396,11 +422,14 @@ fn add_event(
         )
         .optional()
         .ctx(OP, path)?;
-    if let Some(id) = existing {
-        return Ok(Some(id));
+    if existing.is_some() {
+        return Ok(Added::Known);
     }
     let s = upsert_entity(conn, path, &subject, "person", now)?;
-    let (start, end) = (event.when.start_ms, event.when.end_ms.max(event.when.start_ms + 1));
+    let (start, end) = (
+        event.when.start_ms,
+        event.when.end_ms.max(event.when.start_ms + 1),
+    );
     conn.execute(
         "INSERT INTO events (subject_id, what, event_key, relation_id, start_ms, end_ms, phrase, \
          sentence_id, cold_item, turn_id, said_ms, recorded_ms, tokens) \
@@ -422,7 +451,7 @@ fn add_event(
         ],
     )
     .ctx(OP, path)?;
-    Ok(Some(conn.last_insert_rowid()))
+    Ok(Added::New(conn.last_insert_rowid()))
 }
 
 /// Embeds the search text of newly inserted relations in the embedder's space. A failing

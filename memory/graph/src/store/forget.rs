@@ -195,7 +195,11 @@ fn purge_targets(
         .as_deref()
         .map(|n| entity("object", n))
         .transpose()?;
-    let predicate = criteria.predicate.as_deref().map(validate_predicate).transpose()?;
+    let predicate = criteria
+        .predicate
+        .as_deref()
+        .map(validate_predicate)
+        .transpose()?;
     if subject.is_none() && object.is_none() && predicate.is_none() && criteria.cold_item.is_none()
     {
         return Err(GraphError::NoCriteria);
@@ -225,7 +229,10 @@ fn purge_targets(
         )
         .ctx(OP, path)?;
     let ids = stmt
-        .query_map(params![subject, predicate, object, criteria.cold_item], |r| r.get(0))
+        .query_map(
+            params![subject, predicate, object, criteria.cold_item],
+            |r| r.get(0),
+        )
         .ctx(OP, path)?
         .collect::<Result<Vec<i64>, _>>()
         .ctx(OP, path)?;
@@ -259,7 +266,12 @@ fn describe(conn: &Connection, path: &Path, id: FactId) -> Result<String, GraphE
 }
 
 /// [`GraphStore::forget`] inside the caller's transaction.
-fn forget_in(conn: &Connection, path: &Path, id: FactId, now: i64) -> Result<Forgotten, GraphError> {
+fn forget_in(
+    conn: &Connection,
+    path: &Path,
+    id: FactId,
+    now: i64,
+) -> Result<Forgotten, GraphError> {
     const OP: &str = "forget";
     let fact = describe(conn, path, id)?;
     let (key, entities, cold, sentences): (String, Vec<i64>, Vec<Option<i64>>, Vec<i64>) = match id
@@ -273,10 +285,14 @@ fn forget_in(conn: &Connection, path: &Path, id: FactId, now: i64) -> Result<For
                 )
                 .ctx(OP, path)?;
             let mut stmt = conn
-                .prepare_cached("SELECT cold_item, sentence_id FROM provenance WHERE relation_id = ?1")
+                .prepare_cached(
+                    "SELECT cold_item, sentence_id FROM provenance WHERE relation_id = ?1",
+                )
                 .ctx(OP, path)?;
             let rows = stmt
-                .query_map([rid], |r| Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, i64>(1)?)))
+                .query_map([rid], |r| {
+                    Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, i64>(1)?))
+                })
                 .ctx(OP, path)?
                 .collect::<Result<Vec<_>, _>>()
                 .ctx(OP, path)?;

@@ -26,9 +26,7 @@ use crate::error::SqlContext;
 
 pub(crate) use facts::tell_in as facts_tell_in;
 pub use forget::{Forgotten, Provenance, PurgeCriteria, SourceSentence};
-pub use model::{
-    EventSpec, Fact, FactId, FactMode, FactSource, FactStatus, Statement, TellReport,
-};
+pub use model::{EventSpec, Fact, FactId, FactMode, FactSource, FactStatus, Statement, TellReport};
 pub use review::{MergeCandidate, ReviewItem, bigram_jaccard};
 pub use schema::{GRAPH_APPLICATION_ID, GRAPH_SCHEMA_VERSION};
 pub use stats::GraphStats;
@@ -76,6 +74,7 @@ impl GraphStore {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(&path, flags).ctx(OP, &path)?;
         conn.busy_timeout(GRAPH_BUSY_TIMEOUT).ctx(OP, &path)?;
+        let version = schema::check_identity(&conn, &path)?;
         let mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
             .ctx(OP, &path)?;
@@ -90,7 +89,7 @@ impl GraphStore {
             .ctx(OP, &path)?;
         conn.pragma_update(None, "foreign_keys", true)
             .ctx(OP, &path)?;
-        schema::migrate(&mut conn, &path)?;
+        schema::migrate(&mut conn, &path, version)?;
         Ok(GraphStore {
             conn,
             path,

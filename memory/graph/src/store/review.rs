@@ -82,7 +82,9 @@ impl GraphStore {
         let path = self.path.clone();
         let names: Vec<(String, i64)> = self
             .conn
-            .prepare_cached("SELECT name, mentions FROM entities ORDER BY mentions DESC, id LIMIT ?1")
+            .prepare_cached(
+                "SELECT name, mentions FROM entities ORDER BY mentions DESC, id LIMIT ?1",
+            )
             .ctx(OP, &path)?
             .query_map([MERGE_POOL], |r| Ok((r.get(0)?, r.get(1)?)))
             .ctx(OP, &path)?
@@ -166,10 +168,15 @@ impl GraphStore {
         let tx = self.conn.transaction().ctx(OP, &path)?;
         let lookup = |name: &str| -> Result<(i64, String), GraphError> {
             let display = validate_name(name)?;
-            let id = find_entity(&tx, &path, &normal_form(&display))?
-                .ok_or_else(|| GraphError::NotFound { id: display.clone() })?;
+            let id = find_entity(&tx, &path, &normal_form(&display))?.ok_or_else(|| {
+                GraphError::NotFound {
+                    id: display.clone(),
+                }
+            })?;
             let name: String = tx
-                .query_row("SELECT name FROM entities WHERE id = ?1", [id], |r| r.get(0))
+                .query_row("SELECT name FROM entities WHERE id = ?1", [id], |r| {
+                    r.get(0)
+                })
                 .ctx(OP, &path)?;
             Ok((id, name))
         };
@@ -191,14 +198,20 @@ impl GraphStore {
             .collect::<Result<_, _>>()
             .ctx(OP, &path)?;
         let name_of = |id: i64| -> Result<String, GraphError> {
-            tx.query_row("SELECT name FROM entities WHERE id = ?1", [id], |r| r.get(0))
-                .ctx(OP, &path)
+            tx.query_row("SELECT name FROM entities WHERE id = ?1", [id], |r| {
+                r.get(0)
+            })
+            .ctx(OP, &path)
         };
         let mut redirected = 0;
         for (id, s, p, o, open) in moved {
-            let (s, o) = (if s == src { dst } else { s }, if o == src { dst } else { o });
+            let (s, o) = (
+                if s == src { dst } else { s },
+                if o == src { dst } else { o },
+            );
             if s == o {
-                tx.execute("DELETE FROM relations WHERE id = ?1", [id]).ctx(OP, &path)?;
+                tx.execute("DELETE FROM relations WHERE id = ?1", [id])
+                    .ctx(OP, &path)?;
                 continue;
             }
             let twin: Option<i64> = if open {
@@ -225,9 +238,13 @@ impl GraphStore {
                     params![id, twin],
                 )
                 .ctx(OP, &path)?;
-                tx.execute("UPDATE events SET relation_id = ?2 WHERE relation_id = ?1", params![id, twin])
+                tx.execute(
+                    "UPDATE events SET relation_id = ?2 WHERE relation_id = ?1",
+                    params![id, twin],
+                )
+                .ctx(OP, &path)?;
+                tx.execute("DELETE FROM relations WHERE id = ?1", [id])
                     .ctx(OP, &path)?;
-                tx.execute("DELETE FROM relations WHERE id = ?1", [id]).ctx(OP, &path)?;
             } else {
                 let key = fact_key(&name_of(s)?, &p, &name_of(o)?);
                 tx.execute(
@@ -238,17 +255,24 @@ impl GraphStore {
             }
             redirected += 1;
         }
-        tx.execute("UPDATE events SET subject_id = ?2 WHERE subject_id = ?1", params![src, dst])
-            .ctx(OP, &path)?;
-        tx.execute("UPDATE aliases SET entity_id = ?2 WHERE entity_id = ?1", params![src, dst])
-            .ctx(OP, &path)?;
+        tx.execute(
+            "UPDATE events SET subject_id = ?2 WHERE subject_id = ?1",
+            params![src, dst],
+        )
+        .ctx(OP, &path)?;
+        tx.execute(
+            "UPDATE aliases SET entity_id = ?2 WHERE entity_id = ?1",
+            params![src, dst],
+        )
+        .ctx(OP, &path)?;
         tx.execute(
             "UPDATE entities SET mentions = mentions + (SELECT mentions FROM entities WHERE id = ?1), \
              tokens = tokens || ' ' || (SELECT tokens FROM entities WHERE id = ?1), updated_ms = ?3 WHERE id = ?2",
             params![src, dst, now_ms()],
         )
         .ctx(OP, &path)?;
-        tx.execute("DELETE FROM entities WHERE id = ?1", [src]).ctx(OP, &path)?;
+        tx.execute("DELETE FROM entities WHERE id = ?1", [src])
+            .ctx(OP, &path)?;
         tx.execute(
             "INSERT INTO aliases (norm, alias, entity_id) VALUES (?1, ?2, ?3) ON CONFLICT DO NOTHING",
             params![normal_form(&src_name), src_name, dst],
@@ -290,7 +314,9 @@ impl GraphStore {
             .ctx(OP, &path)?;
         let now = now_ms();
         for item in &items {
-            let FactId::Relation(id) = item.id else { continue };
+            let FactId::Relation(id) = item.id else {
+                continue;
+            };
             tx.execute(
                 "INSERT INTO reviewed (relation_id, reviewed_ms) VALUES (?1, ?2)",
                 params![id, now],

@@ -19,19 +19,23 @@ pub const GRAPH_SCHEMA_VERSION: i64 = 1;
 /// a new value closes the old one instead of standing beside it.
 pub(crate) const SEED_PREDICATES: &[(&str, bool, &str)] = &[
     ("name", true, "name called 名字 叫"),
-    ("lives_in", true, "lives live in 住在 住"),
-    ("works_at", true, "works work at 工作 在"),
+    ("lives_in", true, "lives live living home moved 住在 住 搬"),
+    (
+        "works_at",
+        true,
+        "works work company employer 工作 上班 公司",
+    ),
     ("job", true, "job work as 工作 职业"),
     ("age", true, "age years old 岁 年龄"),
     ("from", true, "from comes 来自"),
     ("studies_at", true, "studies study at 读书 上学"),
     ("married_to", true, "married 结婚"),
-    ("likes", false, "likes like love enjoy 喜欢 爱"),
+    ("likes", false, "likes like love enjoy 喜欢 爱好"),
     ("dislikes", false, "dislikes hate 讨厌 不喜欢"),
-    ("has", false, "has have 有"),
+    ("has", false, "has have 拥有"),
     ("owns", false, "owns own 拥有"),
     ("knows", false, "knows know 认识"),
-    ("speaks", false, "speaks speak 说 会说"),
+    ("speaks", false, "speaks speak language 会说 语言"),
     ("visited", false, "visited visit 去过"),
     ("related_to", false, "related 关系"),
 ];
@@ -127,6 +131,7 @@ CREATE INDEX events_when ON events (start_ms);
 CREATE INDEX events_subject ON events (subject_id);
 CREATE INDEX events_cold ON events (cold_item);
 CREATE INDEX events_sentence ON events (sentence_id);
+CREATE INDEX events_relation ON events (relation_id);
 
 CREATE TABLE tombstones (
     cold_item    INTEGER NOT NULL,
@@ -210,10 +215,10 @@ CREATE VIRTUAL TABLE event_vocab USING fts5vocab (event_fts, 'row');
 /// Schema steps: entry `i` takes `user_version` from `i` to `i + 1`.
 const MIGRATIONS: &[&str] = &[V1];
 
-/// Checks the file is a Hearth graph (or new and empty) no newer than this build, then applies
-/// the pending migrations, each in its own transaction together with its version bump.
-pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), GraphError> {
-    const OP: &str = "migrate";
+/// Checks the file is a Hearth graph (or new and empty) no newer than this build, before
+/// anything writes to it; returns its schema version.
+pub(crate) fn check_identity(conn: &Connection, path: &Path) -> Result<i64, GraphError> {
+    const OP: &str = "open";
     let app: i64 = conn
         .query_row("PRAGMA application_id", [], |r| r.get(0))
         .ctx(OP, path)?;
@@ -228,13 +233,22 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path) -> Result<(), GraphErr
         reason,
     };
     if app != GRAPH_APPLICATION_ID && (app != 0 || tables != 0) {
-        return Err(foreign(format!("application_id is {app:#x}, not a Hearth graph")));
+        return Err(foreign(format!(
+            "application_id is {app:#x}, not a Hearth graph"
+        )));
     }
     if version > GRAPH_SCHEMA_VERSION {
         return Err(foreign(format!(
             "schema version {version} is newer than {GRAPH_SCHEMA_VERSION}"
         )));
     }
+    Ok(version)
+}
+
+/// Applies the migrations after `version`, each in its own transaction together with its
+/// version bump.
+pub(crate) fn migrate(conn: &mut Connection, path: &Path, version: i64) -> Result<(), GraphError> {
+    const OP: &str = "migrate";
     for (step, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
         let tx = conn.transaction().ctx(OP, path)?;
         tx.execute_batch(sql).ctx(OP, path)?;
