@@ -7,7 +7,9 @@ use std::collections::BTreeSet;
 use hearth_graph::{ColdItem, Distiller, RuleDistiller};
 
 /// Sentences and the triples a careful reader takes from them.
-const LABELLED: &[(&str, &[(&str, &str, &str)])] = &[
+type Triple = (&'static str, &'static str, &'static str);
+
+const LABELLED: &[(&str, &[Triple])] = &[
     ("My name is Ana.", &[("user", "name", "Ana")]),
     ("I live in Porto.", &[("user", "lives_in", "Porto")]),
     (

@@ -9,3 +9,4 @@ mod graph_forget;
 mod graph_invariants;
 mod graph_names_and_purge;
 mod graph_recall_bounds;
+mod graph_upkeep;

@@ -12,13 +12,14 @@ pub const T0: i64 = 1_704_186_000_000;
 
 pub struct TestGraph {
     pub graph: GraphStore,
-    pub dir: tempfile::TempDir,
+    /// Kept so the directory lives as long as the graph.
+    _dir: tempfile::TempDir,
 }
 
 pub fn graph() -> TestGraph {
     let dir = tempfile::tempdir().expect("temp dir");
     let graph = GraphStore::open(dir.path().join("graph.db")).expect("open graph");
-    TestGraph { graph, dir }
+    TestGraph { graph, _dir: dir }
 }
 
 pub fn item(id: i64, said_ms: i64, text: &str) -> ColdItem {
