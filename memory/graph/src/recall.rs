@@ -212,20 +212,6 @@ impl GraphStore {
         }
         let mut visited: HashSet<i64> = HashSet::new();
         let mut budget = limits.row_budget;
-        let mut stmt_s = self
-            .conn
-            .prepare_cached(
-                "SELECT id, subject_id, object_id FROM relations WHERE subject_id = ?1 \
-                 AND superseded_ms IS NULL ORDER BY id DESC LIMIT ?2",
-            )
-            .ctx(OP, &self.path)?;
-        let mut stmt_o = self
-            .conn
-            .prepare_cached(
-                "SELECT id, subject_id, object_id FROM relations WHERE object_id = ?1 \
-                 AND superseded_ms IS NULL ORDER BY id DESC LIMIT ?2",
-            )
-            .ctx(OP, &self.path)?;
         let fanout = i64::try_from(limits.fanout).unwrap_or(i64::MAX);
         for hop in 1..=limits.depth.min(2) {
             let mut next: Vec<(i64, f64)> = Vec::new();
@@ -234,8 +220,14 @@ impl GraphStore {
                     continue;
                 }
                 let score = parent * 0.5f64.powi(i32::from(hop));
-                for stmt in [&mut stmt_s, &mut stmt_o] {
-                    let rows: Vec<(i64, i64, i64)> = stmt
+                for side in ["subject_id", "object_id"] {
+                    let rows: Vec<(i64, i64, i64)> = self
+                        .conn
+                        .prepare_cached(&format!(
+                            "SELECT id, subject_id, object_id FROM relations WHERE {side} = ?1 \
+                             AND superseded_ms IS NULL ORDER BY id DESC LIMIT ?2"
+                        ))
+                        .ctx(OP, &self.path)?
                         .query_map(params![entity, fanout], |r| {
                             Ok((r.get(0)?, r.get(1)?, r.get(2)?))
                         })

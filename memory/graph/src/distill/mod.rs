@@ -14,6 +14,7 @@ mod rules;
 
 use hearth_memory::ColdEntry;
 
+use crate::error::SqlContext;
 use crate::store::{facts_tell_in, now_ms};
 use crate::{FactSource, GraphError, GraphStore, Statement, TellReport};
 
@@ -196,11 +197,7 @@ impl GraphStore {
                 turn_id: item.turn_id.clone(),
                 said_ms: item.said_ms,
             };
-            let tx = self.conn.transaction().map_err(|e| GraphError::Sqlite {
-                op: OP,
-                path: self.path.clone(),
-                detail: e.to_string(),
-            })?;
+            let tx = self.conn.transaction().ctx(OP, &self.path)?;
             let told = facts_tell_in(
                 &tx,
                 &self.path,
@@ -218,11 +215,7 @@ impl GraphStore {
             let done = written > 0 || told.forgotten > 0 || done_before.is_some();
             let facts = (written as u64).max(done_before.unwrap_or(0));
             cursor::record(&tx, &self.path, item.id, facts, done, now_ms)?;
-            tx.commit().map_err(|e| GraphError::Sqlite {
-                op: OP,
-                path: self.path.clone(),
-                detail: e.to_string(),
-            })?;
+            tx.commit().ctx(OP, &self.path)?;
             if done {
                 report.distilled += 1;
             } else {

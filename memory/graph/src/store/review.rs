@@ -227,22 +227,14 @@ impl GraphStore {
                 None
             };
             if let Some(twin) = twin {
-                tx.execute(
+                for sql in [
                     "UPDATE OR IGNORE provenance SET relation_id = ?2 WHERE relation_id = ?1",
-                    params![id, twin],
-                )
-                .ctx(OP, &path)?;
-                tx.execute(
                     "UPDATE relations SET mentions = mentions + (SELECT mentions FROM relations WHERE id = ?1), \
                      confidence = max(confidence, (SELECT confidence FROM relations WHERE id = ?1)) WHERE id = ?2",
-                    params![id, twin],
-                )
-                .ctx(OP, &path)?;
-                tx.execute(
                     "UPDATE events SET relation_id = ?2 WHERE relation_id = ?1",
-                    params![id, twin],
-                )
-                .ctx(OP, &path)?;
+                ] {
+                    tx.execute(sql, params![id, twin]).ctx(OP, &path)?;
+                }
                 tx.execute("DELETE FROM relations WHERE id = ?1", [id])
                     .ctx(OP, &path)?;
             } else {
@@ -255,16 +247,12 @@ impl GraphStore {
             }
             redirected += 1;
         }
-        tx.execute(
+        for sql in [
             "UPDATE events SET subject_id = ?2 WHERE subject_id = ?1",
-            params![src, dst],
-        )
-        .ctx(OP, &path)?;
-        tx.execute(
             "UPDATE aliases SET entity_id = ?2 WHERE entity_id = ?1",
-            params![src, dst],
-        )
-        .ctx(OP, &path)?;
+        ] {
+            tx.execute(sql, params![src, dst]).ctx(OP, &path)?;
+        }
         tx.execute(
             "UPDATE entities SET mentions = mentions + (SELECT mentions FROM entities WHERE id = ?1), \
              tokens = tokens || ' ' || (SELECT tokens FROM entities WHERE id = ?1), updated_ms = ?3 WHERE id = ?2",

@@ -168,52 +168,51 @@ CREATE TABLE reviewed (
     reviewed_ms INTEGER NOT NULL
 ) STRICT;
 
-CREATE VIRTUAL TABLE relation_fts USING fts5 (
-    tokens, content = 'relations', content_rowid = 'id', tokenize = 'unicode61'
-);
-CREATE TRIGGER relation_fts_insert AFTER INSERT ON relations BEGIN
-    INSERT INTO relation_fts (rowid, tokens) VALUES (new.id, new.tokens);
-END;
-CREATE TRIGGER relation_fts_delete AFTER DELETE ON relations BEGIN
-    INSERT INTO relation_fts (relation_fts, rowid, tokens) VALUES ('delete', old.id, old.tokens);
-END;
-CREATE TRIGGER relation_fts_update AFTER UPDATE OF tokens ON relations BEGIN
-    INSERT INTO relation_fts (relation_fts, rowid, tokens) VALUES ('delete', old.id, old.tokens);
-    INSERT INTO relation_fts (rowid, tokens) VALUES (new.id, new.tokens);
-END;
-
-CREATE VIRTUAL TABLE entity_fts USING fts5 (
-    tokens, content = 'entities', content_rowid = 'id', tokenize = 'unicode61'
-);
-CREATE TRIGGER entity_fts_insert AFTER INSERT ON entities BEGIN
-    INSERT INTO entity_fts (rowid, tokens) VALUES (new.id, new.tokens);
-END;
-CREATE TRIGGER entity_fts_delete AFTER DELETE ON entities BEGIN
-    INSERT INTO entity_fts (entity_fts, rowid, tokens) VALUES ('delete', old.id, old.tokens);
-END;
-CREATE TRIGGER entity_fts_update AFTER UPDATE OF tokens ON entities BEGIN
-    INSERT INTO entity_fts (entity_fts, rowid, tokens) VALUES ('delete', old.id, old.tokens);
-    INSERT INTO entity_fts (rowid, tokens) VALUES (new.id, new.tokens);
-END;
-
-CREATE VIRTUAL TABLE event_fts USING fts5 (
-    tokens, content = 'events', content_rowid = 'id', tokenize = 'unicode61'
-);
-CREATE TRIGGER event_fts_insert AFTER INSERT ON events BEGIN
-    INSERT INTO event_fts (rowid, tokens) VALUES (new.id, new.tokens);
-END;
-CREATE TRIGGER event_fts_delete AFTER DELETE ON events BEGIN
-    INSERT INTO event_fts (event_fts, rowid, tokens) VALUES ('delete', old.id, old.tokens);
-END;
-
 -- Document frequencies, so recall can leave out terms too common to tell facts apart.
 CREATE VIRTUAL TABLE relation_vocab USING fts5vocab (relation_fts, 'row');
 CREATE VIRTUAL TABLE entity_vocab USING fts5vocab (entity_fts, 'row');
 CREATE VIRTUAL TABLE event_vocab USING fts5vocab (event_fts, 'row');
 "#;
 
+/// An external-content FTS5 index `{fts}` over `{table}.tokens`, kept by triggers that are its
+/// only writers (`update` only where the table's tokens change in place).
+fn fts_index(fts: &str, table: &str, update: bool) -> String {
+    let mut sql = format!(
+        "CREATE VIRTUAL TABLE {fts} USING fts5 (
+    tokens, content = '{table}', content_rowid = 'id', tokenize = 'unicode61'
+);
+CREATE TRIGGER {fts}_insert AFTER INSERT ON {table} BEGIN
+    INSERT INTO {fts} (rowid, tokens) VALUES (new.id, new.tokens);
+END;
+CREATE TRIGGER {fts}_delete AFTER DELETE ON {table} BEGIN
+    INSERT INTO {fts} ({fts}, rowid, tokens) VALUES ('delete', old.id, old.tokens);
+END;
+"
+    );
+    if update {
+        sql.push_str(&format!(
+            "CREATE TRIGGER {fts}_update AFTER UPDATE OF tokens ON {table} BEGIN
+    INSERT INTO {fts} ({fts}, rowid, tokens) VALUES ('delete', old.id, old.tokens);
+    INSERT INTO {fts} (rowid, tokens) VALUES (new.id, new.tokens);
+END;
+"
+        ));
+    }
+    sql
+}
+
 /// Schema steps: entry `i` takes `user_version` from `i` to `i + 1`.
-const MIGRATIONS: &[&str] = &[V1];
+fn migrations() -> Vec<String> {
+    let v1_fts = [
+        fts_index("relation_fts", "relations", true),
+        fts_index("entity_fts", "entities", true),
+        fts_index("event_fts", "events", false),
+    ]
+    .concat();
+    // The vocabulary tables read the indexes, so they come last.
+    let (tables, vocab) = V1.split_at(V1.find("-- Document frequencies").unwrap_or(V1.len()));
+    vec![format!("{tables}{v1_fts}{vocab}")]
+}
 
 /// Checks the file is a Hearth graph (or new and empty) no newer than this build, before
 /// anything writes to it; returns its schema version.
@@ -249,7 +248,7 @@ pub(crate) fn check_identity(conn: &Connection, path: &Path) -> Result<i64, Grap
 /// version bump.
 pub(crate) fn migrate(conn: &mut Connection, path: &Path, version: i64) -> Result<(), GraphError> {
     const OP: &str = "migrate";
-    for (step, sql) in MIGRATIONS.iter().enumerate().skip(version as usize) {
+    for (step, sql) in migrations().iter().enumerate().skip(version as usize) {
         let tx = conn.transaction().ctx(OP, path)?;
         tx.execute_batch(sql).ctx(OP, path)?;
         if step == 0 {

@@ -1,30 +1,9 @@
 //! Bad input gets a clear error and loses nothing: names are validated, and a purge whose
 //! criteria match nothing is refused instead of running wider.
 
-use hearth_graph::{Fact, FactMode, FactSource, GraphError, PurgeCriteria, Statement, USER};
+use hearth_graph::{GraphError, PurgeCriteria, Statement, USER};
 
-use crate::support::{T0, count, graph, item, peek};
-
-fn fact(subject: &str, predicate: &str, object: &str) -> Fact {
-    Fact {
-        subject: subject.into(),
-        subject_kind: "person",
-        predicate: predicate.into(),
-        object: object.into(),
-        object_kind: "concept",
-        mode: FactMode::Holds,
-        confidence: 0.8,
-        valid_from: None,
-    }
-}
-
-fn source() -> FactSource {
-    FactSource {
-        cold_item: None,
-        turn_id: "t".into(),
-        said_ms: T0,
-    }
-}
+use crate::support::{T0, count, fact, graph, item, peek, source};
 
 #[test]
 fn invalid_names_and_predicates_are_rejected_with_reasons() {
@@ -43,7 +22,7 @@ fn invalid_names_and_predicates_are_rejected_with_reasons() {
         facts: bad.to_vec(),
         events: vec![],
     };
-    let told = g.graph.tell(&[st], &source()).unwrap();
+    let told = g.graph.tell(&[st], &source(None)).unwrap();
     assert!(told.inserted.is_empty());
     assert_eq!(told.rejected.len(), bad.len(), "{:?}", told.rejected);
     assert!(
@@ -70,7 +49,10 @@ fn invalid_names_and_predicates_are_rejected_with_reasons() {
         facts: vec![fact("", "likes", "x"), fact("Ana", "likes", "tea")],
         events: vec![],
     };
-    assert_eq!(g.graph.tell(&[st], &source()).unwrap().inserted.len(), 1);
+    assert_eq!(
+        g.graph.tell(&[st], &source(None)).unwrap().inserted.len(),
+        1
+    );
 }
 
 #[test]

@@ -3,22 +3,9 @@
 
 use std::collections::HashSet;
 
-use hearth_graph::{Fact, FactMode, FactSource, RecallLimits, Statement};
+use hearth_graph::{RecallLimits, Statement};
 
-use crate::support::{T0, graph};
-
-fn fact(s: &str, p: &str, o: &str) -> Fact {
-    Fact {
-        subject: s.into(),
-        subject_kind: "person",
-        predicate: p.into(),
-        object: o.into(),
-        object_kind: "concept",
-        mode: FactMode::Holds,
-        confidence: 0.8,
-        valid_from: None,
-    }
-}
+use crate::support::{T0, fact, graph, source};
 
 #[test]
 fn a_hub_is_read_within_the_budget_and_without_duplicates() {
@@ -40,12 +27,7 @@ fn a_hub_is_read_within_the_budget_and_without_duplicates() {
             ]
         })
         .collect();
-    let source = FactSource {
-        cold_item: None,
-        turn_id: "t".into(),
-        said_ms: T0,
-    };
-    g.graph.tell(&statements, &source).unwrap();
+    g.graph.tell(&statements, &source(None)).unwrap();
 
     let limits = RecallLimits {
         row_budget: 100,
@@ -80,12 +62,7 @@ fn a_common_term_does_not_drown_a_rare_one() {
             events: vec![],
         }))
         .collect();
-    let source = FactSource {
-        cold_item: None,
-        turn_id: "t".into(),
-        said_ms: T0,
-    };
-    g.graph.tell(&statements, &source).unwrap();
+    g.graph.tell(&statements, &source(None)).unwrap();
     let hits = g.graph.recall("coffee from quixaba", T0, 3).unwrap();
     assert_eq!(hits[0].subject, "Zelda", "{hits:#?}");
     // With only the common term, the newest are returned instead of a bm25 over thousands.

@@ -2,22 +2,9 @@
 //! "do not merge" remembered), merging without duplicating, and relations handed out for review
 //! once each.
 
-use hearth_graph::{Fact, FactMode, FactSource, Statement, USER};
+use hearth_graph::{Fact, FactSource, Statement, USER};
 
-use crate::support::{T0, assert_invariants, graph};
-
-fn fact(s: &str, p: &str, o: &str) -> Fact {
-    Fact {
-        subject: s.into(),
-        subject_kind: "person",
-        predicate: p.into(),
-        object: o.into(),
-        object_kind: "place",
-        mode: FactMode::Holds,
-        confidence: 0.6,
-        valid_from: None,
-    }
-}
+use crate::support::{T0, assert_invariants, fact, graph};
 
 fn tell(g: &mut crate::support::TestGraph, cold: i64, facts: Vec<Fact>) {
     let st = Statement {

@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use hearth_graph::{ColdItem, GraphStore};
+use hearth_graph::{ColdItem, Fact, FactMode, FactSource, GraphStore};
 use rusqlite::{Connection, OpenFlags};
 
 pub const DAY: i64 = 86_400_000;
@@ -29,6 +29,29 @@ pub fn item(id: i64, said_ms: i64, text: &str) -> ColdItem {
         said_ms,
         text: text.to_owned(),
         utc_offset_secs: 0,
+    }
+}
+
+/// A plain claim: `subject predicate object`, holding, of confidence 0.8.
+pub fn fact(subject: &str, predicate: &str, object: &str) -> Fact {
+    Fact {
+        subject: subject.into(),
+        subject_kind: "person",
+        predicate: predicate.into(),
+        object: object.into(),
+        object_kind: "concept",
+        mode: FactMode::Holds,
+        confidence: 0.8,
+        valid_from: None,
+    }
+}
+
+/// A source told at `T0` in turn `t`, from `cold_item`.
+pub fn source(cold_item: Option<i64>) -> FactSource {
+    FactSource {
+        cold_item,
+        turn_id: "t".into(),
+        said_ms: T0,
     }
 }
 
