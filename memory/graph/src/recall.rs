@@ -460,7 +460,7 @@ impl GraphStore {
                     .ctx(OP, &self.path)?
                 {
                     let k = key(FactId::Relation(id.ctx(OP, &self.path)?));
-                    if seen.insert(k) {
+                    if out.len() < limits.list && seen.insert(k) {
                         out.push(k);
                     }
                 }
@@ -485,7 +485,6 @@ impl GraphStore {
                 }
             }
         }
-        out.truncate(limits.list.max(out.len().min(limits.list * 2)));
         Ok(out)
     }
 
@@ -616,18 +615,21 @@ impl GraphStore {
                 |row| {
                     let valid_to: Option<i64> = row.get(4)?;
                     let superseded: bool = row.get(8)?;
-                    Ok((!superseded).then(|| FactHit {
+                    if superseded {
+                        return Ok(None);
+                    }
+                    Ok(Some(FactHit {
                         id,
-                        subject: row.get(0).unwrap_or_default(),
-                        predicate: row.get(1).unwrap_or_default(),
-                        object: row.get(2).unwrap_or_default(),
+                        subject: row.get(0)?,
+                        predicate: row.get(1)?,
+                        object: row.get(2)?,
                         status: if valid_to.is_some_and(|t| t <= now_ms) { FactStatus::Past } else { FactStatus::Current },
-                        valid_from_ms: row.get(3).unwrap_or_default(),
+                        valid_from_ms: row.get(3)?,
                         valid_to_ms: valid_to,
                         when_phrase: String::new(),
-                        sentence: row.get::<_, Option<String>>(5).ok().flatten().unwrap_or_default(),
-                        confidence: row.get(6).unwrap_or(1.0),
-                        mentions: row.get::<_, i64>(7).map_or(1, |m| m.clamp(1, i64::from(u32::MAX)) as u32),
+                        sentence: row.get::<_, Option<String>>(5)?.unwrap_or_default(),
+                        confidence: row.get(6)?,
+                        mentions: row.get::<_, i64>(7)?.clamp(1, i64::from(u32::MAX)) as u32,
                         hop,
                         score,
                     }))
