@@ -466,22 +466,25 @@ impl GraphStore {
                 }
             }
         }
-        let mut any = self
-            .conn
-            .prepare_cached(
-                "SELECT id FROM relations WHERE subject_id = ?1 AND superseded_ms IS NULL \
-                 UNION SELECT id FROM relations WHERE object_id = ?1 AND superseded_ms IS NULL \
-                 ORDER BY id DESC LIMIT ?2",
-            )
-            .ctx(OP, &self.path)?;
-        for &e in entities.iter().take(limits.seeds) {
-            for id in any
-                .query_map(params![e, limit], |r| r.get::<_, i64>(0))
-                .ctx(OP, &self.path)?
-            {
-                let k = key(FactId::Relation(id.ctx(OP, &self.path)?));
-                if out.len() < limits.list && seen.insert(k) {
-                    out.push(k);
+        // Each side on its own index with its own LIMIT: a UNION would read a hub's every row
+        // before sorting them.
+        for side in ["subject_id", "object_id"] {
+            let mut any = self
+                .conn
+                .prepare_cached(&format!(
+                    "SELECT id FROM relations WHERE {side} = ?1 AND superseded_ms IS NULL \
+                     ORDER BY id DESC LIMIT ?2"
+                ))
+                .ctx(OP, &self.path)?;
+            for &e in entities.iter().take(limits.seeds) {
+                for id in any
+                    .query_map(params![e, limit], |r| r.get::<_, i64>(0))
+                    .ctx(OP, &self.path)?
+                {
+                    let k = key(FactId::Relation(id.ctx(OP, &self.path)?));
+                    if out.len() < limits.list && seen.insert(k) {
+                        out.push(k);
+                    }
                 }
             }
         }
