@@ -1,0 +1,151 @@
+//! What both distillers share: sentences of a turn, the clause left when its time phrase is
+//! taken out, and where a named object ends.
+
+use super::dates::{ResolvedDate, resolve_date};
+
+/// One sentence of a turn, ready for pattern matching.
+#[derive(Clone, Debug)]
+pub(crate) struct Clause {
+    /// The sentence as said (trimmed): what provenance keeps.
+    pub sentence: String,
+    /// The sentence without its time phrase, apostrophes folded to `'`, whitespace collapsed.
+    pub text: String,
+    /// `text` with ASCII lower-cased (same byte offsets as `text`).
+    pub lower: String,
+    /// The time the sentence names, if any.
+    pub date: Option<ResolvedDate>,
+    /// Whether it opens as a correction ("actually", "其实", "不对").
+    pub correction: bool,
+}
+
+const CORRECTION_MARKERS: &[&str] = &[
+    "actually",
+    "in fact",
+    "correction",
+    "sorry",
+    "no,",
+    "其实",
+    "不对",
+    "更正",
+    "纠正",
+    "说错了",
+];
+
+/// Chinese adverbs between 我 and the verb that change nothing the patterns care about.
+const ZH_FILLERS: &[&str] = &["已经", "刚刚", "刚", "最近", "终于", "也"];
+
+/// The sentences of `text` (split at `. ! ? ;` and their full-width forms and at line
+/// breaks), each resolved against `said_ms`.
+pub(crate) fn clauses(text: &str, said_ms: i64, utc_offset_secs: i64) -> Vec<Clause> {
+    text.split(['.', '!', '?', ';', '\n', '。', '！', '？', '；'])
+        .map(str::trim)
+        .filter(|s| s.chars().any(char::is_alphanumeric))
+        .map(|sentence| clause(sentence, said_ms, utc_offset_secs))
+        .collect()
+}
+
+fn clause(sentence: &str, said_ms: i64, utc_offset_secs: i64) -> Clause {
+    let date = resolve_date(sentence, said_ms, utc_offset_secs);
+    let mut text = sentence.replace(['\u{2019}', '\u{2018}'], "'");
+    if let Some(d) = &date {
+        // The phrase was found in the lower-cased sentence; ASCII folding keeps byte offsets.
+        if let Some(at) = text.to_ascii_lowercase().find(&d.phrase) {
+            let gap = if d.phrase.is_ascii() { " " } else { "" };
+            text.replace_range(at..at + d.phrase.len(), gap);
+        }
+    }
+    for filler in ZH_FILLERS {
+        text = text.replace(&format!("我{filler}"), "我");
+    }
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let lower = text.to_ascii_lowercase();
+    let trimmed = lower.trim_start_matches(|c: char| !c.is_alphanumeric());
+    let correction = CORRECTION_MARKERS.iter().any(|m| trimmed.starts_with(m));
+    Clause {
+        sentence: sentence.to_owned(),
+        text,
+        lower,
+        date,
+        correction,
+    }
+}
+
+/// Words that end an English object: what follows them is no longer part of the name.
+const EN_BOUNDARIES: &[&str] = &[
+    "and", "but", "because", "since", "now", "anymore", "any", "in", "on", "at", "with", "for",
+    "when", "where", "which", "who", "so", "then", "too", "also", "though", "although", "after",
+    "before", "recently", "already", "again", "as", "from", "until", "while", "very", "a", "lot",
+    "much", "these", "nowadays", "instead", "not",
+];
+
+/// Longest object, in words.
+const EN_MAX_WORDS: usize = 4;
+
+/// The object starting at byte `at` of the clause's text: up to the next comma or boundary
+/// word, at most four words, without a leading article. Also whether the clause says
+/// "anymore" after it.
+pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool)> {
+    let rest = clause.text.get(at..)?;
+    let rest_lower = clause.lower.get(at..)?;
+    let anymore = rest_lower.contains("anymore") || rest_lower.contains("any more");
+    let stop = rest.find([',', ':', '(', '"']).unwrap_or(rest.len());
+    let mut words = Vec::new();
+    for (i, word) in rest[..stop].split_whitespace().enumerate() {
+        let lw = word.to_ascii_lowercase();
+        if i == 0 && matches!(lw.as_str(), "the" | "a" | "an" | "my") {
+            continue;
+        }
+        if (EN_BOUNDARIES.contains(&lw.as_str()) && !words.is_empty())
+            || words.len() == EN_MAX_WORDS
+        {
+            break;
+        }
+        words.push(word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '\''));
+    }
+    let object = words.join(" ");
+    (!object.is_empty() && object.chars().any(char::is_alphanumeric)).then_some((object, anymore))
+}
+
+/// Characters that end a Chinese object.
+const ZH_STOPS: &[char] = &[
+    '了', '的', '啦', '呢', '吧', '啊', '呀', '，', ',', '、', '和', '但', '因', '所', '而', ' ',
+];
+/// Longest Chinese object, in characters.
+const ZH_MAX_CHARS: usize = 12;
+
+/// The object starting at byte `at`: up to a particle, comma or `until` (when given), at most
+/// twelve characters.
+pub(crate) fn chinese_object(clause: &Clause, at: usize, until: Option<&str>) -> Option<String> {
+    let mut rest = clause.text.get(at..)?;
+    if let Some(end) = until {
+        rest = &rest[..rest.find(end)?];
+    }
+    let object: String = rest
+        .chars()
+        .take_while(|c| !ZH_STOPS.contains(c))
+        .take(ZH_MAX_CHARS + 1)
+        .collect();
+    let count = object.chars().count();
+    (count > 0 && count <= ZH_MAX_CHARS && object.chars().any(char::is_alphanumeric))
+        .then_some(object)
+}
+
+/// Whether `needle` occurs in `haystack` at `at` with a word boundary before it.
+pub(crate) fn at_word_start(haystack: &str, at: usize) -> bool {
+    at == 0
+        || haystack[..at]
+            .chars()
+            .next_back()
+            .is_some_and(|c| !c.is_alphanumeric() && c != '\'')
+}
+
+/// Byte offsets of every occurrence of `needle` in `haystack` at a word start.
+pub(crate) fn word_matches<'a>(
+    haystack: &'a str,
+    needle: &'a str,
+) -> impl Iterator<Item = usize> + 'a {
+    haystack
+        .match_indices(needle)
+        .map(|(at, _)| at)
+        .filter(move |&at| !needle.is_ascii() || at_word_start(haystack, at))
+}

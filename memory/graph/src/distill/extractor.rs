@@ -1,0 +1,436 @@
+//! The non-LLM extractor beyond the fixed rules: subject–verb–object clauses over a predicate
+//! lexicon, for people other than the speaker ("my sister Ana lives in Braga", "小红在华为工作")
+//! and first-person events the rules do not cover ("I went to Kyoto in March", "我买了一辆车").
+//!
+//! It is deliberately plain: a subject must be the speaker, a named relative ("my sister
+//! Ana"), an unnamed one ("my sister") or a capitalised name right before the verb; pronouns
+//! are skipped, since nothing here resolves who "she" is. Its precision and recall against a
+//! labelled set are measured in the crate's tests, next to the rules alone.
+
+use super::clause::{Clause, chinese_object, english_object, word_matches};
+use super::dates::ResolvedDate;
+use super::rules::USER;
+use crate::{EventSpec, Fact, FactMode, Statement};
+
+/// A verb phrase and what it states.
+struct Verb {
+    phrase: &'static str,
+    predicate: &'static str,
+    mode: FactMode,
+    kind: &'static str,
+    /// Whether the clause is also a dated event.
+    event: bool,
+}
+
+const fn verb(
+    phrase: &'static str,
+    predicate: &'static str,
+    kind: &'static str,
+    event: bool,
+) -> Verb {
+    Verb {
+        phrase,
+        predicate,
+        mode: FactMode::Holds,
+        kind,
+        event,
+    }
+}
+
+/// Third-person English verbs: the subject comes before them.
+const EN_VERBS: &[Verb] = &[
+    verb(" lives in ", "lives_in", "place", false),
+    Verb {
+        mode: FactMode::Began,
+        ..verb(" moved to ", "lives_in", "place", true)
+    },
+    verb(" works at ", "works_at", "organization", false),
+    verb(" works for ", "works_at", "organization", false),
+    verb(" works as ", "job", "concept", false),
+    verb(" likes ", "likes", "concept", false),
+    verb(" loves ", "likes", "concept", false),
+    verb(" hates ", "dislikes", "concept", false),
+    verb(" is from ", "from", "place", false),
+    verb(" comes from ", "from", "place", false),
+    verb(" studies at ", "studies_at", "organization", false),
+    verb(" is married to ", "married_to", "person", false),
+    verb(" speaks ", "speaks", "concept", false),
+    verb(" visited ", "visited", "place", true),
+    verb(" went to ", "visited", "place", true),
+    verb(" bought ", "owns", "concept", true),
+    verb(" adopted ", "has", "concept", true),
+];
+
+/// First-person English verbs the fixed rules leave out.
+const EN_FIRST_PERSON: &[Verb] = &[
+    verb("i went to ", "visited", "place", true),
+    verb("i visited ", "visited", "place", true),
+    verb("i bought ", "owns", "concept", true),
+    verb("i adopted ", "has", "concept", true),
+    verb("i'm from ", "from", "place", false),
+    verb("i am from ", "from", "place", false),
+    verb("i come from ", "from", "place", false),
+    verb("i study at ", "studies_at", "organization", false),
+    verb("i'm married to ", "married_to", "person", false),
+    verb("i speak ", "speaks", "concept", false),
+    verb("i have a ", "has", "concept", false),
+];
+
+/// Chinese verbs; the subject is what precedes them.
+const ZH_VERBS: &[Verb] = &[
+    verb("住在", "lives_in", "place", false),
+    Verb {
+        mode: FactMode::Began,
+        ..verb("搬到了", "lives_in", "place", true)
+    },
+    verb("喜欢", "likes", "concept", false),
+    verb("来自", "from", "place", false),
+    verb("去了", "visited", "place", true),
+    verb("去过", "visited", "place", false),
+    verb("买了", "owns", "concept", true),
+    verb("养了", "has", "concept", true),
+    verb("会说", "speaks", "concept", false),
+];
+
+const EN_KIN: &[&str] = &[
+    "sister",
+    "brother",
+    "mother",
+    "mom",
+    "father",
+    "dad",
+    "wife",
+    "husband",
+    "son",
+    "daughter",
+    "friend",
+    "partner",
+    "boss",
+    "colleague",
+    "cousin",
+    "aunt",
+    "uncle",
+    "grandmother",
+    "grandfather",
+    "neighbor",
+    "neighbour",
+    "roommate",
+    "girlfriend",
+    "boyfriend",
+];
+/// Chinese kin words and the predicate they are stored under.
+const ZH_KIN: &[(&str, &str)] = &[
+    ("妹妹", "sister"),
+    ("姐姐", "sister"),
+    ("哥哥", "brother"),
+    ("弟弟", "brother"),
+    ("妈妈", "mother"),
+    ("爸爸", "father"),
+    ("老婆", "wife"),
+    ("妻子", "wife"),
+    ("老公", "husband"),
+    ("丈夫", "husband"),
+    ("儿子", "son"),
+    ("女儿", "daughter"),
+    ("男朋友", "boyfriend"),
+    ("女朋友", "girlfriend"),
+    ("朋友", "friend"),
+    ("同事", "colleague"),
+    ("老板", "boss"),
+    ("室友", "roommate"),
+];
+const ZH_PRONOUNS: &[char] = &['你', '他', '她', '它', '这', '那', '谁'];
+
+/// Who a clause is about, and the kinship fact that names them ("my sister Ana").
+struct Subject {
+    name: String,
+    kin: Option<(&'static str, String)>,
+}
+
+/// What the extractor finds in `clause`.
+pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
+    let mut statement = Statement {
+        sentence: clause.sentence.clone(),
+        ..Statement::default()
+    };
+    for v in EN_FIRST_PERSON {
+        if let Some(at) = word_matches(&clause.lower, v.phrase).next()
+            && let Some((object, _)) = english_object(clause, at + v.phrase.len())
+        {
+            add(
+                &mut statement,
+                clause,
+                said_ms,
+                v,
+                Subject {
+                    name: USER.to_owned(),
+                    kin: None,
+                },
+                object,
+            );
+        }
+    }
+    for v in EN_VERBS {
+        let Some(at) = clause.lower.find(v.phrase) else {
+            continue;
+        };
+        let Some(subject) = english_subject(&clause.text[..at]) else {
+            continue;
+        };
+        let Some((object, _)) = english_object(clause, at + v.phrase.len()) else {
+            continue;
+        };
+        add(&mut statement, clause, said_ms, v, subject, object);
+    }
+    for v in ZH_VERBS {
+        let Some(at) = clause.text.find(v.phrase) else {
+            continue;
+        };
+        let Some(subject) = chinese_subject(&clause.text[..at]) else {
+            continue;
+        };
+        // The rules own 我住在 / 我喜欢 / 我搬到: only what they do not cover is extracted.
+        if subject.name == USER && matches!(v.predicate, "lives_in" | "likes") {
+            continue;
+        }
+        let Some(object) = chinese_object(clause, at + v.phrase.len(), None) else {
+            continue;
+        };
+        let object = object
+            .trim_start_matches(['一', '个', '只', '辆', '台', '条', '本', '套'])
+            .to_owned();
+        if object.is_empty() {
+            continue;
+        }
+        add(&mut statement, clause, said_ms, v, subject, object);
+    }
+    // "小红在华为工作": a named person working somewhere.
+    if let Some(at) = clause.text.find('在')
+        && let Some(subject) = chinese_subject(&clause.text[..at])
+        && subject.name != USER
+        && let Some(object) = chinese_object(clause, at + '在'.len_utf8(), Some("工作"))
+    {
+        let works = verb("在", "works_at", "organization", false);
+        add(&mut statement, clause, said_ms, &works, subject, object);
+    }
+    statement
+}
+
+fn add(
+    statement: &mut Statement,
+    clause: &Clause,
+    said_ms: i64,
+    v: &Verb,
+    subject: Subject,
+    object: String,
+) {
+    if let Some((kin, name)) = &subject.kin {
+        statement.facts.push(Fact {
+            subject: USER.to_owned(),
+            subject_kind: "person",
+            predicate: (*kin).to_owned(),
+            object: name.clone(),
+            object_kind: "person",
+            mode: FactMode::Holds,
+            confidence: 0.7,
+            valid_from: None,
+        });
+    }
+    let mode = if clause.correction && v.mode == FactMode::Holds {
+        FactMode::Corrects
+    } else {
+        v.mode
+    };
+    statement.facts.push(Fact {
+        subject: subject.name.clone(),
+        subject_kind: "person",
+        predicate: v.predicate.to_owned(),
+        object: object.clone(),
+        object_kind: v.kind,
+        mode,
+        confidence: 0.7,
+        valid_from: if mode == FactMode::Holds {
+            None
+        } else {
+            clause.date.clone()
+        },
+    });
+    if v.event {
+        let phrase = v.phrase.trim();
+        let verb = phrase.strip_prefix("i ").unwrap_or(phrase);
+        let what = if verb.is_ascii() {
+            format!("{verb} {object}")
+        } else {
+            format!("{verb}{object}")
+        };
+        statement.events.push(EventSpec {
+            subject: subject.name,
+            what,
+            when: clause
+                .date
+                .clone()
+                .unwrap_or_else(|| ResolvedDate::said(said_ms)),
+            fact: Some(statement.facts.len() - 1),
+        });
+    }
+}
+
+/// "my sister Ana" / "my sister" / "Ana Costa" at the end of `before`.
+fn english_subject(before: &str) -> Option<Subject> {
+    let words: Vec<&str> = before.split_whitespace().collect();
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    if let Some(my) = lower.iter().rposition(|w| w == "my") {
+        let kin = EN_KIN
+            .iter()
+            .find(|k| lower.get(my + 1).is_some_and(|w| w == *k))?;
+        let name: Vec<&str> = words[my + 2..].to_vec();
+        if name.is_empty() {
+            return Some(Subject {
+                name: format!("{USER}'s {kin}"),
+                kin: None,
+            });
+        }
+        if name.len() > 3 || !name.iter().all(|w| w.starts_with(char::is_uppercase)) {
+            return None;
+        }
+        let name = name.join(" ");
+        return Some(Subject {
+            kin: Some((kin, name.clone())),
+            name,
+        });
+    }
+    // A capitalised name of one to three words ending the text before the verb.
+    let tail: Vec<&str> = words
+        .iter()
+        .rev()
+        .take_while(|w| {
+            w.starts_with(char::is_uppercase) && w.chars().all(|c| c.is_alphabetic() || c == '-')
+        })
+        .take(3)
+        .copied()
+        .collect();
+    let first = *tail.last()?;
+    if tail.len() == words.len().min(3) && tail.len() < words.len() {
+        return None;
+    }
+    if matches!(
+        first,
+        "I" | "He" | "She" | "They" | "It" | "We" | "You" | "This" | "That" | "There"
+    ) {
+        return None;
+    }
+    let name: Vec<&str> = tail.into_iter().rev().collect();
+    Some(Subject {
+        name: name.join(" "),
+        kin: None,
+    })
+}
+
+/// 我 / 我妹妹小红 / 我妹妹 / 小红 at the end of `before`.
+fn chinese_subject(before: &str) -> Option<Subject> {
+    let mut before = before.trim();
+    for adverb in ["也", "都", "还", "现在", "已经"] {
+        before = before.strip_suffix(adverb).unwrap_or(before);
+    }
+    if let Some(rest) = before.rsplit_once('我').map(|(_, r)| r) {
+        let rest = rest.strip_prefix('的').unwrap_or(rest);
+        if rest.is_empty() {
+            return Some(Subject {
+                name: USER.to_owned(),
+                kin: None,
+            });
+        }
+        let &(word, kin) = ZH_KIN.iter().find(|(w, _)| rest.starts_with(*w))?;
+        let name = &rest[word.len()..];
+        if name.is_empty() {
+            return Some(Subject {
+                name: format!("{USER}的{word}"),
+                kin: None,
+            });
+        }
+        let count = name.chars().count();
+        return (count <= 4 && !name.contains(ZH_PRONOUNS)).then(|| Subject {
+            kin: Some((kin, name.to_owned())),
+            name: name.to_owned(),
+        });
+    }
+    let name: String = before
+        .chars()
+        .rev()
+        .take_while(|c| hearth_memory::tokens::is_cjk(*c))
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let count = name.chars().count();
+    if !(2..=4).contains(&count)
+        || name.contains(ZH_PRONOUNS)
+        || name.chars().count() != before.chars().count()
+    {
+        return None;
+    }
+    Some(Subject { name, kin: None })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::clause::clauses;
+    use super::*;
+
+    fn triples(text: &str) -> Vec<(String, String, String)> {
+        clauses(text, 1_700_000_000_000, 0)
+            .iter()
+            .flat_map(|c| extract(c, 1_700_000_000_000).facts)
+            .map(|f| (f.subject, f.predicate, f.object))
+            .collect()
+    }
+
+    fn t(s: &str, p: &str, o: &str) -> (String, String, String) {
+        (s.to_owned(), p.to_owned(), o.to_owned())
+    }
+
+    #[test]
+    fn third_person_and_kin() {
+        assert_eq!(
+            triples("My sister Ana lives in Braga"),
+            vec![t("user", "sister", "Ana"), t("Ana", "lives_in", "Braga")]
+        );
+        assert_eq!(
+            triples("My boss works at Acme"),
+            vec![t("user's boss", "works_at", "Acme")]
+        );
+        assert_eq!(
+            triples("Maria Silva is from Brazil"),
+            vec![t("Maria Silva", "from", "Brazil")]
+        );
+        assert!(
+            triples("She lives in Braga").is_empty(),
+            "pronouns are not resolved"
+        );
+        assert!(triples("the old man lives in Braga").is_empty());
+        assert_eq!(
+            triples("我妹妹小红住在杭州"),
+            vec![t("user", "sister", "小红"), t("小红", "lives_in", "杭州")]
+        );
+        assert_eq!(
+            triples("小红在华为工作"),
+            vec![t("小红", "works_at", "华为")]
+        );
+        assert!(triples("他住在杭州").is_empty());
+    }
+
+    #[test]
+    fn first_person_events() {
+        let said = 1_700_000_000_000;
+        let clause = &clauses("I went to Kyoto in March", said, 0)[0];
+        let st = extract(clause, said);
+        assert_eq!(st.facts.len(), 1);
+        assert_eq!(
+            (st.facts[0].predicate.as_str(), st.facts[0].object.as_str()),
+            ("visited", "Kyoto")
+        );
+        assert_eq!(st.events[0].what, "went to Kyoto");
+        assert_eq!(st.events[0].when.phrase, "in march");
+        assert_eq!(triples("我买了一辆车"), vec![t("user", "owns", "车")]);
+    }
+}

@@ -1,0 +1,474 @@
+//! The rule distiller: fixed first-person patterns in Chinese and English (the original's
+//! 我叫X / 我住在X / 我喜欢X / 我X岁 / 我的工作是X and their English forms), plus the ones that
+//! change a fact rather than state it: "I moved to", "我搬到", "I'm now working at",
+//! "I no longer…", "actually…".
+
+use super::clause::{Clause, chinese_object, english_object, word_matches};
+use super::dates::ResolvedDate;
+use crate::{EventSpec, Fact, FactMode, Statement};
+
+/// The name the speaker is stored under.
+pub const USER: &str = "user";
+
+/// One fixed pattern: the words before the object, what it states, and the dated event it
+/// also records.
+struct Rule {
+    prefix: &'static str,
+    predicate: &'static str,
+    mode: FactMode,
+    kind: &'static str,
+    /// Verb phrase of the dated event ("moved to"): recorded with the object when present.
+    event: Option<&'static str>,
+    /// Chinese patterns with the object in the middle (我在X工作) name what closes it.
+    until: Option<&'static str>,
+}
+
+const fn rule(
+    prefix: &'static str,
+    predicate: &'static str,
+    mode: FactMode,
+    kind: &'static str,
+) -> Rule {
+    Rule {
+        prefix,
+        predicate,
+        mode,
+        kind,
+        event: None,
+        until: None,
+    }
+}
+
+const fn evented(
+    prefix: &'static str,
+    predicate: &'static str,
+    mode: FactMode,
+    kind: &'static str,
+    event: &'static str,
+) -> Rule {
+    Rule {
+        prefix,
+        predicate,
+        mode,
+        kind,
+        event: Some(event),
+        until: None,
+    }
+}
+
+const fn framed(
+    prefix: &'static str,
+    until: &'static str,
+    mode: FactMode,
+    event: Option<&'static str>,
+) -> Rule {
+    Rule {
+        prefix,
+        predicate: "works_at",
+        mode,
+        kind: "organization",
+        event,
+        until: Some(until),
+    }
+}
+
+use FactMode::{Began, Ended, Holds};
+
+/// English rules, longest and most specific first: the first match in a clause wins.
+const ENGLISH: &[Rule] = &[
+    rule("my name is ", "name", Holds, "person"),
+    rule("i'm called ", "name", Holds, "person"),
+    rule("i am called ", "name", Holds, "person"),
+    rule("call me ", "name", Holds, "person"),
+    evented(
+        "i no longer live in ",
+        "lives_in",
+        Ended,
+        "place",
+        "moved out of",
+    ),
+    evented(
+        "i don't live in ",
+        "lives_in",
+        Ended,
+        "place",
+        "moved out of",
+    ),
+    evented(
+        "i do not live in ",
+        "lives_in",
+        Ended,
+        "place",
+        "moved out of",
+    ),
+    evented("i moved to ", "lives_in", Began, "place", "moved to"),
+    evented("i've moved to ", "lives_in", Began, "place", "moved to"),
+    evented("i have moved to ", "lives_in", Began, "place", "moved to"),
+    evented("i just moved to ", "lives_in", Began, "place", "moved to"),
+    evented("i relocated to ", "lives_in", Began, "place", "moved to"),
+    evented("i now live in ", "lives_in", Began, "place", "moved to"),
+    rule("i live in ", "lives_in", Holds, "place"),
+    rule("i'm living in ", "lives_in", Holds, "place"),
+    rule("i am living in ", "lives_in", Holds, "place"),
+    evented(
+        "i no longer work at ",
+        "works_at",
+        Ended,
+        "organization",
+        "left",
+    ),
+    evented(
+        "i no longer work for ",
+        "works_at",
+        Ended,
+        "organization",
+        "left",
+    ),
+    evented(
+        "i don't work at ",
+        "works_at",
+        Ended,
+        "organization",
+        "left",
+    ),
+    evented(
+        "i quit my job at ",
+        "works_at",
+        Ended,
+        "organization",
+        "quit",
+    ),
+    evented(
+        "i'm now working at ",
+        "works_at",
+        Began,
+        "organization",
+        "started working at",
+    ),
+    evented(
+        "i am now working at ",
+        "works_at",
+        Began,
+        "organization",
+        "started working at",
+    ),
+    evented(
+        "i now work at ",
+        "works_at",
+        Began,
+        "organization",
+        "started working at",
+    ),
+    evented(
+        "i now work for ",
+        "works_at",
+        Began,
+        "organization",
+        "started working at",
+    ),
+    evented(
+        "i started working at ",
+        "works_at",
+        Began,
+        "organization",
+        "started working at",
+    ),
+    evented(
+        "i started working for ",
+        "works_at",
+        Began,
+        "organization",
+        "started working at",
+    ),
+    rule("i work at ", "works_at", Holds, "organization"),
+    rule("i work for ", "works_at", Holds, "organization"),
+    rule("i'm working at ", "works_at", Holds, "organization"),
+    rule("my job is ", "job", Holds, "concept"),
+    rule("i work as ", "job", Holds, "concept"),
+    rule("i no longer like ", "likes", Ended, "concept"),
+    rule("i don't like ", "dislikes", Holds, "concept"),
+    rule("i do not like ", "dislikes", Holds, "concept"),
+    rule("i dislike ", "dislikes", Holds, "concept"),
+    rule("i hate ", "dislikes", Holds, "concept"),
+    rule("i like ", "likes", Holds, "concept"),
+    rule("i love ", "likes", Holds, "concept"),
+    rule("i enjoy ", "likes", Holds, "concept"),
+];
+
+/// Chinese rules, same order.
+const CHINESE: &[Rule] = &[
+    rule("我的名字是", "name", Holds, "person"),
+    rule("我的名字叫", "name", Holds, "person"),
+    rule("我叫", "name", Holds, "person"),
+    evented("我不再住在", "lives_in", Ended, "place", "搬离"),
+    evented("我不住在", "lives_in", Ended, "place", "搬离"),
+    evented("我搬到了", "lives_in", Began, "place", "搬到"),
+    evented("我搬到", "lives_in", Began, "place", "搬到"),
+    evented("我搬去了", "lives_in", Began, "place", "搬到"),
+    evented("我搬去", "lives_in", Began, "place", "搬到"),
+    evented("我现在住在", "lives_in", Began, "place", "搬到"),
+    rule("我住在", "lives_in", Holds, "place"),
+    framed("我不在", "工作", Ended, Some("离开")),
+    framed("我现在在", "工作", Began, Some("开始在")),
+    framed("我在", "工作", Holds, None),
+    framed("我在", "上班", Holds, None),
+    evented("我加入了", "works_at", Began, "organization", "加入"),
+    rule("我的工作是", "job", Holds, "concept"),
+    rule("我的职业是", "job", Holds, "concept"),
+    rule("我不再喜欢", "likes", Ended, "concept"),
+    rule("我不喜欢", "dislikes", Holds, "concept"),
+    rule("我讨厌", "dislikes", Holds, "concept"),
+    rule("我喜欢", "likes", Holds, "concept"),
+];
+
+/// What the fixed rules find in `clause`: at most one fact (and its event) per rule family.
+pub(crate) fn rule_statement(clause: &Clause, said_ms: i64) -> Statement {
+    let mut statement = Statement {
+        sentence: clause.sentence.clone(),
+        ..Statement::default()
+    };
+    for rules in [ENGLISH, CHINESE] {
+        if let Some(found) = first_match(clause, rules) {
+            push(&mut statement, clause, said_ms, found);
+        }
+    }
+    if let Some(age) = age(clause) {
+        statement
+            .facts
+            .push(user_fact("age", &age, "quantity", Holds, clause));
+    }
+    statement
+}
+
+struct Found<'r> {
+    rule: &'r Rule,
+    object: String,
+    anymore: bool,
+}
+
+fn first_match<'r>(clause: &Clause, rules: &'r [Rule]) -> Option<Found<'r>> {
+    rules.iter().find_map(|rule| {
+        word_matches(&clause.lower, rule.prefix).find_map(|at| {
+            let start = at + rule.prefix.len();
+            if rule.prefix.is_ascii() {
+                let (object, anymore) = english_object(clause, start)?;
+                Some(Found {
+                    rule,
+                    object,
+                    anymore,
+                })
+            } else {
+                let object = chinese_object(clause, start, rule.until)?;
+                Some(Found {
+                    rule,
+                    object,
+                    anymore: false,
+                })
+            }
+        })
+    })
+}
+
+fn push(statement: &mut Statement, clause: &Clause, said_ms: i64, found: Found<'_>) {
+    let Found {
+        rule,
+        object,
+        anymore,
+    } = found;
+    // "I don't like X anymore" ends a liking rather than stating a dislike.
+    let (predicate, mode) = match (rule.predicate, anymore) {
+        ("dislikes", true) => ("likes", Ended),
+        (p, _) => (p, rule.mode),
+    };
+    let mode = if clause.correction && mode == Holds {
+        FactMode::Corrects
+    } else {
+        mode
+    };
+    statement
+        .facts
+        .push(user_fact(predicate, &object, rule.kind, mode, clause));
+    if let Some(verb) = rule.event {
+        let what = if verb.is_ascii() {
+            format!("{verb} {object}")
+        } else {
+            format!("{verb}{object}")
+        };
+        statement.events.push(EventSpec {
+            subject: USER.to_owned(),
+            what,
+            when: clause
+                .date
+                .clone()
+                .unwrap_or_else(|| ResolvedDate::said(said_ms)),
+            fact: Some(statement.facts.len() - 1),
+        });
+    }
+}
+
+pub(crate) fn user_fact(
+    predicate: &str,
+    object: &str,
+    kind: &'static str,
+    mode: FactMode,
+    clause: &Clause,
+) -> Fact {
+    Fact {
+        subject: USER.to_owned(),
+        subject_kind: "person",
+        predicate: predicate.to_owned(),
+        object: object.to_owned(),
+        object_kind: kind,
+        mode,
+        confidence: 0.9,
+        valid_from: if mode == Holds {
+            None
+        } else {
+            clause.date.clone()
+        },
+    }
+}
+
+/// "I am 34", "I'm 34 years old", "我34岁", "我今年三十四岁".
+fn age(clause: &Clause) -> Option<String> {
+    for prefix in ["i am ", "i'm "] {
+        for at in word_matches(&clause.lower, prefix) {
+            let rest = &clause.lower[at + prefix.len()..];
+            let mut words = rest.split_whitespace();
+            let Some(n) = words.next().and_then(|w| w.parse::<u32>().ok()) else {
+                continue;
+            };
+            let tail: Vec<&str> = words.take(2).collect();
+            let says_age = matches!(tail.as_slice(), ["years", "old"] | ["year", "old"] | [])
+                || rest.trim().len() == n.to_string().len();
+            if says_age && (1..=130).contains(&n) {
+                return Some(n.to_string());
+            }
+        }
+    }
+    let chars: Vec<char> = clause.text.chars().collect();
+    for (i, _) in chars.iter().enumerate().filter(|&(_, c)| *c == '我') {
+        let mut j = i + 1;
+        if chars.get(j..j + 2) == Some(&['今', '年']) {
+            j += 2;
+        }
+        let start = j;
+        while chars
+            .get(j)
+            .is_some_and(|c| c.is_ascii_digit() || "一二两三四五六七八九十百".contains(*c))
+        {
+            j += 1;
+        }
+        if j > start && chars.get(j) == Some(&'岁') {
+            let digits: String = chars[start..j].iter().collect();
+            let n = digits
+                .parse::<u32>()
+                .ok()
+                .or_else(|| chinese_number(&chars[start..j]))?;
+            return (1..=130).contains(&n).then(|| n.to_string());
+        }
+    }
+    None
+}
+
+/// 三十四 → 34, 十八 → 18, 一百零二 is out of scope (ages above 99 are written in digits).
+fn chinese_number(chars: &[char]) -> Option<u32> {
+    let digit = |c: char| {
+        "零一二三四五六七八九"
+            .chars()
+            .position(|d| d == c)
+            .map(|p| p as u32)
+            .or((c == '两').then_some(2))
+    };
+    match chars {
+        ['十'] => Some(10),
+        [d] => digit(*d),
+        ['十', u] => Some(10 + digit(*u)?),
+        [t, '十'] => Some(digit(*t)? * 10),
+        [t, '十', u] => Some(digit(*t)? * 10 + digit(*u)?),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::clause::clauses;
+    use super::*;
+
+    fn facts(text: &str) -> Vec<(String, String, FactMode)> {
+        clauses(text, 1_700_000_000_000, 0)
+            .iter()
+            .flat_map(|c| rule_statement(c, 1_700_000_000_000).facts)
+            .map(|f| (f.predicate, f.object, f.mode))
+            .collect()
+    }
+
+    fn one(text: &str, predicate: &str, object: &str, mode: FactMode) {
+        assert_eq!(
+            facts(text),
+            vec![(predicate.to_owned(), object.to_owned(), mode)],
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn english_rules() {
+        one("My name is Ana Costa.", "name", "Ana Costa", Holds);
+        one("I live in Porto and I love it", "lives_in", "Porto", Holds);
+        one("I moved to Lisbon last week", "lives_in", "Lisbon", Began);
+        one("Last week I moved to Lisbon", "lives_in", "Lisbon", Began);
+        one("I no longer live in Porto", "lives_in", "Porto", Ended);
+        one(
+            "Actually, I live in Braga",
+            "lives_in",
+            "Braga",
+            FactMode::Corrects,
+        );
+        one(
+            "I'm now working at Acme Corp",
+            "works_at",
+            "Acme Corp",
+            Began,
+        );
+        one("I work at Acme since 2020", "works_at", "Acme", Holds);
+        one("I don't like jazz anymore", "likes", "jazz", Ended);
+        one("I don't like jazz", "dislikes", "jazz", Holds);
+        one("I like hiking in the mountains", "likes", "hiking", Holds);
+        one("I'm 34 years old", "age", "34", Holds);
+        one("My job is nurse", "job", "nurse", Holds);
+        one("I\u{2019}m called Bo", "name", "Bo", Holds);
+        assert!(facts("The weather is nice").is_empty());
+        assert!(facts("I'm 34 minutes late").is_empty());
+    }
+
+    #[test]
+    fn chinese_rules() {
+        one("我叫小明", "name", "小明", Holds);
+        one("我住在波尔图", "lives_in", "波尔图", Holds);
+        one("我上周搬到了里斯本", "lives_in", "里斯本", Began);
+        one("我已经不住在波尔图了", "lives_in", "波尔图", Ended);
+        one("其实我住在布拉加", "lives_in", "布拉加", FactMode::Corrects);
+        one("我在腾讯工作", "works_at", "腾讯", Holds);
+        one("我喜欢爬山", "likes", "爬山", Holds);
+        one("我不喜欢香菜", "dislikes", "香菜", Holds);
+        one("我34岁", "age", "34", Holds);
+        one("我今年三十四岁", "age", "34", Holds);
+        one("我的工作是护士", "job", "护士", Holds);
+        assert!(facts("今天天气很好").is_empty());
+    }
+
+    #[test]
+    fn a_change_records_a_dated_event() {
+        let said = 1_700_000_000_000;
+        let clause = &clauses("I moved to Lisbon yesterday", said, 0)[0];
+        let st = rule_statement(clause, said);
+        assert_eq!(st.events.len(), 1);
+        assert_eq!(st.events[0].what, "moved to Lisbon");
+        assert_eq!(st.events[0].when.phrase, "yesterday");
+        assert_eq!(st.events[0].fact, Some(0));
+        assert_eq!(
+            st.facts[0].valid_from.as_ref().map(|d| d.start_ms),
+            Some(st.events[0].when.start_ms)
+        );
+    }
+}

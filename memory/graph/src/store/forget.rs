@@ -1,0 +1,348 @@
+//! Forgetting by id, explaining by id, and purging by criteria that must each match.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::entities::{find_entity, sweep_orphans};
+use super::model::{FactId, FactStatus};
+use super::{GraphStore, now_ms};
+use crate::GraphError;
+use crate::error::SqlContext;
+use crate::name::{normal_form, validate_name, validate_predicate};
+
+/// What `forget` removed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Forgotten {
+    /// The fact's id.
+    pub id: FactId,
+    /// The fact as it read (`Subject predicate Object`, or the event).
+    pub fact: String,
+    /// How many source sentences it had.
+    pub sources: usize,
+    /// Cold items it may never be distilled from again.
+    pub cold_items: Vec<i64>,
+}
+
+/// Why the graph believes a fact: its sources, verbatim.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Provenance {
+    /// The fact's id.
+    pub id: FactId,
+    /// The fact as it reads.
+    pub fact: String,
+    /// Whether it holds now.
+    pub status: FactStatus,
+    /// Superseded by a correction: the id of the fact that replaced it.
+    pub superseded_by: Option<FactId>,
+    /// Each sentence it came from, oldest first.
+    pub sources: Vec<SourceSentence>,
+}
+
+/// One sentence a fact came from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SourceSentence {
+    /// The sentence, verbatim.
+    pub sentence: String,
+    /// `asserted`, `ended` or `corrected`.
+    pub role: String,
+    /// The cold item, when it was distilled.
+    pub cold_item: Option<i64>,
+    /// The turn it was said in.
+    pub turn_id: String,
+    /// When it was said (Unix ms).
+    pub said_ms: i64,
+}
+
+/// Which relations a purge removes: all given criteria must hold. Each given criterion must
+/// match something on its own, or the purge is refused: a misspelt name never widens it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PurgeCriteria {
+    /// Subject entity (name or alias, compared by normal form).
+    pub subject: Option<String>,
+    /// Predicate, exactly.
+    pub predicate: Option<String>,
+    /// Object entity (name or alias).
+    pub object: Option<String>,
+    /// Relations stated by this cold item.
+    pub cold_item: Option<i64>,
+}
+
+impl GraphStore {
+    /// Removes a fact and its provenance, vectors and search rows, and remembers it as
+    /// forgotten for every cold item it came from, so distilling them again never brings it
+    /// back. Entities and sentences left unused go too.
+    pub fn forget(&mut self, id: FactId) -> Result<Forgotten, GraphError> {
+        let now = now_ms();
+        let tx = self.conn.transaction().ctx("forget", &self.path)?;
+        let out = forget_in(&tx, &self.path, id, now)?;
+        tx.commit().ctx("forget", &self.path)?;
+        Ok(out)
+    }
+
+    /// The sources of a fact, verbatim.
+    pub fn why(&self, id: FactId) -> Result<Provenance, GraphError> {
+        const OP: &str = "why";
+        let (conn, path) = (&self.conn, self.path.as_path());
+        let fact = describe(conn, path, id)?;
+        match id {
+            FactId::Relation(rid) => {
+                let (valid_to, superseded_by): (Option<i64>, Option<i64>) = conn
+                    .query_row(
+                        "SELECT valid_to_ms, superseded_by FROM relations WHERE id = ?1",
+                        [rid],
+                        |r| Ok((r.get(0)?, r.get(1)?)),
+                    )
+                    .ctx(OP, path)?;
+                let mut stmt = conn
+                    .prepare_cached(
+                        "SELECT s.text, p.role, p.cold_item, p.turn_id, p.said_ms FROM provenance p \
+                         JOIN sentences s ON s.id = p.sentence_id WHERE p.relation_id = ?1 \
+                         ORDER BY p.said_ms, p.id",
+                    )
+                    .ctx(OP, path)?;
+                let sources = stmt
+                    .query_map([rid], |r| {
+                        Ok(SourceSentence {
+                            sentence: r.get(0)?,
+                            role: r.get(1)?,
+                            cold_item: r.get(2)?,
+                            turn_id: r.get(3)?,
+                            said_ms: r.get(4)?,
+                        })
+                    })
+                    .ctx(OP, path)?
+                    .collect::<Result<Vec<_>, _>>()
+                    .ctx(OP, path)?;
+                Ok(Provenance {
+                    id,
+                    fact,
+                    status: if valid_to.is_some() || superseded_by.is_some() {
+                        FactStatus::Past
+                    } else {
+                        FactStatus::Current
+                    },
+                    superseded_by: superseded_by.map(FactId::Relation),
+                    sources,
+                })
+            }
+            FactId::Event(eid) => {
+                let source = conn
+                    .query_row(
+                        "SELECT s.text, e.cold_item, e.turn_id, e.said_ms FROM events e \
+                         JOIN sentences s ON s.id = e.sentence_id WHERE e.id = ?1",
+                        [eid],
+                        |r| {
+                            Ok(SourceSentence {
+                                sentence: r.get(0)?,
+                                role: "asserted".to_owned(),
+                                cold_item: r.get(1)?,
+                                turn_id: r.get(2)?,
+                                said_ms: r.get(3)?,
+                            })
+                        },
+                    )
+                    .ctx(OP, path)?;
+                Ok(Provenance {
+                    id,
+                    fact,
+                    status: FactStatus::Event,
+                    superseded_by: None,
+                    sources: vec![source],
+                })
+            }
+        }
+    }
+
+    /// Forgets every relation matching `criteria`; returns how many. Refused, with nothing
+    /// removed, when no criterion is given, when a given criterion matches nothing on its own,
+    /// or when together they match nothing.
+    pub fn purge(&mut self, criteria: &PurgeCriteria) -> Result<usize, GraphError> {
+        const OP: &str = "purge";
+        let now = now_ms();
+        let tx = self.conn.transaction().ctx(OP, &self.path)?;
+        let path = self.path.as_path();
+        let ids = purge_targets(&tx, path, criteria)?;
+        for &id in &ids {
+            forget_in(&tx, path, FactId::Relation(id), now)?;
+        }
+        tx.commit().ctx(OP, path)?;
+        Ok(ids.len())
+    }
+}
+
+/// The ids of the relations `criteria` select (superseded ones included: a purge leaves no
+/// trace of what it names).
+fn purge_targets(
+    conn: &Connection,
+    path: &Path,
+    criteria: &PurgeCriteria,
+) -> Result<Vec<i64>, GraphError> {
+    const OP: &str = "purge";
+    let nothing = |criterion: String| GraphError::MatchesNothing { criterion };
+    let entity = |field: &str, name: &str| -> Result<i64, GraphError> {
+        let display = validate_name(name)?;
+        find_entity(conn, path, &normal_form(&display))?
+            .ok_or_else(|| nothing(format!("{field} = {name:?}")))
+    };
+    let subject = criteria
+        .subject
+        .as_deref()
+        .map(|n| entity("subject", n))
+        .transpose()?;
+    let object = criteria
+        .object
+        .as_deref()
+        .map(|n| entity("object", n))
+        .transpose()?;
+    let predicate = criteria
+        .predicate
+        .as_deref()
+        .map(validate_predicate)
+        .transpose()?;
+    if subject.is_none() && object.is_none() && predicate.is_none() && criteria.cold_item.is_none()
+    {
+        return Err(GraphError::NoCriteria);
+    }
+    let exists = |sql: &str, value: &dyn rusqlite::ToSql| -> Result<bool, GraphError> {
+        conn.query_row(sql, [value], |_| Ok(()))
+            .optional()
+            .map(|r| r.is_some())
+            .ctx(OP, path)
+    };
+    if let Some(p) = predicate
+        && !exists("SELECT 1 FROM relations WHERE predicate = ?1 LIMIT 1", &p)?
+    {
+        return Err(nothing(format!("predicate = {p:?}")));
+    }
+    if let Some(c) = criteria.cold_item
+        && !exists("SELECT 1 FROM provenance WHERE cold_item = ?1 LIMIT 1", &c)?
+    {
+        return Err(nothing(format!("cold_item = {c}")));
+    }
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT r.id FROM relations r WHERE (?1 IS NULL OR r.subject_id = ?1) \
+             AND (?2 IS NULL OR r.predicate = ?2) AND (?3 IS NULL OR r.object_id = ?3) \
+             AND (?4 IS NULL OR EXISTS (SELECT 1 FROM provenance p \
+                  WHERE p.relation_id = r.id AND p.cold_item = ?4)) ORDER BY r.id",
+        )
+        .ctx(OP, path)?;
+    let ids = stmt
+        .query_map(
+            params![subject, predicate, object, criteria.cold_item],
+            |r| r.get(0),
+        )
+        .ctx(OP, path)?
+        .collect::<Result<Vec<i64>, _>>()
+        .ctx(OP, path)?;
+    if ids.is_empty() {
+        return Err(nothing("the combination of all criteria".to_owned()));
+    }
+    Ok(ids)
+}
+
+/// The fact as one line: `Subject predicate Object` or `Subject: what (phrase)`.
+fn describe(conn: &Connection, path: &Path, id: FactId) -> Result<String, GraphError> {
+    let found = match id {
+        FactId::Relation(rid) => conn.query_row(
+            "SELECT e1.name || ' ' || r.predicate || ' ' || e2.name FROM relations r \
+             JOIN entities e1 ON e1.id = r.subject_id JOIN entities e2 ON e2.id = r.object_id \
+             WHERE r.id = ?1",
+            [rid],
+            |r| r.get(0),
+        ),
+        FactId::Event(eid) => conn.query_row(
+            "SELECT e1.name || ': ' || e.what FROM events e \
+             JOIN entities e1 ON e1.id = e.subject_id WHERE e.id = ?1",
+            [eid],
+            |r| r.get(0),
+        ),
+    };
+    found
+        .optional()
+        .ctx("describe", path)?
+        .ok_or_else(|| GraphError::NotFound { id: id.to_string() })
+}
+
+/// [`GraphStore::forget`] inside the caller's transaction.
+fn forget_in(
+    conn: &Connection,
+    path: &Path,
+    id: FactId,
+    now: i64,
+) -> Result<Forgotten, GraphError> {
+    const OP: &str = "forget";
+    let fact = describe(conn, path, id)?;
+    let (key, entities, cold, sentences): (String, Vec<i64>, Vec<Option<i64>>, Vec<i64>) = match id
+    {
+        FactId::Relation(rid) => {
+            let (key, s, o): (String, i64, i64) = conn
+                .query_row(
+                    "SELECT fact_key, subject_id, object_id FROM relations WHERE id = ?1",
+                    [rid],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                )
+                .ctx(OP, path)?;
+            let mut stmt = conn
+                .prepare_cached(
+                    "SELECT cold_item, sentence_id FROM provenance WHERE relation_id = ?1",
+                )
+                .ctx(OP, path)?;
+            let rows = stmt
+                .query_map([rid], |r| {
+                    Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, i64>(1)?))
+                })
+                .ctx(OP, path)?
+                .collect::<Result<Vec<_>, _>>()
+                .ctx(OP, path)?;
+            // The dated events that started or ended this fact are the same memory told
+            // with a date: they go with it.
+            let linked: Vec<i64> = conn
+                .prepare_cached("SELECT id FROM events WHERE relation_id = ?1")
+                .ctx(OP, path)?
+                .query_map([rid], |r| r.get(0))
+                .ctx(OP, path)?
+                .collect::<Result<_, _>>()
+                .ctx(OP, path)?;
+            for event in linked {
+                forget_in(conn, path, FactId::Event(event), now)?;
+            }
+            conn.execute("DELETE FROM relations WHERE id = ?1", [rid])
+                .ctx(OP, path)?;
+            let (cold, sentences) = rows.into_iter().unzip();
+            (key, vec![s, o], cold, sentences)
+        }
+        FactId::Event(eid) => {
+            let (key, s, c, sentence): (String, i64, Option<i64>, i64) = conn
+                .query_row(
+                    "SELECT event_key, subject_id, cold_item, sentence_id FROM events WHERE id = ?1",
+                    [eid],
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                )
+                .ctx(OP, path)?;
+            conn.execute("DELETE FROM events WHERE id = ?1", [eid])
+                .ctx(OP, path)?;
+            (key, vec![s], vec![c], vec![sentence])
+        }
+    };
+    let mut cold_items: Vec<i64> = cold.iter().flatten().copied().collect();
+    cold_items.sort_unstable();
+    cold_items.dedup();
+    let mut tomb = conn
+        .prepare_cached(
+            "INSERT INTO tombstones (cold_item, fact_key, forgotten_ms) VALUES (?1, ?2, ?3) \
+             ON CONFLICT DO NOTHING",
+        )
+        .ctx(OP, path)?;
+    for item in &cold_items {
+        tomb.execute(params![item, key, now]).ctx(OP, path)?;
+    }
+    sweep_orphans(conn, path, &entities, &sentences)?;
+    Ok(Forgotten {
+        id,
+        fact,
+        sources: cold.len(),
+        cold_items,
+    })
+}

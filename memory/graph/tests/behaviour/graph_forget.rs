@@ -1,0 +1,156 @@
+//! Forgetting by the id recall returned: the fact, its events and names go, and distilling the
+//! same cold items again never brings it back.
+
+use hearth_graph::{FactId, FactMode, FactSource, GraphError, RuleDistiller, Statement, USER};
+
+use crate::support::{DAY, T0, assert_invariants, count, graph, item, peek};
+
+#[test]
+fn forget_by_id_stays_forgotten() {
+    let mut g = graph();
+    let items = [
+        item(1, T0, "I moved to Porto last week. I like jazz."),
+        item(2, T0 + DAY, "I moved to Porto last week, remember?"),
+    ];
+    g.graph.distill_items(&items).unwrap();
+    let hits = g.graph.recall("where do I live", T0 + 2 * DAY, 10).unwrap();
+    let porto = hits
+        .iter()
+        .find(|h| h.object == "Porto")
+        .expect("Porto recalled")
+        .id;
+
+    let gone = g.graph.forget(porto).unwrap();
+    assert_eq!(gone.fact, "user lives_in Porto");
+    assert_eq!(gone.cold_items, [1, 2]);
+    assert_eq!(gone.sources, 2);
+    assert!(matches!(
+        g.graph.why(porto),
+        Err(GraphError::NotFound { .. })
+    ));
+    assert!(matches!(
+        g.graph.forget(porto),
+        Err(GraphError::NotFound { .. })
+    ));
+
+    let check = |g: &crate::support::TestGraph| {
+        let hits = g
+            .graph
+            .recall("Porto where do I live moved", T0 + 3 * DAY, 20)
+            .unwrap();
+        assert!(
+            hits.iter().all(|h| !h.object.contains("Porto")),
+            "{hits:#?}"
+        );
+        let conn = peek(g.graph.path());
+        assert_eq!(
+            count(&conn, "SELECT count(*) FROM entities WHERE norm = 'porto'"),
+            0,
+            "no name left to find"
+        );
+        assert_eq!(
+            count(&conn, "SELECT count(*) FROM events"),
+            0,
+            "the move went with the fact"
+        );
+        assert_eq!(
+            count(
+                &conn,
+                "SELECT count(*) FROM relations WHERE predicate = 'likes'"
+            ),
+            1,
+            "jazz stays"
+        );
+    };
+    check(&g);
+
+    // The same items once more, through the scheduled pass and through a forced re-run of the
+    // distiller (as an improved distiller would do): nothing comes back, nothing doubles.
+    g.graph.distill_items(&items).unwrap();
+    let again = g
+        .graph
+        .redistill(&RuleDistiller::default(), &items, T0 + 3 * DAY)
+        .unwrap();
+    assert!(
+        again.facts.inserted.is_empty() && again.facts.events.is_empty(),
+        "{again:?}"
+    );
+    assert_eq!(
+        again.facts.forgotten, 4,
+        "fact and event, from each of the two items"
+    );
+    check(&g);
+
+    // A statement told directly from the same cold item is refused the same way.
+    let fact = hearth_graph::Fact {
+        subject: USER.into(),
+        subject_kind: "person",
+        predicate: "lives_in".into(),
+        object: " porto ".into(),
+        object_kind: "place",
+        mode: FactMode::Holds,
+        confidence: 1.0,
+        valid_from: None,
+    };
+    let st = Statement {
+        sentence: "I live in porto".into(),
+        facts: vec![fact],
+        events: vec![],
+    };
+    let source = FactSource {
+        cold_item: Some(2),
+        turn_id: "turn-2".into(),
+        said_ms: T0 + DAY,
+    };
+    let told = g.graph.tell(std::slice::from_ref(&st), &source).unwrap();
+    assert_eq!((told.inserted.len(), told.forgotten), (0, 1));
+    check(&g);
+
+    // Said again in a new turn, it is a new statement and is stored.
+    g.graph
+        .distill_items(&[item(9, T0 + 5 * DAY, "I live in Porto.")])
+        .unwrap();
+    assert!(
+        g.graph
+            .recall("where do I live", T0 + 6 * DAY, 5)
+            .unwrap()
+            .iter()
+            .any(|h| h.object == "Porto")
+    );
+    assert_invariants(g.graph.path());
+}
+
+#[test]
+fn forgetting_an_event_keeps_the_fact() {
+    let mut g = graph();
+    g.graph
+        .distill_items(&[item(1, T0, "I moved to Lisbon yesterday.")])
+        .unwrap();
+    let event = FactId::Event(1);
+    assert_eq!(
+        g.graph.why(event).unwrap().sources[0].sentence,
+        "I moved to Lisbon yesterday"
+    );
+    g.graph.forget(event).unwrap();
+    let hits = g.graph.recall("where do I live", T0 + DAY, 5).unwrap();
+    assert!(hits.iter().any(|h| h.object == "Lisbon"));
+    assert!(hits.iter().all(|h| h.id != event));
+    g.graph
+        .redistill(
+            &RuleDistiller::default(),
+            &[item(1, T0, "I moved to Lisbon yesterday.")],
+            T0,
+        )
+        .unwrap();
+    assert_eq!(g.graph.stats().unwrap().events, 0);
+}
+
+#[test]
+fn ids_that_do_not_parse_are_refused() {
+    for bad in ["", "42", "r", "x9", "r-3"] {
+        assert!(
+            matches!(bad.parse::<FactId>(), Err(GraphError::InvalidId { .. })),
+            "{bad}"
+        );
+    }
+}

@@ -1,0 +1,12 @@
+//! Behaviour of the graph on real SQLite files in temporary directories.
+
+mod support;
+
+mod graph_conversation;
+mod graph_crash;
+mod graph_extractor_quality;
+mod graph_forget;
+mod graph_invariants;
+mod graph_names_and_purge;
+mod graph_recall_bounds;
+mod graph_upkeep;
