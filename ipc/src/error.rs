@@ -9,6 +9,52 @@ pub enum PublishError {
     TooLarge { len: usize, max: usize },
 }
 
+/// Why an exchange-arena reference or allocation was refused. Small and `Copy`, like
+/// [`PublishError`]: nothing was read or written, and the caller still holds its data.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ArenaError {
+    /// The reference does not name a block run inside the arena: its offset is outside the
+    /// arena or not at a block start, or its length runs past the end of its allocation.
+    #[error("arena reference (offset {offset}, len {len}) is out of bounds: {reason}")]
+    OutOfBounds {
+        offset: u32,
+        len: u32,
+        reason: &'static str,
+    },
+    /// The block was freed (and maybe reissued) since the reference was made.
+    #[error("stale arena reference: generation {expected}, the block is at generation {found}")]
+    Stale { expected: u32, found: u32 },
+    /// The block belongs to another holder (another plugin, or the kernel).
+    #[error("arena block is held by owner {holder}, not by owner {owner}")]
+    NotOwner { owner: u32, holder: u32 },
+    /// The data does not fit where it was to go: a result larger than its frame's room (ask
+    /// for an expansion block), or an allocation larger than the whole arena. Never truncated.
+    #[error("{len} bytes do not fit in {room} bytes of arena space")]
+    TooLarge { len: u64, room: u64 },
+    /// No run of free blocks is long enough right now.
+    #[error("exchange arena full: {needed} contiguous blocks needed, {free} free in total")]
+    Full { needed: u32, free: u32 },
+}
+
+/// Why a stage-context field access was refused. Nothing was written; the field keeps its
+/// previous value.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum FieldError {
+    /// The value is longer than the field's capacity (fixed when the segment was created).
+    #[error("value of {len} bytes exceeds the {capacity}-byte capacity of stage field {field}")]
+    TooLarge {
+        field: &'static str,
+        len: usize,
+        capacity: usize,
+    },
+    /// Another writer is writing this field right now (writers of one field serialise through
+    /// the stage lock; this refuses one that did not), or a reader found no stable copy.
+    #[error("stage field {field} is being written by another process")]
+    Busy { field: &'static str },
+}
+
 /// Failures of `hearth-ipc` outside the publish hot path.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -36,4 +82,23 @@ pub enum IpcError {
     /// An event payload is not a valid JSON envelope.
     #[error("malformed event envelope: {0}")]
     Envelope(#[from] serde_json::Error),
+    /// A system call on a segment, mapping or doorbell failed.
+    #[error("{op} failed: {source}")]
+    Os {
+        op: &'static str,
+        source: nix::errno::Errno,
+    },
+    /// An fd handed over as a doorbell is not an eventfd.
+    #[error("fd {fd} is not an eventfd doorbell (it is {found})")]
+    NotADoorbell { fd: i32, found: String },
+    /// A shared segment (or one of its areas) failed validation on attach, or a
+    /// [`SegmentConfig`](crate::SegmentConfig) cannot be laid out.
+    #[error("shared segment rejected: {area}: {reason}")]
+    BadSegment { area: &'static str, reason: String },
+    /// An exchange-arena reference or allocation was refused.
+    #[error(transparent)]
+    Arena(#[from] ArenaError),
+    /// A stage-context field access was refused.
+    #[error(transparent)]
+    Field(#[from] FieldError),
 }

@@ -34,14 +34,28 @@ compile_error!(
     "hearth-ipc lays out shared regions as little-endian; big-endian targets are not supported"
 );
 
+mod doorbell;
 mod envelope;
 mod error;
 mod event_kind;
 mod event_ring;
+mod generation;
 mod notify;
+#[cfg(not(loom))]
+mod segment;
+mod shm_safe;
 mod sync;
+mod words;
 
+pub use doorbell::Doorbell;
 pub use envelope::{Envelope, decode_envelope, encode_envelope, encode_envelope_into};
-pub use error::{IpcError, PublishError};
+pub use error::{ArenaError, FieldError, IpcError, PublishError};
 pub use event_kind::{EventKind, KindMask};
-pub use event_ring::{EventRing, Publisher, ReadResult, Reader, RingConfig, Subscriber};
+pub use event_ring::{Armed, EventRing, Publisher, ReadResult, Reader, RingConfig, Subscriber};
+#[cfg(not(loom))]
+pub use segment::{
+    Arena, ArenaConfig, ArenaRef, ArenaView, DOORBELL_FD, FieldCapacities, FieldSet, KERNEL_OWNER,
+    PluginSegment, SEGMENT_FD, Segment, SegmentConfig, StageContext, StageField,
+    default_capacities, inherit_plugin_fds,
+};
+pub use shm_safe::ShmSafe;

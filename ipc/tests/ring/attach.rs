@@ -182,12 +182,12 @@ fn attach_validates_the_header() {
             old,
             Err(IpcError::BadVersion {
                 found: 1,
-                expected: 2
+                expected: 3
             })
         ),
         "{old:?}"
     );
-    unsafe { version.write(2) };
+    unsafe { version.write(3) };
 
     // slot_count at byte 16: a non-power-of-two geometry is refused.
     let slot_count = map.base.as_ptr().wrapping_add(16).cast::<u32>();
