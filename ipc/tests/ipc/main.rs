@@ -6,6 +6,8 @@ mod ring_attach;
 mod ring_model;
 mod ring_stress;
 mod ring_wake;
+mod segment_arena;
+mod segment_fields;
 mod segment_layout;
 mod segment_processes;
 mod support;
