@@ -16,12 +16,9 @@
 
 use std::error::Error;
 use std::io::{BufRead, Write};
-use std::os::fd::{FromRawFd, OwnedFd};
 use std::time::Duration;
 
-use hearth_ipc::{
-    ArenaRef, DOORBELL_FD, Doorbell, KindMask, PluginSegment, ReadResult, SEGMENT_FD, StageField,
-};
+use hearth_ipc::{ArenaRef, Doorbell, KindMask, PluginSegment, ReadResult, SEGMENT_FD, StageField};
 
 type Outcome = Result<(), Box<dyn Error>>;
 
@@ -29,16 +26,7 @@ const WAIT: Duration = Duration::from_secs(20);
 
 fn main() -> Outcome {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    // SAFETY: fds 3 and 4 are this process's by the plugin spawn convention
-    // (`inherit_plugin_fds`); nothing else in this process owns them.
-    let (segment_fd, bell_fd) = unsafe {
-        (
-            OwnedFd::from_raw_fd(SEGMENT_FD),
-            OwnedFd::from_raw_fd(DOORBELL_FD),
-        )
-    };
-    let segment = PluginSegment::attach(segment_fd)?;
-    let bell = Doorbell::from_fd(bell_fd)?;
+    let (segment, bell) = PluginSegment::attach_inherited()?;
     let arg = |i: usize| -> Result<&str, Box<dyn Error>> {
         Ok(args.get(i).map(String::as_str).ok_or("missing argument")?)
     };

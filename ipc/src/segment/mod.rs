@@ -9,8 +9,8 @@
 //! last one drops.
 
 mod arena;
+mod inherit;
 mod mapping;
-mod spawn;
 mod stage_context;
 mod superblock;
 
@@ -19,7 +19,7 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 pub use arena::{Arena, ArenaConfig, ArenaRef, ArenaView, KERNEL_OWNER};
-pub use spawn::inherit_plugin_fds;
+pub use inherit::inherit_plugin_fds;
 pub use stage_context::{FieldCapacities, FieldSet, StageContext, StageField, default_capacities};
 
 use crate::{EventRing, IpcError, Publisher, RingConfig, Subscriber};
