@@ -14,7 +14,12 @@ use super::region::Shared;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadResult {
     /// Event `seq` of `kind`; the caller's buffer holds exactly its payload.
-    Event { seq: u64, kind: EventKind },
+    Event {
+        /// The event's sequence number.
+        seq: u64,
+        /// Its kind.
+        kind: EventKind,
+    },
     /// Nothing new yet.
     Empty,
     /// The writer overran this reader: `missed` events were lost, and the reader now stands
@@ -23,7 +28,10 @@ pub enum ReadResult {
     /// `missed` counts every event jumped over, **of any kind and any stream tag**: their
     /// slots were overwritten, so nobody can tell any more which were of this reader's kinds
     /// or tag. For a filtered reader it is therefore an upper bound on what it lost of its own.
-    Lagged { missed: u64 },
+    Lagged {
+        /// Events jumped over (see above).
+        missed: u64,
+    },
     /// The publisher is gone and every remaining event has been read.
     Closed,
 }
