@@ -30,10 +30,8 @@ pub(crate) fn store(words: &[AtomicU64], bytes: &[u8]) {
 }
 
 /// Append the first `len` bytes held in `words` to `buf`. The copy may be torn if a peer
-/// writes meanwhile; the caller validates it.
-///
-/// # Panics
-/// If `words` holds fewer than `len` bytes.
+/// writes meanwhile; the caller validates it. Callers size `words` first; bytes past its end
+/// would read as zero, never out of bounds.
 #[inline]
 pub(crate) fn load(words: &[AtomicU64], len: usize, buf: &mut Vec<u8>) {
     let start = buf.len();
