@@ -57,8 +57,8 @@ pub use event_kind::{EventKind, KindMask};
 pub use event_ring::{Armed, EventRing, Publisher, ReadResult, Reader, RingConfig, Subscriber};
 #[cfg(not(loom))]
 pub use segment::{
-    Arena, ArenaConfig, ArenaRef, ArenaView, DOORBELL_FD, FieldCapacities, FieldSet, KERNEL_OWNER,
-    PluginSegment, SEGMENT_FD, Segment, SegmentConfig, StageContext, StageField,
+    Arena, ArenaConfig, ArenaRef, ArenaView, CallFrame, DOORBELL_FD, FieldCapacities, FieldSet,
+    KERNEL_OWNER, PluginSegment, SEGMENT_FD, Segment, SegmentConfig, StageContext, StageField,
     default_capacities, inherit_plugin_fds,
 };
 pub use shm_safe::ShmSafe;

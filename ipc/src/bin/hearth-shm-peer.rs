@@ -18,7 +18,9 @@ use std::error::Error;
 use std::io::{BufRead, Write};
 use std::time::Duration;
 
-use hearth_ipc::{ArenaRef, Doorbell, KindMask, PluginSegment, ReadResult, SEGMENT_FD, StageField};
+use hearth_ipc::{
+    ArenaRef, CallFrame, Doorbell, KindMask, PluginSegment, ReadResult, SEGMENT_FD, StageField,
+};
 
 type Outcome = Result<(), Box<dyn Error>>;
 
@@ -91,25 +93,6 @@ fn ring(segment: &PluginSegment, bell: &Doorbell, events: u64, tag: u64, gate: b
     Ok(())
 }
 
-/// A ring event of a call: the frame reference, then the argument length (little-endian).
-fn parse_call(payload: &[u8]) -> Result<(ArenaRef, u32), Box<dyn Error>> {
-    let word = |i: usize| -> Result<u32, Box<dyn Error>> {
-        Ok(u32::from_le_bytes(
-            payload
-                .get(i * 4..i * 4 + 4)
-                .ok_or("short call")?
-                .try_into()?,
-        ))
-    };
-    let frame = ArenaRef {
-        offset: word(0)?,
-        len: word(1)?,
-        generation: word(2)?,
-        flags: word(3)?,
-    };
-    Ok((frame, word(4)?))
-}
-
 fn echo(segment: &PluginSegment, bell: &Doorbell, calls: u64) -> Outcome {
     let mut reader = segment.subscriber().reader(KindMask::ALL);
     println!("ready");
@@ -121,12 +104,10 @@ fn echo(segment: &PluginSegment, bell: &Doorbell, calls: u64) -> Outcome {
             ReadResult::Event { .. } => {}
             other => return Err(format!("expected a call, got {other:?}").into()),
         }
-        let (frame, args_len) = parse_call(&event)?;
-        arena.read_at(&frame, 0, args_len, &mut args)?;
+        let call = CallFrame::decode(&event).ok_or("short call event")?;
+        arena.read_args(&call, &mut args)?;
         args.reverse();
-        let at = args_len.next_multiple_of(8);
-        arena.write(&frame, at, &args)?;
-        arena.complete(&frame, args.len() as u32)?;
+        arena.answer(&call, &args)?;
     }
     println!("answered {calls}");
     Ok(())

@@ -19,6 +19,7 @@ use std::sync::Arc;
 use crate::sync::{AtomicU32, AtomicU64, Ordering};
 use crate::{ArenaError, IpcError, generation, words};
 
+use super::check_header;
 use super::mapping::Mapping;
 use super::superblock::page_round;
 
@@ -103,6 +104,65 @@ impl ArenaRef {
     }
 }
 
+/// A tool call's frame as the kernel hands it to a plugin: the argument bytes at 0 and room
+/// for the result from [`result_offset`](Self::result_offset) to the frame's end. When it
+/// travels in a ring event it is [`ENCODED_LEN`](Self::ENCODED_LEN) little-endian bytes: the
+/// reference's four words, then `args_len`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub struct CallFrame {
+    /// The whole frame.
+    pub frame: ArenaRef,
+    /// Bytes of arguments at its start.
+    pub args_len: u32,
+}
+
+impl CallFrame {
+    /// Bytes of the encoded form.
+    pub const ENCODED_LEN: usize = 20;
+
+    /// Where the result starts: the first word boundary after the arguments.
+    pub fn result_offset(&self) -> u32 {
+        self.args_len.next_multiple_of(8)
+    }
+
+    /// Bytes of room for the result.
+    pub fn result_room(&self) -> u32 {
+        self.frame.len.saturating_sub(self.result_offset())
+    }
+
+    /// The encoded form (for a ring event's payload).
+    pub fn encode(&self) -> [u8; Self::ENCODED_LEN] {
+        let r = self.frame;
+        let mut bytes = [0u8; Self::ENCODED_LEN];
+        for (chunk, word) in
+            bytes
+                .chunks_exact_mut(4)
+                .zip([r.offset, r.len, r.generation, r.flags, self.args_len])
+        {
+            chunk.copy_from_slice(&word.to_le_bytes());
+        }
+        bytes
+    }
+
+    /// Decode the first [`ENCODED_LEN`](Self::ENCODED_LEN) bytes; `None` if there are fewer.
+    /// The result is only a claim: every access through it is checked.
+    pub fn decode(bytes: &[u8]) -> Option<CallFrame> {
+        let word = |i: usize| {
+            let chunk = bytes.get(i * 4..i * 4 + 4)?;
+            Some(u32::from_le_bytes(chunk.try_into().ok()?))
+        };
+        Some(CallFrame {
+            frame: ArenaRef {
+                offset: word(0)?,
+                len: word(1)?,
+                generation: word(2)?,
+                flags: word(3)?,
+            },
+            args_len: word(4)?,
+        })
+    }
+}
+
 /// Geometry of the exchange arena.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct ArenaConfig {
@@ -172,38 +232,23 @@ struct ArenaArea {
 
 impl ArenaArea {
     fn header(&self) -> &ArenaHeader {
-        // SAFETY: the area lies inside the mapping (superblock checks), page-aligned, and
-        // `self.map` keeps it mapped; any bit pattern is a valid `ArenaHeader` (`ShmSafe`).
-        unsafe {
-            self.map
-                .base()
-                .add(self.area)
-                .cast::<ArenaHeader>()
-                .as_ref()
-        }
+        self.map.at(self.area)
     }
 
     fn block(&self, index: usize) -> &BlockHeader {
         debug_assert!(index < self.config.block_count as usize);
-        let at = self.area + HEADER_LEN + BLOCK_HEADER_LEN * index;
-        // SAFETY: `index < block_count` (every caller checks), so the header lies in the block
-        // table inside the area; 32-byte aligned; any bit pattern is valid (`ShmSafe`).
-        unsafe { self.map.base().add(at).cast::<BlockHeader>().as_ref() }
+        self.map
+            .at(self.area + HEADER_LEN + BLOCK_HEADER_LEN * index)
     }
 
     /// The words of blocks `first .. first + run`.
     fn words(&self, first: usize, run: usize) -> &[AtomicU64] {
         debug_assert!(first + run <= self.config.block_count as usize);
         let block_len = self.config.block_len as usize;
-        let at = self.area + self.data_offset + first * block_len;
-        // SAFETY: `first + run <= block_count` (every caller checks), so the range lies in the
-        // data part of the area; 8-aligned; only ever accessed atomically.
-        unsafe {
-            std::slice::from_raw_parts(
-                self.map.base().add(at).cast::<AtomicU64>().as_ptr(),
-                run * block_len / 8,
-            )
-        }
+        self.map.words(
+            self.area + self.data_offset + first * block_len,
+            run * block_len / 8,
+        )
     }
 
     /// Absolute segment offset of block `index`.
@@ -375,6 +420,60 @@ impl Arena {
         })
     }
 
+    /// Allocate a call frame for `owner`: `args` written at its start, `room` bytes for the
+    /// result after them.
+    pub fn alloc_call(
+        &mut self,
+        args: &[u8],
+        room: u32,
+        owner: u32,
+    ) -> Result<CallFrame, ArenaError> {
+        let too_large = ArenaError::TooLarge {
+            len: args.len() as u64 + u64::from(room),
+            room: u64::from(u32::MAX),
+        };
+        let args_len = u32::try_from(args.len()).map_err(|_| too_large)?;
+        let call = CallFrame {
+            frame: ArenaRef {
+                offset: 0,
+                len: 0,
+                generation: 0,
+                flags: 0,
+            },
+            args_len,
+        };
+        let len = call.result_offset().checked_add(room).ok_or(too_large)?;
+        let frame = self.alloc(len, owner)?;
+        self.write(&frame, owner, 0, args)?;
+        Ok(CallFrame { frame, ..call })
+    }
+
+    /// The result of `call` if the plugin has completed it: copied into `buf` (replacing its
+    /// contents) and `Ok(true)`; `Ok(false)` while it is pending.
+    pub fn call_result(
+        &self,
+        call: &CallFrame,
+        owner: u32,
+        buf: &mut Vec<u8>,
+    ) -> Result<bool, ArenaError> {
+        buf.clear();
+        let Some(len) = self.completion(&call.frame, owner)? else {
+            return Ok(false);
+        };
+        let at = call.result_offset();
+        if u64::from(len) > u64::from(call.result_room()) {
+            return Err(ArenaError::OutOfBounds {
+                offset: call.frame.offset,
+                len,
+                reason: "announced result is longer than the frame's room",
+            });
+        }
+        let live = self.live(&call.frame, owner)?;
+        let words = &self.area.words(live.index, live.run)[at as usize / 8..];
+        words::load(words, len as usize, buf);
+        Ok(true)
+    }
+
     /// Check a reference handed back by `owner` against the kernel's own table: it must name
     /// the start of a live allocation of that owner, at its current generation, and not run
     /// past its end. This is what makes a forged reference harmless.
@@ -523,14 +622,9 @@ impl ArenaView {
             data_offset: 0,
         };
         let header = probe.header();
-        // SYNC: pairs with the Release store of `magic` in `Arena::init`.
-        let magic = header.magic.load(Ordering::Acquire);
-        let version = header.version.load(Ordering::Relaxed);
-        if magic != MAGIC || version != VERSION {
-            return Err(bad(format!(
-                "magic {magic:#010x} version {version}, expected {MAGIC:#010x} version {VERSION}"
-            )));
-        }
+        // SYNC: `check_header`'s Acquire load of `magic` pairs with its Release store in
+        // `Arena::init`.
+        check_header(&header.magic, &header.version, MAGIC, VERSION).map_err(bad)?;
         let config = ArenaConfig {
             block_len: header.block_len.load(Ordering::Relaxed),
             block_count: header.block_count.load(Ordering::Relaxed),
@@ -640,6 +734,21 @@ impl ArenaView {
         let first = ArenaArea::span(r, at, bytes.len(), r.len as usize)?;
         words::store(&self.area.words(index, run)[first..], bytes);
         Ok(())
+    }
+
+    /// Copy `call`'s arguments into `buf` (replacing its contents).
+    pub fn read_args(&self, call: &CallFrame, buf: &mut Vec<u8>) -> Result<(), ArenaError> {
+        self.read_at(&call.frame, 0, call.args_len, buf)
+    }
+
+    /// Answer `call` in place: write `result` after the arguments and complete the frame.
+    ///
+    /// # Errors
+    /// [`ArenaError::TooLarge`] if it does not fit the frame's room: nothing is written; ask
+    /// the kernel for an expansion block and answer with its reference instead.
+    pub fn answer(&self, call: &CallFrame, result: &[u8]) -> Result<(), ArenaError> {
+        self.write(&call.frame, call.result_offset(), result)?;
+        self.complete(&call.frame, result.len() as u32)
     }
 
     /// Announce that frame `r` holds a result of `result_len` bytes (written before this

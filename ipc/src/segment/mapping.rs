@@ -13,7 +13,8 @@ use nix::fcntl::{FcntlArg, SealFlag, fcntl};
 use nix::sys::memfd::{MFdFlags, memfd_create};
 use nix::sys::mman::{MapFlags, ProtFlags, mmap, munmap};
 
-use crate::IpcError;
+use crate::sync::AtomicU64;
+use crate::{IpcError, ShmSafe};
 
 /// Seals every segment carries: its size is final, and nobody can lift that.
 const SEALS: SealFlag = SealFlag::F_SEAL_SHRINK
@@ -104,6 +105,42 @@ impl Mapping {
 
     pub(crate) fn base(&self) -> NonNull<u8> {
         self.base
+    }
+
+    /// Check that `len` bytes at `offset` lie inside the mapping, `align`-aligned.
+    fn check(&self, offset: usize, len: usize, align: usize) -> *mut u8 {
+        let fits = offset.checked_add(len).is_some_and(|end| end <= self.len);
+        let ptr = self.base.as_ptr().wrapping_add(offset);
+        // Offsets come from this crate's own planning or from geometry validated on attach; a
+        // failure here is a bug in this crate, never something a peer can cause.
+        assert!(
+            fits && ptr.align_offset(align) == 0,
+            "shared access of {len} bytes at {offset} is outside the {}-byte mapping or misaligned",
+            self.len
+        );
+        ptr
+    }
+
+    /// The shared `T` at byte `offset` of the segment.
+    ///
+    /// # Panics
+    /// If it does not lie inside the mapping, aligned (a bug in the caller's geometry).
+    pub(crate) fn at<T: ShmSafe>(&self, offset: usize) -> &T {
+        let ptr = self.check(offset, std::mem::size_of::<T>(), std::mem::align_of::<T>());
+        // SAFETY: in bounds and aligned (checked above); the mapping lives as long as `&self`;
+        // `T: ShmSafe` is valid for every bit pattern, and its live fields are atomics.
+        unsafe { &*ptr.cast::<T>() }
+    }
+
+    /// `count` shared 8-byte words starting at byte `offset` of the segment.
+    ///
+    /// # Panics
+    /// As for [`at`](Self::at).
+    pub(crate) fn words(&self, offset: usize, count: usize) -> &[AtomicU64] {
+        let ptr = self.check(offset, count * 8, 8);
+        // SAFETY: in bounds and 8-aligned (checked above); the mapping lives as long as
+        // `&self`; any bit pattern is a valid `AtomicU64`, and words are only used atomically.
+        unsafe { std::slice::from_raw_parts(ptr.cast::<AtomicU64>(), count) }
     }
 
     pub(crate) fn len(&self) -> usize {

@@ -16,9 +16,9 @@ mod superblock;
 
 use std::os::fd::{BorrowedFd, OwnedFd};
 use std::sync::Arc;
-use std::sync::atomic::Ordering;
+use std::sync::atomic::{AtomicU32, Ordering};
 
-pub use arena::{Arena, ArenaConfig, ArenaRef, ArenaView, KERNEL_OWNER};
+pub use arena::{Arena, ArenaConfig, ArenaRef, ArenaView, CallFrame, KERNEL_OWNER};
 pub use inherit::inherit_plugin_fds;
 pub use stage_context::{FieldCapacities, FieldSet, StageContext, StageField, default_capacities};
 
@@ -67,11 +67,28 @@ impl SegmentConfig {
     }
 }
 
+/// Check an area header's magic (Acquire: it is stored last, Release, by the area's `init`)
+/// and version; the refusal says what was found.
+fn check_header(
+    magic: &AtomicU32,
+    version: &AtomicU32,
+    expected_magic: u32,
+    expected_version: u32,
+) -> Result<(), String> {
+    // SYNC: pairs with the Release store of `magic` in the area's `init`.
+    let found = magic.load(Ordering::Acquire);
+    let found_version = version.load(Ordering::Relaxed);
+    if found != expected_magic || found_version != expected_version {
+        return Err(format!(
+            "magic {found:#010x} version {found_version}, expected {expected_magic:#010x} \
+             version {expected_version}"
+        ));
+    }
+    Ok(())
+}
+
 fn superblock(map: &Mapping) -> &Superblock {
-    // SAFETY: every mapping is at least one page (sizes are page-rounded, and attach refuses a
-    // file shorter than the superblock), page-aligned, and any bit pattern is a valid
-    // `Superblock` (`ShmSafe`).
-    unsafe { map.base().cast::<Superblock>().as_ref() }
+    map.at(0)
 }
 
 /// A generation no other kernel instance of this machine is likely to share: the clock's

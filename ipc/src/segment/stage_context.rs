@@ -14,6 +14,7 @@ use std::sync::atomic::{AtomicU32, AtomicU64, Ordering, fence};
 use crate::sync::spin_hint;
 use crate::{FieldError, IpcError, words};
 
+use super::check_header;
 use super::mapping::Mapping;
 
 /// "HASH" read big-endian, the original's stage-context magic.
@@ -243,14 +244,9 @@ impl StageContext {
             }; StageField::COUNT],
         };
         let header = context.header();
-        // SYNC: pairs with the Release store of `magic` in `StageContext::init`.
-        let magic = header.magic.load(Ordering::Acquire);
-        let version = header.version.load(Ordering::Relaxed);
-        if magic != MAGIC || version != VERSION {
-            return Err(bad(format!(
-                "magic {magic:#010x} version {version}, expected {MAGIC:#010x} version {VERSION}"
-            )));
-        }
+        // SYNC: `check_header`'s Acquire load of `magic` pairs with its Release store in
+        // `StageContext::init`.
+        check_header(&header.magic, &header.version, MAGIC, VERSION).map_err(bad)?;
         let count = header.field_count.load(Ordering::Relaxed);
         let dlen = header.descriptor_len.load(Ordering::Relaxed);
         if count as usize != StageField::COUNT || dlen as usize != DESCRIPTOR_LEN {
@@ -282,39 +278,17 @@ impl StageContext {
     }
 
     fn header(&self) -> &ContextHeader {
-        // SAFETY: the area lies inside the mapping (checked by the superblock), starts
-        // page-aligned with a 64-byte header, and `self.map` keeps it mapped; any bit pattern
-        // is a valid `ContextHeader` (it is `ShmSafe`).
-        unsafe {
-            self.map
-                .base()
-                .add(self.area)
-                .cast::<ContextHeader>()
-                .as_ref()
-        }
+        self.map.at(self.area)
     }
 
     fn descriptor(&self, field: StageField) -> &Descriptor {
-        let at = self.area + HEADER_LEN + DESCRIPTOR_LEN * field as usize;
-        // SAFETY: the descriptor table lies inside the area (its length was checked on attach
-        // and planned on init); 64-byte aligned; any bit pattern is valid (`ShmSafe`).
-        unsafe { self.map.base().add(at).cast::<Descriptor>().as_ref() }
+        self.map
+            .at(self.area + HEADER_LEN + DESCRIPTOR_LEN * field as usize)
     }
 
     fn data(&self, field: StageField) -> &[AtomicU64] {
         let g = self.fields[field as usize];
-        // SAFETY: `offset..offset + capacity` was checked (attach) or planned (init) to lie
-        // inside the area, 8-aligned; the words are only touched atomically.
-        unsafe {
-            std::slice::from_raw_parts(
-                self.map
-                    .base()
-                    .add(self.area + g.offset)
-                    .cast::<AtomicU64>()
-                    .as_ptr(),
-                g.capacity / 8,
-            )
-        }
+        self.map.words(self.area + g.offset, g.capacity / 8)
     }
 
     /// The byte capacity of `field`.

@@ -1,6 +1,8 @@
 //! The exchange arena's allocator and its checks, kernel side and plugin side.
 
-use hearth_ipc::{ArenaConfig, ArenaError, ArenaRef, PluginSegment, Segment, SegmentConfig};
+use hearth_ipc::{
+    ArenaConfig, ArenaError, ArenaRef, CallFrame, PluginSegment, Segment, SegmentConfig,
+};
 
 fn pair(blocks: u32) -> (Segment, PluginSegment) {
     let config = SegmentConfig {
@@ -180,4 +182,50 @@ fn completion_is_checked_against_the_frame() {
     segment.arena().free(&frame, 1).expect("free");
     let next = segment.arena().alloc(64, 1).expect("next");
     assert_eq!(segment.arena().completion(&next, 1), Ok(None));
+}
+
+#[test]
+fn call_frames_encode_place_the_result_after_the_arguments_and_check_its_length() {
+    let (mut segment, plugin) = pair(8);
+    let call = segment
+        .arena()
+        .alloc_call(b"{\"q\":1}", 32, 1)
+        .expect("frame");
+    assert_eq!(call.args_len, 7);
+    assert_eq!(call.result_offset(), 8);
+    assert_eq!(call.result_room(), 32);
+    let wire = call.encode();
+    assert_eq!(CallFrame::decode(&wire), Some(call));
+    assert_eq!(CallFrame::decode(&wire[..19]), None);
+
+    let mut buf = Vec::new();
+    plugin.arena().read_args(&call, &mut buf).expect("args");
+    assert_eq!(buf, b"{\"q\":1}");
+    assert!(
+        !segment
+            .arena()
+            .call_result(&call, 1, &mut buf)
+            .expect("pending")
+    );
+    assert!(matches!(
+        plugin.arena().answer(&call, &[0u8; 33]),
+        Err(ArenaError::TooLarge { len: 33, room: 32 })
+    ));
+    // A plugin announcing more than the room (a forged completion) is refused.
+    plugin
+        .arena()
+        .complete(&call.frame, 39)
+        .expect("within the frame");
+    assert!(matches!(
+        segment.arena().call_result(&call, 1, &mut buf),
+        Err(ArenaError::OutOfBounds { .. })
+    ));
+    plugin.arena().answer(&call, b"ok").expect("fits");
+    assert!(
+        segment
+            .arena()
+            .call_result(&call, 1, &mut buf)
+            .expect("done")
+    );
+    assert_eq!(buf, b"ok");
 }

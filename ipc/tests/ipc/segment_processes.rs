@@ -3,12 +3,23 @@
 
 use std::time::{Duration, Instant};
 
-use hearth_ipc::{ArenaRef, Doorbell, EventKind, KERNEL_OWNER, Segment, SegmentConfig, StageField};
+use hearth_ipc::{
+    Doorbell, EventKind, KERNEL_OWNER, Publisher, Segment, SegmentConfig, StageField,
+};
 
 use crate::support::Peer;
 use crate::with_watchdog;
 
 const ROUNDS: u64 = 3_000;
+
+/// A kernel side: a segment, one plugin's doorbell, and the ring's publisher ringing it.
+fn kernel(config: SegmentConfig) -> (Segment, Doorbell, Publisher) {
+    let mut segment = Segment::create(config).expect("segment");
+    let bell = Doorbell::new().expect("doorbell");
+    let mut publisher = segment.take_publisher().expect("publisher");
+    publisher.add_doorbell(bell.try_clone().expect("dup"));
+    (segment, bell, publisher)
+}
 
 #[test]
 fn two_plugins_writing_different_fields_lose_no_update() {
@@ -56,10 +67,7 @@ fn two_plugins_writing_different_fields_lose_no_update() {
 #[test]
 fn a_tagged_plugin_reader_sleeps_on_its_doorbell_and_sees_only_its_stream() {
     with_watchdog(Duration::from_secs(60), || {
-        let mut segment = Segment::create(SegmentConfig::default()).expect("segment");
-        let bell = Doorbell::new().expect("doorbell");
-        let mut publisher = segment.take_publisher().expect("publisher");
-        publisher.add_doorbell(bell.try_clone().expect("dup"));
+        let (segment, bell, mut publisher) = kernel(SegmentConfig::default());
         let mut peer = Peer::spawn(&segment, &bell, &["ring", "50", "7"]);
         assert_eq!(peer.line(), "ready");
         for i in 0..100u64 {
@@ -88,10 +96,7 @@ fn a_plugin_that_falls_behind_is_told_how_many_it_missed() {
             ring: hearth_ipc::RingConfig::new(16, 4096),
             ..SegmentConfig::default()
         };
-        let mut segment = Segment::create(config).expect("segment");
-        let bell = Doorbell::new().expect("doorbell");
-        let mut publisher = segment.take_publisher().expect("publisher");
-        publisher.add_doorbell(bell.try_clone().expect("dup"));
+        let (segment, bell, mut publisher) = kernel(config);
         let mut peer = Peer::spawn(&segment, &bell, &["ring", "40", "1", "gate"]);
         assert_eq!(peer.line(), "ready");
         // The child reads only once all 40 are out: the 16-slot ring has overrun it by 24.
@@ -126,27 +131,10 @@ fn parse_summary(line: &str) -> (u64, u64) {
     )
 }
 
-/// The ring event of a call: the frame reference, then the argument length.
-fn call_event(frame: &ArenaRef, args_len: u32) -> Vec<u8> {
-    [
-        frame.offset,
-        frame.len,
-        frame.generation,
-        frame.flags,
-        args_len,
-    ]
-    .iter()
-    .flat_map(|w| w.to_le_bytes())
-    .collect()
-}
-
 #[test]
 fn tool_calls_round_trip_through_the_arena_with_no_bytes_in_the_pipe() {
     with_watchdog(Duration::from_secs(60), || {
-        let mut segment = Segment::create(SegmentConfig::default()).expect("segment");
-        let bell = Doorbell::new().expect("doorbell");
-        let mut publisher = segment.take_publisher().expect("publisher");
-        publisher.add_doorbell(bell.try_clone().expect("dup"));
+        let (mut segment, bell, mut publisher) = kernel(SegmentConfig::default());
         const OWNER: u32 = 1;
         let calls = 20u32;
         let mut peer = Peer::spawn(&segment, &bell, &["echo", &calls.to_string()]);
@@ -154,31 +142,27 @@ fn tool_calls_round_trip_through_the_arena_with_no_bytes_in_the_pipe() {
         let mut result = Vec::new();
         for i in 0..calls {
             let args: Vec<u8> = (0..(i * 997 + 3)).map(|b| (b * 7 + i) as u8).collect();
-            let args_len = args.len() as u32;
-            let room = args_len.next_multiple_of(8) + args_len;
             let arena = segment.arena();
-            let frame = arena.alloc(room, OWNER).expect("frame");
-            arena.write(&frame, OWNER, 0, &args).expect("args");
+            let call = arena
+                .alloc_call(&args, args.len() as u32, OWNER)
+                .expect("frame");
             publisher
-                .publish(EventKind::ToolCall, &call_event(&frame, args_len))
+                .publish(EventKind::ToolCall, &call.encode())
                 .expect("fits");
             let deadline = Instant::now() + Duration::from_secs(20);
-            let len = loop {
-                if let Some(len) = arena.completion(&frame, OWNER).expect("valid frame") {
-                    break len;
-                }
+            while !arena
+                .call_result(&call, OWNER, &mut result)
+                .expect("valid frame")
+            {
                 assert!(Instant::now() < deadline, "call {i} never completed");
                 std::hint::spin_loop();
-            };
-            let at = args_len.next_multiple_of(8);
-            let whole = frame.prefix(at + len);
-            arena.read(&whole, OWNER, &mut result).expect("result");
+            }
             let mut expected = args.clone();
             expected.reverse();
-            assert_eq!(&result[at as usize..], &expected[..], "call {i}");
-            arena.free(&frame, OWNER).expect("free");
+            assert_eq!(result, expected, "call {i}");
+            arena.free(&call.frame, OWNER).expect("free");
             assert!(
-                arena.completion(&frame, OWNER).is_err(),
+                arena.call_result(&call, OWNER, &mut result).is_err(),
                 "a freed frame is stale"
             );
         }
