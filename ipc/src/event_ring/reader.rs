@@ -172,7 +172,8 @@ impl Reader {
 
     /// [`next_timeout`](Self::next_timeout), sleeping on `doorbell` (an eventfd the
     /// publisher rings, see [`Publisher::add_doorbell`](crate::Publisher::add_doorbell))
-    /// instead of the ring's futex.
+    /// instead of the ring's futex. The publisher must have this doorbell (or a duplicate of
+    /// its fd) registered, or the reader only wakes at its timeout.
     pub fn next_with_doorbell(
         &mut self,
         buf: &mut Vec<u8>,
