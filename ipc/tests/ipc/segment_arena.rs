@@ -6,6 +6,7 @@ use hearth_ipc::{
     ArenaConfig, ArenaError, ArenaRef, CallFrame, PluginSegment, Segment, SegmentConfig,
 };
 
+use crate::support::attached;
 use crate::with_watchdog;
 
 fn pair(blocks: u32) -> (Segment, PluginSegment) {
@@ -16,10 +17,7 @@ fn pair(blocks: u32) -> (Segment, PluginSegment) {
         },
         ..SegmentConfig::default()
     };
-    let segment = Segment::create(config).expect("segment");
-    let fd = segment.fd().try_clone_to_owned().expect("dup");
-    let plugin = PluginSegment::attach(fd).expect("attach");
-    (segment, plugin)
+    attached(config)
 }
 
 #[test]

@@ -8,13 +8,11 @@ use std::time::Duration;
 
 use hearth_ipc::{FieldError, PluginSegment, Segment, SegmentConfig, StageField};
 
+use crate::support::attached;
 use crate::with_watchdog;
 
 fn pair() -> (Segment, PluginSegment) {
-    let segment = Segment::create(SegmentConfig::default()).expect("segment");
-    let fd = segment.fd().try_clone_to_owned().expect("dup");
-    let plugin = PluginSegment::attach(fd).expect("attach");
-    (segment, plugin)
+    attached(SegmentConfig::default())
 }
 
 #[test]

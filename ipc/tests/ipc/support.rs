@@ -11,7 +11,16 @@ use std::ptr::NonNull;
 use nix::sys::memfd::{MFdFlags, memfd_create};
 use nix::sys::mman::{MapFlags, ProtFlags, mmap, mmap_anonymous, munmap};
 
-use hearth_ipc::{Doorbell, Segment, inherit_plugin_fds};
+use hearth_ipc::{Doorbell, PluginSegment, Segment, SegmentConfig, inherit_plugin_fds};
+
+/// A segment and a plugin-side attachment to it through a second fd and mapping, in this
+/// process.
+pub fn attached(config: SegmentConfig) -> (Segment, PluginSegment) {
+    let segment = Segment::create(config).expect("segment");
+    let fd = segment.fd().try_clone_to_owned().expect("dup");
+    let plugin = PluginSegment::attach(fd).expect("attach");
+    (segment, plugin)
+}
 
 /// A running peer process.
 pub struct Peer {
