@@ -1,10 +1,15 @@
-//! Hearth's process-boundary plumbing, starting with the per-token **event ring**.
+//! Hearth's process-boundary plumbing: the per-token **event ring** and the **shared segment**
+//! plugins map.
 //!
 //! This crate owns the byte layouts that may be shared with other processes and the
 //! lock-free protocols over them: the single-producer, many-reader [`EventRing`] every
-//! streaming path publishes to, its futex-based park/wake, the event type codes
-//! ([`EventKind`]) and the JSON [`Envelope`] events travel in. It knows nothing of stages,
-//! memory or the scheduler; the runtime decides what is published and who reads it.
+//! streaming path publishes to, with futex or eventfd ([`Doorbell`]) park/wake and stream
+//! tags; the one memfd [`Segment`] all plugin processes share (fd 3), holding the ring, the
+//! per-field [`StageContext`] and the exchange [`Arena`] for tool arguments and results; the
+//! [`ShmSafe`] marker every shared type implements; the event type codes ([`EventKind`]) and
+//! the JSON [`Envelope`] events travel in. It knows nothing of stages, memory or the
+//! scheduler; the runtime decides what is published and who reads it, and the control plane
+//! (JSON-RPC over the plugin's pipes) lives elsewhere. Byte layouts: `ipc/DESIGN.md`.
 //!
 //! `unsafe` is allowed here (and only here in the workspace) for the shared region; every
 //! block names its invariant, every non-relaxed atomic names the operation it pairs with.
