@@ -47,9 +47,9 @@ bench: setup
 		echo "recall: ../shared/data/longmemeval-oracle-pooled.json is absent; skipping the recall benchmark"; \
 	fi
 
-# Model-checks the event ring's slot protocol with loom.
+# Model-checks the event ring's slot protocol and the arena's generation check with loom.
 loom:
-	RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-ipc --release --test loom_ring
+	RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-ipc --release --test loom_ring --lib
 
 install: build
 	install -Dm755 target/release/hearthd $(DESTDIR)$(PREFIX)/bin/hearthd

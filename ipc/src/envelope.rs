@@ -11,10 +11,14 @@ use crate::{EventKind, IpcError};
 /// One decoded bus event. `timestamp` is in unix seconds; `source` is the agent id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Envelope {
+    /// The event type (`"type"` on the wire).
     #[serde(rename = "type")]
     pub kind: EventKind,
+    /// The agent id that emitted it.
     pub source: String,
+    /// The event's own fields.
     pub payload: Value,
+    /// Unix seconds.
     pub timestamp: i64,
 }
 

@@ -12,18 +12,31 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 #[repr(u32)]
 pub enum EventKind {
+    /// `raw_input`
     RawInput = 0,
+    /// `agent_output`
     AgentOutput = 1,
+    /// `agent_llm_chain`
     AgentLlmChain = 2,
+    /// `tool_call`
     ToolCall = 3,
+    /// `reasoning`
     Reasoning = 4,
+    /// `stage`
     Stage = 5,
+    /// `system`
     System = 6,
+    /// `reasoning_delta`
     ReasoningDelta = 7,
+    /// `content_delta`
     ContentDelta = 8,
+    /// `skill_detected`
     SkillDetected = 9,
+    /// `scheduler`
     Scheduler = 10,
+    /// `terminal_output`
     TerminalOutput = 11,
+    /// A code this build does not know.
     Unknown = 0xFFFF_FFFF,
 }
 

@@ -1,10 +1,15 @@
-//! Hearth's process-boundary plumbing, starting with the per-token **event ring**.
+//! Hearth's process-boundary plumbing: the per-token **event ring** and the **shared segment**
+//! plugins map.
 //!
 //! This crate owns the byte layouts that may be shared with other processes and the
 //! lock-free protocols over them: the single-producer, many-reader [`EventRing`] every
-//! streaming path publishes to, its futex-based park/wake, the event type codes
-//! ([`EventKind`]) and the JSON [`Envelope`] events travel in. It knows nothing of stages,
-//! memory or the scheduler; the runtime decides what is published and who reads it.
+//! streaming path publishes to, with futex or eventfd ([`Doorbell`]) park/wake and stream
+//! tags; the one memfd [`Segment`] all plugin processes share (fd 3), holding the ring, the
+//! per-field [`StageContext`] and the exchange [`Arena`] for tool arguments and results; the
+//! [`ShmSafe`] marker every shared type implements; the event type codes ([`EventKind`]) and
+//! the JSON [`Envelope`] events travel in. It knows nothing of stages, memory or the
+//! scheduler; the runtime decides what is published and who reads it, and the control plane
+//! (JSON-RPC over the plugin's pipes) lives elsewhere. Byte layouts: `ipc/DESIGN.md`.
 //!
 //! `unsafe` is allowed here (and only here in the workspace) for the shared region; every
 //! block names its invariant, every non-relaxed atomic names the operation it pairs with.
@@ -28,20 +33,37 @@
 //! ```
 
 #![deny(unsafe_op_in_unsafe_fn)]
+#![warn(missing_docs)]
 
 #[cfg(target_endian = "big")]
 compile_error!(
     "hearth-ipc lays out shared regions as little-endian; big-endian targets are not supported"
 );
 
+mod doorbell;
 mod envelope;
 mod error;
 mod event_kind;
 mod event_ring;
+// Used by the segment, which loom builds leave out; its own loom model still runs.
+#[cfg_attr(loom, allow(dead_code))]
+mod generation;
 mod notify;
+#[cfg(not(loom))]
+mod segment;
+mod shm_safe;
 mod sync;
+mod words;
 
+pub use doorbell::Doorbell;
 pub use envelope::{Envelope, decode_envelope, encode_envelope, encode_envelope_into};
-pub use error::{IpcError, PublishError};
+pub use error::{ArenaError, FieldError, IpcError, PublishError};
 pub use event_kind::{EventKind, KindMask};
-pub use event_ring::{EventRing, Publisher, ReadResult, Reader, RingConfig, Subscriber};
+pub use event_ring::{Armed, EventRing, Publisher, ReadResult, Reader, RingConfig, Subscriber};
+#[cfg(not(loom))]
+pub use segment::{
+    Arena, ArenaConfig, ArenaRef, ArenaView, CallFrame, DOORBELL_FD, FieldCapacities, FieldSet,
+    KERNEL_OWNER, PluginSegment, SEGMENT_FD, Segment, SegmentConfig, StageContext, StageField,
+    default_capacities, inherit_plugin_fds,
+};
+pub use shm_safe::ShmSafe;

@@ -16,17 +16,18 @@ use super::RingConfig;
 /// The original kernel's magic, `0x48455654` ("HEVT" read big-endian); in memory, as a
 /// little-endian u32, its bytes are `54 56 45 48`.
 pub(crate) const MAGIC: u32 = 0x4845_5654;
-/// Layout version 2: the original's was 1 (append-only payload arena, 20-byte header).
-pub(crate) const LAYOUT_VERSION: u32 = 2;
+/// Layout version 3: the original's was 1 (append-only payload arena, 20-byte header); 2 had a
+/// reserved slot word where 3 keeps the stream tag, and no eventfd-parked counter.
+pub(crate) const LAYOUT_VERSION: u32 = 3;
 pub(crate) const HEADER_LEN: usize = 256;
 pub(crate) const SLOT_LEN: usize = 32;
 /// A slot stamp of 0 means "never written, or being rewritten right now"; a published event
 /// `seq` is stamped `seq + 1`, so a zero-filled region is a valid empty ring.
 pub(crate) const BUSY_STAMP: u64 = 0;
 
+crate::shm_layout! {
 /// The region header (256 bytes). Line 0 is written once at init; line 1 only by the
 /// publisher; line 2 by parking readers, so parking never bounces the publisher's line.
-#[repr(C)]
 pub(crate) struct Header {
     pub magic: AtomicU32,            // 0
     pub version: AtomicU32,          // 4
@@ -50,11 +51,14 @@ pub(crate) struct Header {
     pub parked: AtomicU32, // 132
     /// Non-zero once the publisher is gone: no event will follow `write_seq`.
     pub closed: AtomicU32, // 136
-    _reserved2: [u32; 29],           // 140..256
+    /// Readers currently sleeping (or about to sleep) on an eventfd doorbell.
+    pub bell_parked: AtomicU32, // 140
+    _reserved2: [u32; 28],           // 144..256
+}
 }
 
+crate::shm_layout! {
 /// One event's slot (32 bytes).
-#[repr(C)]
 pub(crate) struct Slot {
     /// `seq + 1` of the event it holds, or [`BUSY_STAMP`].
     pub stamp: AtomicU64, // 0
@@ -63,7 +67,10 @@ pub(crate) struct Slot {
     pub meta: AtomicU64, // 8
     /// Absolute payload byte cursor of the first payload byte (a multiple of 8).
     pub pos: AtomicU64, // 16
-    _reserved: u64, // 24
+    /// Stream tag of the event (0 = untagged), written before the stamp's release store so
+    /// a reader filters on one load, before copying the payload.
+    pub tag: AtomicU64, // 24
+}
 }
 
 #[cfg(not(loom))]
@@ -79,9 +86,11 @@ const _: () = {
     assert!(offset_of!(Header, wake_epoch) == 128);
     assert!(offset_of!(Header, parked) == 132);
     assert!(offset_of!(Header, closed) == 136);
+    assert!(offset_of!(Header, bell_parked) == 140);
     assert!(size_of::<Slot>() == SLOT_LEN);
     assert!(offset_of!(Slot, meta) == 8);
     assert!(offset_of!(Slot, pos) == 16);
+    assert!(offset_of!(Slot, tag) == 24);
     // A payload word must be exactly 8 bytes for the word-granular copy.
     assert!(size_of::<AtomicU64>() == 8 && align_of::<AtomicU64>() == 8);
 };
@@ -124,6 +133,7 @@ impl Header {
         self.wake_epoch.store(0, Ordering::Relaxed);
         self.parked.store(0, Ordering::Relaxed);
         self.closed.store(0, Ordering::Relaxed);
+        self.bell_parked.store(0, Ordering::Relaxed);
         // SYNC: pairs with the Acquire load of `magic` in `Header::read_config`.
         self.magic.store(MAGIC, Ordering::Release);
     }
@@ -198,7 +208,8 @@ impl Header {
             wake_epoch: AtomicU32::new(0),
             parked: AtomicU32::new(0),
             closed: AtomicU32::new(0),
-            _reserved2: [0; 29],
+            bell_parked: AtomicU32::new(0),
+            _reserved2: [0; 28],
         }
     }
 }
@@ -210,7 +221,7 @@ impl Slot {
             stamp: AtomicU64::new(BUSY_STAMP),
             meta: AtomicU64::new(0),
             pos: AtomicU64::new(0),
-            _reserved: 0,
+            tag: AtomicU64::new(0),
         }
     }
 }

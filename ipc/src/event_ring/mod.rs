@@ -14,11 +14,14 @@ mod reader;
 mod region;
 
 #[cfg(not(loom))]
+pub(crate) use region::KeepAlive;
+
+#[cfg(not(loom))]
 use std::ptr::NonNull;
 
 pub use config::RingConfig;
 pub use publisher::Publisher;
-pub use reader::{ReadResult, Reader, Subscriber};
+pub use reader::{Armed, ReadResult, Reader, Subscriber};
 
 use crate::IpcError;
 use crate::sync::Arc;
@@ -54,8 +57,39 @@ impl EventRing {
         config: RingConfig,
     ) -> Result<EventRing, IpcError> {
         // SAFETY: forwarded verbatim from this function's contract.
-        let shared = unsafe { Shared::init_in(base, len, config)? };
+        let shared = unsafe { Shared::init_in(base, len, config, None)? };
         Ok(EventRing { shared })
+    }
+
+    /// [`init_in`](Self::init_in) over a mapping owned by `keep`, which every handle holds.
+    ///
+    /// # Safety
+    /// As for `init_in`, except that the mapping only has to live as long as `keep` does.
+    #[cfg(not(loom))]
+    pub(crate) unsafe fn init_in_kept(
+        base: NonNull<u8>,
+        len: usize,
+        config: RingConfig,
+        keep: region::KeepAlive,
+    ) -> Result<EventRing, IpcError> {
+        // SAFETY: forwarded from this function's contract; `keep` outlives every handle.
+        let shared = unsafe { Shared::init_in(base, len, config, Some(keep))? };
+        Ok(EventRing { shared })
+    }
+
+    /// [`attach`](Self::attach) over a mapping owned by `keep`, which every handle holds.
+    ///
+    /// # Safety
+    /// As for `attach`, except that the mapping only has to live as long as `keep` does.
+    #[cfg(not(loom))]
+    pub(crate) unsafe fn attach_kept(
+        base: NonNull<u8>,
+        len: usize,
+        keep: region::KeepAlive,
+    ) -> Result<Subscriber, IpcError> {
+        // SAFETY: forwarded from this function's contract; `keep` outlives every handle.
+        let shared = unsafe { Shared::attach(base, len, Some(keep))? };
+        Ok(Subscriber::new(Arc::new(shared)))
     }
 
     /// Read an existing ring through a mapping of its region. The header is validated:
@@ -73,7 +107,7 @@ impl EventRing {
     #[cfg(not(loom))]
     pub unsafe fn attach(base: NonNull<u8>, len: usize) -> Result<Subscriber, IpcError> {
         // SAFETY: forwarded verbatim from this function's contract.
-        let shared = unsafe { Shared::attach(base, len)? };
+        let shared = unsafe { Shared::attach(base, len, None)? };
         Ok(Subscriber::new(Arc::new(shared)))
     }
 

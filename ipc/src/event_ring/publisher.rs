@@ -5,7 +5,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use crate::sync::{Arc, Ordering, fence};
-use crate::{EventKind, PublishError, notify};
+use crate::{Doorbell, EventKind, PublishError, notify};
 
 use super::layout::{BUSY_STAMP, pack_meta, padded_len};
 use super::region::Shared;
@@ -35,6 +35,9 @@ pub struct Publisher {
     /// Payload byte cursor (mirrors `header.payload_head`).
     head: u64,
     wake_syscalls: u64,
+    /// Doorbells of readers that sleep on an eventfd, rung while `bell_parked != 0`.
+    doorbells: Vec<(u64, Doorbell)>,
+    next_doorbell: u64,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -48,6 +51,8 @@ impl Publisher {
             next_seq,
             head,
             wake_syscalls: 0,
+            doorbells: Vec::new(),
+            next_doorbell: 0,
             _not_sync: PhantomData,
         }
     }
@@ -63,6 +68,22 @@ impl Publisher {
     /// nothing is written and no sequence number is used.
     #[inline]
     pub fn publish(&mut self, kind: EventKind, payload: &[u8]) -> Result<u64, PublishError> {
+        self.publish_tagged(kind, 0, payload)
+    }
+
+    /// [`publish`](Self::publish) with a stream tag (e.g. the id of the task whose answer this
+    /// delta belongs to). A reader made with [`Reader::with_tag`](crate::Reader::with_tag)
+    /// skips other tags on one load, without copying their payloads. Tag 0 means untagged.
+    ///
+    /// # Errors
+    /// As for `publish`.
+    #[inline]
+    pub fn publish_tagged(
+        &mut self,
+        kind: EventKind,
+        tag: u64,
+        payload: &[u8],
+    ) -> Result<u64, PublishError> {
         let max = self.shared.config().max_event_len as usize;
         if payload.len() > max {
             return Err(PublishError::TooLarge {
@@ -89,6 +110,7 @@ impl Publisher {
             Ordering::Relaxed,
         );
         slot.pos.store(pos, Ordering::Relaxed);
+        slot.tag.store(tag, Ordering::Relaxed);
         shared.write_payload(pos, payload);
         // SYNC: pairs with the Acquire loads of `stamp` in `Reader::read_slot` and
         // `Reader::oldest_intact`: a reader that sees this stamp sees the meta, pos and bytes.
@@ -100,22 +122,55 @@ impl Publisher {
         self.next_seq = seq + 1;
         self.head = end;
 
-        // SYNC: pairs with `parked.fetch_add(SeqCst)` in `Reader::park` (see above).
-        if header.parked.load(Ordering::SeqCst) != 0 {
-            self.wake();
-        }
+        self.wake_parked();
         Ok(seq)
     }
 
-    #[cold]
-    fn wake(&mut self) {
+    /// Wake whoever is parked, futex or doorbell; no syscall while nobody is.
+    #[inline]
+    fn wake_parked(&mut self) {
         let header = self.shared.header();
-        // SYNC: pairs with the SeqCst load of `wake_epoch` in `Reader::park`: a reader that
-        // read the old epoch either is already queued on the futex (and is woken below) or
-        // finds the word changed and returns from FUTEX_WAIT at once.
-        header.wake_epoch.fetch_add(1, Ordering::SeqCst);
-        notify::wake_all(&header.wake_epoch, self.shared.process_shared());
-        self.wake_syscalls += 1;
+        // SYNC: both pair with the `fetch_add(SeqCst)` of `parked` in `Reader::park` and of
+        // `bell_parked` in `Reader::arm` (the Dekker pairs named above and in DESIGN §1.7).
+        let futex = header.parked.load(Ordering::SeqCst) != 0;
+        let bells = header.bell_parked.load(Ordering::SeqCst) != 0;
+        if futex || bells {
+            self.wake(futex, bells);
+        }
+    }
+
+    #[cold]
+    fn wake(&mut self, futex: bool, bells: bool) {
+        let header = self.shared.header();
+        if futex {
+            // SYNC: pairs with the SeqCst load of `wake_epoch` in `Reader::park`: a reader that
+            // read the old epoch either is already queued on the futex (and is woken below) or
+            // finds the word changed and returns from FUTEX_WAIT at once.
+            header.wake_epoch.fetch_add(1, Ordering::SeqCst);
+            notify::wake_all(&header.wake_epoch, self.shared.process_shared());
+            self.wake_syscalls += 1;
+        }
+        if bells {
+            for (_, bell) in &self.doorbells {
+                bell.ring();
+                self.wake_syscalls += 1;
+            }
+        }
+    }
+
+    /// Ring `doorbell` whenever an event is published while a reader sleeps on a doorbell.
+    /// Returns an id for [`remove_doorbell`](Self::remove_doorbell) (when its plugin exits).
+    pub fn add_doorbell(&mut self, doorbell: Doorbell) -> u64 {
+        let id = self.next_doorbell;
+        self.next_doorbell += 1;
+        self.doorbells.push((id, doorbell));
+        id
+    }
+
+    /// Stop ringing a doorbell; returns it, or `None` for an unknown id.
+    pub fn remove_doorbell(&mut self, id: u64) -> Option<Doorbell> {
+        let index = self.doorbells.iter().position(|(bell, _)| *bell == id)?;
+        Some(self.doorbells.swap_remove(index).1)
     }
 
     /// The sequence number the next published event will get (= events published so far).
@@ -133,12 +188,15 @@ impl Publisher {
         *self.shared.config()
     }
 
-    /// Readers parked (or about to park) right now; while 0, publishing makes no syscall.
+    /// Readers parked (or about to park) right now, on the futex or on a doorbell; while 0,
+    /// publishing makes no syscall.
     pub fn parked_readers(&self) -> u32 {
-        self.shared.header().parked.load(Ordering::Relaxed)
+        let header = self.shared.header();
+        header.parked.load(Ordering::Relaxed) + header.bell_parked.load(Ordering::Relaxed)
     }
 
-    /// Wake syscalls this publisher has made (one per publish that found a parked reader).
+    /// Wake syscalls this publisher has made: one futex wake per publish that found a
+    /// futex-parked reader, plus one eventfd write per doorbell when one slept on a doorbell.
     pub fn wake_syscalls(&self) -> u64 {
         self.wake_syscalls
     }
@@ -156,10 +214,7 @@ impl Drop for Publisher {
         // (the final `write_seq` is visible to whoever sees `closed`); SeqCst makes it the
         // Dekker partner of `Reader::park`, like `write_seq` in `publish`.
         header.closed.store(1, Ordering::SeqCst);
-        // SYNC: pairs with `parked.fetch_add(SeqCst)` in `Reader::park`.
-        if header.parked.load(Ordering::SeqCst) != 0 {
-            self.wake();
-        }
+        self.wake_parked();
     }
 }
 

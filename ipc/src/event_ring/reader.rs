@@ -4,7 +4,7 @@ use std::fmt;
 use std::time::{Duration, Instant};
 
 use crate::sync::{Arc, Ordering, fence, spin_hint};
-use crate::{EventKind, KindMask, notify};
+use crate::{Doorbell, EventKind, KindMask, notify};
 
 use super::RingConfig;
 use super::layout::unpack_meta;
@@ -14,12 +14,24 @@ use super::region::Shared;
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ReadResult {
     /// Event `seq` of `kind`; the caller's buffer holds exactly its payload.
-    Event { seq: u64, kind: EventKind },
+    Event {
+        /// The event's sequence number.
+        seq: u64,
+        /// Its kind.
+        kind: EventKind,
+    },
     /// Nothing new yet.
     Empty,
-    /// The writer overran this reader: `missed` events (of any kind) were lost, and the
-    /// reader now stands at the oldest event still intact. Reading again continues there.
-    Lagged { missed: u64 },
+    /// The writer overran this reader: `missed` events were lost, and the reader now stands
+    /// at the oldest event still intact. Reading again continues there.
+    ///
+    /// `missed` counts every event jumped over, **of any kind and any stream tag**: their
+    /// slots were overwritten, so nobody can tell any more which were of this reader's kinds
+    /// or tag. For a filtered reader it is therefore an upper bound on what it lost of its own.
+    Lagged {
+        /// Events jumped over (see above).
+        missed: u64,
+    },
     /// The publisher is gone and every remaining event has been read.
     Closed,
 }
@@ -97,6 +109,8 @@ pub struct Reader {
     /// Sequence number of the next event to look at.
     next: u64,
     mask: KindMask,
+    /// Only events with this stream tag are delivered, when set.
+    tag: Option<u64>,
     missed_total: u64,
     spin: Duration,
 }
@@ -107,6 +121,7 @@ impl Reader {
             shared,
             next,
             mask,
+            tag: None,
             missed_total: 0,
             spin: DEFAULT_SPIN,
         }
@@ -152,6 +167,49 @@ impl Reader {
     /// [`set_spin`](Self::set_spin)), then park until the publisher wakes it.
     /// Returns [`ReadResult::Empty`] only when the timeout passed with nothing to deliver.
     pub fn next_timeout(&mut self, buf: &mut Vec<u8>, timeout: Duration) -> ReadResult {
+        self.next_parking(buf, timeout, |reader, left| reader.park(left))
+    }
+
+    /// [`next_timeout`](Self::next_timeout), sleeping on `doorbell` (an eventfd the
+    /// publisher rings, see [`Publisher::add_doorbell`](crate::Publisher::add_doorbell))
+    /// instead of the ring's futex. The publisher must have this doorbell (or a duplicate of
+    /// its fd) registered, or the reader only wakes at its timeout.
+    pub fn next_with_doorbell(
+        &mut self,
+        buf: &mut Vec<u8>,
+        doorbell: &Doorbell,
+        timeout: Duration,
+    ) -> ReadResult {
+        self.next_parking(buf, timeout, |reader, left| {
+            let armed = reader.arm();
+            if !armed.ready() {
+                doorbell.wait(left);
+            }
+        })
+    }
+
+    /// Announce that this reader is about to sleep on its doorbell, for a caller that waits
+    /// in its own `poll`/`epoll` set: while the returned guard lives the publisher rings the
+    /// doorbells. Sleep only if [`Armed::ready`] is false, then drop the guard, drain the
+    /// doorbell and read. Either the publisher sees the guard and rings, or `ready` sees the
+    /// event: a wake is never lost.
+    pub fn arm(&self) -> Armed<'_> {
+        // SYNC: pairs with the SeqCst load of `bell_parked` in `Publisher::wake_parked`
+        // (Dekker, as in `park`: either the publisher sees this count or `Armed::ready` sees
+        // the publish).
+        self.shared
+            .header()
+            .bell_parked
+            .fetch_add(1, Ordering::SeqCst);
+        Armed { reader: self }
+    }
+
+    fn next_parking(
+        &mut self,
+        buf: &mut Vec<u8>,
+        timeout: Duration,
+        park: impl Fn(&Reader, Duration),
+    ) -> ReadResult {
         let start = Instant::now();
         let deadline = start.checked_add(timeout);
         let mut spun = false;
@@ -173,7 +231,7 @@ impl Reader {
                 },
                 None => MAX_PARK,
             };
-            self.park(remaining);
+            park(self, remaining);
         }
     }
 
@@ -196,6 +254,20 @@ impl Reader {
     /// The kinds this reader receives.
     pub fn mask(&self) -> KindMask {
         self.mask
+    }
+
+    /// Deliver only events published with stream tag `tag` (see
+    /// [`Publisher::publish_tagged`](crate::Publisher::publish_tagged)); others are skipped
+    /// on one load of the slot's tag word, before any payload byte is copied. Skipped events
+    /// are not misses.
+    pub fn with_tag(mut self, tag: u64) -> Reader {
+        self.tag = Some(tag);
+        self
+    }
+
+    /// The stream tag this reader filters on, if any.
+    pub fn tag(&self) -> Option<u64> {
+        self.tag
     }
 
     /// Whether an event (or the close) is waiting; cheap enough to poll in a spin.
@@ -270,7 +342,10 @@ impl Reader {
         let capacity = shared.payload_capacity();
         // A length beyond the capacity can only be a torn or foreign value: never copy it.
         let sane = u64::from(len) <= capacity;
-        let wanted = self.mask.contains(kind);
+        let wanted = self.mask.contains(kind)
+            && self
+                .tag
+                .is_none_or(|tag| slot.tag.load(Ordering::Relaxed) == tag);
         if wanted && sane {
             shared.read_payload(pos, len as usize, buf);
         }
@@ -329,11 +404,47 @@ impl Reader {
     }
 }
 
+/// A reader announced as sleeping on its doorbell; see [`Reader::arm`]. Dropping it withdraws
+/// the announcement.
+pub struct Armed<'a> {
+    reader: &'a Reader,
+}
+
+impl Armed<'_> {
+    /// Whether an event (or the close) is already waiting, so the caller must not sleep.
+    pub fn ready(&self) -> bool {
+        let header = self.reader.shared.header();
+        // SYNC: SeqCst partners of the stores of `write_seq` in `publish` and `closed` in
+        // `Publisher::drop` (the Dekker pair with `bell_parked`, see `Reader::arm`).
+        header.write_seq.load(Ordering::SeqCst) > self.reader.next
+            || header.closed.load(Ordering::SeqCst) != 0
+    }
+}
+
+impl Drop for Armed<'_> {
+    fn drop(&mut self) {
+        self.reader
+            .shared
+            .header()
+            .bell_parked
+            .fetch_sub(1, Ordering::Relaxed);
+    }
+}
+
+impl fmt::Debug for Armed<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Armed")
+            .field("ready", &self.ready())
+            .finish()
+    }
+}
+
 impl fmt::Debug for Reader {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Reader")
             .field("position", &self.next)
             .field("mask", &self.mask)
+            .field("tag", &self.tag)
             .field("missed_total", &self.missed_total)
             .finish()
     }

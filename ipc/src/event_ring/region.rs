@@ -5,15 +5,15 @@
 //! Under loom the same header, slots and payload words are separate heap objects, because
 //! loom atomics carry model state and cannot be overlaid on raw bytes.
 
-use crate::IpcError;
-use crate::sync::{AtomicU64, Ordering};
+use crate::sync::AtomicU64;
+use crate::{IpcError, words};
 
 use super::RingConfig;
+use super::layout::Header;
 #[cfg(loom)]
 use super::layout::Slot;
 #[cfg(not(loom))]
 use super::layout::{HEADER_LEN, Slot};
-use super::layout::{Header, padded_len};
 
 #[cfg(not(loom))]
 use std::{alloc::Layout, ptr::NonNull};
@@ -22,12 +22,17 @@ use std::{alloc::Layout, ptr::NonNull};
 #[cfg(not(loom))]
 const REGION_ALIGN: usize = 4096;
 
+/// Whatever owns a mapping a ring lives in; dropped after the ring's last handle.
+#[cfg(not(loom))]
+pub(crate) type KeepAlive = std::sync::Arc<dyn Send + Sync>;
+
 #[cfg(not(loom))]
 enum Storage {
     /// Allocated by `Shared::new`, freed on drop.
     Heap(Layout),
-    /// A caller's mapping; the caller keeps it mapped while any handle lives.
-    Mapped,
+    /// A caller's mapping, kept mapped by the caller while any handle lives, or by the owner
+    /// held here (a shared segment's mapping, unmapped when its last handle drops).
+    Mapped(#[allow(dead_code)] Option<KeepAlive>),
 }
 
 /// The memory of one ring plus the geometry cached from its header.
@@ -117,6 +122,7 @@ impl Shared {
         base: NonNull<u8>,
         len: usize,
         config: RingConfig,
+        keep: Option<KeepAlive>,
     ) -> Result<Shared, IpcError> {
         let needed = config.region_len()?;
         check_mapping(base)?;
@@ -130,7 +136,7 @@ impl Shared {
         unsafe { base.as_ptr().write_bytes(0, needed) };
         // SAFETY: `base` is 8-aligned and covers `needed` bytes (checked above); the caller
         // keeps it mapped while handles live.
-        let shared = unsafe { Shared::from_raw(base, Storage::Mapped, config, true) };
+        let shared = unsafe { Shared::from_raw(base, Storage::Mapped(keep), config, true) };
         shared.header().init(&config, needed);
         Ok(shared)
     }
@@ -143,7 +149,11 @@ impl Shared {
     /// [`Shared::init_in`] in this or another process. Mapped `MAP_SHARED` if that was
     /// another process.
     #[cfg(not(loom))]
-    pub(crate) unsafe fn attach(base: NonNull<u8>, len: usize) -> Result<Shared, IpcError> {
+    pub(crate) unsafe fn attach(
+        base: NonNull<u8>,
+        len: usize,
+        keep: Option<KeepAlive>,
+    ) -> Result<Shared, IpcError> {
         check_mapping(base)?;
         if len < HEADER_LEN {
             return Err(IpcError::BadRegion {
@@ -155,7 +165,7 @@ impl Shared {
         let header = unsafe { base.cast::<Header>().as_ref() };
         let config = header.read_config(len)?;
         // SAFETY: `read_config` checked that the whole region lies within `len` bytes.
-        Ok(unsafe { Shared::from_raw(base, Storage::Mapped, config, true) })
+        Ok(unsafe { Shared::from_raw(base, Storage::Mapped(keep), config, true) })
     }
 
     /// # Safety
@@ -237,46 +247,43 @@ impl Shared {
         }
     }
 
-    /// Payload word `index` modulo the payload capacity in words.
+    /// The payload area as words.
     #[inline]
-    fn word(&self, index: u64) -> &AtomicU64 {
-        let index = (index & self.word_mask) as usize;
+    fn words(&self) -> &[AtomicU64] {
         #[cfg(not(loom))]
         {
-            // SAFETY: `index < payload_capacity / 8` by the mask, and the payload area holds
-            // that many 8-byte words inside the region.
-            unsafe { self.words.add(index).as_ref() }
+            // SAFETY: the payload area holds `word_mask + 1` initialised 8-byte words inside the
+            // region, which outlives `self`; atomics may be shared by reference.
+            unsafe {
+                std::slice::from_raw_parts(self.words.as_ptr(), (self.word_mask + 1) as usize)
+            }
         }
         #[cfg(loom)]
         {
-            &self.words[index]
+            &self.words
         }
+    }
+
+    /// The two spans (before and after the wrap point) that `len` bytes starting at absolute
+    /// byte cursor `pos` (a multiple of 8) occupy: (first word, words before the wrap, bytes
+    /// before the wrap).
+    #[inline]
+    fn spans(&self, pos: u64, len: usize) -> (usize, usize, usize) {
+        let first = ((pos / 8) & self.word_mask) as usize;
+        let before = ((self.word_mask + 1) as usize - first).min(words::count(len));
+        (first, before, (before * 8).min(len))
     }
 
     /// Store `payload` at absolute byte cursor `pos` (a multiple of 8), wrapping.
     ///
-    /// Relaxed atomic word stores rather than a memcpy: readers may copy these bytes while
-    /// they are being overwritten, and only atomic accesses make that race defined
-    /// behaviour. The reader detects the overwrite afterwards (seqlock validation) and
-    /// discards what it copied. On x86-64 and AArch64 these are plain 8-byte stores.
+    /// Relaxed atomic word stores rather than a memcpy (see `words`): readers may copy these
+    /// bytes while they are being overwritten, and detect it afterwards.
     #[inline]
     pub(crate) fn write_payload(&self, pos: u64, payload: &[u8]) {
-        let first = pos / 8;
-        let mut chunks = payload.chunks_exact(8);
-        let mut index = first;
-        for chunk in chunks.by_ref() {
-            let word =
-                u64::from_le_bytes(chunk.try_into().expect("chunks_exact(8) yields 8 bytes"));
-            self.word(index).store(word, Ordering::Relaxed);
-            index += 1;
-        }
-        let rest = chunks.remainder();
-        if !rest.is_empty() {
-            let mut tail = [0u8; 8];
-            tail[..rest.len()].copy_from_slice(rest);
-            self.word(index)
-                .store(u64::from_le_bytes(tail), Ordering::Relaxed);
-        }
+        let all = self.words();
+        let (first, before, split) = self.spans(pos, payload.len());
+        words::store(&all[first..first + before], &payload[..split]);
+        words::store(all, &payload[split..]);
     }
 
     /// Copy `len` bytes from absolute byte cursor `pos` into `buf` (replacing its contents).
@@ -284,13 +291,10 @@ impl Shared {
     #[inline]
     pub(crate) fn read_payload(&self, pos: u64, len: usize, buf: &mut Vec<u8>) {
         buf.clear();
-        buf.resize(padded_len(len), 0);
-        let first = pos / 8;
-        for (i, chunk) in buf.chunks_exact_mut(8).enumerate() {
-            let word = self.word(first + i as u64).load(Ordering::Relaxed);
-            chunk.copy_from_slice(&word.to_le_bytes());
-        }
-        buf.truncate(len);
+        let all = self.words();
+        let (first, before, split) = self.spans(pos, len);
+        words::load(&all[first..first + before], split, buf);
+        words::load(all, len - split, buf);
     }
 }
 

@@ -271,3 +271,118 @@ fn publisher_is_send_not_sync_and_readers_are_send() {
     send_sync::<Subscriber>();
     // `Publisher: !Sync` and `!Clone` are checked by the compile-fail doc test on `Publisher`.
 }
+
+#[test]
+fn a_tagged_reader_skips_other_streams_without_counting_them_missed() {
+    let (mut publisher, subscriber) = ring(64, 4096, 256);
+    let mut mine = subscriber.reader(KindMask::ALL).with_tag(42);
+    let mut deltas_of_mine = subscriber
+        .reader(KindMask::of(&[EventKind::ContentDelta]))
+        .with_tag(42);
+    let mut all = subscriber.reader(KindMask::ALL);
+    publisher
+        .publish_tagged(EventKind::ContentDelta, 7, b"other")
+        .expect("fits");
+    publisher
+        .publish_tagged(EventKind::ContentDelta, 42, b"mine")
+        .expect("fits");
+    publisher
+        .publish(EventKind::ContentDelta, b"untagged")
+        .expect("fits");
+    publisher
+        .publish_tagged(EventKind::Stage, 42, b"my stage")
+        .expect("fits");
+    let mut buf = Vec::new();
+    assert_eq!(
+        mine.try_next(&mut buf),
+        ReadResult::Event {
+            seq: 1,
+            kind: EventKind::ContentDelta
+        }
+    );
+    assert_eq!(buf, b"mine");
+    assert_eq!(
+        mine.try_next(&mut buf),
+        ReadResult::Event {
+            seq: 3,
+            kind: EventKind::Stage
+        }
+    );
+    assert_eq!(mine.try_next(&mut buf), ReadResult::Empty);
+    assert_eq!(mine.missed_total(), 0);
+    assert!(matches!(
+        deltas_of_mine.try_next(&mut buf),
+        ReadResult::Event { seq: 1, .. }
+    ));
+    assert_eq!(deltas_of_mine.try_next(&mut buf), ReadResult::Empty);
+    for seq in 0..4 {
+        assert!(matches!(all.try_next(&mut buf), ReadResult::Event { seq: s, .. } if s == seq));
+    }
+}
+
+#[test]
+fn a_tagged_reader_that_lags_is_told_the_total_jumped_over() {
+    let (mut publisher, subscriber) = ring(8, 4096, 64);
+    let mut mine = subscriber.reader(KindMask::ALL).with_tag(1);
+    for i in 0..20u64 {
+        publisher
+            .publish_tagged(EventKind::ContentDelta, i % 2 + 1, &payload_for(i, 8))
+            .expect("fits");
+    }
+    let mut buf = Vec::new();
+    // 12 events of both tags were overwritten; the reader cannot tell which were its own.
+    assert_eq!(mine.try_next(&mut buf), ReadResult::Lagged { missed: 12 });
+    let mut seen = Vec::new();
+    while let ReadResult::Event { seq, .. } = mine.try_next(&mut buf) {
+        assert_eq!(buf, payload_for(seq, 8));
+        seen.push(seq);
+    }
+    assert_eq!(seen, vec![12, 14, 16, 18]);
+}
+
+#[test]
+fn a_reader_parked_on_a_doorbell_is_rung_and_an_armed_reader_sees_a_ready_event() {
+    let (mut publisher, subscriber) = ring(8, 256, 64);
+    let bell = crate::Doorbell::new().expect("eventfd");
+    publisher.add_doorbell(bell.try_clone().expect("dup"));
+    let mut reader = subscriber.reader(KindMask::ALL);
+    reader.set_spin(std::time::Duration::ZERO);
+    let waiter = std::thread::spawn(move || {
+        let mut buf = Vec::new();
+        let got = reader.next_with_doorbell(&mut buf, &bell, std::time::Duration::from_secs(20));
+        (got, buf)
+    });
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    while publisher.parked_readers() == 0 {
+        assert!(std::time::Instant::now() < deadline, "reader never armed");
+        std::thread::yield_now();
+    }
+    publisher.publish(EventKind::System, b"ding").expect("fits");
+    let (got, buf) = waiter.join().expect("reader");
+    assert_eq!(
+        got,
+        ReadResult::Event {
+            seq: 0,
+            kind: EventKind::System
+        }
+    );
+    assert_eq!(buf, b"ding");
+    assert_eq!(
+        publisher.wake_syscalls(),
+        1,
+        "one eventfd write, no futex wake"
+    );
+
+    let other = subscriber.reader(KindMask::ALL);
+    let armed = other.arm();
+    assert!(!armed.ready());
+    publisher.publish(EventKind::System, b"dong").expect("fits");
+    assert!(
+        armed.ready(),
+        "an armed reader must not sleep past a publish"
+    );
+    drop(armed);
+    assert_eq!(publisher.parked_readers(), 0);
+    assert!(publisher.remove_doorbell(0).is_some());
+    assert!(publisher.remove_doorbell(0).is_none());
+}

@@ -1,10 +1,16 @@
-//! Behaviour tests of the event ring on real threads (and real shared mappings).
+//! Behaviour tests of the event ring and the shared segment on real threads, real shared
+//! mappings and real child processes.
 #![cfg(not(loom))]
 
-mod attach;
-mod model;
-mod stress;
-mod wake;
+mod ring_attach;
+mod ring_model;
+mod ring_stress;
+mod ring_wake;
+mod segment_arena;
+mod segment_fields;
+mod segment_layout;
+mod segment_processes;
+mod support;
 
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;

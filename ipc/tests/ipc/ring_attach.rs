@@ -2,75 +2,14 @@
 //! file: what a plugin process does. The two mappings have different addresses, so this also
 //! proves that nothing in the region is a pointer and that wakes use process-shared futexes.
 
-use std::num::NonZeroUsize;
-use std::os::fd::OwnedFd;
 use std::ptr::NonNull;
 use std::thread;
 use std::time::Duration;
 
 use hearth_ipc::{EventKind, EventRing, IpcError, KindMask, ReadResult, RingConfig};
-use nix::sys::memfd::{MFdFlags, memfd_create};
-use nix::sys::mman::{MapFlags, ProtFlags, mmap, mmap_anonymous, munmap};
 
+use crate::support::{Mapping, memfd_of};
 use crate::with_watchdog;
-
-/// One `MAP_SHARED` mapping, unmapped on drop (after every ring handle over it is gone:
-/// callers drop handles first).
-struct Mapping {
-    base: NonNull<u8>,
-    len: usize,
-}
-
-impl Mapping {
-    fn of_file(fd: &OwnedFd, len: usize) -> Mapping {
-        // SAFETY: a fresh shared mapping of a memfd we own; nothing else aliases it in Rust.
-        let base = unsafe {
-            mmap(
-                None,
-                NonZeroUsize::new(len).expect("non-zero"),
-                ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
-                MapFlags::MAP_SHARED,
-                fd,
-                0,
-            )
-        }
-        .expect("mmap memfd");
-        Mapping {
-            base: base.cast(),
-            len,
-        }
-    }
-
-    fn anonymous(len: usize) -> Mapping {
-        // SAFETY: a fresh anonymous mapping; nothing else aliases it.
-        let base = unsafe {
-            mmap_anonymous(
-                None,
-                NonZeroUsize::new(len).expect("non-zero"),
-                ProtFlags::PROT_READ | ProtFlags::PROT_WRITE,
-                MapFlags::MAP_SHARED,
-            )
-        }
-        .expect("mmap anonymous");
-        Mapping {
-            base: base.cast(),
-            len,
-        }
-    }
-}
-
-impl Drop for Mapping {
-    fn drop(&mut self) {
-        // SAFETY: `base`/`len` came from a successful mmap, unmapped once.
-        unsafe { munmap(self.base.cast(), self.len) }.expect("munmap");
-    }
-}
-
-fn memfd_of(len: usize) -> OwnedFd {
-    let fd = memfd_create(c"hearth-ring-test", MFdFlags::MFD_CLOEXEC).expect("memfd_create");
-    nix::unistd::ftruncate(&fd, len as i64).expect("ftruncate");
-    fd
-}
 
 #[test]
 fn reader_through_a_second_mapping_reads_and_is_woken() {
@@ -182,12 +121,12 @@ fn attach_validates_the_header() {
             old,
             Err(IpcError::BadVersion {
                 found: 1,
-                expected: 2
+                expected: 3
             })
         ),
         "{old:?}"
     );
-    unsafe { version.write(2) };
+    unsafe { version.write(3) };
 
     // slot_count at byte 16: a non-power-of-two geometry is refused.
     let slot_count = map.base.as_ptr().wrapping_add(16).cast::<u32>();
