@@ -84,6 +84,9 @@ mod tests {
         assert_eq!(empty.trust, Trust::Kernel);
         assert_eq!(empty.deadline_from(Instant::now()), None);
         let now = Instant::now();
-        assert_eq!(ctx.deadline_from(now), Some(now + Duration::from_millis(1500)));
+        assert_eq!(
+            ctx.deadline_from(now),
+            Some(now + Duration::from_millis(1500))
+        );
     }
 }

@@ -244,7 +244,10 @@ mod tests {
         let mut seen = std::collections::HashSet::new();
         for (m, c) in METHOD_CAPABILITIES {
             assert!(seen.insert(*m), "{m} listed twice");
-            assert!(*c == CORE || CAPABILITIES.contains(c), "{m}: unknown capability {c}");
+            assert!(
+                *c == CORE || CAPABILITIES.contains(c),
+                "{m}: unknown capability {c}"
+            );
         }
         // 59 original methods plus handshake, log and output.unregister.
         assert_eq!(METHOD_CAPABILITIES.len(), 62);
@@ -296,12 +299,24 @@ mod tests {
         assert_eq!(clamp_priority(Trust::Builtin, Priority::L4), Priority::L4);
         assert_eq!(clamp_priority(Trust::External, Priority::L2), Priority::L2);
         let mut p = json!({"text": "x", "options": {"priority": "L4"}, "priority": "L4"});
-        assert!(clamp_inject_params("io.injectInterrupt", &mut p, Trust::External));
+        assert!(clamp_inject_params(
+            "io.injectInterrupt",
+            &mut p,
+            Trust::External
+        ));
         assert_eq!(p["options"]["priority"], "L3");
         assert_eq!(p["priority"], "L3");
         let mut q = json!({"priority": "L4"});
-        assert!(!clamp_inject_params("io.injectInterrupt", &mut q, Trust::Builtin));
-        assert!(!clamp_inject_params("settings.set", &mut q, Trust::External));
+        assert!(!clamp_inject_params(
+            "io.injectInterrupt",
+            &mut q,
+            Trust::Builtin
+        ));
+        assert!(!clamp_inject_params(
+            "settings.set",
+            &mut q,
+            Trust::External
+        ));
         assert_eq!(q["priority"], "L4");
     }
 }

@@ -170,7 +170,10 @@ impl HandlerError {
 
     /// No such method.
     pub fn method_not_found(method: &str) -> HandlerError {
-        HandlerError::new(ErrorKind::MethodNotFound, format!("unknown method {method}"))
+        HandlerError::new(
+            ErrorKind::MethodNotFound,
+            format!("unknown method {method}"),
+        )
     }
 
     /// The wire form.

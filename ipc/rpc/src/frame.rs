@@ -235,7 +235,10 @@ mod tests {
                 got,
                 vec![
                     Ok("{\"a\":1}".into()),
-                    Err(FrameError::TooLarge { len: 100, limit: 16 }),
+                    Err(FrameError::TooLarge {
+                        len: 100,
+                        limit: 16
+                    }),
                     Ok("{\"b\":2}".into()),
                     Ok("last".into()),
                 ],

@@ -39,8 +39,8 @@
 #![forbid(unsafe_code)]
 
 mod call_context;
-pub mod capability;
 mod cancel;
+pub mod capability;
 mod connection;
 mod error;
 mod error_code;
@@ -54,7 +54,7 @@ mod stats;
 pub use call_context::{Priority, Trust, WireContext};
 pub use cancel::CancelToken;
 pub use capability::{Grants, clamp_inject_params, clamp_priority, gate};
-pub use connection::{ConnectionConfig, Incoming, PendingCall, Peer, Service, connect};
+pub use connection::{ConnectionConfig, Incoming, Peer, PendingCall, Service, connect};
 pub use error::{FrameError, RpcError};
 pub use error_code::{ErrorKind, ErrorObject, HandlerError};
 pub use frame::{DEFAULT_MAX_FRAME, FrameReader, FrameWriter};
@@ -64,7 +64,7 @@ pub use handshake::{
 };
 pub use message::{Id, Message, Notification, Request, Response};
 pub use params::{
-    InitParams, InputRegister, InvokeResult, LogParams, OutputInvoke, OutputRegister,
-    StageInvoke, StageRegister, StageResult, ToolInvoke, ToolRegister,
+    InitParams, InputRegister, InvokeResult, LogParams, OutputInvoke, OutputRegister, StageInvoke,
+    StageRegister, StageResult, ToolInvoke, ToolRegister,
 };
 pub use stats::Stats;

@@ -228,7 +228,10 @@ mod tests {
             id: Some(7),
             outcome: Ok(Value::Null),
         });
-        assert_eq!(round_trip(&ok_null), r#"{"jsonrpc":"2.0","id":7,"result":null}"#);
+        assert_eq!(
+            round_trip(&ok_null),
+            r#"{"jsonrpc":"2.0","id":7,"result":null}"#
+        );
         let err = Message::Response(Response {
             id: None,
             outcome: Err(ErrorObject {
@@ -260,7 +263,10 @@ mod tests {
         for (frame, id) in [
             (&br#"{"id":3}"#[..], Some(3)),
             (br#"{"id":3,"method":""}"#, Some(3)),
-            (br#"{"id":3,"result":1,"error":{"code":1,"message":""}}"#, Some(3)),
+            (
+                br#"{"id":3,"result":1,"error":{"code":1,"message":""}}"#,
+                Some(3),
+            ),
             (br#"{"jsonrpc":"1.0","id":4,"method":"a"}"#, Some(4)),
             (br#"{"id":"x","method":"a"}"#, None),
             (br#"{"id":-1,"method":"a"}"#, None),

@@ -17,8 +17,6 @@ pub struct Stats {
     pub peer_errors: u64,
     /// Incoming requests refused as busy because the in-flight bound was reached.
     pub busy_rejections: u64,
-    /// Incoming notifications dropped because the in-flight bound was reached.
-    pub dropped_notifications: u64,
     /// Handlers that panicked (each answered with an internal error).
     pub panics: u64,
 }
@@ -32,7 +30,6 @@ pub(crate) struct Counters {
     pub unknown_responses: AtomicU64,
     pub peer_errors: AtomicU64,
     pub busy_rejections: AtomicU64,
-    pub dropped_notifications: AtomicU64,
     pub panics: AtomicU64,
 }
 
@@ -50,7 +47,6 @@ impl Counters {
             unknown_responses: get(&self.unknown_responses),
             peer_errors: get(&self.peer_errors),
             busy_rejections: get(&self.busy_rejections),
-            dropped_notifications: get(&self.dropped_notifications),
             panics: get(&self.panics),
         }
     }

@@ -12,6 +12,7 @@ mod worker;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
+use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -35,7 +36,6 @@ pub struct ConnectionConfig {
     /// Longest frame read or written, newline excluded.
     pub max_frame: usize,
     /// Incoming requests served at once; one more is answered [`Busy`](crate::ErrorKind::Busy).
-    /// Notifications have a bound of the same size and are dropped (and counted) past it.
     pub max_in_flight: usize,
     /// Names the connection's threads and log lines (the plugin's name).
     pub name: String,
@@ -71,7 +71,13 @@ pub trait Service: Send + Sync + 'static {
     /// Answers one request.
     fn call(&self, request: Incoming) -> Result<Value, HandlerError>;
 
+    /// Told once when the connection closes (end of stream, a read error, [`Peer::close`]).
+    fn closed(&self) {}
+
     /// Takes one notification (`$/cancel` never reaches it). Ignores it by default.
+    ///
+    /// Notifications are delivered on the reading thread, in the order they arrived, so this
+    /// must return quickly and must not wait on calls over the same connection.
     fn notify(&self, peer: &Peer, method: &str, params: Value) {
         let _ = (peer, method, params);
     }
@@ -92,7 +98,6 @@ struct Shared {
     pending: Mutex<HashMap<Id, SyncSender<Result<Value, ErrorObject>>>>,
     /// The peer's requests being served, by id, with their cancel tokens.
     serving: Mutex<HashMap<Id, CancelToken>>,
-    notifications: AtomicUsize,
     next_id: AtomicU64,
     threads: AtomicUsize,
     idle: AtomicUsize,
@@ -121,7 +126,6 @@ pub fn connect(
         service: Arc::new(service),
         pending: Mutex::new(HashMap::new()),
         serving: Mutex::new(HashMap::new()),
-        notifications: AtomicUsize::new(0),
         next_id: AtomicU64::new(1),
         threads: AtomicUsize::new(0),
         idle: AtomicUsize::new(0),
@@ -175,6 +179,11 @@ impl Peer {
         self.notify(methods::CANCEL, serde_json::json!({ "id": id }))
     }
 
+    /// How many of the peer's requests are being served right now.
+    pub fn in_flight(&self) -> usize {
+        lock_ok(&self.shared.serving).len()
+    }
+
     /// The connection's counters.
     pub fn stats(&self) -> Stats {
         self.shared.counters.snapshot()
@@ -208,6 +217,10 @@ impl Peer {
         let (lock, cvar) = &self.shared.closed_signal;
         *lock_ok(lock) = true;
         cvar.notify_all();
+        let service = &self.shared.service;
+        if catch_unwind(AssertUnwindSafe(|| service.closed())).is_err() {
+            tracing::error!(connection = %self.name(), "the service panicked on close");
+        }
     }
 
     /// The connection's name from its config.

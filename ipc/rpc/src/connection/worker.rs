@@ -13,19 +13,13 @@ use crate::message::{Message, Notification, Request, Response};
 use crate::methods;
 use crate::stats::Counters;
 
-/// What the leader read that needs a thread of its own.
-enum Work {
-    Request(Request),
-    Notification(Notification),
-}
-
-/// Starts one more thread if the bound allows: at most one reader plus one per served message.
+/// Starts one more thread if the bound allows: at most one reader plus one per served request.
 ///
-/// The thread, idle and notification counts are relaxed: they only size the pool and bound the
+/// The thread and idle counts are relaxed: they only size the pool and bound the
 /// work, and the reader lock orders every decision taken on them.
 pub(super) fn spawn(peer: &Peer) {
     let shared = &peer.shared;
-    let limit = shared.config.max_in_flight * 2 + 1;
+    let limit = shared.config.max_in_flight + 1;
     if shared.threads.fetch_add(1, Ordering::Relaxed) >= limit {
         shared.threads.fetch_sub(1, Ordering::Relaxed);
         return;
@@ -47,11 +41,11 @@ fn run(peer: &Peer) {
         shared.idle.fetch_add(1, Ordering::Relaxed);
         let mut guard = lock_ok(&shared.reader);
         shared.idle.fetch_sub(1, Ordering::Relaxed);
-        let work = match guard.as_mut() {
+        let request = match guard.as_mut() {
             Some(reader) => lead(peer, reader),
             None => None,
         };
-        let Some(work) = work else {
+        let Some(request) = request else {
             // End of stream: later threads find `None` and leave too.
             *guard = None;
             drop(guard);
@@ -65,10 +59,7 @@ fn run(peer: &Peer) {
             spawn(peer);
         }
         drop(guard);
-        match work {
-            Work::Request(request) => serve(peer, request),
-            Work::Notification(note) => deliver(peer, note),
-        }
+        serve(peer, request);
     }
 }
 
@@ -76,7 +67,7 @@ fn run(peer: &Peer) {
 fn lead(
     peer: &Peer,
     reader: &mut crate::frame::FrameReader<Box<dyn std::io::Read + Send>>,
-) -> Option<Work> {
+) -> Option<Request> {
     let shared = &peer.shared;
     loop {
         let frame = match reader.next_frame() {
@@ -92,21 +83,15 @@ fn lead(
         match message {
             Err(e) => reject_frame(peer, &e),
             Ok(Message::Response(response)) => route(peer, response),
-            Ok(Message::Notification(note)) if note.method == methods::CANCEL => cancel(peer, &note),
-            Ok(Message::Notification(note)) => {
-                let limit = shared.config.max_in_flight;
-                if shared.notifications.fetch_add(1, Ordering::Relaxed) >= limit {
-                    shared.notifications.fetch_sub(1, Ordering::Relaxed);
-                    Counters::bump(&shared.counters.dropped_notifications);
-                    tracing::warn!(connection = %shared.config.name, method = %note.method,
-                        "notification dropped: {limit} already being handled");
-                } else {
-                    return Some(Work::Notification(note));
-                }
+            Ok(Message::Notification(note)) if note.method == methods::CANCEL => {
+                cancel(peer, &note)
             }
+            // Inline, in arrival order (a plugin's log lines must not be reordered); the
+            // pipe's own backpressure bounds a flood.
+            Ok(Message::Notification(note)) => deliver(peer, note),
             Ok(Message::Request(request)) => {
                 if admit(peer, &request) {
-                    return Some(Work::Request(request));
+                    return Some(request);
                 }
             }
         }
@@ -218,8 +203,10 @@ fn serve(peer: &Peer, request: Request) {
             Err(HandlerError::new(ErrorKind::Internal, message).into())
         }
     };
-    lock_ok(&shared.serving).remove(&id);
+    // Answer before leaving the in-flight set: `Peer::in_flight() == 0` then means every
+    // answer is written (the SDK waits for that before its process exits).
     peer.respond(Some(id), outcome);
+    lock_ok(&shared.serving).remove(&id);
 }
 
 fn deliver(peer: &Peer, note: Notification) {
@@ -233,7 +220,6 @@ fn deliver(peer: &Peer, note: Notification) {
         tracing::error!(connection = %shared.config.name,
             "handler panicked while handling notification {method}: {}", panic_message(&*panic));
     }
-    shared.notifications.fetch_sub(1, Ordering::Relaxed);
 }
 
 /// The text of a panic payload (`&str` or `String`, as `panic!` makes them).
