@@ -372,3 +372,53 @@ fn closing_the_kernel_end_stops_the_plugin() {
         assert_eq!(logs.len(), 4, "stop handlers and stop ran: {logs:?}");
     });
 }
+
+fn python_plugin(config: HostConfig) -> TestHost {
+    let script = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/python/echo_plugin.py");
+    TestHost::spawn_command(Command::new("python3").arg(script), config)
+}
+
+#[test]
+fn a_python_plugin_written_from_the_protocol_document_works() {
+    watchdog(LIMIT, || {
+        let mut preamble = b"this line is not JSON\n".to_vec();
+        preamble.extend(vec![b'y'; (1 << 20) + 1]);
+        preamble.push(b'\n');
+        let mut host = python_plugin(HostConfig {
+            grants: Grants::from_manifest(&["memory"]).expect("known"),
+            preamble,
+            ..HostConfig::default()
+        });
+        let hello = host.boot("py-echo");
+        assert_eq!(hello.pid, host.child.id());
+        assert_eq!(hello.sdk_version, "python-stdlib 1");
+        let stats = host.peer.stats();
+        assert_eq!(stats.peer_errors, 2, "both bad frames answered: {stats:?}");
+        assert_eq!(host.registered(methods::TOOL_REGISTER)[0]["name"], "py_echo");
+
+        let got = host.tool("py_echo", json!({"text": "hi"})).expect("tool call");
+        assert_eq!(
+            got,
+            json!({"text": "hi", "greeting": "hello \"greeting\"", "task": "task-1"})
+        );
+        assert_eq!(host.registered(methods::SETTINGS_GET)[0]["ctx"]["task_id"], "task-1");
+        let bad = remote(host.tool("py_echo", json!({"text": 1})));
+        assert_eq!(bad.kind, ErrorKind::InvalidArguments);
+
+        host.peer.call(methods::PLUGIN_STOP, json!({}), CALL).expect("stop");
+        let status = host.wait_exit(Duration::from_secs(5)).expect("exits");
+        assert!(status.success(), "{status}");
+        assert_eq!(host.seen.logs.lock().unwrap().as_slice(), ["py-echo: stopping"]);
+    });
+}
+
+#[test]
+fn a_python_plugin_refuses_an_unknown_protocol_version() {
+    watchdog(LIMIT, || {
+        let mut host = python_plugin(HostConfig::default());
+        let err = host.handshake("py-echo", &[7]).expect_err("mismatch");
+        assert!(err.to_string().contains("speaks [1]"), "{err}");
+        let status = host.wait_exit(Duration::from_secs(5)).expect("exits");
+        assert!(!status.success());
+    });
+}
