@@ -36,7 +36,9 @@ impl Plugin for BenchEcho {
     }
 
     fn start(&mut self, reg: &mut Registrar<'_>) -> Result<(), ToolError> {
-        reg.tool(ToolDef::new("echo", "Returns its arguments."), |_, args| Ok(args))
+        reg.tool(ToolDef::new("echo", "Returns its arguments."), |_, args| {
+            Ok(args)
+        })
     }
 }
 
@@ -53,7 +55,11 @@ fn pipe_echo() -> ExitCode {
             Ok(0) | Err(_) => return ExitCode::SUCCESS,
             Ok(_) => {}
         }
-        if out.write_all(reply.as_bytes()).and_then(|()| out.flush()).is_err() {
+        if out
+            .write_all(reply.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
             return ExitCode::SUCCESS;
         }
     }

@@ -60,7 +60,7 @@ impl ToolDef {
 /// Where and in what order a stage handler runs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StageSpec {
-    /// One of the seven stage names (`before_llm`, `after_toolcall`, …).
+    /// One of the seven stage names (`pre_action`, `after_toolcall`, …).
     pub stage: String,
     /// `"global"` or `"own_tools"`.
     pub scope: String,

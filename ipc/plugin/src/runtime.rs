@@ -84,7 +84,7 @@ pub fn serve<P: Plugin>(
     let peer = connect(
         reader,
         writer,
-        Served(Arc::clone(&runtime)),
+        Arc::clone(&runtime),
         ConnectionConfig {
             max_frame: config.max_frame,
             max_in_flight: config.max_in_flight,
@@ -129,11 +129,9 @@ struct Runtime<P> {
     end: (Mutex<Option<End>>, Condvar),
 }
 
-struct Served<P>(Arc<Runtime<P>>);
-
-impl<P: Plugin> Service for Served<P> {
+impl<P: Plugin> Service for Runtime<P> {
     fn call(&self, request: Incoming) -> Result<Value, ToolError> {
-        let rt = &self.0;
+        let rt = self;
         match request.method.as_str() {
             methods::TOOL_INVOKE => rt.invoke_tool(request),
             methods::STAGE_INVOKE => rt.invoke_stage(request),
@@ -147,7 +145,7 @@ impl<P: Plugin> Service for Served<P> {
     }
 
     fn closed(&self) {
-        let rt = &self.0;
+        let rt = self;
         let was = std::mem::replace(&mut *lock(&rt.phase), Phase::Stopped);
         if matches!(was, Phase::Initialized | Phase::Started) {
             rt.handlers.run_stop_handlers();

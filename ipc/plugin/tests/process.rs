@@ -315,10 +315,10 @@ fn stage_and_output_handlers_are_invoked() {
         let stages = host.registered(methods::STAGE_REGISTER);
         assert_eq!(
             stages[0],
-            json!({"stage": "before_llm", "scope": "global", "priority": 5})
+            json!({"stage": "pre_action", "scope": "global", "priority": 5})
         );
         let params = json!({
-            "stage": "before_llm",
+            "stage": "pre_action",
             "context": {"system_prompt": "be kind"},
             "ctx": {"task_id": "t9"},
         });
@@ -394,21 +394,34 @@ fn a_python_plugin_written_from_the_protocol_document_works() {
         assert_eq!(hello.sdk_version, "python-stdlib 1");
         let stats = host.peer.stats();
         assert_eq!(stats.peer_errors, 2, "both bad frames answered: {stats:?}");
-        assert_eq!(host.registered(methods::TOOL_REGISTER)[0]["name"], "py_echo");
+        assert_eq!(
+            host.registered(methods::TOOL_REGISTER)[0]["name"],
+            "py_echo"
+        );
 
-        let got = host.tool("py_echo", json!({"text": "hi"})).expect("tool call");
+        let got = host
+            .tool("py_echo", json!({"text": "hi"}))
+            .expect("tool call");
         assert_eq!(
             got,
             json!({"text": "hi", "greeting": "hello \"greeting\"", "task": "task-1"})
         );
-        assert_eq!(host.registered(methods::SETTINGS_GET)[0]["ctx"]["task_id"], "task-1");
+        assert_eq!(
+            host.registered(methods::SETTINGS_GET)[0]["ctx"]["task_id"],
+            "task-1"
+        );
         let bad = remote(host.tool("py_echo", json!({"text": 1})));
         assert_eq!(bad.kind, ErrorKind::InvalidArguments);
 
-        host.peer.call(methods::PLUGIN_STOP, json!({}), CALL).expect("stop");
+        host.peer
+            .call(methods::PLUGIN_STOP, json!({}), CALL)
+            .expect("stop");
         let status = host.wait_exit(Duration::from_secs(5)).expect("exits");
         assert!(status.success(), "{status}");
-        assert_eq!(host.seen.logs.lock().unwrap().as_slice(), ["py-echo: stopping"]);
+        assert_eq!(
+            host.seen.logs.lock().unwrap().as_slice(),
+            ["py-echo: stopping"]
+        );
     });
 }
 

@@ -40,7 +40,7 @@ pub struct InvokeResult {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct StageInvoke {
-    /// The stage name (`before_llm`, …).
+    /// The stage name (`pre_action`, …).
     pub stage: String,
     /// The stage context as a JSON object; the handler returns its edited form.
     pub context: Value,

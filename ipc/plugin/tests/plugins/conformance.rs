@@ -98,7 +98,7 @@ impl Plugin for Conformance {
                 }
             },
         )?;
-        reg.stage(StageSpec::new("before_llm").priority(5), |ctx, context| {
+        reg.stage(StageSpec::new("pre_action").priority(5), |ctx, context| {
             let prompt = context["system_prompt"].as_str().unwrap_or("").to_owned();
             context["system_prompt"] = json!(format!("{prompt} [conformance:{}]", ctx.task_id()));
             Ok(())

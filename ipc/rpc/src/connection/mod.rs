@@ -83,6 +83,21 @@ pub trait Service: Send + Sync + 'static {
     }
 }
 
+/// A shared service serves as itself, so its owner can keep a handle on it.
+impl<S: Service> Service for Arc<S> {
+    fn call(&self, request: Incoming) -> Result<Value, HandlerError> {
+        (**self).call(request)
+    }
+
+    fn closed(&self) {
+        (**self).closed();
+    }
+
+    fn notify(&self, peer: &Peer, method: &str, params: Value) {
+        (**self).notify(peer, method, params);
+    }
+}
+
 /// A handle on a running connection; cheap to clone, usable from any thread.
 #[derive(Clone)]
 pub struct Peer {
