@@ -162,6 +162,7 @@ pub struct TestHost {
     pub stdin: SharedStdin,
     pub seen: Arc<Recorder>,
     stderr: Arc<Mutex<String>>,
+    stderr_reader: Option<std::thread::JoinHandle<()>>,
 }
 
 impl TestHost {
@@ -181,7 +182,7 @@ impl TestHost {
         let mut err = child.stderr.take().expect("stderr");
         let stderr = Arc::new(Mutex::new(String::new()));
         let sink = Arc::clone(&stderr);
-        std::thread::spawn(move || {
+        let stderr_reader = std::thread::spawn(move || {
             let mut buf = [0u8; 4096];
             while let Ok(n) = err.read(&mut buf) {
                 if n == 0 {
@@ -217,6 +218,7 @@ impl TestHost {
             stdin,
             seen,
             stderr,
+            stderr_reader: Some(stderr_reader),
         }
     }
 
@@ -275,11 +277,15 @@ impl TestHost {
         self.stderr.lock().unwrap().clone()
     }
 
-    /// Waits for the child to exit; `None` if it is still running after `limit`.
+    /// Waits for the child to exit (and for its stderr to be read to the end); `None` if it is
+    /// still running after `limit`.
     pub fn wait_exit(&mut self, limit: Duration) -> Option<ExitStatus> {
         let until = Instant::now() + limit;
         while Instant::now() < until {
             if let Some(status) = self.child.try_wait().expect("try_wait") {
+                if let Some(reader) = self.stderr_reader.take() {
+                    reader.join().expect("stderr reader");
+                }
                 return Some(status);
             }
             std::thread::sleep(Duration::from_millis(5));
