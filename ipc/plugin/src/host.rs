@@ -118,11 +118,8 @@ impl Host {
         text: &str,
         options: &InjectOptions,
     ) -> Result<(), ToolError> {
-        self.call(
-            methods::IO_INJECT_TEXT,
-            inject_params(channel, text, options),
-        )
-        .map(drop)
+        self.inject(methods::IO_INJECT_TEXT, channel, text, options)
+            .map(drop)
     }
 
     /// Injects an interrupt (`io.injectInterrupt`, capability `io`).
@@ -132,11 +129,8 @@ impl Host {
         text: &str,
         options: &InjectOptions,
     ) -> Result<(), ToolError> {
-        self.call(
-            methods::IO_INJECT_INTERRUPT,
-            inject_params(channel, text, options),
-        )
-        .map(drop)
+        self.inject(methods::IO_INJECT_INTERRUPT, channel, text, options)
+            .map(drop)
     }
 
     /// Injects an input and waits for its reply text (`io.injectInputSync`, capability `io`).
@@ -146,10 +140,7 @@ impl Host {
         text: &str,
         options: &InjectOptions,
     ) -> Result<String, ToolError> {
-        let result = self.call(
-            methods::IO_INJECT_INPUT_SYNC,
-            inject_params(channel, text, options),
-        )?;
+        let result = self.inject(methods::IO_INJECT_INPUT_SYNC, channel, text, options)?;
         field(methods::IO_INJECT_INPUT_SYNC, result, "reply")
     }
 
@@ -197,12 +188,23 @@ impl Host {
     }
 }
 
-fn inject_params(channel: &str, text: &str, options: &InjectOptions) -> Value {
-    let mut opts = json!({"no_memory": options.no_memory});
-    if let Some(p) = options.priority {
-        opts["priority"] = serde_json::to_value(p).expect("a priority serialises");
+impl Host {
+    fn inject(
+        &self,
+        method: &str,
+        channel: &str,
+        text: &str,
+        options: &InjectOptions,
+    ) -> Result<Value, ToolError> {
+        let mut opts = json!({"no_memory": options.no_memory});
+        if let Some(p) = options.priority {
+            opts["priority"] = serde_json::to_value(p).expect("a priority serialises");
+        }
+        self.call(
+            method,
+            json!({"channel": channel, "text": text, "options": opts}),
+        )
     }
-    json!({"channel": channel, "text": text, "options": opts})
 }
 
 fn field<T: serde::de::DeserializeOwned>(

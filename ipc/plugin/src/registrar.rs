@@ -36,12 +36,10 @@ impl Handlers {
         let handlers = std::mem::take(&mut *lock(&self.stop));
         for handler in handlers.into_iter().rev() {
             if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(handler)) {
-                let msg = panic
-                    .downcast_ref::<&str>()
-                    .map(|s| (*s).to_owned())
-                    .or_else(|| panic.downcast_ref::<String>().cloned())
-                    .unwrap_or_default();
-                eprintln!("a stop handler panicked: {msg}");
+                eprintln!(
+                    "a stop handler panicked: {}",
+                    hearth_rpc::panic_message(&*panic)
+                );
             }
         }
     }

@@ -54,7 +54,9 @@ mod stats;
 pub use call_context::{Priority, Trust, WireContext};
 pub use cancel::CancelToken;
 pub use capability::{Grants, clamp_inject_params, clamp_priority, gate};
-pub use connection::{ConnectionConfig, Incoming, Peer, PendingCall, Service, connect};
+pub use connection::{
+    ConnectionConfig, Incoming, Peer, PendingCall, Service, connect, panic_message,
+};
 pub use error::{FrameError, RpcError};
 pub use error_code::{ErrorKind, ErrorObject, HandlerError};
 pub use frame::{DEFAULT_MAX_FRAME, FrameReader, FrameWriter};

@@ -1,8 +1,8 @@
 //! Two peers over real pipes inside one process: correlation under concurrency, nested calls,
 //! timeouts, busy refusals, closing, oversize answers.
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, mpsc};
 use std::time::{Duration, Instant};
 
 use hearth_rpc::{
@@ -10,24 +10,12 @@ use hearth_rpc::{
 };
 use serde_json::{Value, json};
 
-const WAIT: Duration = Duration::from_secs(10);
+#[path = "support/watchdog.rs"]
+mod watchdog;
 
-fn watchdog<F: FnOnce() + Send + 'static>(limit: Duration, test: F) {
-    let (tx, rx) = mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        test();
-        let _ = tx.send(());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(()) => handle.join().expect("test thread"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            if let Err(panic) = handle.join() {
-                std::panic::resume_unwind(panic);
-            }
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => panic!("watchdog: still running after {limit:?}"),
-    }
-}
+use watchdog::watchdog;
+
+const WAIT: Duration = Duration::from_secs(10);
 
 /// `add` adds, `ask` asks the other side to add (a nested call), `sleep` sleeps, `big` answers
 /// more than the frame limit.

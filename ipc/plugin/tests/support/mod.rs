@@ -7,7 +7,7 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, mpsc};
+use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hearth_rpc::{
@@ -16,27 +16,12 @@ use hearth_rpc::{
 };
 use serde_json::{Value, json};
 
-pub const CALL: Duration = Duration::from_secs(10);
+#[path = "../../../rpc/tests/support/watchdog.rs"]
+mod shared_watchdog;
 
-/// Runs `test` on its own thread and fails if it takes longer than `limit`.
-pub fn watchdog<F: FnOnce() + Send + 'static>(limit: Duration, test: F) {
-    let (tx, rx) = mpsc::channel();
-    let handle = std::thread::spawn(move || {
-        test();
-        let _ = tx.send(());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(()) => handle.join().expect("test thread"),
-        Err(mpsc::RecvTimeoutError::Disconnected) => {
-            if let Err(panic) = handle.join() {
-                std::panic::resume_unwind(panic);
-            }
-        }
-        Err(mpsc::RecvTimeoutError::Timeout) => {
-            panic!("watchdog: test still running after {limit:?}")
-        }
-    }
-}
+pub use shared_watchdog::watchdog;
+
+pub const CALL: Duration = Duration::from_secs(10);
 
 /// A built example binary of this crate (cargo builds examples for `cargo test`).
 pub fn example(name: &str) -> PathBuf {

@@ -21,6 +21,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 pub use call::PendingCall;
+pub use worker::panic_message;
 
 use crate::cancel::CancelToken;
 use crate::error::RpcError;

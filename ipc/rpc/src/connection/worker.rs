@@ -223,7 +223,7 @@ fn deliver(peer: &Peer, note: Notification) {
 }
 
 /// The text of a panic payload (`&str` or `String`, as `panic!` makes them).
-pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
     if let Some(s) = payload.downcast_ref::<&str>() {
         (*s).to_owned()
     } else if let Some(s) = payload.downcast_ref::<String>() {
