@@ -123,6 +123,11 @@ struct Shared {
 }
 
 /// Starts a connection over `reader` and `writer`, served by `service`.
+///
+/// Writes block while the peer does not drain its end of the pipe (a pipe holds 64 KiB), so a
+/// peer that stops reading stalls calls to it; the kernel bounds that by stopping the process.
+/// A service that keeps a [`Peer`] of its own connection makes a reference cycle that lives as
+/// long as the process; each [`Incoming`] carries the peer instead.
 pub fn connect(
     reader: impl Read + Send + 'static,
     writer: impl Write + Send + 'static,
