@@ -12,7 +12,8 @@ use support::{CALL, HostConfig, TestHost, example, remote, watchdog};
 const LIMIT: Duration = Duration::from_secs(60);
 
 fn conformance(config: HostConfig) -> TestHost {
-    let host = TestHost::spawn(&example("conformance_plugin"), config);
+    let program = std::path::PathBuf::from(env!("CARGO_BIN_EXE_hearth-plugin-conformance"));
+    let host = TestHost::spawn(&program, config);
     host.boot("conformance");
     host
 }
@@ -358,6 +359,25 @@ fn stop_handlers_run_newest_first_then_the_plugin_stops() {
                 "plugin stop"
             ]
         );
+    });
+}
+
+#[test]
+fn a_plugin_that_dies_mid_call_fails_the_call_as_closed() {
+    watchdog(LIMIT, || {
+        let mut host = conformance(HostConfig::default());
+        let err = host.tool("crash", json!({})).expect_err("no answer");
+        assert!(matches!(err, RpcError::Closed { .. }), "{err:?}");
+        assert_eq!(
+            host.wait_exit(Duration::from_secs(5))
+                .and_then(|s| s.code()),
+            Some(3)
+        );
+        assert!(host.peer.is_closed());
+        assert!(matches!(
+            host.tool("echo", json!({})),
+            Err(RpcError::Closed { .. })
+        ));
     });
 }
 

@@ -61,6 +61,9 @@ impl Plugin for Conformance {
                 Ok(json!({"docs": docs, "greeting": setting}))
             },
         )?;
+        reg.tool(ToolDef::new("crash", "Exits mid-call."), |_, _| {
+            std::process::exit(3)
+        })?;
         reg.tool(ToolDef::new("flood", "Many reverse calls at once."), flood)?;
         reg.tool(ToolDef::new("inject", "Injects an input."), |ctx, args| {
             let options = InjectOptions {

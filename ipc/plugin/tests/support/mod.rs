@@ -23,14 +23,17 @@ pub use shared_watchdog::watchdog;
 
 pub const CALL: Duration = Duration::from_secs(10);
 
-/// A built example binary of this crate (cargo builds examples for `cargo test`).
+/// A built example binary of this crate. Cargo builds examples for `cargo test -p hearth-plugin`
+/// but not when a `--test` filter is given, so a binary older than its source is refused.
 pub fn example(name: &str) -> PathBuf {
     let exe = std::env::current_exe().expect("test binary path");
     let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
     let path = dir.join("examples").join(name);
+    let source = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join(format!("examples/{name}.rs"));
+    let modified = |p: &PathBuf| std::fs::metadata(p).and_then(|m| m.modified()).ok();
     assert!(
-        path.exists(),
-        "{} is missing: build it with `cargo build -p hearth-plugin --examples`",
+        path.exists() && modified(&path) >= modified(&source),
+        "{} is missing or older than its source: `cargo build -p hearth-plugin --examples`",
         path.display()
     );
     path
