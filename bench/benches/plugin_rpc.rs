@@ -1,0 +1,265 @@
+//! Plugin tool call round trip over the control plane. Budget (DESIGN §5): p50 ≤ 1.5× a bare
+//! pipe ping-pong of the same bytes, measured in the same run.
+//!
+//! - hearth: a `hearth-rpc` peer calls `tool.invoke` on a child process running a
+//!   `hearth-plugin` plugin whose tool returns its arguments (JSON decoded, dispatched,
+//!   encoded on both sides).
+//! - baseline: the same request line to a child that reads a line from its stdin and writes
+//!   back the same response line the plugin would (no JSON, one thread per side).
+//!
+//! Both children are this bench binary re-executed in a child mode, so no other build step is
+//! needed. Batches of the two alternate; percentiles come from per-round-trip samples, then
+//! criterion times the same batches for its own statistics.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use criterion::Criterion;
+use hearth_bench::{Samples, report};
+use hearth_plugin::{Plugin, Registrar, ToolDef, ToolError, Value, json};
+use hearth_rpc::{
+    ConnectionConfig, HandlerError, HandshakeParams, Incoming, Message, PROTOCOL_VERSION, Peer,
+    Request, Response, Service, connect, methods,
+};
+
+const CHILD_MODE: &str = "HEARTH_BENCH_PLUGIN_RPC_CHILD";
+const REPLY_LINE: &str = "HEARTH_BENCH_PLUGIN_RPC_REPLY";
+const TIMEOUT: Duration = Duration::from_secs(10);
+const SETTLE: Duration = Duration::from_millis(30);
+
+struct BenchEcho;
+
+impl Plugin for BenchEcho {
+    fn name(&self) -> &str {
+        "bench-echo"
+    }
+
+    fn start(&mut self, reg: &mut Registrar<'_>) -> Result<(), ToolError> {
+        reg.tool(ToolDef::new("echo", "Returns its arguments."), |_, args| {
+            Ok(args)
+        })
+    }
+}
+
+/// The bare child: one line in, the fixed reply line out.
+fn pipe_echo() -> ExitCode {
+    let reply = std::env::var(REPLY_LINE).expect("reply line in the environment") + "\n";
+    let stdin = std::io::stdin();
+    let mut input = BufReader::new(stdin.lock());
+    let mut out = std::io::stdout().lock();
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        match input.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => return ExitCode::SUCCESS,
+            Ok(_) => {}
+        }
+        if out
+            .write_all(reply.as_bytes())
+            .and_then(|()| out.flush())
+            .is_err()
+        {
+            return ExitCode::SUCCESS;
+        }
+    }
+}
+
+fn tool_params() -> Value {
+    json!({
+        "name": "echo",
+        "args": {"text": "The quick brown fox jumps over the lazy dog. ".repeat(4), "n": 42},
+        "ctx": {"task_id": "task-000001", "caller": "bench", "trust": "kernel", "timeout_ms": 10000},
+    })
+}
+
+fn line(message: &Message) -> String {
+    let mut out = Vec::new();
+    message.encode_into(&mut out).expect("encodes");
+    String::from_utf8(out).expect("utf-8")
+}
+
+fn spawn(mode: &str, reply: &str) -> Child {
+    Command::new(std::env::current_exe().expect("bench binary"))
+        .env(CHILD_MODE, mode)
+        .env(REPLY_LINE, reply)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("spawn bench child")
+}
+
+struct NoReverseCalls;
+
+impl Service for NoReverseCalls {
+    fn call(&self, request: Incoming) -> Result<Value, HandlerError> {
+        // Registrations during start; the bench's tool makes no other call.
+        match request.method.as_str() {
+            methods::TOOL_REGISTER => Ok(json!({})),
+            other => Err(HandlerError::method_not_found(other)),
+        }
+    }
+}
+
+struct RpcSide {
+    child: Child,
+    peer: Peer,
+    params: Value,
+}
+
+impl RpcSide {
+    fn start() -> RpcSide {
+        let mut child = spawn("plugin", "");
+        let stdout = child.stdout.take().expect("stdout");
+        let stdin = child.stdin.take().expect("stdin");
+        let peer = connect(stdout, stdin, NoReverseCalls, ConnectionConfig::default());
+        let offer = HandshakeParams {
+            protocol_versions: vec![PROTOCOL_VERSION],
+            kernel_version: "bench".into(),
+            plugin_name: "bench-echo".into(),
+            data_plane: None,
+        };
+        hearth_rpc::handshake(&peer, &offer, TIMEOUT).expect("handshake");
+        peer.call(methods::PLUGIN_INIT, json!({"name": "bench-echo"}), TIMEOUT)
+            .expect("init");
+        peer.call(methods::PLUGIN_START, json!({}), TIMEOUT)
+            .expect("start");
+        RpcSide {
+            child,
+            peer,
+            params: tool_params(),
+        }
+    }
+
+    fn run(&self, rounds: u64, samples: &mut Vec<Duration>) -> Duration {
+        let start = Instant::now();
+        let mut last = start;
+        for _ in 0..rounds {
+            let got = self
+                .peer
+                .call(methods::TOOL_INVOKE, self.params.clone(), TIMEOUT)
+                .expect("tool call");
+            std::hint::black_box(got);
+            let now = Instant::now();
+            samples.push(now - last);
+            last = now;
+        }
+        start.elapsed()
+    }
+
+    fn stop(mut self) {
+        let _ = self.peer.call(methods::PLUGIN_STOP, json!({}), TIMEOUT);
+        let _ = self.child.wait();
+    }
+}
+
+struct PipeSide {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    request: Vec<u8>,
+}
+
+impl PipeSide {
+    /// The same bytes as the RPC side: its request line out, its response line back.
+    fn start() -> PipeSide {
+        let params = tool_params();
+        let request = line(&Message::Request(Request {
+            id: 1_000,
+            method: methods::TOOL_INVOKE.into(),
+            params: params.clone(),
+        }));
+        let reply = line(&Message::Response(Response {
+            id: Some(1_000),
+            outcome: Ok(json!({"result": params["args"]})),
+        }));
+        let mut child = spawn("pipe", &reply);
+        PipeSide {
+            stdin: child.stdin.take().expect("stdin"),
+            stdout: BufReader::new(child.stdout.take().expect("stdout")),
+            child,
+            request: (request + "\n").into_bytes(),
+        }
+    }
+
+    fn run(&mut self, rounds: u64, samples: &mut Vec<Duration>) -> Duration {
+        let mut reply = Vec::with_capacity(1024);
+        let start = Instant::now();
+        let mut last = start;
+        for _ in 0..rounds {
+            self.stdin.write_all(&self.request).expect("write");
+            self.stdin.flush().expect("flush");
+            reply.clear();
+            self.stdout.read_until(b'\n', &mut reply).expect("read");
+            std::hint::black_box(&reply);
+            let now = Instant::now();
+            samples.push(now - last);
+            last = now;
+        }
+        start.elapsed()
+    }
+
+    fn stop(self) {
+        drop(self.stdin);
+        let mut child = self.child;
+        let _ = child.wait();
+    }
+}
+
+fn main() -> ExitCode {
+    match std::env::var(CHILD_MODE).as_deref() {
+        Ok("plugin") => return hearth_plugin::run(BenchEcho),
+        Ok("pipe") => return pipe_echo(),
+        _ => {}
+    }
+    // `cargo bench` passes `--bench`; `cargo test --benches` wants a quick smoke run.
+    let full = std::env::args().any(|arg| arg == "--bench");
+    let (batches, rounds) = if full { (10, 2_000) } else { (2, 200) };
+
+    let rpc = RpcSide::start();
+    let mut pipe = PipeSide::start();
+    let (mut scratch, mut rpc_samples, mut pipe_samples) = (Vec::new(), Vec::new(), Vec::new());
+    rpc.run(rounds / 4, &mut scratch);
+    pipe.run(rounds / 4, &mut scratch);
+    for _ in 0..batches {
+        rpc.run(rounds, &mut rpc_samples);
+        std::thread::sleep(SETTLE);
+        pipe.run(rounds, &mut pipe_samples);
+        std::thread::sleep(SETTLE);
+    }
+    println!(
+        "   request {} B, response {} B",
+        pipe.request.len(),
+        line(&Message::Response(Response {
+            id: Some(1_000),
+            outcome: Ok(json!({"result": tool_params()["args"]})),
+        }))
+        .len()
+            + 1
+    );
+    report(
+        "plugin tool call round trip over stdio pipes (kernel → plugin → kernel)",
+        &Samples::new(rpc_samples),
+        "bare pipe ping-pong of the same request and response lines",
+        &Samples::new(pipe_samples),
+        Some(1.5),
+    );
+
+    let mut criterion = Criterion::default()
+        .sample_size(20)
+        .warm_up_time(Duration::from_secs(1))
+        .measurement_time(Duration::from_secs(3))
+        .configure_from_args();
+    criterion.bench_function("plugin_rpc/tool_call_round_trip", |b| {
+        b.iter_custom(|iters| rpc.run(iters, &mut Vec::new()))
+    });
+    std::thread::sleep(SETTLE);
+    criterion.bench_function("plugin_rpc/bare_pipe_round_trip", |b| {
+        b.iter_custom(|iters| pipe.run(iters, &mut Vec::new()))
+    });
+    criterion.final_summary();
+    rpc.stop();
+    pipe.stop();
+    ExitCode::SUCCESS
+}

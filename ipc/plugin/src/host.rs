@@ -1,0 +1,222 @@
+//! Calls from the plugin back into the kernel, typed.
+
+use std::time::{Duration, Instant};
+
+use hearth_rpc::{ErrorKind, LogParams, Peer, Priority, Stats, WireContext, methods};
+use serde_json::{Map, Value, json};
+
+use crate::error::ToolError;
+
+/// How long a reverse call waits when the call it serves has no deadline.
+pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// The kernel, as a plugin calls it. Handed out by the [`Registrar`](crate::Registrar) (calls
+/// outside any task) and by a [`CallContext`](crate::CallContext) (calls on behalf of the task the
+/// handler serves: they carry its context and never outlive its deadline).
+///
+/// Each method needs the capability the kernel's gate names in `ipc/PROTOCOL.md`; a call the
+/// manifest does not allow fails with [`ErrorKind::Denied`] naming the method and capability.
+#[derive(Clone)]
+pub struct Host {
+    peer: Peer,
+    ctx: Option<WireContext>,
+    deadline: Option<Instant>,
+    data_plane: Option<Value>,
+}
+
+/// Options of an injected input (SPEC §6.9 `InjectOptions`).
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct InjectOptions {
+    /// The input never becomes a memory candidate.
+    pub no_memory: bool,
+    /// The level it claims; the kernel clamps L4 to L3 for external plugins.
+    pub priority: Option<Priority>,
+}
+
+impl Host {
+    pub(crate) fn new(peer: Peer, data_plane: Option<Value>) -> Host {
+        Host {
+            peer,
+            ctx: None,
+            deadline: None,
+            data_plane,
+        }
+    }
+
+    pub(crate) fn for_call(&self, ctx: WireContext, deadline: Option<Instant>) -> Host {
+        Host {
+            peer: self.peer.clone(),
+            ctx: Some(ctx),
+            deadline,
+            data_plane: self.data_plane.clone(),
+        }
+    }
+
+    /// Calls any kernel method. `params` must be an object (or null); the call context is
+    /// added as `ctx` when this handle belongs to a call.
+    pub fn call(&self, method: &str, params: Value) -> Result<Value, ToolError> {
+        let mut params = match params {
+            Value::Object(map) => map,
+            Value::Null => Map::new(),
+            other => {
+                return Err(ToolError::invalid_arguments(format!(
+                    "{method}: params must be an object, not {other}"
+                )));
+            }
+        };
+        if let Some(ctx) = &self.ctx {
+            let ctx = serde_json::to_value(ctx).expect("a call context serialises");
+            params.insert("ctx".to_owned(), ctx);
+        }
+        let timeout = match self.deadline {
+            Some(deadline) => {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(ToolError::timed_out(format!(
+                        "{method}: the call's deadline has passed"
+                    )));
+                }
+                left.min(DEFAULT_CALL_TIMEOUT)
+            }
+            None => DEFAULT_CALL_TIMEOUT,
+        };
+        self.peer
+            .call(method, Value::Object(params), timeout)
+            .map_err(ToolError::from)
+    }
+
+    /// Graph recall (`memory.recall`, capability `memory`): `{entities, relations}`.
+    pub fn memory_recall(&self, query: &[&str], depth: u32) -> Result<Value, ToolError> {
+        self.call(
+            methods::MEMORY_RECALL,
+            json!({"query": query, "depth": depth}),
+        )
+    }
+
+    /// Document search (`doc.query`, capability `doc_memory`): the matching documents.
+    pub fn memory_query(&self, text: &str, top_k: usize) -> Result<Vec<Value>, ToolError> {
+        let result = self.call(methods::DOC_QUERY, json!({"text": text, "top_k": top_k}))?;
+        field(methods::DOC_QUERY, result, "docs")
+    }
+
+    /// This plugin's own setting (`settings.get`, core); `Null` when unset.
+    pub fn settings_get(&self, key: &str) -> Result<Value, ToolError> {
+        let result = self.call(methods::SETTINGS_GET, json!({"key": key}))?;
+        Ok(result.get("value").cloned().unwrap_or(Value::Null))
+    }
+
+    /// Sets this plugin's own setting (`settings.set`, core).
+    pub fn settings_set(&self, key: &str, value: Value) -> Result<(), ToolError> {
+        self.call(methods::SETTINGS_SET, json!({"key": key, "value": value}))
+            .map(drop)
+    }
+
+    /// Injects a text input (`io.injectText`, capability `io`); the reply goes to `channel`.
+    pub fn inject_input(
+        &self,
+        channel: &str,
+        text: &str,
+        options: &InjectOptions,
+    ) -> Result<(), ToolError> {
+        self.inject(methods::IO_INJECT_TEXT, channel, text, options)
+            .map(drop)
+    }
+
+    /// Injects an interrupt (`io.injectInterrupt`, capability `io`).
+    pub fn inject_interrupt(
+        &self,
+        channel: &str,
+        text: &str,
+        options: &InjectOptions,
+    ) -> Result<(), ToolError> {
+        self.inject(methods::IO_INJECT_INTERRUPT, channel, text, options)
+            .map(drop)
+    }
+
+    /// Injects an input and waits for its reply text (`io.injectInputSync`, capability `io`).
+    pub fn inject_input_sync(
+        &self,
+        channel: &str,
+        text: &str,
+        options: &InjectOptions,
+    ) -> Result<String, ToolError> {
+        let result = self.inject(methods::IO_INJECT_INPUT_SYNC, channel, text, options)?;
+        field(methods::IO_INJECT_INPUT_SYNC, result, "reply")
+    }
+
+    /// Subscribes to event types (`events.subscribe`, capability `events`); the events arrive
+    /// on the data plane's event ring (see [`Host::data_plane`]).
+    pub fn subscribe(&self, types: &[&str]) -> Result<(), ToolError> {
+        self.call(methods::EVENTS_SUBSCRIBE, json!({"types": types}))
+            .map(drop)
+    }
+
+    /// The configured LLM sources (`llm.listSources`, capability `llm`).
+    pub fn llm_sources(&self) -> Result<Vec<Value>, ToolError> {
+        let result = self.call(methods::LLM_LIST_SOURCES, json!({}))?;
+        field(methods::LLM_LIST_SOURCES, result, "sources")
+    }
+
+    /// The loaded plugins (`plugin.listLoaded`, capability `plugin_mgr`).
+    pub fn list_plugins(&self) -> Result<Vec<Value>, ToolError> {
+        let result = self.call(methods::PLUGIN_LIST_LOADED, json!({}))?;
+        field(methods::PLUGIN_LIST_LOADED, result, "plugins")
+    }
+
+    /// Writes one line to the kernel's log (the `log` notification; never blocks on an answer).
+    pub fn log(&self, level: &str, message: &str) {
+        let params = LogParams {
+            level: level.to_owned(),
+            message: message.to_owned(),
+        };
+        let params = serde_json::to_value(params).expect("log params serialise");
+        if self.peer.notify(methods::LOG, params).is_err() {
+            // The pipe is gone; stderr still reaches the kernel's log.
+            eprintln!("[{level}] {message}");
+        }
+    }
+
+    /// The data plane the kernel offered in the handshake (shared segment on fd 3, eventfd on
+    /// fd 4; layout in `ipc/DESIGN.md`), or `None`. The event-ring reader attaches here.
+    pub fn data_plane(&self) -> Option<&Value> {
+        self.data_plane.as_ref()
+    }
+
+    /// The control plane's counters (bad frames, unknown responses, busy refusals, …).
+    pub fn stats(&self) -> Stats {
+        self.peer.stats()
+    }
+}
+
+impl Host {
+    fn inject(
+        &self,
+        method: &str,
+        channel: &str,
+        text: &str,
+        options: &InjectOptions,
+    ) -> Result<Value, ToolError> {
+        let mut opts = json!({"no_memory": options.no_memory});
+        if let Some(p) = options.priority {
+            opts["priority"] = serde_json::to_value(p).expect("a priority serialises");
+        }
+        self.call(
+            method,
+            json!({"channel": channel, "text": text, "options": opts}),
+        )
+    }
+}
+
+fn field<T: serde::de::DeserializeOwned>(
+    method: &str,
+    mut result: Value,
+    name: &str,
+) -> Result<T, ToolError> {
+    let value = result.get_mut(name).map(Value::take).unwrap_or(Value::Null);
+    serde_json::from_value(value).map_err(|e| {
+        ToolError::new(
+            ErrorKind::Failed,
+            format!("{method}: the kernel's answer has no valid {name:?}: {e}"),
+        )
+    })
+}

@@ -1,0 +1,73 @@
+//! The Rust SDK for Hearth plugins that run in their own process.
+//!
+//! A plugin is a type implementing [`Plugin`]; [`run`] connects it to the kernel over
+//! stdin/stdout and does the rest: the handshake (protocol version, SDK version, pid), the
+//! lifecycle (`plugin.init` → `plugin.start` → `plugin.stop`), the registration of tools, stage
+//! handlers and channels, and the dispatch of every call to them on the connection's threads
+//! with panic isolation. Handlers get a [`CallContext`] (task, caller and trust, deadline,
+//! cancellation) and return [`ToolError`], the same typed error the kernel's own handlers use;
+//! [`CallContext::host`] calls back into the kernel (memory, settings, inputs, log) on the task's
+//! behalf. Stop handlers run newest first, once. The wire is `hearth-rpc`, documented in
+//! `ipc/PROTOCOL.md`.
+//!
+//! A first plugin, whole (it is `examples/echo.rs`):
+//!
+//! ```no_run
+//! use std::process::ExitCode;
+//!
+//! use hearth_plugin::{CallContext, Plugin, Registrar, ToolDef, ToolError, Value, json};
+//!
+//! struct Echo;
+//!
+//! impl Plugin for Echo {
+//!     fn name(&self) -> &str {
+//!         "echo"
+//!     }
+//!
+//!     fn start(&mut self, reg: &mut Registrar<'_>) -> Result<(), ToolError> {
+//!         let def = ToolDef::new("echo", "Repeats the text it is given.").parameters(json!({
+//!             "type": "object",
+//!             "properties": {"text": {"type": "string"}},
+//!             "required": ["text"],
+//!         }));
+//!         reg.tool(def, |ctx: &CallContext, args: Value| {
+//!             let text = args["text"]
+//!                 .as_str()
+//!                 .ok_or_else(|| ToolError::invalid_arguments("text must be a string"))?;
+//!             Ok(json!({"text": text, "task": ctx.task_id()}))
+//!         })?;
+//!         reg.on_stop(|| eprintln!("echo: stopped"));
+//!         Ok(())
+//!     }
+//! }
+//!
+//! fn main() -> ExitCode {
+//!     hearth_plugin::run(Echo)
+//! }
+//! ```
+//!
+//! **Data plane.** The shared segment (fd 3) and the event-ring notifications (fd 4) are
+//! described in `ipc/DESIGN.md`. The kernel's offer arrives in the handshake and is kept on the
+//! [`Host`] ([`Host::data_plane`]); the ring reader attaches there. Until it does, every call
+//! travels inline over the control plane, which is complete on its own.
+
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod context;
+mod defs;
+mod error;
+mod host;
+mod plugin;
+mod registrar;
+mod runtime;
+
+pub use context::CallContext;
+pub use defs::{OutputChannel, StageSpec, ToolDef};
+pub use error::{PluginError, ToolError};
+pub use hearth_rpc::{ErrorKind, Priority, Trust};
+pub use host::{DEFAULT_CALL_TIMEOUT, Host, InjectOptions};
+pub use plugin::Plugin;
+pub use registrar::{OutputHandler, Registrar, StageHandler, ToolHandler};
+pub use runtime::{SDK_VERSION, ServeConfig, run, serve};
+pub use serde_json::{Value, json};

@@ -1,0 +1,56 @@
+//! Method names on the wire (SPEC §6.3 keeps the original's names; `PROTOCOL.md` lists them all).
+
+/// Kernel → plugin: the first request; negotiates the protocol version.
+pub const HANDSHAKE: &str = "handshake";
+/// Kernel → plugin: construct with `{name, config}`, do not start.
+pub const PLUGIN_INIT: &str = "plugin.init";
+/// Kernel → plugin: register tools, stages and channels (by reverse calls), then answer.
+pub const PLUGIN_START: &str = "plugin.start";
+/// Kernel → plugin: run the stop handlers (LIFO), answer, exit.
+pub const PLUGIN_STOP: &str = "plugin.stop";
+/// Kernel → plugin: run a registered tool.
+pub const TOOL_INVOKE: &str = "tool.invoke";
+/// Kernel → plugin: run a registered stage handler on a stage context.
+pub const STAGE_INVOKE: &str = "stage.invoke";
+/// Kernel → plugin: send content out through a registered output channel.
+pub const OUTPUT_INVOKE: &str = "output.invoke";
+
+/// Either way, a notification: stop serving request `{id}` of the sender's.
+pub const CANCEL: &str = "$/cancel";
+
+/// Plugin → kernel: register a tool `{name, def}`.
+pub const TOOL_REGISTER: &str = "tool.register";
+/// Plugin → kernel: register a stage handler `{stage, scope, priority}`.
+pub const STAGE_REGISTER: &str = "stage.register";
+/// Plugin → kernel: register an output channel `{name, caps, desc, def}`.
+pub const OUTPUT_REGISTER: &str = "output.register";
+/// Plugin → kernel: remove an output channel it registered `{name}`.
+pub const OUTPUT_UNREGISTER: &str = "output.unregister";
+/// Plugin → kernel: register an input channel `{name, def}`.
+pub const INPUT_REGISTER: &str = "input.register";
+/// Plugin → kernel: whether the supervisor restarts it after a crash `{enabled}`.
+pub const LIFECYCLE_AUTO_RESTART: &str = "lifecycle.autoRestart";
+/// Plugin → kernel, a notification: one log line `{level, message}`.
+pub const LOG: &str = "log";
+/// Plugin → kernel: inject a text input `{source, channel, text, options?}`.
+pub const IO_INJECT_TEXT: &str = "io.injectText";
+/// Plugin → kernel: inject an interrupt `{source, channel, text, options?}`.
+pub const IO_INJECT_INTERRUPT: &str = "io.injectInterrupt";
+/// Plugin → kernel: inject an input and wait for its reply → `{reply}`.
+pub const IO_INJECT_INPUT_SYNC: &str = "io.injectInputSync";
+/// Plugin → kernel: graph recall `{query, depth}` → `{entities, relations}`.
+pub const MEMORY_RECALL: &str = "memory.recall";
+/// Plugin → kernel: document search `{text, top_k}` → `{docs}`.
+pub const DOC_QUERY: &str = "doc.query";
+/// Plugin → kernel: the plugin's own setting `{key}` → `{value}`.
+pub const SETTINGS_GET: &str = "settings.get";
+/// Plugin → kernel: set the plugin's own setting `{key, value}`.
+pub const SETTINGS_SET: &str = "settings.set";
+/// Plugin → kernel: subscribe to event types `{types}`.
+pub const EVENTS_SUBSCRIBE: &str = "events.subscribe";
+/// Plugin → kernel: the configured LLM sources → `{sources}`.
+pub const LLM_LIST_SOURCES: &str = "llm.listSources";
+/// Plugin → kernel: the loaded plugins → `{plugins}`.
+pub const PLUGIN_LIST_LOADED: &str = "plugin.listLoaded";
+/// Never offered: external plugins subscribe to events but do not publish them.
+pub const EVENTS_PUBLISH: &str = "events.publish";
