@@ -217,3 +217,27 @@ fn a_segment_is_sealed_against_resizing() {
         );
     });
 }
+
+#[test]
+fn a_doorbell_must_be_an_eventfd() {
+    with_watchdog(Duration::from_secs(30), || {
+        let segment = Segment::create(small()).expect("segment");
+        match hearth_ipc::Doorbell::from_fd(dup(&segment)) {
+            Err(IpcError::NotADoorbell { found, .. }) => {
+                assert!(found.contains("memfd"), "{found}")
+            }
+            other => panic!("a memfd was accepted as a doorbell: {other:?}"),
+        }
+        let bell = hearth_ipc::Doorbell::new().expect("eventfd");
+        let copy = hearth_ipc::Doorbell::from_fd(
+            std::os::fd::AsFd::as_fd(&bell)
+                .try_clone_to_owned()
+                .expect("dup"),
+        )
+        .expect("an eventfd is a doorbell");
+        assert!(!copy.drain(), "nothing rung yet");
+        bell.ring();
+        assert!(copy.drain(), "the copy shares the counter");
+        assert!(!bell.wait(Duration::from_millis(1)), "drained by the copy");
+    });
+}
