@@ -2,8 +2,8 @@
 //! every reply before it is emitted, every context event and every suspended frame as it happens,
 //! all in one SQLite file (`<data_dir>/memory.db`, WAL, synchronous=FULL).
 //!
-//! Acceptance is synchronous in the caller's thread (a socket thread, never a worker): the
-//! caller may say "accepted" only after it returns. Everything the kernel writes goes to the
+//! Acceptance is synchronous in the caller's thread (the socket's admit thread, never a worker
+//! and never its reactor): the caller may say "accepted" only after it returns. Everything the kernel writes goes to the
 //! store writer thread instead, so the kernel's worker never waits on an fsync; a reply is handed
 //! over with its input and is sent to the caller only once the journal holds it.
 
