@@ -24,6 +24,7 @@ use std::time::Duration;
 
 /// Why the daemon could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DaemonError {
     #[error("data dir {path}: {source}")]
     DataDir {

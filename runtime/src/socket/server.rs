@@ -47,6 +47,7 @@ impl ServerState {
     }
 }
 
+/// The listening socket and its reactor thread; [`finish`](Self::finish) ends both.
 pub struct SocketServer {
     path: PathBuf,
     state: Arc<ServerState>,
