@@ -10,10 +10,12 @@ use hearth_llm::adapter::{Adapter, bundled};
 use hearth_llm::http::HttpClient;
 use hearth_llm::provider::LuaSource;
 use hearth_llm::provider::SourceConfig;
+use hearth_runtime::config::SocketLimits;
 use hearth_runtime::socket::{Answer, Client, Control, Request, SocketServer};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
+use std::os::unix::fs::PermissionsExt;
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
@@ -121,10 +123,19 @@ fn hearth_path() -> Samples {
         Registries::default(),
     )
     .expect("kernel");
-    let socket_path =
-        std::env::temp_dir().join(format!("hearth-bench-{}.sock", std::process::id()));
-    let server = SocketServer::bind(&socket_path, None, Arc::new(BenchControl(kernel.handle())))
-        .expect("socket");
+    let socket_dir = std::env::temp_dir().join(format!("hearth-bench-{}", std::process::id()));
+    std::fs::create_dir_all(&socket_dir).expect("socket dir");
+    std::fs::set_permissions(&socket_dir, std::fs::Permissions::from_mode(0o700))
+        .expect("private socket dir");
+    let socket_path = socket_dir.join("hearth.sock");
+    let server = SocketServer::bind(
+        &socket_path,
+        &socket_dir,
+        None,
+        SocketLimits::default(),
+        Arc::new(BenchControl(kernel.handle())),
+    )
+    .expect("socket");
     let mut client = Client::connect(&socket_path, None).expect("client");
     let mut samples = Vec::with_capacity(TOKENS);
     let answer = client
@@ -144,7 +155,8 @@ fn hearth_path() -> Samples {
         )
         .expect("request");
     assert!(matches!(answer, Answer::Response { .. }), "{answer:?}");
-    server.shutdown();
+    server.finish(Duration::from_secs(1));
+    let _ = std::fs::remove_dir_all(&socket_dir);
     kernel.shutdown();
     Samples::new(samples)
 }

@@ -71,6 +71,38 @@ pub struct Config {
     /// Where `make setup` put the embedding model; `None` = the default cache dir.
     pub memory_model_dir: Option<PathBuf>,
     pub sources: Vec<SourceConfig>,
+    /// Limits of the client socket (`[socket]`).
+    pub socket: SocketLimits,
+}
+
+/// How long and how many clients the socket serves.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SocketLimits {
+    /// Open connections at most; one more is told so and closed.
+    pub max_connections: usize,
+    /// A connection with no request and nothing pending for this long is closed.
+    pub idle_timeout_secs: u64,
+    /// A client that reads nothing for this long while output waits is closed (its request
+    /// cancelled when nothing else waits for it).
+    pub write_timeout_secs: u64,
+    /// Streamed output buffered per connection before deltas are dropped for a `lag` marker.
+    pub write_buffer_bytes: usize,
+    /// At shutdown, how long the socket keeps serving so every waiting client gets its
+    /// terminal line.
+    pub shutdown_grace_ms: u64,
+}
+
+impl Default for SocketLimits {
+    fn default() -> Self {
+        Self {
+            max_connections: 256,
+            idle_timeout_secs: 600,
+            write_timeout_secs: 30,
+            write_buffer_bytes: 256 * 1024,
+            shutdown_grace_ms: 5_000,
+        }
+    }
 }
 
 impl Default for Config {
@@ -86,6 +118,7 @@ impl Default for Config {
             memory_model: true,
             memory_model_dir: None,
             sources: Vec::new(),
+            socket: SocketLimits::default(),
         }
     }
 }

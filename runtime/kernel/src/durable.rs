@@ -2,8 +2,8 @@
 //! every reply before it is emitted, every context event and every suspended frame as it happens,
 //! all in one SQLite file (`<data_dir>/memory.db`, WAL, synchronous=FULL).
 //!
-//! Acceptance is synchronous in the caller's thread (a socket thread, never a worker): the
-//! caller may say "accepted" only after it returns. Everything the kernel writes goes to the
+//! Acceptance is synchronous in the caller's thread (the socket's admit thread, never a worker
+//! and never its reactor): the caller may say "accepted" only after it returns. Everything the kernel writes goes to the
 //! store writer thread instead, so the kernel's worker never waits on an fsync; a reply is handed
 //! over with its input and is sent to the caller only once the journal holds it.
 
@@ -28,6 +28,8 @@ enum Op {
     Event(ContextEvent),
     SaveFrame(FrameRecord),
     RemoveFrame(u64),
+    /// Answered once every earlier op is written.
+    Flush(Sender<()>),
 }
 
 /// What the kernel found in the store at start-up.
@@ -109,6 +111,19 @@ impl Durable {
         }
     }
 
+    /// Journals `reply` as the input's end and sends it, in the calling thread (which must be
+    /// allowed to wait for an fsync): for an input refused right after it was journaled.
+    pub fn reply_now(&self, handle: ReplyHandle, mut reply: Reply) {
+        journal_then_send(&self.store, handle, &mut reply);
+    }
+
+    /// Waits until every op handed over so far is written, or `timeout` passed: a stopping
+    /// daemon calls it so the answers of its last moments are journaled before it exits.
+    pub fn flush(&self, timeout: std::time::Duration) -> bool {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        self.tx.send(Op::Flush(tx)).is_ok() && rx.recv_timeout(timeout).is_ok()
+    }
+
     /// Appends an event to the durable timeline.
     pub fn record_event(&self, event: ContextEvent) {
         let _ = self.tx.send(Op::Event(event));
@@ -130,6 +145,24 @@ impl Durable {
     }
 }
 
+/// Journals `reply` for its input, then sends it.
+fn journal_then_send(store: &Mutex<Store>, handle: ReplyHandle, reply: &mut Reply) {
+    reply.request_id = handle.request_id().to_string();
+    let value = serde_json::to_value(&*reply).unwrap_or(Value::Null);
+    let journaled =
+        store
+            .lock()
+            .journal_reply(handle.request_id(), &value, hearth_engine::now_ms());
+    // An input that was never journaled (a self-input, a test kernel) has nothing to update;
+    // the reply still goes out. A real write failure is logged and the reply still goes out:
+    // a caller waiting forever would be worse than a missing record.
+    match journaled {
+        Ok(()) | Err(StoreError::UnknownRequest { .. }) => {}
+        Err(e) => tracing::error!(request = %handle.request_id(), "reply not journaled: {e}"),
+    }
+    handle.send(std::mem::take(reply));
+}
+
 fn write_loop(store: &Mutex<Store>, rx: &Receiver<Op>, events: &EventBus) {
     for op in rx.iter() {
         let result = match op {
@@ -138,26 +171,14 @@ fn write_loop(store: &Mutex<Store>, rx: &Receiver<Op>, events: &EventBus) {
                 mut reply,
                 output,
             } => {
-                reply.request_id = handle.request_id().to_string();
-                let value = serde_json::to_value(&reply).unwrap_or(Value::Null);
-                let journaled = store.lock().journal_reply(
-                    handle.request_id(),
-                    &value,
-                    hearth_engine::now_ms(),
-                );
-                // An input that was never journaled (a self-input, a test kernel) has nothing to
-                // update; the reply still goes out. A real write failure is logged and the reply
-                // still goes out: a caller waiting forever would be worse than a missing record.
-                match journaled {
-                    Ok(()) | Err(StoreError::UnknownRequest { .. }) => {}
-                    Err(e) => {
-                        tracing::error!(request = %handle.request_id(), "reply not journaled: {e}")
-                    }
-                }
-                handle.send(reply);
+                journal_then_send(store, handle, &mut reply);
                 if let Some(output) = output {
                     events.publish(EventKind::AgentOutput, &output);
                 }
+                Ok(())
+            }
+            Op::Flush(done) => {
+                let _ = done.send(());
                 Ok(())
             }
             Op::Event(event) => store

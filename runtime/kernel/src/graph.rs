@@ -213,7 +213,7 @@ pub fn build_with(
         interrupts: interrupts_tx,
         control: control_tx,
     };
-    let ingress = IngressNode::new(submit_rx, out, gate.clone());
+    let ingress = IngressNode::new(submit_rx, out, gate.clone()).with_durable(durable.clone());
     let ingress_worker = workers - 1;
     engine.spawn(0, kernel)?;
     engine.spawn(ingress_worker, ingress)?;

@@ -79,42 +79,51 @@ impl KernelHandle {
     }
 
     /// Journals `input` (when the kernel is durable) and submits it. `Ok` means the input is
-    /// durable and on its way: the caller may acknowledge it. The reply arrives on the channel
-    /// the caller attached.
+    /// durable and offered to the kernel: its admission is told to the input's
+    /// [`ReplyListener`](crate::input::ReplyListener), and a refusal (`queue_full`, `shutdown`)
+    /// is journaled as the input's end before its reply is sent, so it never runs again after a
+    /// restart. The reply arrives on the channel the caller attached.
     pub fn submit_durably(&self, mut input: InputEvent, interrupt: bool) -> Result<(), String> {
-        if let Some(durable) = &self.durable {
-            let kind = if interrupt { "interrupt" } else { "input" };
-            if let Err(e) = durable.accept(&input, kind) {
-                let message =
-                    format!("the input could not be recorded, so it was not accepted: {e}");
-                input.send_reply(Reply {
-                    content: message.clone(),
-                    error: true,
-                    ..Reply::default()
-                });
-                return Err(message);
-            }
+        let Some(durable) = &self.durable else {
+            self.send(wrap(input, interrupt));
+            return Ok(());
+        };
+        let kind = if interrupt { "interrupt" } else { "input" };
+        if let Err(e) = durable.accept(&input, kind) {
+            let message = format!("the input could not be recorded, so it was not accepted: {e}");
+            input.send_reply(Reply {
+                content: message.clone(),
+                error: true,
+                ..Reply::default()
+            });
+            return Err(message);
         }
-        if interrupt {
-            self.interrupt_with(input);
-        } else {
-            self.submit_with(input);
+        if let Some((Submission::Input(mut i) | Submission::Interrupt(mut i), reason)) =
+            self.offer(wrap(input, interrupt))
+        {
+            durable.reply_now(i.take_reply(), skip_reply(reason));
         }
         Ok(())
     }
 
-    fn send(&self, submission: Submission) {
+    /// Hands `submission` to the ingress, or gives it back with the reason it was refused.
+    fn offer(&self, submission: Submission) -> Option<(Submission, &'static str)> {
         if self.gate.is_closing() {
-            refuse(submission, skip::SHUTDOWN);
-            return;
+            return Some((submission, skip::SHUTDOWN));
         }
-        if let Err(e) = self.submit.try_send(submission) {
+        self.submit.try_send(submission).err().map(|e| {
             let reason = if e.is_full() {
                 skip::QUEUE_FULL
             } else {
                 skip::SHUTDOWN
             };
-            refuse(e.into_inner(), reason);
+            (e.into_inner(), reason)
+        })
+    }
+
+    fn send(&self, submission: Submission) {
+        if let Some((submission, reason)) = self.offer(submission) {
+            refuse(submission, reason);
         }
     }
 
@@ -154,12 +163,7 @@ impl KernelHandle {
 
     /// The stop button (SPEC §2.8): cancels the in-flight generation and the inputs queued now.
     pub fn stop(&self, source: &str) -> Receiver<Reply> {
-        let mut payload = Map::new();
-        payload.insert("content".into(), Value::String(String::new()));
-        payload.insert("stop".into(), Value::Bool(true));
-        payload.insert("interrupt".into(), Value::Bool(true));
-        payload.insert("priority".into(), Value::String("L4".into()));
-        self.interrupt(InputEvent::new(source, payload).with_trust(Trust::Builtin))
+        self.interrupt(stop_input(source))
     }
 
     /// The scheduler's state, or None if the kernel did not answer in time.
@@ -169,9 +173,41 @@ impl KernelHandle {
         rx.recv_timeout(timeout).ok()
     }
 
+    /// The event ring itself (how far it has been published, new readers).
+    pub fn ring(&self) -> &Subscriber {
+        &self.ring
+    }
+
     /// A reader of the event ring (`KindMask` selects event kinds).
     pub fn subscribe(&self, mask: KindMask) -> Reader {
         self.ring.reader(mask)
+    }
+}
+
+/// The stop button's input, for callers that attach their own reply channel and submit it with
+/// [`KernelHandle::interrupt_with`].
+pub fn stop_input(source: &str) -> InputEvent {
+    let mut payload = Map::new();
+    payload.insert("content".into(), Value::String(String::new()));
+    payload.insert("stop".into(), Value::Bool(true));
+    payload.insert("interrupt".into(), Value::Bool(true));
+    payload.insert("priority".into(), Value::String("L4".into()));
+    InputEvent::new(source, payload).with_trust(Trust::Builtin)
+}
+
+fn wrap(input: InputEvent, interrupt: bool) -> Submission {
+    if interrupt {
+        Submission::Interrupt(input)
+    } else {
+        Submission::Input(input)
+    }
+}
+
+fn skip_reply(reason: &str) -> Reply {
+    Reply {
+        skipped: true,
+        reason: Some(reason.into()),
+        ..Reply::default()
     }
 }
 
@@ -206,6 +242,9 @@ pub struct IngressNode {
     /// A submission the kernel had no room for yet (interrupts and control wait rather than fail).
     held: Option<Submission>,
     gate: Arc<IngressGate>,
+    /// Where a refusal is journaled as the input's end (a durable kernel), so a refused input
+    /// never runs again after a restart.
+    durable: Option<Durable>,
 }
 
 impl IngressNode {
@@ -216,22 +255,51 @@ impl IngressNode {
             out,
             held: None,
             gate,
+            durable: None,
         }
+    }
+
+    /// Journals every refusal through `durable`.
+    pub fn with_durable(mut self, durable: Option<Durable>) -> Self {
+        self.durable = durable;
+        self
+    }
+
+    /// Answers an input the kernel will not get, journaled when durable.
+    fn refuse_input(&self, mut input: InputEvent, reason: &str) {
+        match &self.durable {
+            Some(durable) => durable.reply(input.take_reply(), skip_reply(reason), None),
+            None => {
+                input.skip(reason);
+            }
+        }
+    }
+
+    /// Sends `input` on `edge`, telling its listener once the edge holds it; gives back what
+    /// the edge refused.
+    fn hand_over(edge: &EdgeTx<InputEvent>, input: InputEvent) -> Option<TrySendError<InputEvent>> {
+        let admission = input.admission();
+        if let Err(e) = edge.try_send(input) {
+            return Some(e);
+        }
+        if let Some(admission) = admission {
+            admission.notify();
+        }
+        None
     }
 
     /// Forwards one submission. Returns it when it must wait for room.
     fn forward(&self, submission: Submission) -> Option<Submission> {
-        fn refuse(e: TrySendError<InputEvent>) {
+        let refuse = |e: TrySendError<InputEvent>| {
             let reason = if e.is_full() {
                 skip::QUEUE_FULL
             } else {
                 skip::SHUTDOWN
             };
-            let mut input = e.into_inner();
-            input.skip(reason);
-        }
+            self.refuse_input(e.into_inner(), reason);
+        };
         match submission {
-            Submission::Input(i) => self.out.inputs.try_send(i).err().map(refuse).and(None),
+            Submission::Input(i) => Self::hand_over(&self.out.inputs, i).map(refuse).and(None),
             Submission::SelfInput(i) => {
                 if let Err(e) = self.out.self_inputs.try_send(i) {
                     // Self-inputs are the kernel's own bookkeeping: dropping one is logged, never blocking.
@@ -240,10 +308,10 @@ impl IngressNode {
                 None
             }
             // Interrupts and control are few and must not be lost to a momentary full edge.
-            Submission::Interrupt(i) => match self.out.interrupts.try_send(i) {
-                Ok(()) => None,
-                Err(e) if e.is_full() => Some(Submission::Interrupt(e.into_inner())),
-                Err(e) => {
+            Submission::Interrupt(i) => match Self::hand_over(&self.out.interrupts, i) {
+                None => None,
+                Some(e) if e.is_full() => Some(Submission::Interrupt(e.into_inner())),
+                Some(e) => {
                     refuse(e);
                     None
                 }
@@ -264,8 +332,14 @@ impl IngressNode {
             .take()
             .into_iter()
             .chain(std::iter::from_fn(|| self.rx.try_recv().ok()));
+        let pending: Vec<Submission> = pending.collect();
         for submission in pending {
-            refuse(submission, skip::SHUTDOWN);
+            match submission {
+                Submission::Input(i) | Submission::Interrupt(i) => {
+                    self.refuse_input(i, skip::SHUTDOWN);
+                }
+                other => refuse(other, skip::SHUTDOWN),
+            }
         }
     }
 }

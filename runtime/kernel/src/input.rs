@@ -65,6 +65,26 @@ pub enum Trust {
 pub struct ReplyHandle {
     request_id: String,
     tx: Option<Sender<Reply>>,
+    listener: Option<Listener>,
+}
+
+/// Told, from whichever thread it happens on, that an input reached the kernel's queue or that
+/// its reply is on the channel: a caller serving many inputs from one event loop sleeps until
+/// then instead of polling. Both calls must be cheap and never block.
+pub trait ReplyListener: Send + Sync {
+    /// The kernel's queue took the input: it will run and be answered.
+    fn admitted(&self, request_id: &str);
+    /// The reply is on the channel.
+    fn replied(&self);
+}
+
+#[derive(Clone)]
+struct Listener(std::sync::Arc<dyn ReplyListener>);
+
+impl std::fmt::Debug for Listener {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Listener")
+    }
 }
 
 impl ReplyHandle {
@@ -72,6 +92,7 @@ impl ReplyHandle {
         Self {
             request_id,
             tx: None,
+            listener: None,
         }
     }
 
@@ -92,11 +113,13 @@ impl ReplyHandle {
 
     fn deliver(&mut self, mut reply: Reply) -> bool {
         reply.request_id.clone_from(&self.request_id);
-        match self.tx.take() {
-            // Capacity 1 and a single sender: this cannot block; a dropped receiver is fine.
-            Some(tx) => tx.try_send(reply).is_ok(),
-            None => false,
+        // A private channel has capacity 1 and a shared one is unbounded: this cannot block;
+        // a dropped receiver is fine.
+        let sent = self.tx.take().is_some_and(|tx| tx.try_send(reply).is_ok());
+        if sent && let Some(listener) = &self.listener {
+            listener.0.replied();
         }
+        sent
     }
 }
 
@@ -110,6 +133,20 @@ impl Drop for ReplyHandle {
                 ..Reply::default()
             });
         }
+    }
+}
+
+/// The pending "admitted" notice of one input (see [`InputEvent::admission`]).
+#[derive(Debug)]
+pub struct Admission {
+    listener: Listener,
+    request_id: String,
+}
+
+impl Admission {
+    /// Tells the listener the kernel's queue holds the input.
+    pub fn notify(self) {
+        self.listener.0.admitted(&self.request_id);
     }
 }
 
@@ -190,8 +227,28 @@ impl InputEvent {
         self.reply = ReplyHandle {
             request_id: self.request_id.clone(),
             tx: Some(tx),
+            listener: None,
         };
         rx
+    }
+
+    /// Attaches a shared, unbounded reply channel (the reply carries the request id) and a
+    /// listener told when the input is admitted and when the reply is sent.
+    pub fn reply_to(&mut self, tx: Sender<Reply>, listener: std::sync::Arc<dyn ReplyListener>) {
+        self.reply = ReplyHandle {
+            request_id: self.request_id.clone(),
+            tx: Some(tx),
+            listener: Some(Listener(listener)),
+        };
+    }
+
+    /// Taken by the ingress before it hands the input over, and fired once the kernel's queue
+    /// holds it (the input itself is gone by then).
+    pub fn admission(&self) -> Option<Admission> {
+        self.reply.listener.clone().map(|listener| Admission {
+            listener,
+            request_id: self.request_id.clone(),
+        })
     }
 
     /// The `content` field, or "".

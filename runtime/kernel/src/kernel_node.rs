@@ -116,7 +116,7 @@ impl Node for KernelNode {
             &self.inbox.inputs,
         ] {
             while let Ok(mut input) = rx.try_recv() {
-                replied += usize::from(input.skip(skip::SHUTDOWN));
+                replied += usize::from(self.engine.end_at_shutdown(&mut input));
             }
         }
         tracing::info!(replied, "kernel stopped; every pending task was answered");

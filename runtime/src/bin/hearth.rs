@@ -318,6 +318,15 @@ fn stream(client: &mut Client, request: &Request) -> Result<ExitCode, ClientErro
     let mut streamed = String::new();
     let stdout = std::io::stdout();
     let answer = client.request(request, |delta| {
+        if let Answer::Lag { missed } = delta {
+            // The streamed text now has a hole: say so, and show the whole reply at the end.
+            let _ = writeln!(
+                stdout.lock(),
+                "\n[{missed} pieces of the answer were not shown: the output was too slow; the whole answer follows]"
+            );
+            streamed.push('\u{0}');
+            return;
+        }
         if let Answer::Delta {
             content,
             reasoning: false,
@@ -380,7 +389,7 @@ fn print_terminal(answer: &Answer) -> ExitCode {
             eprintln!("hearth: {error}");
             ExitCode::from(1)
         }
-        Answer::Delta { .. } | Answer::Accepted { .. } => ExitCode::SUCCESS,
+        Answer::Delta { .. } | Answer::Accepted { .. } | Answer::Lag { .. } => ExitCode::SUCCESS,
     }
 }
 
@@ -417,9 +426,16 @@ fn chat(
         if matches!(text, "/quit" | "/exit") {
             return Ok(ExitCode::SUCCESS);
         }
-        stream(
-            &mut client,
-            &Request::parse(text).map_err(ClientError::Protocol)?,
-        )?;
+        match Request::from_chat_line(text) {
+            Ok(request) => {
+                // The daemon closes connections idle for long (10 min by default): a session
+                // left open meanwhile connects again instead of failing its next request.
+                if client.closed_by_daemon() {
+                    client = Client::connect(path, key)?;
+                }
+                stream(&mut client, &request)?;
+            }
+            Err(e) => eprintln!("hearth: {e}"),
+        }
     }
 }

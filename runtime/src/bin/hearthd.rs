@@ -28,6 +28,8 @@ fn main() -> anyhow::Result<()> {
         .with_writer(std::io::stderr)
         .init();
     let args = Args::parse();
+    // Everything hearthd creates is its user's alone, whatever umask it was started with.
+    nix::sys::stat::umask(nix::sys::stat::Mode::from_bits_truncate(0o077));
     // Before any thread starts, so every thread inherits the blocked mask.
     let signals = ShutdownSignals::install().context("blocking SIGTERM/SIGINT")?;
     let mut cfg = Config::load(args.config.as_deref()).context("loading the configuration")?;

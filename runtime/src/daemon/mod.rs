@@ -3,8 +3,10 @@
 //! can run the same daemon in-process or as a child.
 
 mod builtins;
+mod data_dir;
 mod sources;
 
+pub use data_dir::{DataDir, LOCK_FILE};
 pub use sources::{EMBEDDED_SOURCE, OLLAMA_LOOPBACK, Sources};
 
 use crate::config::Config;
@@ -22,12 +24,15 @@ use std::time::Duration;
 
 /// Why the daemon could not start.
 #[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
 pub enum DaemonError {
     #[error("data dir {path}: {source}")]
     DataDir {
         path: String,
         source: std::io::Error,
     },
+    #[error("another hearthd (pid {pid}) is using {path}")]
+    Locked { pid: String, path: String },
     #[error("{0}")]
     Sources(String),
     #[error("memory store: {0}")]
@@ -80,6 +85,10 @@ pub struct Daemon {
     kernel: Kernel,
     socket: SocketServer,
     sources: Arc<Sources>,
+    durable: Durable,
+    grace: Duration,
+    /// Held for the daemon's whole life; released last.
+    _data_dir: DataDir,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -92,10 +101,7 @@ impl std::fmt::Debug for Daemon {
 
 impl Daemon {
     pub fn start(cfg: Config) -> Result<Self, DaemonError> {
-        std::fs::create_dir_all(&cfg.data_dir).map_err(|source| DaemonError::DataDir {
-            path: cfg.data_dir.display().to_string(),
-            source,
-        })?;
+        let data_dir = DataDir::lock(&cfg.data_dir)?;
         let sources = Sources::start(&cfg).map_err(DaemonError::Sources)?;
         let turn = TurnConfig {
             system_prompt: cfg.agent.system_prompt.clone(),
@@ -121,6 +127,7 @@ impl Daemon {
                 "resuming work from before the restart"
             );
         }
+        let journal = durable.clone();
         let kernel = graph::build_with(
             graph_cfg,
             sources.provider(),
@@ -141,17 +148,25 @@ impl Daemon {
             sources: sources.clone(),
         });
         let path = cfg.socket_path();
-        let socket = SocketServer::bind(&path, cfg.api_key.clone(), control).map_err(|source| {
-            DaemonError::Socket {
-                path: path.display().to_string(),
-                source,
-            }
+        let socket = SocketServer::bind(
+            &path,
+            &cfg.data_dir,
+            cfg.api_key.clone(),
+            cfg.socket.clone(),
+            control,
+        )
+        .map_err(|source| DaemonError::Socket {
+            path: path.display().to_string(),
+            source,
         })?;
         tracing::info!(socket = %path.display(), "hearthd ready");
         Ok(Self {
             kernel,
             socket,
             sources,
+            durable: journal,
+            grace: Duration::from_millis(cfg.socket.shutdown_grace_ms),
+            _data_dir: data_dir,
         })
     }
 
@@ -163,10 +178,16 @@ impl Daemon {
         self.socket.path()
     }
 
-    /// Graceful stop: no new clients, every pending task answered, the embedded server stopped.
+    /// Graceful stop: no new clients or requests, every pending task answered and journaled,
+    /// every waiting client's terminal line written (within the grace period), the embedded
+    /// server stopped, and only then the data dir released.
     pub fn shutdown(self) {
-        self.socket.shutdown();
+        self.socket.stop_accepting();
         let report = self.kernel.shutdown();
+        if !self.durable.flush(self.grace) {
+            tracing::warn!("the journal did not confirm its last writes in time");
+        }
+        self.socket.finish(self.grace);
         self.sources.shutdown();
         tracing::info!(joined = report.all_joined(), "hearthd stopped");
     }

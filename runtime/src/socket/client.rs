@@ -52,6 +52,20 @@ impl Client {
         Ok(client)
     }
 
+    /// Whether the daemon has closed this connection while it sat unused (its idle timeout, a
+    /// restart): then a new one is needed before the next request.
+    pub fn closed_by_daemon(&mut self) -> bool {
+        use nix::poll::{PollFd, PollFlags, PollTimeout, poll};
+        use std::os::fd::AsFd;
+        if !self.input.buffer().is_empty() {
+            return true;
+        }
+        // Between requests nothing is due: anything readable (the idle notice, EOF) means the
+        // daemon is done with this connection.
+        let mut fds = [PollFd::new(self.input.get_ref().as_fd(), PollFlags::POLLIN)];
+        !matches!(poll(&mut fds, PollTimeout::ZERO), Ok(0))
+    }
+
     /// Sends `request`, hands every delta to `on_delta`, and returns the terminal answer.
     pub fn request(
         &mut self,
@@ -61,17 +75,21 @@ impl Client {
         let mut line =
             serde_json::to_string(request).map_err(|e| ClientError::Protocol(e.to_string()))?;
         line.push('\n');
-        self.out.write_all(line.as_bytes())?;
+        if let Err(e) = self.out.write_all(line.as_bytes()) {
+            // The daemon may have refused the connection (too many clients) and closed it: its
+            // reason is still in our receive buffer.
+            return match self.read_answer() {
+                Ok(Some(answer @ Answer::Error { .. })) => Ok(answer),
+                _ => Err(ClientError::Io(e)),
+            };
+        }
         loop {
-            let mut reply = String::new();
-            if self.input.read_line(&mut reply)? == 0 {
+            let Some(answer) = self.read_answer()? else {
                 return Err(ClientError::Io(std::io::Error::new(
                     std::io::ErrorKind::UnexpectedEof,
                     "hearthd closed the connection",
                 )));
-            }
-            let answer: Answer = serde_json::from_str(&reply)
-                .map_err(|e| ClientError::Protocol(format!("{e}: {}", reply.trim())))?;
+            };
             if answer.is_terminal() {
                 if matches!(&answer, Answer::Error { error } if error == "unauthorized") {
                     return Err(ClientError::Unauthorized);
@@ -80,5 +98,16 @@ impl Client {
             }
             on_delta(&answer);
         }
+    }
+
+    /// One answer line, or None at EOF.
+    fn read_answer(&mut self) -> Result<Option<Answer>, ClientError> {
+        let mut reply = String::new();
+        if self.input.read_line(&mut reply)? == 0 {
+            return Ok(None);
+        }
+        serde_json::from_str(&reply)
+            .map(Some)
+            .map_err(|e| ClientError::Protocol(format!("{e}: {}", reply.trim())))
     }
 }

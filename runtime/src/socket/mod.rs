@@ -1,9 +1,16 @@
 //! The daemon's client socket and its line-delimited JSON protocol (documented in
 //! ARCHITECTURE.md and [`protocol`]).
 
+mod bind;
 mod client;
+mod connection;
+mod dispatch;
+mod outbox;
 pub mod protocol;
+mod pump;
+mod reactor;
 mod server;
+mod worker;
 
 pub use client::{Client, ClientError};
 pub use protocol::{Answer, Request};

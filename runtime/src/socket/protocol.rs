@@ -2,8 +2,10 @@
 //!
 //! Requests carry an `op`; answers carry a `type`. A streamed request (`send`, `interrupt`)
 //! gets `delta` lines as tokens arrive and then exactly one terminal line (`response`,
-//! `skipped` or `error`). For compatibility with the original's CLI, a plain text line is
-//! accepted too: `/auth <key>`, `/stop`, `/status`, `/help`, anything else is `send`.
+//! `skipped` or `error`), possibly with `lag` lines where a slow reader lost deltas. For
+//! compatibility with the original's CLI, the `/`-command form is accepted as well: `/auth <key>`,
+//! `/stop`, `/status`, `/help`, `/send <text>`. Any other line is refused: a stray protocol (an
+//! HTTP request sent to the socket) never becomes a chat turn.
 
 use hearth_llm::provider::SourceConfig;
 use serde::{Deserialize, Serialize};
@@ -43,7 +45,7 @@ pub enum Request {
 }
 
 impl Request {
-    /// Parses a JSON request, or a plain text line the way the original CLI did.
+    /// Parses a JSON request or a `/`-command; anything else is an error.
     pub fn parse(line: &str) -> Result<Request, String> {
         let line = line.trim_end_matches(['\r', '\n']);
         if line.trim_start().starts_with('{') {
@@ -54,17 +56,36 @@ impl Request {
                 key: key.trim().to_string(),
             });
         }
-        Ok(match line.trim() {
-            "/stop" => Request::Stop,
-            "/status" | "/kernel" => Request::Status,
-            "/help" => Request::Help,
-            _ => Request::Send {
+        if let Some(text) = line.strip_prefix("/send ") {
+            return Ok(Request::Send {
+                text: text.to_string(),
+                source: None,
+            });
+        }
+        match line.trim() {
+            "/stop" => Ok(Request::Stop),
+            "/status" | "/kernel" => Ok(Request::Status),
+            "/help" => Ok(Request::Help),
+            _ => Err(format!(
+                "not a request: send one JSON object per line or a /command ({HELP_HINT})"
+            )),
+        }
+    }
+
+    /// What a line typed in the interactive CLI means: a `/`-command, else text to send.
+    pub fn from_chat_line(line: &str) -> Result<Request, String> {
+        if line.trim_start().starts_with(['/', '{']) {
+            Self::parse(line)
+        } else {
+            Ok(Request::Send {
                 text: line.to_string(),
                 source: None,
-            },
-        })
+            })
+        }
     }
 }
+
+const HELP_HINT: &str = "try /help";
 
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
@@ -101,6 +122,11 @@ pub enum Answer {
     Sources {
         sources: Value,
     },
+    /// The client read too slowly: `missed` deltas of the streamed answer were dropped here
+    /// (the terminal line, which carries the whole answer, is never dropped).
+    Lag {
+        missed: u64,
+    },
 }
 
 impl Answer {
@@ -116,11 +142,14 @@ impl Answer {
 
     /// Whether this line ends a streamed request.
     pub fn is_terminal(&self) -> bool {
-        !matches!(self, Answer::Delta { .. } | Answer::Accepted { .. })
+        !matches!(
+            self,
+            Answer::Delta { .. } | Answer::Accepted { .. } | Answer::Lag { .. }
+        )
     }
 }
 
-pub const HELP: &str = "commands: send <text> | /stop | /status | /help; JSON requests: \
+pub const HELP: &str = "commands: /send <text> | /stop | /status | /help; JSON requests: \
 {\"op\":\"send\",\"text\":…} {\"op\":\"interrupt\",\"text\":…,\"level\":\"L3\"} {\"op\":\"stop\"} {\"op\":\"status\"} \
 {\"op\":\"source_list\"} {\"op\":\"source_add\",\"source\":{…}} {\"op\":\"source_remove\",\"name\":…} {\"op\":\"source_test\",\"name\":…}";
 
@@ -143,12 +172,27 @@ mod tests {
         );
         assert_eq!(Request::parse("/stop"), Ok(Request::Stop));
         assert_eq!(
-            Request::parse("what time is it?"),
+            Request::parse("/send what time is it?"),
             Ok(Request::Send {
                 text: "what time is it?".into(),
                 source: None
             })
         );
+        assert!(
+            Request::parse("GET / HTTP/1.1\r\n")
+                .expect_err("a stray protocol is refused")
+                .contains("not a request")
+        );
+        assert!(Request::parse("what time is it?").is_err());
+        assert_eq!(
+            Request::from_chat_line("what time is it?"),
+            Ok(Request::Send {
+                text: "what time is it?".into(),
+                source: None
+            })
+        );
+        assert_eq!(Request::from_chat_line("/stop"), Ok(Request::Stop));
+        assert!(Request::from_chat_line("/bogus").is_err());
         assert!(
             Request::parse(r#"{"op":"launch"}"#)
                 .expect_err("unknown op")
@@ -168,5 +212,10 @@ mod tests {
         assert_eq!(line.matches('\n').count(), 1);
         assert_eq!(line, "{\"type\":\"delta\",\"content\":\"a\\nb\"}\n");
         assert!(Answer::error("x").is_terminal());
+        assert!(!Answer::Lag { missed: 3 }.is_terminal());
+        assert_eq!(
+            Answer::Lag { missed: 3 }.to_line(),
+            "{\"type\":\"lag\",\"missed\":3}\n"
+        );
     }
 }

@@ -8,7 +8,12 @@ use std::time::Duration;
 fn three_hundred_concurrent_sends_each_get_one_reply() {
     within(Duration::from_secs(180), || {
         let server = LlmServer::start();
-        let daemon = Daemon::start(&source("remote", &server.base_url, 0));
+        // Room for every client at once (the default cap of 256 is tested on its own).
+        let config = format!(
+            "{}\n[socket]\nmax_connections = 400\n",
+            source("remote", &server.base_url, 0)
+        );
+        let daemon = Daemon::start(&config);
         let children: Vec<_> = (0..300)
             .map(|i| {
                 daemon

@@ -34,8 +34,8 @@ impl Daemon {
 
     /// Writes the config (top-level keys first, then the test's own text, then — unless the test
     /// configures it — the embedded model switched off: TOML tables must follow the top-level
-    /// keys) and starts hearthd on `dir`.
-    fn launch(dir: PathBuf, toml: &str) -> Self {
+    /// keys) and returns the command that starts hearthd on `dir`.
+    pub fn command(dir: &Path, toml: &str) -> Command {
         let config = dir.join("hearth.toml");
         let base = format!("data_dir = \"{}\"\nprobe_loopback = false\n", dir.display());
         let embedded = if toml.contains("[embedded]") {
@@ -44,8 +44,8 @@ impl Daemon {
             "\n[embedded]\nenabled = false\n"
         };
         std::fs::write(&config, format!("{base}{toml}{embedded}")).expect("config");
-        let child = Command::new(env!("CARGO_BIN_EXE_hearthd"))
-            .arg("--config")
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hearthd"));
+        cmd.arg("--config")
             .arg(&config)
             .env(
                 "HEARTH_LOG",
@@ -54,13 +54,47 @@ impl Daemon {
             .env_remove("HEARTH_DATA_DIR")
             .env_remove("HEARTH_SOCKET")
             .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("hearthd starts");
+            .stderr(Stdio::inherit());
+        cmd
+    }
+
+    fn launch(dir: PathBuf, toml: &str) -> Self {
+        let child = Self::command(&dir, toml).spawn().expect("hearthd starts");
+        Self::adopt(child, dir)
+    }
+
+    /// Waits until `child` (a hearthd on `dir`) serves its socket.
+    pub fn adopt(child: Child, dir: PathBuf) -> Self {
         let socket = dir.join("hearth.sock");
         let mut daemon = Self { child, dir, socket };
         daemon.wait_ready(Duration::from_secs(60));
         daemon
+    }
+
+    /// A fresh, empty data dir for a test.
+    pub fn fresh_dir() -> PathBuf {
+        hearth_testkit::fresh_dir("e2e")
+    }
+
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// Sends SIGTERM and waits (at most `limit`) for the exit; returns how long it took and
+    /// whether the exit was clean. The data dir stays until the value is dropped.
+    pub fn terminate(&mut self, limit: Duration) -> (Duration, bool) {
+        let sent = Instant::now();
+        signal(self.child.id(), "TERM");
+        loop {
+            if let Ok(Some(status)) = self.child.try_wait() {
+                return (sent.elapsed(), status.success());
+            }
+            assert!(
+                sent.elapsed() < limit,
+                "hearthd did not exit within {limit:?} of SIGTERM"
+            );
+            std::thread::sleep(Duration::from_millis(2));
+        }
     }
 
     /// SIGKILL: no shutdown, no flush; the data dir stays for a restart.
@@ -74,7 +108,7 @@ impl Daemon {
 
     /// Like `start`, letting the test prepare the data dir (custom adapters) first.
     pub fn start_with(toml: &str, prepare: impl FnOnce(&Path)) -> Self {
-        let dir = hearth_testkit::fresh_dir("e2e");
+        let dir = Self::fresh_dir();
         prepare(&dir);
         Self::launch(dir, toml)
     }
@@ -125,9 +159,11 @@ impl Drop for Daemon {
         if self.dir.as_os_str().is_empty() {
             return;
         }
-        let _ = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
-            .status();
+        if let Ok(Some(_)) = self.child.try_wait() {
+            let _ = std::fs::remove_dir_all(&self.dir);
+            return;
+        }
+        signal(self.child.id(), "TERM");
         let deadline = Instant::now() + Duration::from_secs(15);
         while Instant::now() < deadline {
             if let Ok(Some(_)) = self.child.try_wait() {
@@ -140,6 +176,13 @@ impl Drop for Daemon {
         let _ = self.child.wait();
         let _ = std::fs::remove_dir_all(&self.dir);
     }
+}
+
+/// `kill -<name> <pid>`.
+pub fn signal(pid: u32, name: &str) {
+    let _ = Command::new("kill")
+        .args([&format!("-{name}"), &pid.to_string()])
+        .status();
 }
 
 pub fn stdout(o: &Output) -> String {

@@ -2,6 +2,7 @@
 //! HTTP + SSE on loopback (a scripted OpenAI-compatible server) and the real embedded model.
 
 mod harness;
+mod raw;
 
 mod daemon_adapters;
 mod daemon_cli;
@@ -10,4 +11,6 @@ mod daemon_fallback;
 mod daemon_flood;
 mod daemon_memory;
 mod daemon_real_model;
+mod daemon_shutdown;
+mod daemon_socket;
 mod daemon_stop;

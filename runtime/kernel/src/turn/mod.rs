@@ -189,6 +189,17 @@ impl TurnEngine {
         self
     }
 
+    /// Answers `shutdown` to an input whose caller waits, journaled as its end so it does not run
+    /// again after a restart; an input nobody waits for (resumed from the journal) is left
+    /// pending and resumes at the next start. Returns whether a caller was answered.
+    pub fn end_at_shutdown(&self, input: &mut InputEvent) -> bool {
+        let waited = input.has_reply();
+        if waited {
+            self.skip(input, skip::SHUTDOWN);
+        }
+        waited
+    }
+
     /// Answers an input the engine will not run (`queue_full`), journaled when durable.
     pub fn skip_input(&self, input: &mut InputEvent, reason: &str) {
         self.skip(input, reason);
@@ -639,12 +650,12 @@ impl TurnEngine {
             if let Wait::Llm { cancel, .. } = &cur.wait {
                 cancel.cancel();
             }
-            replied += usize::from(cur.task.input.skip(skip::SHUTDOWN));
+            replied += usize::from(self.end_at_shutdown(&mut cur.task.input));
             self.sched.done(cur.task.id);
         }
         for drained in self.sched.drain_all() {
             let (mut task, _frame) = drained.into_parts();
-            replied += usize::from(task.input.skip(skip::SHUTDOWN));
+            replied += usize::from(self.end_at_shutdown(&mut task.input));
         }
         replied
     }

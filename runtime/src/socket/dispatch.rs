@@ -1,0 +1,137 @@
+//! What each request starts: an answer at once, a streamed input handed to the journaling
+//! worker, or a control request handed to the control worker. Nothing here waits.
+
+use super::connection::Busy;
+use super::protocol::{Answer, HELP, Request};
+use super::reactor::{Notice, Reactor};
+use hearth_kernel::ingress::stop_input;
+use hearth_kernel::input::{InputEvent, Reply, ReplyListener, Trust};
+use serde_json::json;
+use std::sync::Arc;
+
+/// How a request continues.
+#[derive(Debug)]
+pub(super) enum Started {
+    /// Its whole answer, now.
+    Answered(Answer),
+    /// The connection waits for this.
+    Busy(Busy),
+}
+
+pub(super) fn authenticated() -> Answer {
+    Answer::Response {
+        content: "authenticated".into(),
+        request_id: String::new(),
+    }
+}
+
+pub(super) fn start(reactor: &mut Reactor, token: usize, request: Request) -> Started {
+    match request {
+        Request::Auth { .. } => Started::Answered(authenticated()),
+        Request::Help => Started::Answered(Answer::Response {
+            content: HELP.into(),
+            request_id: String::new(),
+        }),
+        Request::Send { text, source } => {
+            let input = InputEvent::text(source.unwrap_or_else(|| "cli".into()), text);
+            submit(reactor, token, input, false)
+        }
+        Request::Interrupt {
+            text,
+            level,
+            source,
+        } => {
+            let input = InputEvent::text(source.unwrap_or_else(|| "cli".into()), text)
+                .with_payload("priority", json!(level.unwrap_or_else(|| "L1".into())))
+                .with_payload("interrupt", json!(true))
+                .with_trust(Trust::Builtin);
+            submit(reactor, token, input, true)
+        }
+        Request::Stop => {
+            // Not journaled (it is not a task) and never waits: straight to the ingress.
+            let mut input = stop_input("cli");
+            let request_id = input.request_id.clone();
+            reactor.follow(&request_id, token, false);
+            input.reply_to(reactor.replies_tx.clone(), listener(reactor));
+            reactor.control.kernel().interrupt_with(input);
+            Started::Busy(Busy::Stream(request_id))
+        }
+        other => control(reactor, token, other),
+    }
+}
+
+fn listener(reactor: &Reactor) -> Arc<dyn ReplyListener> {
+    reactor.wake.clone()
+}
+
+/// Follows `input`'s answer on `token`, then has it journaled and submitted off this thread;
+/// `accepted` is written when the kernel's queue takes it.
+fn submit(reactor: &mut Reactor, token: usize, mut input: InputEvent, interrupt: bool) -> Started {
+    let request_id = input.request_id.clone();
+    // Followed before it is submitted, so not a single delta can be missed.
+    reactor.follow(&request_id, token, true);
+    input.reply_to(reactor.replies_tx.clone(), listener(reactor));
+    let control = reactor.control.clone();
+    // If the worker is gone the input is dropped with the job, which answers `dropped`.
+    reactor.admit.run(move || {
+        let _ = control.kernel().submit_durably(input, interrupt);
+    });
+    Started::Busy(Busy::Stream(request_id))
+}
+
+/// Requests that may wait (on the kernel's snapshot, on a source's test call).
+fn control(reactor: &mut Reactor, token: usize, request: Request) -> Started {
+    let control = reactor.control.clone();
+    let wake = reactor.wake.clone();
+    let queued = reactor.control_worker.run(move || {
+        let answer = match request {
+            Request::Status => Answer::Status {
+                status: control.status(),
+            },
+            Request::SourceList => Answer::Sources {
+                sources: control.sources(),
+            },
+            Request::SourceAdd { source } => result(control.add_source(source)),
+            Request::SourceRemove { name } => result(control.remove_source(&name)),
+            Request::SourceTest { name } => result(control.test_source(&name)),
+            other => Answer::error(format!("unexpected control request {other:?}")),
+        };
+        if wake.notices.send(Notice::Answer { token, answer }).is_ok() {
+            let _ = wake.waker.wake();
+        }
+    });
+    if queued {
+        Started::Busy(Busy::Control)
+    } else {
+        Started::Answered(Answer::error("hearthd is stopping"))
+    }
+}
+
+fn result(r: Result<String, String>) -> Answer {
+    match r {
+        Ok(content) => Answer::Response {
+            content,
+            request_id: String::new(),
+        },
+        Err(e) => Answer::error(e),
+    }
+}
+
+/// The terminal line of a reply.
+pub(super) fn terminal(reply: Reply) -> Answer {
+    if reply.skipped {
+        Answer::Skipped {
+            reason: reply.reason.unwrap_or_default(),
+            request_id: reply.request_id,
+        }
+    } else if reply.error {
+        Answer::Error {
+            error: reply.content,
+        }
+    } else {
+        Answer::Response {
+            content: reply.content,
+            request_id: reply.request_id,
+        }
+    }
+}

@@ -1,0 +1,125 @@
+//! The one reader of the event ring for every socket client: it parks on the ring's futex,
+//! forwards the deltas of requests some connection follows to the reactor, and wakes it after
+//! every batch it read. Its position is published so the reactor holds a terminal line until
+//! every delta published before it has been forwarded (the order a client sees is the order the
+//! kernel produced); since each advance is followed by a wake, a held line is never forgotten.
+
+use super::protocol::Answer;
+use crossbeam_channel::Sender;
+use hearth_ipc::{EventKind, KindMask, ReadResult, Reader};
+use mio::Waker;
+use parking_lot::RwLock;
+use serde_json::Value;
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+/// The kinds a client streams.
+pub(super) fn delta_kinds() -> KindMask {
+    KindMask::of(&[EventKind::ContentDelta, EventKind::ReasoningDelta])
+}
+
+/// What the pump hands the reactor.
+#[derive(Debug)]
+pub(super) enum Forward {
+    Delta {
+        request_id: String,
+        answer: Answer,
+    },
+    /// The ring overran the pump: this many events (of any request) were lost.
+    Lagged(u64),
+}
+
+/// State shared between the pump and the reactor.
+#[derive(Debug, Default)]
+pub(super) struct PumpShared {
+    /// Request ids some connection streams.
+    pub(super) followed: RwLock<HashSet<String>>,
+    /// Ring sequence up to which everything has been forwarded.
+    position: AtomicU64,
+    stop: AtomicBool,
+    /// The pump has ended (the ring closed, the reactor is gone): nothing more will come, so
+    /// no terminal line may wait for it.
+    gone: AtomicBool,
+}
+
+impl PumpShared {
+    /// Ring sequence up to which every delta has been handed to the reactor's channel.
+    pub(super) fn position(&self) -> u64 {
+        // SYNC: pairs with the Release store in `run`: the deltas sent before it are in the
+        // channel when this load sees it.
+        let position = self.position.load(Ordering::Acquire);
+        // SYNC: pairs with the Release store in `run`'s exit path.
+        if self.gone.load(Ordering::Acquire) {
+            return u64::MAX;
+        }
+        position
+    }
+
+    pub(super) fn stop(&self) {
+        self.stop.store(true, Ordering::Relaxed);
+    }
+}
+
+/// How long the pump parks before it looks at its stop flag.
+const PARK: Duration = Duration::from_secs(1);
+
+/// Runs the pump until stopped, the ring closes or the reactor is gone.
+pub(super) fn run(ring: Reader, shared: &PumpShared, tx: &Sender<Forward>, waker: &Waker) {
+    pump(ring, shared, tx, waker);
+    // SYNC: pairs with the Acquire load in `PumpShared::position`.
+    shared.gone.store(true, Ordering::Release);
+    let _ = waker.wake();
+}
+
+fn pump(mut ring: Reader, shared: &PumpShared, tx: &Sender<Forward>, waker: &Waker) {
+    let mut buf = Vec::new();
+    // Parked readers cost nothing; spinning would cost every idle client's daemon CPU.
+    ring.set_spin(Duration::ZERO);
+    while !shared.stop.load(Ordering::Relaxed) {
+        let before = ring.position();
+        let mut next = ring.next_timeout(&mut buf, PARK);
+        loop {
+            let forward = match next {
+                ReadResult::Event { kind, .. } => delta(kind, &buf, shared),
+                ReadResult::Lagged { missed } => Some(Forward::Lagged(missed)),
+                ReadResult::Empty => break,
+                ReadResult::Closed => return,
+            };
+            if let Some(forward) = forward
+                && tx.send(forward).is_err()
+            {
+                return;
+            }
+            next = ring.try_next(&mut buf);
+        }
+        if ring.position() == before {
+            continue;
+        }
+        // SYNC: pairs with the Acquire load in `PumpShared::position`.
+        shared.position.store(ring.position(), Ordering::Release);
+        if waker.wake().is_err() {
+            return;
+        }
+    }
+}
+
+/// The client-facing delta of one ring event, when a connection follows its request.
+fn delta(kind: EventKind, envelope: &[u8], shared: &PumpShared) -> Option<Forward> {
+    // Hook: once a ring slot carries its stream's tag, compare it with `followed` here, before
+    // parsing, so nobody pays for other tasks' deltas. Until then the request id is in the JSON.
+    let envelope: Value = serde_json::from_slice(envelope).ok()?;
+    let payload = &envelope["payload"];
+    let request_id = payload["request_id"].as_str()?;
+    if !shared.followed.read().contains(request_id) {
+        return None;
+    }
+    Some(Forward::Delta {
+        request_id: request_id.to_string(),
+        answer: Answer::Delta {
+            content: payload["content"].as_str().unwrap_or_default().to_string(),
+            reasoning: kind == EventKind::ReasoningDelta,
+            reset: payload["reset"].as_bool().unwrap_or(false),
+        },
+    })
+}

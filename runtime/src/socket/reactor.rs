@@ -1,0 +1,440 @@
+//! The socket's event loop: one thread and one `mio::Poll` serve the listener and every client
+//! connection. Nothing here blocks: journaling and control requests run on worker threads,
+//! replies and admissions arrive on channels with a `Waker`, deltas come from the ring pump. An
+//! idle client costs a file descriptor and a few hundred bytes, no thread and no CPU.
+
+use super::bind::Bound;
+use super::connection::{Busy, Connection, Expiry, Line, MAX_LINE};
+use super::dispatch::{self, Started};
+use super::protocol::{Answer, Request};
+use super::pump::{Forward, PumpShared};
+use super::server::{Control, ServerState};
+use super::worker::Worker;
+use crate::config::SocketLimits;
+use crossbeam_channel::{Receiver, Sender};
+use hearth_kernel::input::{Reply, ReplyListener};
+use mio::net::UnixListener;
+use mio::{Events, Interest, Poll, Token, Waker};
+use std::collections::{HashMap, HashSet};
+use std::io::{self, Write};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+pub(super) const LISTENER: Token = Token(0);
+pub(super) const WAKER: Token = Token(1);
+pub(super) const FIRST_CONNECTION: usize = 2;
+
+/// What other threads tell the reactor (besides replies and deltas).
+#[derive(Debug)]
+pub(super) enum Notice {
+    /// The kernel's queue holds this request: its client may be told `accepted`.
+    Admitted(String),
+    /// A control request's answer for connection `token`.
+    Answer { token: usize, answer: Answer },
+}
+
+/// Told by the kernel's threads when an input is admitted or answered.
+pub(super) struct Wake {
+    pub(super) notices: Sender<Notice>,
+    pub(super) waker: Arc<Waker>,
+}
+
+impl ReplyListener for Wake {
+    fn admitted(&self, request_id: &str) {
+        if self
+            .notices
+            .send(Notice::Admitted(request_id.into()))
+            .is_ok()
+        {
+            let _ = self.waker.wake();
+        }
+    }
+
+    fn replied(&self) {
+        let _ = self.waker.wake();
+    }
+}
+
+/// Who streams a request and whether it is told `accepted`.
+#[derive(Debug)]
+pub(super) struct Follow {
+    pub(super) token: usize,
+    pub(super) ack: bool,
+}
+
+/// Everything the reactor thread owns.
+pub(super) struct Reactor {
+    pub(super) poll: Poll,
+    pub(super) listener: Option<UnixListener>,
+    pub(super) bound: Bound,
+    pub(super) key: Option<String>,
+    pub(super) limits: SocketLimits,
+    pub(super) control: Arc<dyn Control>,
+    pub(super) state: Arc<ServerState>,
+    pub(super) pump: Arc<PumpShared>,
+    pub(super) wake: Arc<Wake>,
+    pub(super) replies_tx: Sender<Reply>,
+    pub(super) replies: Receiver<Reply>,
+    pub(super) notices: Receiver<Notice>,
+    pub(super) forwards: Receiver<Forward>,
+    pub(super) admit: Worker,
+    pub(super) control_worker: Worker,
+    pub(super) conns: HashMap<usize, Connection>,
+    pub(super) follows: HashMap<String, Follow>,
+    /// Terminal replies waiting for the pump to forward every delta published before them.
+    pub(super) held: Vec<(u64, Reply)>,
+    /// Connections with new output or a finished request since the last sweep.
+    pub(super) dirty: HashSet<usize>,
+    pub(super) next_token: usize,
+}
+
+impl Reactor {
+    pub(super) fn run(mut self) {
+        let mut events = Events::with_capacity(256);
+        loop {
+            let now = Instant::now();
+            let timeout = self
+                .next_deadline()
+                .map(|d| d.saturating_duration_since(now));
+            if let Err(e) = self.poll.poll(&mut events, timeout) {
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                tracing::error!("socket poll failed: {e}");
+                break;
+            }
+            let now = Instant::now();
+            for event in &events {
+                match event.token() {
+                    LISTENER => self.accept(now),
+                    WAKER => {}
+                    Token(t) => {
+                        let hung_up = event.is_write_closed() || event.is_error();
+                        self.service(t, hung_up, now);
+                    }
+                }
+            }
+            self.take_notices();
+            self.take_replies();
+            self.apply_state();
+            self.sweep(now);
+            if self.finished(now) {
+                break;
+            }
+        }
+        self.close_listener();
+        self.pump.stop();
+    }
+
+    fn accept(&mut self, now: Instant) {
+        loop {
+            let Some(listener) = &self.listener else {
+                return;
+            };
+            let (mut stream, _) = match listener.accept() {
+                Ok(accepted) => accepted,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => {
+                    // Out of descriptors, most likely: the pending client stays queued.
+                    tracing::warn!("cannot accept a client: {e}");
+                    return;
+                }
+            };
+            if self.conns.len() >= self.limits.max_connections {
+                // A fresh socket's buffer is empty: this short line goes out without blocking.
+                let refusal = Answer::error(format!(
+                    "hearthd is serving its maximum of {} connections; try again later",
+                    self.limits.max_connections
+                ));
+                let _ = stream.write_all(refusal.to_line().as_bytes());
+                continue;
+            }
+            let token = self.next_token;
+            self.next_token += 1;
+            if let Err(e) = self.poll.registry().register(
+                &mut stream,
+                Token(token),
+                Interest::READABLE | Interest::WRITABLE,
+            ) {
+                tracing::warn!("cannot watch a client: {e}");
+                continue;
+            }
+            let conn = Connection::new(
+                stream,
+                self.key.is_none(),
+                self.limits.write_buffer_bytes,
+                now,
+            );
+            self.conns.insert(token, conn);
+            // Lines may be waiting already; the edge for them has passed.
+            self.service(token, false, now);
+        }
+    }
+
+    /// Reads, runs and writes what connection `token` has ready.
+    fn service(&mut self, token: usize, hung_up: bool, now: Instant) {
+        if hung_up {
+            self.close(token);
+            return;
+        }
+        if let Err(e) = self.run_lines(token, now) {
+            tracing::debug!("client connection ended: {e}");
+            self.close(token);
+        }
+    }
+
+    fn run_lines(&mut self, token: usize, now: Instant) -> io::Result<()> {
+        loop {
+            let Some(conn) = self.conns.get_mut(&token) else {
+                return Ok(());
+            };
+            if conn.busy != Busy::Idle || conn.closing {
+                break;
+            }
+            conn.fill()?;
+            let Some(line) = conn.next_line(now) else {
+                break;
+            };
+            self.line(token, line);
+        }
+        match self.conns.get_mut(&token) {
+            Some(conn) => conn.flush(now),
+            None => Ok(()),
+        }
+    }
+
+    /// One request line of connection `token`.
+    fn line(&mut self, token: usize, line: Line) {
+        let Some(conn) = self.conns.get_mut(&token) else {
+            return;
+        };
+        let request = match line {
+            Line::TooLong => {
+                conn.out.push(&Answer::error(format!(
+                    "request line longer than {MAX_LINE} bytes"
+                )));
+                conn.closing = true;
+                return;
+            }
+            Line::NotUtf8 => Err("request is not valid UTF-8".to_string()),
+            Line::Text(text) if text.trim().is_empty() => return,
+            Line::Text(text) => Request::parse(&text),
+        };
+        if !conn.authed {
+            // Before authentication every line but the right key closes the connection.
+            match (&request, &self.key) {
+                (Ok(Request::Auth { key: given }), Some(expected))
+                    if constant_time_eq(given.as_bytes(), expected.as_bytes()) =>
+                {
+                    conn.authed = true;
+                    conn.out.push(&dispatch::authenticated());
+                }
+                _ => {
+                    conn.out.push(&Answer::error("unauthorized"));
+                    conn.closing = true;
+                }
+            }
+            return;
+        }
+        let request = match request {
+            Ok(request) => request,
+            Err(e) => {
+                conn.out.push(&Answer::error(e));
+                return;
+            }
+        };
+        if !self.state.is_accepting() {
+            conn.out.push(&Answer::error(
+                "hearthd is stopping; try again after it restarts",
+            ));
+            return;
+        }
+        match dispatch::start(self, token, request) {
+            Started::Answered(answer) => {
+                if let Some(conn) = self.conns.get_mut(&token) {
+                    conn.out.push(&answer);
+                }
+            }
+            Started::Busy(busy) => {
+                if let Some(conn) = self.conns.get_mut(&token) {
+                    conn.busy = busy;
+                }
+            }
+        }
+    }
+
+    fn take_notices(&mut self) {
+        while let Ok(notice) = self.notices.try_recv() {
+            match notice {
+                Notice::Admitted(request_id) => {
+                    let Some(follow) = self.follows.get(&request_id).filter(|f| f.ack) else {
+                        continue;
+                    };
+                    if let Some(conn) = self.conns.get_mut(&follow.token) {
+                        conn.out.push(&Answer::Accepted { request_id });
+                        self.dirty.insert(follow.token);
+                    }
+                }
+                Notice::Answer { token, answer } => {
+                    if let Some(conn) = self.conns.get_mut(&token)
+                        && conn.busy == Busy::Control
+                    {
+                        conn.out.push(&answer);
+                        conn.busy = Busy::Idle;
+                        self.dirty.insert(token);
+                    }
+                }
+            }
+        }
+    }
+
+    /// Takes new replies, forwards the deltas the pump has, then writes every terminal line
+    /// whose deltas have all been forwarded.
+    fn take_replies(&mut self) {
+        while let Ok(reply) = self.replies.try_recv() {
+            // Every delta of this request was published before its reply was sent.
+            let published = self.control.kernel().ring().published();
+            self.held.push((published, reply));
+        }
+        // Read before the channel is drained: every delta up to here is in it. A later advance
+        // wakes the reactor again.
+        let position = self.pump.position();
+        while let Ok(forward) = self.forwards.try_recv() {
+            self.forward(forward);
+        }
+        let (ready, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held)
+            .into_iter()
+            .partition(|(needed, _)| *needed <= position);
+        self.held = waiting;
+        for (_, reply) in ready {
+            self.terminal(reply);
+        }
+    }
+
+    fn forward(&mut self, forward: Forward) {
+        match forward {
+            Forward::Delta { request_id, answer } => {
+                if let Some(follow) = self.follows.get(&request_id)
+                    && let Some(conn) = self.conns.get_mut(&follow.token)
+                {
+                    conn.out.push_delta(&answer);
+                    self.dirty.insert(follow.token);
+                }
+            }
+            Forward::Lagged(missed) => {
+                // Which requests lost deltas is unknown: every streaming client is told.
+                for follow in self.follows.values() {
+                    if let Some(conn) = self.conns.get_mut(&follow.token) {
+                        conn.out.note_missed(missed);
+                    }
+                }
+            }
+        }
+    }
+
+    fn terminal(&mut self, reply: Reply) {
+        let Some(follow) = self.unfollow(&reply.request_id) else {
+            return;
+        };
+        let Some(conn) = self.conns.get_mut(&follow.token) else {
+            return;
+        };
+        if conn.busy == Busy::Stream(reply.request_id.clone()) {
+            conn.busy = Busy::Idle;
+        }
+        conn.out.push(&dispatch::terminal(reply));
+        self.dirty.insert(follow.token);
+    }
+
+    pub(super) fn follow(&mut self, request_id: &str, token: usize, ack: bool) {
+        self.pump.followed.write().insert(request_id.to_string());
+        self.follows
+            .insert(request_id.to_string(), Follow { token, ack });
+    }
+
+    fn unfollow(&mut self, request_id: &str) -> Option<Follow> {
+        self.pump.followed.write().remove(request_id);
+        self.follows.remove(request_id)
+    }
+
+    fn close(&mut self, token: usize) {
+        if let Some(conn) = self.conns.remove(&token)
+            && let Busy::Stream(request_id) = conn.busy
+        {
+            // Nobody reads this answer any more; it is still journaled when it comes.
+            self.unfollow(&request_id);
+        }
+    }
+
+    fn apply_state(&mut self) {
+        if !self.state.is_accepting() {
+            self.close_listener();
+        }
+    }
+
+    fn close_listener(&mut self) {
+        if let Some(mut listener) = self.listener.take() {
+            let _ = self.poll.registry().deregister(&mut listener);
+            drop(listener);
+            self.bound.remove_file();
+        }
+    }
+
+    /// Writes pending output and runs lines freed by finished requests (of the connections that
+    /// changed), applies the timeouts and drops finished connections (of all: no syscall).
+    fn sweep(&mut self, now: Instant) {
+        for token in std::mem::take(&mut self.dirty) {
+            self.service(token, false, now);
+        }
+        let idle = Duration::from_secs(self.limits.idle_timeout_secs);
+        let write = Duration::from_secs(self.limits.write_timeout_secs);
+        let draining = self.state.drain_deadline().is_some();
+        let mut done = Vec::new();
+        for (&token, conn) in &mut self.conns {
+            match conn.expired(now, idle, write) {
+                Some(Expiry::WriteStalled) => {
+                    tracing::debug!("closing a client that read nothing for {write:?}");
+                    done.push(token);
+                    continue;
+                }
+                Some(Expiry::Idle) => {
+                    conn.out.push(&Answer::error(format!(
+                        "closing an idle connection after {} s",
+                        idle.as_secs()
+                    )));
+                    conn.closing = true;
+                    let _ = conn.flush(now);
+                }
+                None => {}
+            }
+            if conn.is_finished() || (draining && conn.is_quiet()) {
+                done.push(token);
+            }
+        }
+        for token in done {
+            self.close(token);
+        }
+    }
+
+    fn finished(&self, now: Instant) -> bool {
+        match self.state.drain_deadline() {
+            Some(deadline) => self.conns.is_empty() || now >= deadline,
+            None => false,
+        }
+    }
+
+    fn next_deadline(&self) -> Option<Instant> {
+        let idle = Duration::from_secs(self.limits.idle_timeout_secs);
+        let write = Duration::from_secs(self.limits.write_timeout_secs);
+        self.conns
+            .values()
+            .filter_map(|c| c.deadline(idle, write))
+            .chain(self.state.drain_deadline())
+            .min()
+    }
+}
+
+fn constant_time_eq(a: &[u8], b: &[u8]) -> bool {
+    a.len() == b.len() && a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
