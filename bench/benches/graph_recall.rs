@@ -87,7 +87,7 @@ fn person(p: usize, people: usize, rng: &mut Rng) -> Vec<(Statement, i64)> {
         ),
         t,
     ));
-    if p % 4 == 0 {
+    if p.is_multiple_of(4) {
         let to = city(home + 1);
         out.push((
             said(
