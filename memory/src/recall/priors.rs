@@ -5,8 +5,11 @@
 //! - **Nothing from the future.** An entry dated after the day the query is asked cannot be
 //!   what it is about (an imported history, a clock that jumped). Compared by local calendar
 //!   day, because imported times often carry a session's date rather than each turn's minute.
-//! - **Recency.** What people ask their assistant about is mostly recent; an older entry keeps
-//!   at least `recency_floor` of its score, so a clear match from months ago still wins.
+//! - **Recency, when the query names a time.** Within a span the query names, and around it,
+//!   the nearer entry is the likelier one; an older entry keeps at least `recency_floor` of its
+//!   score, so a clear match from months ago still wins. A query that names no time gets no
+//!   recency: the whole history lies before "now", and the newest of equal matches is not more
+//!   likely what is asked about.
 //! - **Time expressions.** "two weeks ago", "last Tuesday", "in March", "上周二" name a span
 //!   (see `time_expr`); entries dated inside it count `time_window_boost` times.
 //! - **Whose words.** A memory of the user's life is in what the user said; the agent's long
@@ -20,6 +23,22 @@ use crate::recall::time_expr::{TimeWindow, time_windows};
 use crate::recall::vector_text::{AGENT_SOURCE, COLD_STORAGE_SOURCE};
 
 const MS_PER_DAY: i64 = 86_400_000;
+
+impl RecallConfig {
+    /// This configuration with every query prior neutral (no recency, no boost for a named
+    /// span, every speaker's words alike): the fused relevance ranking alone. The rule that
+    /// nothing said after the day asked is recalled stays: it is what "asked then" means, not
+    /// a weighing.
+    pub fn without_priors(self) -> Self {
+        Self {
+            recency_half_life_days: 0.0,
+            time_window_boost: 1.0,
+            agent_words_weight: 1.0,
+            user_words_weight: 1.0,
+            ..self
+        }
+    }
+}
 
 /// Whose words a cold entry holds, from its event's source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,7 +125,10 @@ impl QueryPriors {
         if !self.admits(timestamp_ms) {
             return 0.0;
         }
-        let recency = if self.half_life_ms > 0.0 {
+        // Recency only weighs a query that names a time: asked "now" about a whole life, the
+        // newest of equally good matches is not more likely the answer, and on a history
+        // where it leaked who a question belonged to it had been doing relevance's job.
+        let recency = if self.half_life_ms > 0.0 && !self.windows.is_empty() {
             let age = self.now_ms.saturating_sub(timestamp_ms).max(0) as f64;
             self.floor + (1.0 - self.floor) * (-age / self.half_life_ms).exp2()
         } else {
@@ -160,7 +182,7 @@ mod tests {
 
     #[test]
     fn recall_priors_recency_halves_towards_the_floor() {
-        let p = priors("what did I cook");
+        let p = priors("what did I cook in March");
         let config = RecallConfig::default();
         let half = (config.recency_half_life_days * DAY as f64) as i64;
         let now = p.factor(NOW, Speaker::User);
@@ -170,8 +192,11 @@ mod tests {
         let floor = config.recency_floor;
         assert!((one - (floor + (1.0 - floor) / 2.0)).abs() < 1e-9, "{one}");
         assert!((old - floor).abs() < 1e-6, "{old}");
+        // No time named: no recency at all.
+        let untimed = priors("what did I cook");
+        assert_eq!(untimed.factor(NOW - 100 * half, Speaker::User), 1.0);
         let off = QueryPriors::new(
-            "x",
+            "x in March",
             NOW,
             &RecallConfig {
                 recency_half_life_days: 0.0,

@@ -665,7 +665,7 @@ fn recall_prefers_the_user_s_words_unless_asked_about_the_agent_s() {
 }
 
 #[test]
-fn recall_favours_the_recent_and_the_span_a_query_names() {
+fn recall_weighs_age_only_when_the_query_names_a_time() {
     watchdog(30, || {
         let dir = TempDir::new("when");
         let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
@@ -681,10 +681,20 @@ fn recall_favours_the_recent_and_the_span_a_query_names() {
                 FRIDAY_NOON,
             )
             .expect("archive");
+        // Naming no time: no recency, equal entries keep the fusion's order.
         let plain = cold
             .peek("what did I have for dinner", 2, FRIDAY_NOON)
             .expect("peek");
-        assert_eq!(ids_of(&plain), [ids[1], ids[0]], "the recent one first");
+        assert_eq!(
+            ids_of(&plain),
+            [ids[0], ids[1]],
+            "age alone does not reorder"
+        );
+        // Naming a time (a span holding neither): now age weighs, the recent one first.
+        let timed = cold
+            .peek("what did I have for dinner in March", 2, FRIDAY_NOON)
+            .expect("peek");
+        assert_eq!(ids_of(&timed), [ids[1], ids[0]], "the recent one first");
         let named = cold
             .peek("what did I have for dinner two weeks ago", 2, FRIDAY_NOON)
             .expect("peek");
@@ -699,7 +709,7 @@ fn recall_favours_the_recent_and_the_span_a_query_names() {
             ..RecallConfig::default()
         });
         let flat = cold
-            .peek("what did I have for dinner", 2, FRIDAY_NOON)
+            .peek("what did I have for dinner in March", 2, FRIDAY_NOON)
             .expect("peek");
         assert_eq!(ids_of(&flat), [ids[0], ids[1]]);
     });
