@@ -109,7 +109,7 @@ pub fn run_prune(
             continue;
         }
         let scratch = ScratchDir::new()?;
-        let store = Store::open(&scratch.path().join("memory.db"))?;
+        let store = Store::open(scratch.path().join("memory.db"))?;
         let mut cold = ColdContext::new(store, models.dense.clone()).with_config(config.clone());
         if let Some(companion) = &models.companion {
             cold = cold.with_companion(companion.clone());
