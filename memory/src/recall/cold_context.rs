@@ -82,6 +82,9 @@ pub struct RecallConfig {
     /// The user's time zone: dates in injected blocks, and the calendar days that "yesterday",
     /// "last Tuesday" and the no-future rule are reckoned in.
     pub utc_offset_secs: i64,
+    /// Leave out entries dated after the day the query is asked (for replaying a history as
+    /// of a past day; a live assistant is asked after everything).
+    pub exclude_future: bool,
     /// An entry this many days old counts half way between full and `recency_floor`
     /// (0: no recency weighting).
     pub recency_half_life_days: f64,
@@ -111,6 +114,7 @@ impl Default for RecallConfig {
             inject_min_sparse: 0.2,
             inject_max_items: 3,
             utc_offset_secs: 0,
+            exclude_future: false,
             recency_half_life_days: 14.0,
             recency_floor: 0.5,
             time_window_boost: 2.0,

@@ -53,15 +53,26 @@ pub fn reciprocal_rank_fusion(lists: &[Ranked<'_>], k: f64) -> Vec<Fused> {
                 continue;
             }
             let rank = i + 1;
-            let entry = acc.entry(id).or_insert(Fused {
-                id,
-                score: 0.0,
-                best_rank: rank,
-            });
-            entry.score += list.weight / (k + rank as f64);
-            entry.best_rank = entry.best_rank.min(rank);
+            add(&mut acc, id, rank, list.weight / (k + rank as f64));
         }
     }
+    into_order(acc)
+}
+
+/// Adds `score` to `id`'s fused score, and `rank` to its best rank.
+fn add(acc: &mut HashMap<i64, Fused>, id: i64, rank: usize, score: f64) {
+    let entry = acc.entry(id).or_insert(Fused {
+        id,
+        score: 0.0,
+        best_rank: rank,
+    });
+    entry.score += score;
+    entry.best_rank = entry.best_rank.min(rank);
+}
+
+/// The fused items by score descending, then best rank, then id: a total order, so equal
+/// inputs always give the same ranking.
+fn into_order(acc: HashMap<i64, Fused>) -> Vec<Fused> {
     let mut out: Vec<Fused> = acc.into_values().collect();
     out.sort_unstable_by(|a, b| {
         b.score
@@ -102,24 +113,10 @@ pub fn standard_score_fusion(lists: &[Scored<'_>]) -> Vec<Fused> {
             } else {
                 1.0
             };
-            let rank = i + 1;
-            let entry = acc.entry(id).or_insert(Fused {
-                id,
-                score: 0.0,
-                best_rank: rank,
-            });
-            entry.score += list.weight * z;
-            entry.best_rank = entry.best_rank.min(rank);
+            add(&mut acc, id, i + 1, list.weight * z);
         }
     }
-    let mut out: Vec<Fused> = acc.into_values().collect();
-    out.sort_unstable_by(|a, b| {
-        b.score
-            .total_cmp(&a.score)
-            .then(a.best_rank.cmp(&b.best_rank))
-            .then(a.id.cmp(&b.id))
-    });
-    out
+    into_order(acc)
 }
 
 #[cfg(test)]

@@ -2,9 +2,12 @@
 //! at, and whose words it is after. Each becomes a factor on an entry's fused score, so the
 //! relevance ranking stays in charge and these only reorder near-ties:
 //!
-//! - **Nothing from the future.** An entry dated after the day the query is asked cannot be
-//!   what it is about (an imported history, a clock that jumped). Compared by local calendar
-//!   day, because imported times often carry a session's date rather than each turn's minute.
+//! - **Nothing from the future, when asked for** (`exclude_future`, off by default). Replaying a
+//!   history as of a past day, an entry dated after that day cannot be what it is about.
+//!   Compared by local calendar day, because imported times often carry a session's date
+//!   rather than each turn's minute. Off by default: a live assistant is asked at "now", after
+//!   everything; on a dev set whose sessions are not all before the question it only loses
+//!   evidence, and on one whose dates leak who a question belongs to it does relevance's job.
 //! - **Recency, when the query names a time.** Within a span the query names, and around it,
 //!   the nearer entry is the likelier one; an older entry keeps at least `recency_floor` of its
 //!   score, so a clear match from months ago still wins. A query that names no time gets no
@@ -80,10 +83,14 @@ impl QueryPriors {
     pub(crate) fn new(query: &str, now_ms: i64, config: &RecallConfig) -> Self {
         let offset_ms = config.utc_offset_secs.saturating_mul(1000);
         let local_day = now_ms.saturating_add(offset_ms).div_euclid(MS_PER_DAY);
-        let before_ms = local_day
-            .saturating_add(1)
-            .saturating_mul(MS_PER_DAY)
-            .saturating_sub(offset_ms);
+        let before_ms = if config.exclude_future {
+            local_day
+                .saturating_add(1)
+                .saturating_mul(MS_PER_DAY)
+                .saturating_sub(offset_ms)
+        } else {
+            i64::MAX
+        };
         Self {
             now_ms,
             before_ms,
@@ -161,8 +168,16 @@ mod tests {
     }
 
     #[test]
-    fn recall_priors_nothing_after_the_query_day() {
-        let p = priors("what did I cook");
+    fn recall_priors_nothing_after_the_query_day_when_asked_for() {
+        let cutoff = RecallConfig {
+            exclude_future: true,
+            ..RecallConfig::default()
+        };
+        assert!(
+            priors("what did I cook").admits(NOW + 400 * DAY),
+            "off by default"
+        );
+        let p = QueryPriors::new("what did I cook", NOW, &cutoff);
         // Later the same (UTC) day is still admitted; the next day is not.
         assert!(p.admits(NOW + 11 * 3_600_000));
         assert!(!p.admits(NOW + 12 * 3_600_000));
@@ -174,7 +189,7 @@ mod tests {
             NOW,
             &RecallConfig {
                 utc_offset_secs: 14 * 3600,
-                ..RecallConfig::default()
+                ..cutoff
             },
         );
         assert_eq!(east.before_ms(), NOW + 22 * 3_600_000);

@@ -601,10 +601,14 @@ fn ids_of(hits: &[Recalled]) -> Vec<i64> {
 }
 
 #[test]
-fn recall_never_returns_what_was_said_after_the_day_it_is_asked() {
+fn recall_asked_as_of_a_day_never_returns_what_was_said_after_it() {
     watchdog(30, || {
         let dir = TempDir::new("future");
-        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
+        let mut cold =
+            ColdContext::new(dir.store(), Some(concept_embedder())).with_config(RecallConfig {
+                exclude_future: true,
+                ..RecallConfig::default()
+            });
         let ids = cold
             .archive_events(
                 vec![
@@ -625,6 +629,9 @@ fn recall_never_returns_what_was_said_after_the_day_it_is_asked() {
             .peek("pizza", 5, FRIDAY_NOON + 3 * DAY_MS)
             .expect("peek");
         assert_eq!(later.len(), 2);
+        // By default the date does not filter: a live assistant is asked after everything.
+        cold.set_config(RecallConfig::default());
+        assert_eq!(cold.peek("pizza", 5, FRIDAY_NOON).expect("peek").len(), 2);
     });
 }
 
@@ -1257,6 +1264,7 @@ fn keyword_hits_from_the_index_alone_equal_the_row_reading_ones() {
         let config = RecallConfig {
             depth: 3,
             dense_weight: 0.0,
+            exclude_future: true,
             ..RecallConfig::default()
         };
         let fast_dir = TempDir::new("keyword-fast");

@@ -182,11 +182,7 @@ pub fn run_set(
         .count();
 
     for (corpus_id, corpus) in &set.corpora {
-        let questions: Vec<&Question> = set
-            .questions
-            .iter()
-            .filter(|q| &q.corpus == corpus_id && !q.evidence.is_empty())
-            .collect();
+        let questions = set.scored_questions(corpus_id);
         if questions.is_empty() {
             continue;
         }
@@ -288,8 +284,8 @@ pub fn run_set(
                 configs.len()
             ));
             for (qi, q) in questions.iter().enumerate() {
-                // Asked when the file says it was asked: what "two weeks ago" means, and what
-                // had been said by then, depend on it.
+                // Asked when the file says it was asked: what "two weeks ago" means depends on
+                // it.
                 let asked = q
                     .time
                     .as_deref()

@@ -11,7 +11,7 @@
 
 use std::collections::HashMap;
 
-use super::{AGENT_SOURCE, CorpusItem, Question, RecallBenchError, RecallSet, ScratchDir};
+use super::{AGENT_SOURCE, CorpusItem, RecallBenchError, RecallSet, ScratchDir};
 use super::{TokenStats, now_ms, to_events};
 use crate::recall::{ColdContext, RecallConfig, parse_iso8601};
 use crate::{
@@ -100,11 +100,7 @@ pub fn run_prune(
     let mut tokens = Vec::new();
     let mut window_sizes = Vec::new();
     for (corpus_id, corpus) in &set.corpora {
-        let questions: Vec<&Question> = set
-            .questions
-            .iter()
-            .filter(|q| &q.corpus == corpus_id && !q.evidence.is_empty())
-            .collect();
+        let questions = set.scored_questions(corpus_id);
         if questions.is_empty() {
             continue;
         }
