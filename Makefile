@@ -2,6 +2,11 @@
 CARGO  ?= cargo
 DATA   ?= $(if $(XDG_DATA_HOME),$(XDG_DATA_HOME),$(HOME)/.local/share)/hearth
 PREFIX ?= /usr/local
+# Recall dev sets (`make bench`): read from here when present, never by `make test`. The last,
+# leaky one is a regression check only. Ingested stores are kept, so a re-run only re-ranks.
+RECALL_DATA   ?= ../shared/data
+RECALL_SETS   ?= longmemeval-oracle-pooled-now longmemeval-oracle-per-question longmemeval-oracle-pooled
+RECALL_STORES ?= target/recall-stores
 
 .PHONY: setup build run test test-only bench lint loom install
 
@@ -40,12 +45,17 @@ lint:
 bench: setup
 	$(CARGO) build --release -p hearth-runtime --bins
 	$(CARGO) bench -p hearth-bench
-	@if [ -f ../shared/data/longmemeval-oracle-pooled.json ]; then \
-		echo "recall: ../shared/data/longmemeval-oracle-pooled.json"; \
-		./target/release/hearth bench recall ../shared/data/longmemeval-oracle-pooled.json --k 1,5,10; \
-	else \
-		echo "recall: ../shared/data/longmemeval-oracle-pooled.json is absent; skipping the recall benchmark"; \
-	fi
+	@found=0; \
+	for set in $(RECALL_SETS); do \
+		file="$(RECALL_DATA)/$$set.json"; \
+		[ -f "$$file" ] || { echo "recall: $$file is absent; skipping it"; continue; }; \
+		found=1; \
+		case $$set in *-pooled) variants=as-is ;; *) variants=as-is,undated,named ;; esac; \
+		echo "recall: $$file ($$variants)"; \
+		./target/release/hearth bench recall "$$file" --k 1,5,10 --variant $$variants --ablate \
+			--store-dir "$(RECALL_STORES)/$$set" --json "target/recall-$$set.json" || exit 1; \
+	done; \
+	[ $$found = 1 ] || echo "recall: no dev set in $(RECALL_DATA) (see its README); skipping the recall benchmark"
 
 # Model-checks the event ring's slot protocol and the arena's generation check with loom.
 loom:

@@ -54,9 +54,10 @@ pub use prune::{
 };
 pub use recall::{
     AGENT_SOURCE, BM25_B, BM25_K1, COLD_STORAGE_SOURCE, ColdContext, DEFAULT_RRF_K, EMBED_BATCH,
-    Fused, INJECT_HEADER, OkapiBm25, PlainText, PruneOutcome, Ranked, RecallConfig, RecallError,
-    Recalled, VectorTextRules, bm25_tokens, clean_text, format_minute, index_tokens, parse_iso8601,
-    query_tokens, reciprocal_rank_fusion, search_terms, split_passages, text_for_vector,
+    Fused, FusionMethod, INJECT_HEADER, Injection, OkapiBm25, PlainText, PruneOutcome, Ranked,
+    RecallConfig, RecallError, Recalled, Scored, VectorTextRules, bm25_tokens, clean_text,
+    format_minute, index_tokens, parse_iso8601, query_tokens, reciprocal_rank_fusion, search_terms,
+    split_passages, standard_score_fusion, text_for_vector,
 };
 pub use simd::{Kernel, Matrix, SimdError, TopK, top_k, top_k_where};
 pub use store::{

@@ -20,7 +20,9 @@ use crate::prune::{DenseRef, PruneEvent, PruneQuery, plan_prune};
 use crate::recall::RecallError;
 use crate::recall::clock::format_minute;
 use crate::recall::dense_index::{DenseHit, DenseIndex, EntryMeta};
-use crate::recall::fusion::{DEFAULT_RRF_K, Ranked, reciprocal_rank_fusion};
+use crate::recall::fusion::{
+    DEFAULT_RRF_K, FusionMethod, Ranked, Scored, reciprocal_rank_fusion, standard_score_fusion,
+};
 use crate::recall::priors::QueryPriors;
 use crate::recall::terms::{index_tokens, query_tokens};
 use crate::recall::vector_text::{PlainText, VectorTextRules, text_for_vector};
@@ -40,22 +42,17 @@ const INJECT_RESPONSE_CHARS: usize = 160;
 
 /// How recall ranks and how much it injects.
 ///
-/// The ranking defaults were measured on the recall benchmark (LongMemEval oracle, 10,194
-/// turns, 470 questions, the default model). Fusion settings alone (`rrf_k` 5…100, dense weight
-/// 0.6…2, a min-max or max-normalised score fusion instead of ranks) land within turn_any@5
-/// 0.70–0.76, so the published RRF constant and an even weighting stay. What moves recall is
-/// what the query says besides its words (`QueryPriors`): with them turn_any@5 is 0.83–0.84,
-/// and it stays within ±0.01 across half-lives of 7–60 days, floors of 0.3–0.5, agent weights
-/// of 0.3–0.5 and span boosts of 1.5–3, on either half of the questions — the defaults are round
-/// values inside that plateau, not a fitted peak. The priors need candidates beyond the top 50
-/// of each list (`depth` 200: +0.02). Passage averaging (`passage_chars` 400), sentence-level
+/// The ranking defaults are measured on dev sets where a date cannot tell whose history an entry
+/// is (ARCHITECTURE §7): rank fusion at the published constant and even weights, the speaker
+/// weighing, a named span's boost, and recency only for queries that name a time. Candidates
+/// beyond the top 50 of each list are needed (`depth` 200). Passage averaging, sentence-level
 /// max-similarity, dense pseudo-relevance feedback, word-bigram BM25 and session-level score
-/// propagation all measured flat or lower, hence off or absent. A companion model's ranking
-/// (multilingual-e5-small beside the default model) fused as a third list at even weight,
-/// before the same priors, raises turn_any@5 from 0.834 to 0.855 (same run); companion weights
-/// of 0.8–1.5 and the neighbouring settings above measure 0.843–0.857 with it.
+/// propagation measured flat or lower on the first pooled set, hence off or absent; standard-score
+/// fusion, a heavier keyword list and no dense floor measured within noise of the defaults.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecallConfig {
+    /// How the keyword and dense lists are fused.
+    pub fusion: FusionMethod,
     /// Reciprocal rank fusion constant.
     pub rrf_k: f64,
     /// Candidates taken from each index before fusion (at least the `k` asked for).
@@ -85,6 +82,9 @@ pub struct RecallConfig {
     /// The user's time zone: dates in injected blocks, and the calendar days that "yesterday",
     /// "last Tuesday" and the no-future rule are reckoned in.
     pub utc_offset_secs: i64,
+    /// Leave out entries dated after the day the query is asked (for replaying a history as
+    /// of a past day; a live assistant is asked after everything).
+    pub exclude_future: bool,
     /// An entry this many days old counts half way between full and `recency_floor`
     /// (0: no recency weighting).
     pub recency_half_life_days: f64,
@@ -101,6 +101,7 @@ pub struct RecallConfig {
 impl Default for RecallConfig {
     fn default() -> Self {
         Self {
+            fusion: FusionMethod::Rank,
             rrf_k: DEFAULT_RRF_K,
             depth: 200,
             dense_weight: 1.0,
@@ -113,6 +114,7 @@ impl Default for RecallConfig {
             inject_min_sparse: 0.2,
             inject_max_items: 3,
             utc_offset_secs: 0,
+            exclude_future: false,
             recency_half_life_days: 14.0,
             recency_floor: 0.5,
             time_window_boost: 2.0,
@@ -139,6 +141,15 @@ pub struct Recalled {
     pub keyword_score: Option<f64>,
     /// The text the entry is searched by.
     pub text: String,
+}
+
+/// What [`ColdContext::inject`] puts in front of the model.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Injection {
+    /// The memory block (empty when nothing cleared the floor).
+    pub block: String,
+    /// The ids of the events in the block, in the block's (time) order.
+    pub event_ids: Vec<String>,
 }
 
 /// What a prune did.
@@ -634,6 +645,58 @@ impl ColdContext {
         protected: usize,
         now_ms: i64,
     ) -> Result<PruneOutcome, RecallError> {
+        let (window, plan) = self.plan_window_prune(query, top_k, protected)?;
+        if plan.is_noop() {
+            return Ok(PruneOutcome {
+                kept: window.len(),
+                archived: Vec::new(),
+            });
+        }
+        // A copy recalled from cold context is dropped (its original is still there), anything
+        // else moves to cold context.
+        let (copies, archive): (Vec<StoredEvent>, Vec<StoredEvent>) = plan
+            .archive
+            .iter()
+            .map(|&i| window[i].clone())
+            .partition(|e| e.record.event.id.starts_with(crate::RECALLED_PREFIX));
+        if !copies.is_empty() {
+            let ids: Vec<i64> = copies.iter().map(|e| e.id).collect();
+            self.store.events_drop_recalled(&ids)?;
+        }
+        let archived = self.archive(&archive, "prune", now_ms)?;
+        Ok(PruneOutcome {
+            kept: plan.keep.len(),
+            archived,
+        })
+    }
+
+    /// The window events a [`prune`](Self::prune) for `query` would keep, in window order,
+    /// without changing anything.
+    pub fn prune_keeps(
+        &mut self,
+        query: &str,
+        top_k: usize,
+        protected: usize,
+    ) -> Result<Vec<ContextEvent>, RecallError> {
+        let (window, plan) = self.plan_window_prune(query, top_k, protected)?;
+        if plan.is_noop() {
+            return Ok(window.into_iter().map(|e| e.record.event).collect());
+        }
+        let mut keep = plan.keep;
+        keep.sort_unstable();
+        Ok(keep
+            .into_iter()
+            .map(|i| window[i].record.event.clone())
+            .collect())
+    }
+
+    /// The window and the prune plan over it for `query`.
+    fn plan_window_prune(
+        &mut self,
+        query: &str,
+        top_k: usize,
+        protected: usize,
+    ) -> Result<(Vec<StoredEvent>, crate::PrunePlan), RecallError> {
         let window = self.store.events_window()?;
         let query_dense = if query.trim().is_empty() {
             None
@@ -685,28 +748,8 @@ impl ColdContext {
             sparse: Some(&query_sparse),
         };
         let plan = plan_prune(&events, &prune_query, top_k, protected);
-        if plan.is_noop() {
-            return Ok(PruneOutcome {
-                kept: window.len(),
-                archived: Vec::new(),
-            });
-        }
-        // A copy recalled from cold context is dropped (its original is still there), anything
-        // else moves to cold context.
-        let (copies, archive): (Vec<StoredEvent>, Vec<StoredEvent>) = plan
-            .archive
-            .iter()
-            .map(|&i| window[i].clone())
-            .partition(|e| e.record.event.id.starts_with(crate::RECALLED_PREFIX));
-        if !copies.is_empty() {
-            let ids: Vec<i64> = copies.iter().map(|e| e.id).collect();
-            self.store.events_drop_recalled(&ids)?;
-        }
-        let archived = self.archive(&archive, "prune", now_ms)?;
-        Ok(PruneOutcome {
-            kept: plan.keep.len(),
-            archived,
-        })
+        drop(events);
+        Ok((window, plan))
     }
 
     /// The `k` cold entries most relevant to `query` asked at `now_ms`, best first, without
@@ -735,40 +778,63 @@ impl ColdContext {
             _ => Vec::new(),
         };
         let companion = self.companion_hits(query, depth, &priors)?;
-        let dense_ids: Vec<i64> = dense.iter().map(|d| d.0).collect();
-        let companion_ids: Vec<i64> = companion.iter().map(|d| d.0).collect();
-        let keyword_ids: Vec<i64> = keyword.iter().map(|k| k.0).collect();
         let meta: HashMap<i64, EntryMeta> = dense
             .iter()
             .chain(&companion)
             .map(|d| (d.0, d.2))
             .chain(keyword.iter().map(|k| (k.0, k.2)))
             .collect();
-        let mut fused: Vec<(i64, f64)> = reciprocal_rank_fusion(
-            &[
-                Ranked {
-                    ids: &dense_ids,
-                    weight: self.config.dense_weight,
-                },
-                Ranked {
-                    ids: &keyword_ids,
-                    weight: self.config.keyword_weight,
-                },
-                // Empty without a companion: it adds nothing then.
-                Ranked {
-                    ids: &companion_ids,
-                    weight: self.config.companion_weight,
-                },
-            ],
-            self.config.rrf_k,
-        )
-        .into_iter()
-        .filter_map(|f| {
-            let m = meta.get(&f.id)?;
-            Some((f.id, f.score * priors.factor(m.timestamp_ms, m.speaker)))
-        })
-        .filter(|&(_, score)| score > 0.0)
-        .collect();
+        let c = &self.config;
+        // Empty without a companion: it adds nothing then.
+        let lists = [
+            (
+                &dense
+                    .iter()
+                    .map(|d| (d.0, f64::from(d.1)))
+                    .collect::<Vec<_>>(),
+                c.dense_weight,
+            ),
+            (
+                &keyword.iter().map(|k| (k.0, k.1)).collect(),
+                c.keyword_weight,
+            ),
+            (
+                &companion.iter().map(|d| (d.0, f64::from(d.1))).collect(),
+                c.companion_weight,
+            ),
+        ];
+        let fused = match c.fusion {
+            FusionMethod::Rank => {
+                let ids: Vec<Vec<i64>> = lists
+                    .iter()
+                    .map(|l| l.0.iter().map(|x| x.0).collect())
+                    .collect();
+                let ranked: Vec<Ranked<'_>> = ids
+                    .iter()
+                    .zip(&lists)
+                    .map(|(ids, l)| Ranked { ids, weight: l.1 })
+                    .collect();
+                reciprocal_rank_fusion(&ranked, c.rrf_k)
+            }
+            FusionMethod::StandardScore => {
+                let scored: Vec<Scored<'_>> = lists
+                    .iter()
+                    .map(|l| Scored {
+                        ids: l.0,
+                        weight: l.1,
+                    })
+                    .collect();
+                standard_score_fusion(&scored)
+            }
+        };
+        let mut fused: Vec<(i64, f64)> = fused
+            .into_iter()
+            .filter_map(|f| {
+                let m = meta.get(&f.id)?;
+                Some((f.id, f.score * priors.factor(m.timestamp_ms, m.speaker)))
+            })
+            .filter(|&(_, score)| score > 0.0)
+            .collect();
         // The fusion's order is total; a stable sort keeps it among equal weighed scores.
         fused.sort_by(|a, b| b.1.total_cmp(&a.1));
         let mut out = Vec::with_capacity(k);
@@ -860,32 +926,34 @@ impl ColdContext {
         memory_tokens: usize,
         now_ms: i64,
     ) -> Result<String, RecallError> {
+        Ok(self.inject(query, memory_tokens, now_ms)?.block)
+    }
+
+    /// [`auto_inject`](Self::auto_inject) with the events the block holds: what the model is
+    /// shown for `query`, and which archived events it is made of.
+    pub fn inject(
+        &mut self,
+        query: &str,
+        memory_tokens: usize,
+        now_ms: i64,
+    ) -> Result<Injection, RecallError> {
         let max_items = self.config.inject_max_items;
         if memory_tokens == 0 || max_items == 0 {
-            return Ok(String::new());
+            return Ok(Injection::default());
         }
         let hits = self.peek(query, max_items * 3, now_ms)?;
         let query_sparse = SparseEmbedder.vectorize(query);
+        // Without a main vector for the entry (no model, or not embedded yet) it is judged by
+        // words, as the keyword fallback would.
         let relevant = |hit: &Recalled| match hit.dense_cosine {
             Some(c) => c >= self.config.inject_min_cosine,
-            None if self
-                .dense
-                .as_ref()
-                .and_then(|d| d.index.as_ref())
-                .is_none_or(|i| i.is_empty()) =>
-            {
-                query_sparse.cosine(&SparseEmbedder.vectorize(&hit.text))
-                    >= self.config.inject_min_sparse
-            }
-            // A dense model is loaded but the entry has no vector in its space yet: judge it by
-            // words, as the fallback would.
             None => {
                 query_sparse.cosine(&SparseEmbedder.vectorize(&hit.text))
                     >= self.config.inject_min_sparse
             }
         };
         let mut left = memory_tokens.saturating_sub(estimate_tokens(INJECT_HEADER));
-        let mut chosen: Vec<(i64, String, i64)> = Vec::new();
+        let mut chosen: Vec<(&Recalled, String)> = Vec::new();
         for hit in hits.iter().filter(|h| relevant(h)) {
             if chosen.len() == max_items {
                 break;
@@ -897,20 +965,25 @@ impl ColdContext {
                 continue;
             }
             left -= cost;
-            chosen.push((hit.event.timestamp_ms, line, hit.id));
+            chosen.push((hit, line));
         }
         if chosen.is_empty() {
-            return Ok(String::new());
+            return Ok(Injection::default());
         }
-        chosen.sort_by(|a, b| a.0.cmp(&b.0).then(a.2.cmp(&b.2)));
-        let ids: Vec<i64> = chosen.iter().map(|c| c.2).collect();
+        chosen.sort_by(|a, b| {
+            (a.0.event.timestamp_ms, a.0.id).cmp(&(b.0.event.timestamp_ms, b.0.id))
+        });
+        let ids: Vec<i64> = chosen.iter().map(|c| c.0.id).collect();
         self.store.cold_touch(&ids, now_ms)?;
         let mut block = String::from(INJECT_HEADER);
-        for (_, line, _) in chosen {
+        for (_, line) in &chosen {
             block.push('\n');
-            block.push_str(&line);
+            block.push_str(line);
         }
-        Ok(block)
+        Ok(Injection {
+            block,
+            event_ids: chosen.iter().map(|c| c.0.event.id.clone()).collect(),
+        })
     }
 
     fn inject_line(&self, event: &ContextEvent) -> String {

@@ -27,10 +27,14 @@ mod tests;
 pub use bm25::{BM25_B, BM25_K1, OkapiBm25, bm25_tokens};
 pub use clock::{format_minute, parse_iso8601};
 pub use cold_context::{
-    ColdContext, EMBED_BATCH, INJECT_HEADER, PruneOutcome, RecallConfig, Recalled, split_passages,
+    ColdContext, EMBED_BATCH, INJECT_HEADER, Injection, PruneOutcome, RecallConfig, Recalled,
+    split_passages,
 };
 pub use error::RecallError;
-pub use fusion::{DEFAULT_RRF_K, Fused, Ranked, reciprocal_rank_fusion};
+pub use fusion::{
+    DEFAULT_RRF_K, Fused, FusionMethod, Ranked, Scored, reciprocal_rank_fusion,
+    standard_score_fusion,
+};
 pub use terms::{index_tokens, query_tokens, search_terms};
 pub use vector_text::{
     AGENT_SOURCE, COLD_STORAGE_SOURCE, PlainText, VectorTextRules, clean_text, text_for_vector,

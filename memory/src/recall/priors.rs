@@ -2,11 +2,17 @@
 //! at, and whose words it is after. Each becomes a factor on an entry's fused score, so the
 //! relevance ranking stays in charge and these only reorder near-ties:
 //!
-//! - **Nothing from the future.** An entry dated after the day the query is asked cannot be
-//!   what it is about (an imported history, a clock that jumped). Compared by local calendar
-//!   day, because imported times often carry a session's date rather than each turn's minute.
-//! - **Recency.** What people ask their assistant about is mostly recent; an older entry keeps
-//!   at least `recency_floor` of its score, so a clear match from months ago still wins.
+//! - **Nothing from the future, when asked for** (`exclude_future`, off by default). Replaying a
+//!   history as of a past day, an entry dated after that day cannot be what it is about.
+//!   Compared by local calendar day, because imported times often carry a session's date
+//!   rather than each turn's minute. Off by default: a live assistant is asked at "now", after
+//!   everything; on a dev set whose sessions are not all before the question it only loses
+//!   evidence, and on one whose dates leak who a question belongs to it does relevance's job.
+//! - **Recency, when the query names a time.** Within a span the query names, and around it,
+//!   the nearer entry is the likelier one; an older entry keeps at least `recency_floor` of its
+//!   score, so a clear match from months ago still wins. A query that names no time gets no
+//!   recency: the whole history lies before "now", and the newest of equal matches is not more
+//!   likely what is asked about.
 //! - **Time expressions.** "two weeks ago", "last Tuesday", "in March", "上周二" name a span
 //!   (see `time_expr`); entries dated inside it count `time_window_boost` times.
 //! - **Whose words.** A memory of the user's life is in what the user said; the agent's long
@@ -20,6 +26,22 @@ use crate::recall::time_expr::{TimeWindow, time_windows};
 use crate::recall::vector_text::{AGENT_SOURCE, COLD_STORAGE_SOURCE};
 
 const MS_PER_DAY: i64 = 86_400_000;
+
+impl RecallConfig {
+    /// This configuration with every query prior neutral (no recency, no boost for a named
+    /// span, every speaker's words alike): the fused relevance ranking alone. The rule that
+    /// nothing said after the day asked is recalled stays: it is what "asked then" means, not
+    /// a weighing.
+    pub fn without_priors(self) -> Self {
+        Self {
+            recency_half_life_days: 0.0,
+            time_window_boost: 1.0,
+            agent_words_weight: 1.0,
+            user_words_weight: 1.0,
+            ..self
+        }
+    }
+}
 
 /// Whose words a cold entry holds, from its event's source.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -61,10 +83,14 @@ impl QueryPriors {
     pub(crate) fn new(query: &str, now_ms: i64, config: &RecallConfig) -> Self {
         let offset_ms = config.utc_offset_secs.saturating_mul(1000);
         let local_day = now_ms.saturating_add(offset_ms).div_euclid(MS_PER_DAY);
-        let before_ms = local_day
-            .saturating_add(1)
-            .saturating_mul(MS_PER_DAY)
-            .saturating_sub(offset_ms);
+        let before_ms = if config.exclude_future {
+            local_day
+                .saturating_add(1)
+                .saturating_mul(MS_PER_DAY)
+                .saturating_sub(offset_ms)
+        } else {
+            i64::MAX
+        };
         Self {
             now_ms,
             before_ms,
@@ -106,7 +132,10 @@ impl QueryPriors {
         if !self.admits(timestamp_ms) {
             return 0.0;
         }
-        let recency = if self.half_life_ms > 0.0 {
+        // Recency only weighs a query that names a time: asked "now" about a whole life, the
+        // newest of equally good matches is not more likely the answer, and on a history
+        // where it leaked who a question belonged to it had been doing relevance's job.
+        let recency = if self.half_life_ms > 0.0 && !self.windows.is_empty() {
             let age = self.now_ms.saturating_sub(timestamp_ms).max(0) as f64;
             self.floor + (1.0 - self.floor) * (-age / self.half_life_ms).exp2()
         } else {
@@ -139,8 +168,16 @@ mod tests {
     }
 
     #[test]
-    fn recall_priors_nothing_after_the_query_day() {
-        let p = priors("what did I cook");
+    fn recall_priors_nothing_after_the_query_day_when_asked_for() {
+        let cutoff = RecallConfig {
+            exclude_future: true,
+            ..RecallConfig::default()
+        };
+        assert!(
+            priors("what did I cook").admits(NOW + 400 * DAY),
+            "off by default"
+        );
+        let p = QueryPriors::new("what did I cook", NOW, &cutoff);
         // Later the same (UTC) day is still admitted; the next day is not.
         assert!(p.admits(NOW + 11 * 3_600_000));
         assert!(!p.admits(NOW + 12 * 3_600_000));
@@ -152,7 +189,7 @@ mod tests {
             NOW,
             &RecallConfig {
                 utc_offset_secs: 14 * 3600,
-                ..RecallConfig::default()
+                ..cutoff
             },
         );
         assert_eq!(east.before_ms(), NOW + 22 * 3_600_000);
@@ -160,7 +197,7 @@ mod tests {
 
     #[test]
     fn recall_priors_recency_halves_towards_the_floor() {
-        let p = priors("what did I cook");
+        let p = priors("what did I cook in March");
         let config = RecallConfig::default();
         let half = (config.recency_half_life_days * DAY as f64) as i64;
         let now = p.factor(NOW, Speaker::User);
@@ -170,8 +207,11 @@ mod tests {
         let floor = config.recency_floor;
         assert!((one - (floor + (1.0 - floor) / 2.0)).abs() < 1e-9, "{one}");
         assert!((old - floor).abs() < 1e-6, "{old}");
+        // No time named: no recency at all.
+        let untimed = priors("what did I cook");
+        assert_eq!(untimed.factor(NOW - 100 * half, Speaker::User), 1.0);
         let off = QueryPriors::new(
-            "x",
+            "x in March",
             NOW,
             &RecallConfig {
                 recency_half_life_days: 0.0,

@@ -601,10 +601,14 @@ fn ids_of(hits: &[Recalled]) -> Vec<i64> {
 }
 
 #[test]
-fn recall_never_returns_what_was_said_after_the_day_it_is_asked() {
+fn recall_asked_as_of_a_day_never_returns_what_was_said_after_it() {
     watchdog(30, || {
         let dir = TempDir::new("future");
-        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
+        let mut cold =
+            ColdContext::new(dir.store(), Some(concept_embedder())).with_config(RecallConfig {
+                exclude_future: true,
+                ..RecallConfig::default()
+            });
         let ids = cold
             .archive_events(
                 vec![
@@ -625,6 +629,9 @@ fn recall_never_returns_what_was_said_after_the_day_it_is_asked() {
             .peek("pizza", 5, FRIDAY_NOON + 3 * DAY_MS)
             .expect("peek");
         assert_eq!(later.len(), 2);
+        // By default the date does not filter: a live assistant is asked after everything.
+        cold.set_config(RecallConfig::default());
+        assert_eq!(cold.peek("pizza", 5, FRIDAY_NOON).expect("peek").len(), 2);
     });
 }
 
@@ -665,7 +672,7 @@ fn recall_prefers_the_user_s_words_unless_asked_about_the_agent_s() {
 }
 
 #[test]
-fn recall_favours_the_recent_and_the_span_a_query_names() {
+fn recall_weighs_age_only_when_the_query_names_a_time() {
     watchdog(30, || {
         let dir = TempDir::new("when");
         let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
@@ -681,10 +688,20 @@ fn recall_favours_the_recent_and_the_span_a_query_names() {
                 FRIDAY_NOON,
             )
             .expect("archive");
+        // Naming no time: no recency, equal entries keep the fusion's order.
         let plain = cold
             .peek("what did I have for dinner", 2, FRIDAY_NOON)
             .expect("peek");
-        assert_eq!(ids_of(&plain), [ids[1], ids[0]], "the recent one first");
+        assert_eq!(
+            ids_of(&plain),
+            [ids[0], ids[1]],
+            "age alone does not reorder"
+        );
+        // Naming a time (a span holding neither): now age weighs, the recent one first.
+        let timed = cold
+            .peek("what did I have for dinner in March", 2, FRIDAY_NOON)
+            .expect("peek");
+        assert_eq!(ids_of(&timed), [ids[1], ids[0]], "the recent one first");
         let named = cold
             .peek("what did I have for dinner two weeks ago", 2, FRIDAY_NOON)
             .expect("peek");
@@ -699,7 +716,7 @@ fn recall_favours_the_recent_and_the_span_a_query_names() {
             ..RecallConfig::default()
         });
         let flat = cold
-            .peek("what did I have for dinner", 2, FRIDAY_NOON)
+            .peek("what did I have for dinner in March", 2, FRIDAY_NOON)
             .expect("peek");
         assert_eq!(ids_of(&flat), [ids[0], ids[1]]);
     });
@@ -1247,6 +1264,7 @@ fn keyword_hits_from_the_index_alone_equal_the_row_reading_ones() {
         let config = RecallConfig {
             depth: 3,
             dense_weight: 0.0,
+            exclude_future: true,
             ..RecallConfig::default()
         };
         let fast_dir = TempDir::new("keyword-fast");

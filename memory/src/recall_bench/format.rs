@@ -77,6 +77,14 @@ impl RecallSet {
         Ok(set)
     }
 
+    /// The questions asked of `corpus` that have evidence to score, in file order.
+    pub fn scored_questions(&self, corpus: &str) -> Vec<&Question> {
+        self.questions
+            .iter()
+            .filter(|q| q.corpus == corpus && !q.evidence.is_empty())
+            .collect()
+    }
+
     fn check(&self) -> Result<(), String> {
         if self.format != RECALL_FORMAT {
             return Err(format!(

@@ -19,10 +19,14 @@
 //! # Ok::<(), hearth_memory::recall_bench::RecallBenchError>(())
 //! ```
 
+mod ablation;
 mod format;
+mod json;
+mod prune_replay;
 mod report;
 #[cfg(test)]
 mod tests;
+mod variant;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
@@ -32,10 +36,13 @@ use std::time::{Duration, Instant};
 use crate::recall::{
     AGENT_SOURCE, ColdContext, EMBED_BATCH, OkapiBm25, RecallConfig, RecallError, parse_iso8601,
 };
-use crate::{ContextEvent, MemoryModels, Store};
+use crate::{ContextEvent, DEFAULT_MAX_CONTEXT_TOKENS, MemoryModels, Store, compute_token_budget};
 
+pub use ablation::{DenseLists, PriorsSwitch, ablation_grid};
 pub use format::{CorpusItem, Question, RECALL_FORMAT, RecallSet};
-pub use report::{Latency, Measure, QuestionResult, Ranks, Report, System};
+pub use prune_replay::{PruneReport, run_prune};
+pub use report::{Latency, Measure, QuestionResult, Ranks, Report, System, TokenStats};
+pub use variant::{NAMED_PARTNER, NAMED_USER, SetVariant, sample};
 
 /// Why a benchmark could not run.
 #[derive(Debug, thiserror::Error)]
@@ -83,11 +90,46 @@ pub fn run_configs(
     models: &MemoryModels,
     configs: &[RecallConfig],
     store_dir: Option<&Path>,
+    progress: impl FnMut(&str),
+) -> Result<Vec<Report>, RecallBenchError> {
+    run_variant(
+        path,
+        SetVariant::AsIs,
+        None,
+        ks,
+        models,
+        configs,
+        store_dir,
+        progress,
+    )
+}
+
+/// [`run_configs`] on `variant` of the file, or of its [`sample`] of about `sampled` questions.
+/// A variant that rewrites items, and a sample, keep their stores in a subdirectory of
+/// `store_dir` named after them, so they never pass for the file's.
+#[allow(clippy::too_many_arguments)]
+pub fn run_variant(
+    path: &Path,
+    variant: SetVariant,
+    sampled: Option<usize>,
+    ks: &[usize],
+    models: &MemoryModels,
+    configs: &[RecallConfig],
+    store_dir: Option<&Path>,
     mut progress: impl FnMut(&str),
 ) -> Result<Vec<Report>, RecallBenchError> {
     progress(&format!("loading {}", path.display()));
-    let set = RecallSet::load(path)?;
-    run_set(&set, ks, models, configs, store_dir, &mut progress)
+    let mut set = RecallSet::load(path)?;
+    let mut dir = store_dir.map(Path::to_path_buf);
+    if let Some(n) = sampled {
+        set = sample(set, n);
+        dir = dir.map(|d| d.join(format!("sample-{n}")));
+    }
+    let set = variant.apply(set);
+    if variant.rewrites_items() {
+        dir = dir.map(|d| d.join(variant.name()));
+    }
+    run_set(&set, ks, models, configs, dir.as_deref(), &mut progress)
 }
 
 /// [`run_configs`] on a set already in memory.
@@ -118,6 +160,15 @@ pub fn run_set(
         (None, Some(c)) => format!("companion {} fused with FTS5 BM25", c.fingerprint()),
         (None, None) => "keyword only (FTS5 BM25): no dense model".to_owned(),
     };
+    if let Some(dir) = store_dir {
+        std::fs::create_dir_all(dir).map_err(|source| RecallBenchError::Io {
+            path: dir.to_path_buf(),
+            source,
+        })?;
+    }
+    // What a turn of the daemon injects, with a provider of undeclared window and no system
+    // prompt: the most memory a turn may ever be given.
+    let memory_tokens = compute_token_budget(DEFAULT_MAX_CONTEXT_TOKENS, "").memory_tokens;
     let mut results: Vec<Vec<QuestionResult>> = vec![Vec::new(); configs.len()];
     let mut latencies: Vec<Vec<Duration>> = vec![Vec::new(); configs.len()];
     let mut bm25_latency = Vec::new();
@@ -131,11 +182,7 @@ pub fn run_set(
         .count();
 
     for (corpus_id, corpus) in &set.corpora {
-        let questions: Vec<&Question> = set
-            .questions
-            .iter()
-            .filter(|q| &q.corpus == corpus_id && !q.evidence.is_empty())
-            .collect();
+        let questions = set.scored_questions(corpus_id);
         if questions.is_empty() {
             continue;
         }
@@ -237,8 +284,8 @@ pub fn run_set(
                 configs.len()
             ));
             for (qi, q) in questions.iter().enumerate() {
-                // Asked when the file says it was asked: what "two weeks ago" means, and what
-                // had been said by then, depend on it.
+                // Asked when the file says it was asked: what "two weeks ago" means depends on
+                // it.
                 let asked = q
                     .time
                     .as_deref()
@@ -251,11 +298,19 @@ pub fn run_set(
                     .iter()
                     .filter_map(|h| number.get(h.event.id.as_str()).copied())
                     .collect();
+                let injection = cold.inject(&q.text, memory_tokens, asked)?;
+                let injected_evidence = injection
+                    .event_ids
+                    .iter()
+                    .filter_map(|id| number.get(id.as_str()))
+                    .any(|n| evidence[qi].contains(n));
                 results[c].push(QuestionResult {
                     id: q.id.clone(),
                     category: q.category.clone(),
                     hearth: Ranks::of(&ranked, &evidence[qi], &session_of),
                     bm25: Ranks::of(&baseline[qi], &evidence[qi], &session_of),
+                    inject_tokens: crate::estimate_tokens(&injection.block),
+                    injected_evidence,
                 });
             }
         }
@@ -267,6 +322,7 @@ pub fn run_set(
         .zip(results)
         .zip(latencies)
         .map(|((config, questions), lat)| Report {
+            label: String::new(),
             name: set.name.clone(),
             corpora: set.corpora.len(),
             items,
@@ -279,6 +335,7 @@ pub fn run_set(
             reused_items,
             hearth_latency: Latency::of(&lat),
             bm25_latency,
+            memory_tokens,
         })
         .collect())
 }

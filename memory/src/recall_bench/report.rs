@@ -95,6 +95,38 @@ pub struct QuestionResult {
     pub category: String,
     pub hearth: Ranks,
     pub bm25: Ranks,
+    /// `estimate_tokens` of the memory block injected for the question (0: none).
+    pub inject_tokens: usize,
+    /// Whether an evidence item is in that block: the turn the model would see.
+    pub injected_evidence: bool,
+}
+
+/// Tokens injected per question.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct TokenStats {
+    pub p50: usize,
+    pub p95: usize,
+    pub max: usize,
+}
+
+impl TokenStats {
+    /// Nearest-rank percentiles of `samples` (zero when there are none).
+    pub fn of(samples: &[usize]) -> TokenStats {
+        let mut sorted = samples.to_vec();
+        sorted.sort_unstable();
+        let at = |p: f64| {
+            let rank = (p * sorted.len() as f64).ceil() as usize;
+            sorted
+                .get(rank.clamp(1, sorted.len().max(1)) - 1)
+                .copied()
+                .unwrap_or(0)
+        };
+        TokenStats {
+            p50: at(0.50),
+            p95: at(0.95),
+            max: sorted.last().copied().unwrap_or(0),
+        }
+    }
 }
 
 /// Which system of a report.
@@ -144,6 +176,8 @@ impl Measure {
 /// the same items and questions.
 #[derive(Clone, Debug)]
 pub struct Report {
+    /// What the run varied for this report (an ablation's name; empty for a single run).
+    pub label: String,
     /// The file's `name`.
     pub name: String,
     pub corpora: usize,
@@ -162,6 +196,8 @@ pub struct Report {
     pub reused_items: usize,
     pub hearth_latency: Latency,
     pub bm25_latency: Latency,
+    /// The memory budget each question's injected block was built within.
+    pub memory_tokens: usize,
 }
 
 impl Report {
@@ -192,6 +228,23 @@ impl Report {
         if n == 0 { 0.0 } else { hit as f64 / n as f64 }
     }
 
+    /// Tokens injected per question.
+    pub fn inject_tokens(&self) -> TokenStats {
+        let samples: Vec<usize> = self.questions.iter().map(|q| q.inject_tokens).collect();
+        TokenStats::of(&samples)
+    }
+
+    /// Fraction of questions whose injected block holds an evidence item.
+    pub fn injected_evidence(&self) -> f64 {
+        let n = self.questions.len();
+        let hit = self
+            .questions
+            .iter()
+            .filter(|q| q.injected_evidence)
+            .count();
+        if n == 0 { 0.0 } else { hit as f64 / n as f64 }
+    }
+
     /// Items archived per second.
     pub fn ingest_rate(&self) -> f64 {
         (self.items - self.reused_items) as f64 / self.ingest.as_secs_f64().max(1e-9)
@@ -210,6 +263,9 @@ impl Report {
             self.questions.len(),
             self.skipped
         );
+        if !self.label.is_empty() {
+            let _ = writeln!(out, "variant: {}", self.label);
+        }
         let _ = writeln!(out, "hearth: {}", self.mode);
         let c = &self.config;
         let _ = writeln!(
@@ -282,6 +338,17 @@ impl Report {
             ms(self.hearth_latency.p99),
             ms(self.bm25_latency.p99)
         );
+        let tokens = self.inject_tokens();
+        let _ = writeln!(
+            out,
+            "injected per query (budget {}): tokens p50 {} / p95 {} / max {}; \
+             evidence in the block {:.3}",
+            self.memory_tokens,
+            tokens.p50,
+            tokens.p95,
+            tokens.max,
+            self.injected_evidence()
+        );
         if let Some(&k) = self.ks.get(self.ks.len() / 2) {
             let mut categories: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
             for (i, q) in self.questions.iter().enumerate() {
@@ -339,5 +406,13 @@ mod tests {
         assert_eq!(l.p50, Duration::from_millis(50));
         assert_eq!(l.p99, Duration::from_millis(99));
         assert_eq!(Latency::of(&[]).p50, Duration::ZERO);
+    }
+
+    #[test]
+    fn token_percentiles_are_nearest_rank() {
+        let samples: Vec<usize> = (1..=20).collect();
+        let t = TokenStats::of(&samples);
+        assert_eq!((t.p50, t.p95, t.max), (10, 19, 20));
+        assert_eq!(TokenStats::of(&[]), TokenStats::default());
     }
 }

@@ -224,3 +224,193 @@ fn items_become_events_in_session_order_with_their_ids() {
         parse_iso8601("2024-03-05T20:00:00Z").expect("time")
     );
 }
+
+#[test]
+fn variants_rewrite_only_what_they_name() {
+    let set = RecallSet::load(&fixture()).expect("fixture loads");
+    let undated = SetVariant::Undated.apply(set.clone());
+    assert!(undated.questions.iter().all(|q| q.time.is_none()));
+    assert!(set.questions.iter().any(|q| q.time.is_some()));
+    assert_eq!(undated.corpora, set.corpora);
+    assert_eq!(undated.name, "recall-small+undated");
+    let named = SetVariant::Named.apply(set.clone());
+    let speakers: std::collections::BTreeSet<&str> = named
+        .corpora
+        .values()
+        .flatten()
+        .map(|i| i.speaker.as_str())
+        .collect();
+    assert_eq!(speakers, [NAMED_USER, NAMED_PARTNER].into_iter().collect());
+    // A named corpus has no agent's words: every item is a person's input.
+    let events = to_events(&named.corpora["home"]);
+    assert!(
+        events
+            .iter()
+            .all(|e| e.source != AGENT_SOURCE && !e.input.is_empty())
+    );
+    assert_eq!(named.questions, set.questions);
+    assert_eq!(SetVariant::AsIs.apply(set.clone()), set);
+    assert_eq!("named".parse::<SetVariant>(), Ok(SetVariant::Named));
+    assert!("dated".parse::<SetVariant>().is_err());
+}
+
+#[test]
+fn the_report_counts_injected_tokens_and_serialises_to_json() {
+    let dir = std::env::temp_dir().join(format!("hearth-recall-new-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    // The store directory is created by the run, a named variant's in its own subdirectory.
+    let store_dir = dir.join("stores");
+    let reports = watchdog(180, {
+        let store_dir = store_dir.clone();
+        move || {
+            let configs = [
+                RecallConfig::default(),
+                RecallConfig::default().without_priors(),
+            ];
+            run_variant(
+                &fixture(),
+                SetVariant::Named,
+                None,
+                &[1, 5],
+                installed_models(),
+                &configs,
+                Some(&store_dir),
+                |_| {},
+            )
+            .expect("bench runs")
+        }
+    });
+    assert!(store_dir.join("named").join("home.db").exists());
+    let report = &reports[0];
+    let tokens = report.inject_tokens();
+    assert!(tokens.p50 > 0, "{tokens:?}");
+    assert!(tokens.max <= report.memory_tokens);
+    // What is injected is what peek ranks best and clears the floor: a single fact found at
+    // rank 1 is in the block.
+    assert!(question(report, "q-parking").injected_evidence);
+    // Evidence can only be seen in a block that exists.
+    assert!(
+        report
+            .questions
+            .iter()
+            .all(|q| !q.injected_evidence || q.inject_tokens > 0)
+    );
+    let json = report.to_json();
+    assert_eq!(json["name"], "recall-small+named");
+    assert_eq!(
+        json["recall"]["hearth"]["turn_any@1"].as_f64(),
+        Some(report.recall_at(System::Hearth, Measure::TurnAny, 1))
+    );
+    assert_eq!(json["inject"]["tokens_p95"], tokens.p95);
+    assert_eq!(json["per_question"].as_array().map(Vec::len), Some(6));
+    assert_eq!(reports[1].config.recency_half_life_days, 0.0);
+    assert!(report.render().contains("tokens p50"));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A history longer than the window: the evidence is said early, then 80 turns of other talk.
+fn long_history() -> RecallSet {
+    let topics = [
+        "the bus to work was late again",
+        "I repotted the basil on the balcony",
+        "the football match ended in a draw",
+        "we watched a documentary about whales",
+        "my laptop battery drains too fast",
+    ];
+    let mut items = vec![
+        r#"{"id":"t0","session":"s0","time":"2024-03-01T10:00:00Z","speaker":"user","text":"My sister Marta is getting married in Lisbon on the fourteenth of June."}"#.to_owned(),
+        r#"{"id":"t1","session":"s0","time":"2024-03-01T10:00:00Z","speaker":"assistant","text":"Congratulations to Marta! Lisbon in June is lovely."}"#.to_owned(),
+    ];
+    for i in 0..80 {
+        let (speaker, text) = if i % 2 == 0 {
+            (
+                "user",
+                format!("Day {i}: {}.", topics[i / 2 % topics.len()]),
+            )
+        } else {
+            (
+                "assistant",
+                format!("Noted, thanks for telling me about day {}.", i - 1),
+            )
+        };
+        items.push(format!(
+            r#"{{"id":"t{}","session":"s{}","time":"2024-03-{:02}T10:00:00Z","speaker":"{speaker}","text":"{text}"}}"#,
+            i + 2,
+            i / 2 + 1,
+            (i / 4 + 2).min(28),
+        ));
+    }
+    let json = format!(
+        r#"{{"format":"hearth-recall/1","name":"long","corpora":{{"c":[{}]}},
+            "questions":[{{"id":"q","corpus":"c","time":"2024-04-01T10:00:00Z",
+            "text":"In which city is Marta's wedding?","evidence":["t0"],"category":"single"}}]}}"#,
+        items.join(",")
+    );
+    RecallSet::from_json(&json).expect("valid set")
+}
+
+#[test]
+fn prune_replay_sees_early_evidence_only_through_recall() {
+    let report = watchdog(180, || {
+        run_prune(
+            &long_history(),
+            installed_models(),
+            &RecallConfig::default(),
+            &mut |_| {},
+        )
+        .expect("replay runs")
+    });
+    assert_eq!(report.items, 82);
+    assert_eq!(report.questions, 1);
+    assert!(report.prunes > 0);
+    // The window holds at most the production cap (29 events), far fewer than were said.
+    assert!((1..=29).contains(&report.window_events), "{report:?}");
+    // The newest turns are small talk: keeping them loses the wedding; Hearth archived it and
+    // recalls it into the prompt.
+    assert_eq!(report.newest, 0.0);
+    assert_eq!(report.in_window, 0.0);
+    assert_eq!(report.injected, 1.0);
+    assert_eq!(report.seen, 1.0);
+    assert!(report.inject_tokens.p50 > 0);
+    assert!(report.render().contains("keep the newest"));
+    assert_eq!(report.to_json()["seen"], 1.0);
+}
+
+#[test]
+fn a_sample_keeps_picked_questions_their_evidence_and_a_share_of_the_rest() {
+    let set = RecallSet::load(&fixture()).expect("fixture loads");
+    let all = sample(set.clone(), 100);
+    assert_eq!(all, set);
+    let small = sample(set.clone(), 3);
+    assert!(small.questions.len() < set.questions.len());
+    assert_eq!(
+        sample(set.clone(), 3),
+        small,
+        "the same questions on every run"
+    );
+    for q in &small.questions {
+        let items = &small.corpora[&q.corpus];
+        assert!(
+            q.evidence.iter().all(|e| items.iter().any(|i| &i.id == e)),
+            "{}",
+            q.id
+        );
+    }
+    // Only corpora with a picked question remain; a remaining corpus keeps whole sessions.
+    for (id, items) in &small.corpora {
+        assert!(small.questions.iter().any(|q| &q.corpus == id));
+        for item in items {
+            let whole = set.corpora[id]
+                .iter()
+                .filter(|i| i.session == item.session)
+                .count();
+            let kept = items.iter().filter(|i| i.session == item.session).count();
+            assert_eq!(whole, kept, "{id}/{}", item.session);
+        }
+    }
+    assert!(
+        small
+            .name
+            .ends_with(&format!("~{}q", small.questions.len()))
+    );
+}

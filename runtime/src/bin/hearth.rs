@@ -74,24 +74,54 @@ enum StoreCommand {
 enum BenchCommand {
     /// Recall quality of cold context on a `hearth-recall/1` file, beside a plain BM25 baseline
     /// measured in the same run (turn- and session-level recall_any@k / recall_all@k, query
-    /// latency, ingest throughput).
-    Recall {
-        /// The data set (format `hearth-recall/1`).
-        file: PathBuf,
-        /// The k values to report.
-        #[arg(long, value_delimiter = ',', default_value = "1,5,10")]
-        k: Vec<usize>,
-        /// Keyword recall only (no embedding model).
-        #[arg(long)]
-        no_model: bool,
-        /// Where `make setup` put the embedding model (default: the user cache dir).
-        #[arg(long)]
-        model_dir: Option<PathBuf>,
-        /// Keep each corpus's store in this directory and reuse it when it already holds every
-        /// item (re-measures ranking without re-embedding; ingest is then not measured).
-        #[arg(long)]
-        store_dir: Option<PathBuf>,
-    },
+    /// latency, tokens injected per query, ingest throughput).
+    Recall(RecallArgs),
+}
+
+#[derive(Args, Debug)]
+struct RecallArgs {
+    /// The data set (format `hearth-recall/1`).
+    file: PathBuf,
+    /// The k values to report.
+    #[arg(long, value_delimiter = ',', default_value = "1,5,10")]
+    k: Vec<usize>,
+    /// Keyword recall only (no embedding model loaded).
+    #[arg(long)]
+    no_model: bool,
+    /// Where `make setup` put the embedding model (default: the user cache dir).
+    #[arg(long)]
+    model_dir: Option<PathBuf>,
+    /// Keep each corpus's store in this directory (created when missing) and reuse it when it
+    /// already holds every item (re-measures ranking without re-embedding; ingest is then not
+    /// measured).
+    #[arg(long)]
+    store_dir: Option<PathBuf>,
+    /// Dense rankings fused with the keywords: none, use (the default model), e5 (the
+    /// companion), both.
+    #[arg(long, default_value = "both")]
+    dense: hearth_memory::recall_bench::DenseLists,
+    /// Query priors (recency, named time spans, whose words): on or off.
+    #[arg(long, default_value = "on")]
+    priors: hearth_memory::recall_bench::PriorsSwitch,
+    /// Also measure every combination of --dense and --priors on the same ingest.
+    #[arg(long)]
+    ablate: bool,
+    /// Derived sets to run (as-is, undated: every question asked now, named: speakers under
+    /// people's names).
+    #[arg(long, value_delimiter = ',', default_value = "as-is")]
+    variant: Vec<hearth_memory::recall_bench::SetVariant>,
+    /// Measure a fixed sample of about this many questions (with their evidence sessions and
+    /// the same share of the other sessions) instead of the whole set.
+    #[arg(long)]
+    sample: Option<usize>,
+    /// Also write every report as JSON to this file.
+    #[arg(long)]
+    json: Option<PathBuf>,
+    /// Instead of ranking, replay each set through the working window at the production limits
+    /// and report whether each question's evidence is still seen at the end (the prune
+    /// benchmark), beside keeping the newest turns.
+    #[arg(long)]
+    prune: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -159,21 +189,8 @@ fn socket_path(cli: &Cli) -> PathBuf {
 }
 
 fn run(cli: Cli) -> Result<ExitCode, ClientError> {
-    if let Command::Bench(BenchCommand::Recall {
-        file,
-        k,
-        no_model,
-        model_dir,
-        store_dir,
-    }) = &cli.command
-    {
-        return Ok(bench_recall(
-            file,
-            k,
-            *no_model,
-            model_dir.clone(),
-            store_dir.as_deref(),
-        ));
+    if let Command::Bench(BenchCommand::Recall(args)) = &cli.command {
+        return Ok(bench_recall(args));
     }
     if let Command::Store(command) = &cli.command {
         return Ok(store_command(command, &cli));
@@ -224,59 +241,144 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
     Ok(print_terminal(&answer))
 }
 
-fn bench_recall(
-    file: &std::path::Path,
-    ks: &[usize],
-    no_model: bool,
-    model_dir: Option<PathBuf>,
-    store_dir: Option<&std::path::Path>,
-) -> ExitCode {
-    use hearth_memory::recall_bench::{Measure, System};
+fn bench_recall(args: &RecallArgs) -> ExitCode {
+    use hearth_memory::recall_bench::{Measure, System, ablation_grid, run_variant};
     use hearth_memory::{MemoryModels, RecallConfig};
-    let models = if no_model {
+    let models = if args.no_model {
         MemoryModels::default()
     } else {
-        MemoryModels::load(model_dir, 1)
+        MemoryModels::load(args.model_dir.clone(), 1)
     };
-    // With a companion the same run also ranks without it (its weight 0): the gain it brings,
-    // measured on the same ingest and the same machine state.
-    let mut configs = vec![RecallConfig::default()];
-    if models.companion.is_some() {
-        configs.push(RecallConfig {
-            companion_weight: 0.0,
-            ..RecallConfig::default()
-        });
+    let chosen = args.priors.apply(args.dense.apply(RecallConfig::default()));
+    let mut arms = vec![(
+        format!("dense={},priors={}", args.dense.name(), args.priors.name()),
+        chosen.clone(),
+    )];
+    if args.ablate {
+        arms.extend(
+            ablation_grid(&RecallConfig::default())
+                .into_iter()
+                .filter(|a| a.1 != chosen),
+        );
     }
-    let progress = |line: &str| eprintln!("recall: {line}");
-    match hearth_memory::recall_bench::run_configs(file, ks, &models, &configs, store_dir, progress)
-    {
-        Ok(reports) => {
-            println!("{}", reports[0].render());
-            if let Some(without) = reports.get(1) {
-                let at: Vec<String> = ks
+    let configs: Vec<RecallConfig> = arms.iter().map(|a| a.1.clone()).collect();
+    if args.prune {
+        return bench_prune(args, &models, &chosen);
+    }
+    let mut all = Vec::new();
+    for &variant in &args.variant {
+        let progress = |line: &str| eprintln!("recall: {line}");
+        let reports = match run_variant(
+            &args.file,
+            variant,
+            args.sample,
+            &args.k,
+            &models,
+            &configs,
+            args.store_dir.as_deref(),
+            progress,
+        ) {
+            Ok(reports) => reports,
+            Err(e) => {
+                eprintln!("hearth: {e}");
+                return ExitCode::from(1);
+            }
+        };
+        for (mut report, (label, _)) in reports.into_iter().zip(&arms) {
+            report.label = label.clone();
+            all.push(report);
+        }
+        let first = all.len() - arms.len();
+        println!("{}", all[first].render());
+        if arms.len() > 1 {
+            println!("ablations on {} (same ingest, same run):", all[first].name);
+            println!(
+                "  {:<26} {}  {:>9} {:>9}",
+                "lists and priors",
+                args.k
                     .iter()
-                    .map(|&k| {
-                        format!(
-                            "@{k} {:.3} (with {:.3})",
-                            without.recall_at(System::Hearth, Measure::TurnAny, k),
-                            reports[0].recall_at(System::Hearth, Measure::TurnAny, k)
-                        )
-                    })
+                    .map(|k| format!("{:>9}", format!("turn@{k}")))
+                    .collect::<String>(),
+                "sess@5",
+                "p50 ms"
+            );
+            for r in &all[first..] {
+                let at: String = args
+                    .k
+                    .iter()
+                    .map(|&k| format!("{:>9.3}", r.recall_at(System::Hearth, Measure::TurnAny, k)))
                     .collect();
                 println!(
-                    "same run without the companion model: turn_any {}; query p50 {:.1} ms, p99 {:.1} ms",
-                    at.join(", "),
-                    without.hearth_latency.p50.as_secs_f64() * 1e3,
-                    without.hearth_latency.p99.as_secs_f64() * 1e3,
+                    "  {:<26} {at}  {:>9.3} {:>9.1}",
+                    r.label,
+                    r.recall_at(System::Hearth, Measure::SessionAny, 5),
+                    r.hearth_latency.p50.as_secs_f64() * 1e3
                 );
             }
-            ExitCode::SUCCESS
-        }
-        Err(e) => {
-            eprintln!("hearth: {e}");
-            ExitCode::from(1)
+            let bm25: String = args
+                .k
+                .iter()
+                .map(|&k| {
+                    format!(
+                        "{:>9.3}",
+                        all[first].recall_at(System::Bm25, Measure::TurnAny, k)
+                    )
+                })
+                .collect();
+            println!(
+                "  {:<26} {bm25}  {:>9.3}",
+                "plain BM25",
+                all[first].recall_at(System::Bm25, Measure::SessionAny, 5)
+            );
         }
     }
+    if let Some(path) = &args.json {
+        let doc = serde_json::Value::Array(all.iter().map(|r| r.to_json()).collect());
+        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("hearth: {}: {e}", path.display());
+            return ExitCode::from(1);
+        }
+    }
+    ExitCode::SUCCESS
+}
+
+/// `hearth bench recall --prune`: the prune replay of every variant asked for.
+fn bench_prune(
+    args: &RecallArgs,
+    models: &hearth_memory::MemoryModels,
+    config: &hearth_memory::RecallConfig,
+) -> ExitCode {
+    use hearth_memory::recall_bench::{RecallSet, run_prune, sample};
+    let mut progress = |line: &str| eprintln!("recall: {line}");
+    let mut json = Vec::new();
+    for &variant in &args.variant {
+        let report = RecallSet::load(&args.file).and_then(|set| {
+            let set = match args.sample {
+                Some(n) => sample(set, n),
+                None => set,
+            };
+            run_prune(&variant.apply(set), models, config, &mut progress)
+        });
+        match report {
+            Ok(report) => {
+                println!("{}", report.render());
+                json.push(report.to_json());
+            }
+            Err(e) => {
+                eprintln!("hearth: {e}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    if let Some(path) = &args.json {
+        let text = serde_json::to_string_pretty(&json).unwrap_or_default();
+        if let Err(e) = std::fs::write(path, text) {
+            eprintln!("hearth: {}: {e}", path.display());
+            return ExitCode::from(1);
+        }
+    }
+    ExitCode::SUCCESS
 }
 
 fn store_command(command: &StoreCommand, cli: &Cli) -> ExitCode {

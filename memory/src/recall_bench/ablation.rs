@@ -1,0 +1,153 @@
+//! Ablations: which of recall's parts a run uses, so one command measures each part's
+//! contribution on the same ingest and the same machine state.
+
+use std::str::FromStr;
+
+use crate::recall::RecallConfig;
+
+/// Which dense rankings are fused with the keywords. `use` is the main (default) model, `e5`
+/// the companion; a list switched off gets weight 0 and adds nothing to the fusion.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum DenseLists {
+    /// Keywords only.
+    None,
+    /// The main model's list.
+    Use,
+    /// The companion's list.
+    E5,
+    /// Both (the default).
+    #[default]
+    Both,
+}
+
+impl DenseLists {
+    pub const ALL: [DenseLists; 4] = [
+        DenseLists::Both,
+        DenseLists::Use,
+        DenseLists::E5,
+        DenseLists::None,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            DenseLists::None => "none",
+            DenseLists::Use => "use",
+            DenseLists::E5 => "e5",
+            DenseLists::Both => "both",
+        }
+    }
+
+    /// `config` with the lists this leaves out weighted 0.
+    pub fn apply(self, mut config: RecallConfig) -> RecallConfig {
+        if matches!(self, DenseLists::None | DenseLists::E5) {
+            config.dense_weight = 0.0;
+        }
+        if matches!(self, DenseLists::None | DenseLists::Use) {
+            config.companion_weight = 0.0;
+        }
+        config
+    }
+}
+
+impl FromStr for DenseLists {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        DenseLists::ALL
+            .into_iter()
+            .find(|d| d.name() == s)
+            .ok_or_else(|| format!("unknown dense lists {s:?} (none, use, e5, both)"))
+    }
+}
+
+/// Whether the query priors (recency, named time spans, whose words) weigh the fused scores.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum PriorsSwitch {
+    #[default]
+    On,
+    Off,
+}
+
+impl PriorsSwitch {
+    pub fn name(self) -> &'static str {
+        match self {
+            PriorsSwitch::On => "on",
+            PriorsSwitch::Off => "off",
+        }
+    }
+
+    pub fn apply(self, config: RecallConfig) -> RecallConfig {
+        match self {
+            PriorsSwitch::On => config,
+            PriorsSwitch::Off => config.without_priors(),
+        }
+    }
+}
+
+impl FromStr for PriorsSwitch {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        match s {
+            "on" => Ok(PriorsSwitch::On),
+            "off" => Ok(PriorsSwitch::Off),
+            _ => Err(format!("unknown priors switch {s:?} (on, off)")),
+        }
+    }
+}
+
+/// Every combination of dense lists and priors over `base`, labelled `dense=…,priors=…`,
+/// `base` under the given switches first.
+pub fn ablation_grid(base: &RecallConfig) -> Vec<(String, RecallConfig)> {
+    let mut out = Vec::new();
+    for priors in [PriorsSwitch::On, PriorsSwitch::Off] {
+        for dense in DenseLists::ALL {
+            out.push((
+                format!("dense={},priors={}", dense.name(), priors.name()),
+                priors.apply(dense.apply(base.clone())),
+            ));
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dense_lists_zero_exactly_the_lists_left_out() {
+        let base = RecallConfig::default();
+        let w = |d: DenseLists| {
+            let c = d.apply(base.clone());
+            (c.dense_weight, c.companion_weight, c.keyword_weight)
+        };
+        assert_eq!(w(DenseLists::None), (0.0, 0.0, base.keyword_weight));
+        assert_eq!(
+            w(DenseLists::Use),
+            (base.dense_weight, 0.0, base.keyword_weight)
+        );
+        assert_eq!(
+            w(DenseLists::E5),
+            (0.0, base.companion_weight, base.keyword_weight)
+        );
+        assert_eq!(DenseLists::Both.apply(base.clone()), base);
+        assert_eq!("e5".parse::<DenseLists>(), Ok(DenseLists::E5));
+        assert!("bm25".parse::<DenseLists>().is_err());
+    }
+
+    #[test]
+    fn the_grid_covers_every_combination_once() {
+        let grid = ablation_grid(&RecallConfig::default());
+        assert_eq!(grid.len(), 8);
+        assert_eq!(grid[0].0, "dense=both,priors=on");
+        assert_eq!(grid[0].1, RecallConfig::default());
+        let labels: std::collections::HashSet<&str> = grid.iter().map(|g| g.0.as_str()).collect();
+        assert_eq!(labels.len(), 8);
+        let off = &grid[7].1;
+        assert_eq!(grid[7].0, "dense=none,priors=off");
+        assert_eq!(off.recency_half_life_days, 0.0);
+        assert_eq!(off.time_window_boost, 1.0);
+        assert_eq!(off.agent_words_weight, 1.0);
+    }
+}
