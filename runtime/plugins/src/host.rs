@@ -220,7 +220,13 @@ impl PluginHost {
         timeout: Duration,
         pred: impl Fn(&PluginStatus) -> bool,
     ) -> Option<PluginStatus> {
-        self.supervisor.wait_for(name, timeout, pred)
+        // The slot appears when the start thread reaches the plugin.
+        let deadline = std::time::Instant::now() + timeout;
+        while self.supervisor.status(name).is_none() && std::time::Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let left = deadline.saturating_duration_since(std::time::Instant::now());
+        self.supervisor.wait_for(name, left, pred)
     }
 
     /// `hearth plugin list` and the `plugins` part of `hearth status`.

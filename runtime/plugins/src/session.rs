@@ -12,7 +12,7 @@ use hearth_rpc::{
     methods,
 };
 use hearth_stages::{OutputChannels, StagePipeline, ToolRegistry};
-use parking_lot::Mutex;
+use parking_lot::{Condvar, Mutex};
 use serde_json::{Value, json};
 
 use crate::manifest::Manifest;
@@ -59,6 +59,7 @@ pub(crate) struct Link {
     pub(crate) call_timeout: Duration,
     peer: Mutex<Option<Peer>>,
     exit: Mutex<Option<String>>,
+    exited: Condvar,
     /// Output channels it registered, to remove on exit (the table has no per-plugin index).
     pub(crate) channels: Mutex<Vec<String>>,
     pub(crate) auto_restart: AtomicBool,
@@ -71,6 +72,17 @@ impl Link {
 
     pub(crate) fn last_exit(&self) -> Option<String> {
         self.exit.lock().clone()
+    }
+
+    /// How the process ended, waiting up to `timeout` for the supervisor to reap it: a closed
+    /// pipe is usually seen a moment before the exit.
+    pub(crate) fn wait_exit(&self, timeout: Duration) -> Option<String> {
+        let mut exit = self.exit.lock();
+        if exit.is_none() {
+            self.exited
+                .wait_while_for(&mut exit, |e| e.is_none(), timeout);
+        }
+        exit.clone()
     }
 }
 
@@ -98,6 +110,7 @@ impl PluginSession {
             call_timeout: timeouts.call,
             peer: Mutex::new(None),
             exit: Mutex::new(None),
+            exited: Condvar::new(),
             channels: Mutex::new(Vec::new()),
             auto_restart: AtomicBool::new(true),
         });
@@ -187,6 +200,7 @@ impl Supervised for PluginSession {
     fn detach(&self, why: &str) {
         let name = &self.manifest.name;
         *self.link.exit.lock() = Some(why.to_owned());
+        self.link.exited.notify_all();
         // Closing fails every pending call at once: the process is gone even when a grandchild
         // keeps its stdout open, so end of file may never come.
         if let Some(peer) = self.link.peer.lock().take() {

@@ -15,6 +15,9 @@ use serde_json::{Value, json};
 
 use crate::session::Link;
 
+/// How long a call that saw the pipe close waits to learn how the process ended.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
 /// A plugin's tool in the kernel's `ToolRegistry`.
 pub(crate) struct ToolProxy {
     pub(crate) link: Arc<Link>,
@@ -116,7 +119,8 @@ fn describe(link: &Link, what: &str, e: RpcError) -> String {
         }
         RpcError::Closed { .. } => format!(
             "plugin {plugin} exited during the call to {what} ({}); the call did not complete",
-            link.last_exit().unwrap_or_else(|| "its pipe closed".into())
+            link.wait_exit(EXIT_GRACE)
+                .unwrap_or_else(|| "it closed its pipe".into())
         ),
         RpcError::TimedOut { after, .. } => format!(
             "{what} of plugin {plugin} did not answer within {after:?}; the call was cancelled"
