@@ -191,10 +191,7 @@ impl Supervised for PluginSession {
             ..ConnectionConfig::default()
         };
         let peer = connect(stdout, stdin, service, config);
-        self.bring_up(&peer).map_err(|reason| {
-            peer.close();
-            reason
-        })
+        self.bring_up(&peer).inspect_err(|_| peer.close())
     }
 
     fn detach(&self, why: &str) {
@@ -220,10 +217,10 @@ impl Supervised for PluginSession {
     }
 
     fn request_stop(&self, timeout: Duration) {
-        if let Some(peer) = self.link.peer() {
-            if let Err(e) = peer.call(methods::PLUGIN_STOP, json!({}), timeout) {
-                tracing::warn!(plugin = %self.manifest.name, "plugin.stop: {e}");
-            }
+        if let Some(peer) = self.link.peer()
+            && let Err(e) = peer.call(methods::PLUGIN_STOP, json!({}), timeout)
+        {
+            tracing::warn!(plugin = %self.manifest.name, "plugin.stop: {e}");
         }
     }
 

@@ -31,11 +31,14 @@ pub fn sdk_binary(relative: &str) -> PathBuf {
     path
 }
 
+/// One injected input: channel, text, whether an interrupt, priority.
+pub type Injected = (String, String, bool, Option<Priority>);
+
 /// What the kernel port saw.
 #[derive(Default)]
 pub struct Recorder {
     pub events: Mutex<Vec<(String, Value)>>,
-    pub injected: Mutex<Vec<(String, String, bool, Option<Priority>)>>,
+    pub injected: Mutex<Vec<Injected>>,
 }
 
 impl Recorder {
