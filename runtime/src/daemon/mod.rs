@@ -3,6 +3,7 @@
 //! can run the same daemon in-process or as a child.
 
 mod builtins;
+mod plugins;
 mod sources;
 
 pub use sources::{EMBEDDED_SOURCE, OLLAMA_LOOPBACK, Sources};
@@ -16,6 +17,8 @@ use hearth_kernel::ingress::KernelHandle;
 use hearth_kernel::memory_service::MemoryConfig;
 use hearth_kernel::turn::TurnConfig;
 use hearth_llm::provider::SourceConfig;
+use hearth_plugin_host::session::Tables;
+use hearth_plugin_host::{HostConfig, PluginHost};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -34,6 +37,8 @@ pub enum DaemonError {
     Store(String),
     #[error("starting the kernel: {0}")]
     Kernel(#[from] hearth_engine::EngineError),
+    #[error("plugins: {0}")]
+    Plugins(#[from] hearth_plugin_host::PluginError),
     #[error("socket {path}: {source}")]
     Socket {
         path: String,
@@ -44,6 +49,7 @@ pub enum DaemonError {
 struct DaemonControl {
     handle: KernelHandle,
     sources: Arc<Sources>,
+    plugins: Arc<PluginHost>,
 }
 
 impl Control for DaemonControl {
@@ -56,7 +62,11 @@ impl Control for DaemonControl {
             .handle
             .snapshot(Duration::from_secs(5))
             .map(|s| serde_json::to_value(s).unwrap_or_default());
-        json!({"scheduler": scheduler, "sources": self.sources.status()})
+        json!({
+            "scheduler": scheduler,
+            "sources": self.sources.status(),
+            "plugins": self.plugins.list(),
+        })
     }
 
     fn sources(&self) -> Value {
@@ -74,12 +84,36 @@ impl Control for DaemonControl {
     fn test_source(&self, name: &str) -> Result<String, String> {
         self.sources.test(name)
     }
+
+    fn plugin(&self, action: &str, name: Option<&str>) -> Result<Value, String> {
+        let host = &self.plugins;
+        let name = || name.ok_or_else(|| format!("plugin {action} needs a name"));
+        let done = |r: Result<(), hearth_plugin_host::PluginError>| {
+            r.map(|()| json!({"ok": true})).map_err(|e| e.to_string())
+        };
+        match action {
+            "list" => Ok(host.list()),
+            "info" => host.info(name()?).map_err(|e| e.to_string()),
+            "install" => host
+                .install(std::path::Path::new(name()?))
+                .map(|n| json!({"installed": n}))
+                .map_err(|e| e.to_string()),
+            "enable" => done(host.enable(name()?)),
+            "disable" => done(host.disable(name()?)),
+            "reload" => done(host.reload(name()?)),
+            "remove" => done(host.remove(name()?)),
+            other => Err(format!(
+                "unknown plugin action {other:?} (list, info, install, enable, disable, reload, remove)"
+            )),
+        }
+    }
 }
 
 pub struct Daemon {
     kernel: Kernel,
     socket: SocketServer,
     sources: Arc<Sources>,
+    plugins: Arc<PluginHost>,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -136,9 +170,21 @@ impl Daemon {
                 utc_offset_secs: cfg.agent.utc_offset_secs.unwrap_or(0),
             }),
         )?;
+        let registries = kernel.registries();
+        let tables = Tables {
+            tools: registries.tools.clone(),
+            stages: registries.stages.clone(),
+            outputs: registries.outputs.clone(),
+        };
+        let port = Arc::new(plugins::KernelPlugins {
+            handle: kernel.handle(),
+            events: kernel.events().clone(),
+        });
+        let plugins = PluginHost::open(HostConfig::new(&cfg.data_dir), tables, port)?;
         let control = Arc::new(DaemonControl {
             handle: kernel.handle(),
             sources: sources.clone(),
+            plugins: plugins.clone(),
         });
         let path = cfg.socket_path();
         let socket = SocketServer::bind(&path, cfg.api_key.clone(), control).map_err(|source| {
@@ -148,10 +194,16 @@ impl Daemon {
             }
         })?;
         tracing::info!(socket = %path.display(), "hearthd ready");
+        // Served first: plugins start in the background, in their dependency order.
+        match plugins.start_all() {
+            Ok(order) => tracing::info!(?order, "starting plugins"),
+            Err(e) => tracing::error!("no plugin started: {e}"),
+        }
         Ok(Self {
             kernel,
             socket,
             sources,
+            plugins,
         })
     }
 
@@ -166,6 +218,8 @@ impl Daemon {
     /// Graceful stop: no new clients, every pending task answered, the embedded server stopped.
     pub fn shutdown(self) {
         self.socket.shutdown();
+        // Every child stops before the kernel (and the segment it maps) goes away.
+        self.plugins.shutdown();
         let report = self.kernel.shutdown();
         self.sources.shutdown();
         tracing::info!(joined = report.all_joined(), "hearthd stopped");

@@ -39,6 +39,12 @@ pub enum Request {
     SourceTest {
         name: String,
     },
+    /// `hearth plugin ACTION [NAME|DIR]`: list, info, install, enable, disable, reload, remove.
+    Plugin {
+        action: String,
+        #[serde(default)]
+        name: Option<String>,
+    },
     Help,
 }
 
@@ -101,6 +107,9 @@ pub enum Answer {
     Sources {
         sources: Value,
     },
+    Plugins {
+        plugins: Value,
+    },
 }
 
 impl Answer {
@@ -122,7 +131,7 @@ impl Answer {
 
 pub const HELP: &str = "commands: send <text> | /stop | /status | /help; JSON requests: \
 {\"op\":\"send\",\"text\":…} {\"op\":\"interrupt\",\"text\":…,\"level\":\"L3\"} {\"op\":\"stop\"} {\"op\":\"status\"} \
-{\"op\":\"source_list\"} {\"op\":\"source_add\",\"source\":{…}} {\"op\":\"source_remove\",\"name\":…} {\"op\":\"source_test\",\"name\":…}";
+{\"op\":\"source_list\"} {\"op\":\"source_add\",\"source\":{…}} {\"op\":\"source_remove\",\"name\":…} {\"op\":\"source_test\",\"name\":…} {\"op\":\"plugin\",\"action\":\"list\",\"name\":…}";
 
 #[cfg(test)]
 mod tests {

@@ -26,6 +26,8 @@ pub trait Control: Send + Sync + 'static {
     fn add_source(&self, source: SourceConfig) -> Result<String, String>;
     fn remove_source(&self, name: &str) -> Result<String, String>;
     fn test_source(&self, name: &str) -> Result<String, String>;
+    /// A `hearth plugin` action; `name` is the plugin (or the directory, for `install`).
+    fn plugin(&self, action: &str, name: Option<&str>) -> Result<Value, String>;
 }
 
 /// Longest request line accepted from a client.
@@ -234,6 +236,10 @@ fn handle(request: Request, control: &dyn Control, out: &mut UnixStream) -> std:
         Request::SourceAdd { source } => result(control.add_source(source)),
         Request::SourceRemove { name } => result(control.remove_source(&name)),
         Request::SourceTest { name } => result(control.test_source(&name)),
+        Request::Plugin { action, name } => match control.plugin(&action, name.as_deref()) {
+            Ok(plugins) => Answer::Plugins { plugins },
+            Err(error) => Answer::Error { error },
+        },
     };
     out.write_all(answer.to_line().as_bytes())
 }

@@ -9,5 +9,6 @@ mod daemon_crash;
 mod daemon_fallback;
 mod daemon_flood;
 mod daemon_memory;
+mod daemon_plugins;
 mod daemon_real_model;
 mod daemon_stop;
