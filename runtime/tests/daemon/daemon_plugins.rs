@@ -13,7 +13,7 @@ fn sdk_binary(relative: &str) -> PathBuf {
     let path = bin.parent().expect("target dir").join(relative);
     assert!(
         path.exists(),
-        "{} is missing: run `cargo build -p hearth-plugin --bins --examples` first",
+        "{} is missing: run `cargo build -p hearth-plugin --bins --examples` and `cargo build -p hearth-plugin-timer` first",
         path.display()
     );
     path
