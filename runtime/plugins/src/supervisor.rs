@@ -159,17 +159,18 @@ impl Supervisor {
             slot.changed.notify_all();
             st.pid.is_some() && st.status.state == PluginState::Running
         };
-        if running {
+        // Only a started child can be asked; one still starting is signalled at once.
+        let graceful = if running {
             slot.target.request_stop(self.stop.graceful);
-        }
-        let deadline = Instant::now() + self.stop.graceful;
+            self.stop.graceful
+        } else {
+            Duration::ZERO
+        };
+        let deadline = Instant::now() + graceful;
         let mut st = slot.state.lock();
         for (signal, wait_until) in [
             (None, deadline),
-            (
-                Some(Signal::SIGTERM),
-                Instant::now() + self.stop.graceful + self.stop.term,
-            ),
+            (Some(Signal::SIGTERM), deadline + self.stop.term),
             (
                 Some(Signal::SIGKILL),
                 Instant::now() + Duration::from_secs(3600),
@@ -262,6 +263,11 @@ impl Supervisor {
             self.set(slot, |st| {
                 st.pid = Some(pid);
                 st.status.pid = Some(child.id());
+                // A stop that came before the pid was visible could not signal it: do it here
+                // (under the lock `stop` reads the pid under, so one of the two always does).
+                if !st.want_running {
+                    let _ = kill(pid, Signal::SIGKILL);
+                }
             });
             if let Err(reason) = target.attach(&mut child) {
                 self.set(slot, |st| {
@@ -271,6 +277,12 @@ impl Supervisor {
                 });
                 self.reap(slot, &mut child, pid);
                 target.detach(&reason);
+                if !slot.state.lock().want_running {
+                    return self.set(slot, |st| {
+                        st.status.state = PluginState::Stopped;
+                        st.status.pid = None;
+                    });
+                }
                 return self.failed(slot, reason);
             }
             let stopping = {

@@ -269,3 +269,58 @@ fn broken_manifests_are_listed_with_file_and_fix_and_the_rest_start() {
         host.shutdown();
     });
 }
+
+#[test]
+fn start_stop_churn_with_crashes_leaves_no_child_and_never_hangs() {
+    watchdog(Duration::from_secs(90), || {
+        let fx = Fixture::new();
+        fx.install("echo", &sdk_binary("examples/echo"), "");
+        fx.install_script("crashy", &scripted_start("crashy", "exit 9"), "");
+        fx.install_script("silent", "exec sleep 32", "");
+        let host = fx.host(RestartPolicy::scaled(1000), Timeouts::default());
+        host.start_all().expect("order");
+        host.wait_for("echo", LONG, running).expect("slot");
+        let hosts: Vec<_> = (0..3).map(|_| Arc::clone(&host)).collect();
+        let churn = Instant::now();
+        std::thread::scope(|s| {
+            for (i, h) in hosts.iter().enumerate() {
+                let name = ["echo", "crashy", "silent"][i];
+                s.spawn(move || {
+                    for round in 0..8 {
+                        if round % 2 == 0 {
+                            h.reload(name).expect("reload");
+                        } else {
+                            h.disable(name).expect("disable");
+                            h.enable(name).expect("enable");
+                        }
+                    }
+                });
+            }
+        });
+        // A stop of a child that is still starting signals it at once, never waits out its
+        // handshake (10 s).
+        assert!(
+            churn.elapsed() < Duration::from_secs(8),
+            "churn took {:?}",
+            churn.elapsed()
+        );
+        host.wait_for("echo", LONG, running).expect("slot");
+        let got = fx.tables.tools.execute("echo", &json!({"text": "still"}));
+        assert_eq!(got.expect("echo answers")["text"], "still");
+        let started = Instant::now();
+        host.shutdown();
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "shutdown took {:?}",
+            started.elapsed()
+        );
+        for name in ["echo", "crashy", "silent"] {
+            let s = host.status_of(name).expect("status");
+            assert!(s.pid.is_none(), "{s:?}");
+        }
+        assert!(
+            children_running(&["sleep", "32"]).is_empty(),
+            "a child survived the shutdown"
+        );
+    });
+}
