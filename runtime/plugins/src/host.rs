@@ -13,7 +13,7 @@ use crate::PluginError;
 use crate::manifest::{MANIFEST_FILE, Manifest};
 use crate::order::{Facility, start_order};
 use crate::port::KernelPort;
-use crate::restart::{RestartPolicy, SystemClock};
+use crate::restart::RestartPolicy;
 use crate::session::{PluginSession, Tables, Timeouts};
 use crate::state::{EnabledState, STATE_FILE};
 use crate::status::{PluginState, PluginStatus};
@@ -75,12 +75,7 @@ impl PluginHost {
             let port = Arc::clone(&port);
             Arc::new(move |kind: &str, payload: &Value| port.publish(kind, payload))
         };
-        let supervisor = Arc::new(Supervisor::new(
-            cfg.policy.clone(),
-            Arc::new(SystemClock),
-            events,
-            cfg.stop,
-        ));
+        let supervisor = Arc::new(Supervisor::new(cfg.policy.clone(), events, cfg.stop));
         let host = Arc::new(PluginHost {
             cfg,
             tables,

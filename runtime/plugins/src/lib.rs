@@ -5,7 +5,7 @@
 //! - [`order`]: the start order computed once from the facilities each manifest needs.
 //! - [`supervisor`]: one thread per child that spawns it, waits for it (`waitpid`, never stdout
 //!   end of file), and restarts it after 1 s, 2 s, 3 s until the 4th crash within 5 minutes
-//!   ([`restart`] holds that rule as a pure function over an injectable clock).
+//!   ([`restart`] holds that rule as a pure function of the crash times).
 //! - [`session`]: one plugin's process seen from the kernel: handshake, `plugin.init`,
 //!   `plugin.start`, the capability-gated reverse calls, and detaching everything it registered
 //!   when it exits.
@@ -34,5 +34,5 @@ pub use error::PluginError;
 pub use host::{HostConfig, PluginHost};
 pub use manifest::Manifest;
 pub use port::{KernelPort, NoKernel};
-pub use restart::{Clock, CrashHistory, RestartDecision, RestartPolicy, SystemClock};
+pub use restart::{CrashHistory, RestartDecision, RestartPolicy};
 pub use status::{PluginState, PluginStatus};

@@ -18,7 +18,7 @@ use nix::unistd::Pid;
 use parking_lot::{Condvar, Mutex};
 use serde_json::{Value, json};
 
-use crate::restart::{Clock, CrashHistory, RestartDecision, RestartPolicy};
+use crate::restart::{CrashHistory, RestartDecision, RestartPolicy};
 use crate::status::{PluginState, PluginStatus};
 
 /// What the supervisor runs. Called on the child's supervisor thread.
@@ -84,23 +84,16 @@ struct SlotState {
 pub struct Supervisor {
     slots: Mutex<HashMap<String, Arc<Slot>>>,
     policy: RestartPolicy,
-    clock: Arc<dyn Clock>,
     events: EventSink,
     stop: StopTimeouts,
 }
 
 impl Supervisor {
-    /// A supervisor restarting by `policy`, reading time from `clock`, publishing to `events`.
-    pub fn new(
-        policy: RestartPolicy,
-        clock: Arc<dyn Clock>,
-        events: EventSink,
-        stop: StopTimeouts,
-    ) -> Supervisor {
+    /// A supervisor restarting by `policy`, publishing to `events`.
+    pub fn new(policy: RestartPolicy, events: EventSink, stop: StopTimeouts) -> Supervisor {
         Supervisor {
             slots: Mutex::new(HashMap::new()),
             policy,
-            clock,
             events,
             stop,
         }
@@ -312,7 +305,7 @@ impl Supervisor {
             }
             st.status.pid = None;
             st.status.last_error = Some(exit.clone());
-            let decision = st.history.record(self.clock.now(), &self.policy);
+            let decision = st.history.record(Instant::now(), &self.policy);
             st.status.crashes = st.history.count();
             tracing::error!(plugin = %name, crashes = st.status.crashes, "plugin crashed: {exit}");
             self.publish(

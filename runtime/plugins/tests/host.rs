@@ -178,14 +178,11 @@ fn a_plugin_that_never_answers_the_handshake_fails_clearly_and_is_stopped() {
 fn a_reverse_call_the_manifest_does_not_grant_is_denied_by_name() {
     watchdog(Duration::from_secs(30), || {
         let fx = Fixture::new();
-        fx.install(
+        let host = fx.start_one(
             "conformance",
             &sdk_binary("hearth-plugin-conformance"),
             r#","capabilities":["memory"]"#,
         );
-        let host = fx.host(RestartPolicy::default(), Timeouts::default());
-        host.start_all().expect("order");
-        host.wait_for("conformance", LONG, running).expect("slot");
         let e = fx
             .tables
             .tools
@@ -212,14 +209,11 @@ fn a_reverse_call_the_manifest_does_not_grant_is_denied_by_name() {
 fn a_granted_interrupt_reaches_the_kernel_clamped_to_l3() {
     watchdog(Duration::from_secs(30), || {
         let fx = Fixture::new();
-        fx.install(
+        let host = fx.start_one(
             "conformance",
             &sdk_binary("hearth-plugin-conformance"),
             r#","capabilities":["io"]"#,
         );
-        let host = fx.host(RestartPolicy::default(), Timeouts::default());
-        host.start_all().expect("order");
-        host.wait_for("conformance", LONG, running).expect("slot");
         fx.tables
             .tools
             .execute("inject", &json!({"priority": "L4"}))

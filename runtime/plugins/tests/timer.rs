@@ -15,14 +15,11 @@ use support::{Fixture, LONG, sdk_binary, watchdog};
 fn a_due_timer_interrupts_at_l3_and_pending_timers_survive_a_restart() {
     watchdog(Duration::from_secs(60), || {
         let fx = Fixture::new();
-        fx.install(
+        let host = fx.start_one(
             "timer",
             &sdk_binary("hearth-timer"),
             r#","capabilities":["io"]"#,
         );
-        let host = fx.host(RestartPolicy::default(), Timeouts::default());
-        host.start_all().expect("order");
-        host.wait_for("timer", LONG, |s| s.state == PluginState::Running);
         let tools = &fx.tables.tools;
         let bad = tools
             .execute("timer_set", &json!({"text": "x", "in_seconds": -1}))

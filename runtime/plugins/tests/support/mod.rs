@@ -123,6 +123,21 @@ impl Fixture {
         self.install(name, &entry, extra);
     }
 
+    /// Installs one plugin, opens the host with the default rules and waits until it runs.
+    pub fn start_one(&self, name: &str, entry: &Path, extra: &str) -> Arc<PluginHost> {
+        self.install(name, entry, extra);
+        let host = self.host(RestartPolicy::default(), Timeouts::default());
+        host.start_all().expect("order");
+        let s = host.wait_for(name, LONG, |s| {
+            s.state == hearth_plugin_host::PluginState::Running
+        });
+        assert_eq!(
+            s.map(|s| s.state),
+            Some(hearth_plugin_host::PluginState::Running)
+        );
+        host
+    }
+
     pub fn host(&self, policy: RestartPolicy, timeouts: Timeouts) -> Arc<PluginHost> {
         let mut cfg = HostConfig::new(self.data.path());
         cfg.policy = policy;
