@@ -49,6 +49,7 @@ mod event_ring;
 #[cfg_attr(loom, allow(dead_code))]
 mod generation;
 mod notify;
+mod parent_death;
 #[cfg(not(loom))]
 mod segment;
 mod shm_safe;
@@ -60,6 +61,7 @@ pub use envelope::{Envelope, decode_envelope, encode_envelope, encode_envelope_i
 pub use error::{ArenaError, FieldError, IpcError, PublishError};
 pub use event_kind::{EventKind, KindMask};
 pub use event_ring::{Armed, EventRing, Publisher, ReadResult, Reader, RingConfig, Subscriber};
+pub use parent_death::kill_with_parent;
 #[cfg(not(loom))]
 pub use segment::{
     Arena, ArenaConfig, ArenaRef, ArenaView, CallFrame, DOORBELL_FD, FieldCapacities, FieldSet,

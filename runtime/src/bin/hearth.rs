@@ -53,6 +53,9 @@ enum Command {
     /// Manage LLM sources.
     #[command(subcommand)]
     Source(SourceCommand),
+    /// Manage plugins (in `<data_dir>/plugins/<name>/`).
+    #[command(subcommand)]
+    Plugin(PluginCommand),
     /// Benchmarks that run locally (no daemon needed).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -122,6 +125,51 @@ struct RecallArgs {
     /// benchmark), beside keeping the newest turns.
     #[arg(long)]
     prune: bool,
+}
+
+#[derive(Subcommand, Debug)]
+enum PluginCommand {
+    /// Installed plugins, their state, crash counts, and manifests that failed to load.
+    List,
+    /// One plugin's manifest and status.
+    Info { name: String },
+    /// Validate DIR's `plugin.json`, copy DIR into the plugins directory and start it.
+    Install { dir: PathBuf },
+    /// Enable and start a plugin (resets its crash count).
+    Enable { name: String },
+    /// Stop a plugin and keep it stopped across restarts.
+    Disable { name: String },
+    /// Stop, re-read the manifest, start again (resets the crash count).
+    Reload { name: String },
+    /// Stop a plugin and delete its directory.
+    Remove { name: String },
+}
+
+impl PluginCommand {
+    fn request(&self) -> Request {
+        let (action, name) = match self {
+            PluginCommand::List => ("list", None),
+            PluginCommand::Info { name } => ("info", Some(name.clone())),
+            // The daemon runs elsewhere: send it an absolute path.
+            PluginCommand::Install { dir } => (
+                "install",
+                Some(
+                    std::path::absolute(dir)
+                        .unwrap_or_else(|_| dir.clone())
+                        .display()
+                        .to_string(),
+                ),
+            ),
+            PluginCommand::Enable { name } => ("enable", Some(name.clone())),
+            PluginCommand::Disable { name } => ("disable", Some(name.clone())),
+            PluginCommand::Reload { name } => ("reload", Some(name.clone())),
+            PluginCommand::Remove { name } => ("remove", Some(name.clone())),
+        };
+        Request::Plugin {
+            action: action.into(),
+            name,
+        }
+    }
 }
 
 #[derive(Subcommand, Debug)]
@@ -221,6 +269,7 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
         Command::Bench(_) | Command::Store(_) => unreachable!("handled before connecting"),
         Command::Stop => Request::Stop,
         Command::Status => Request::Status,
+        Command::Plugin(p) => p.request(),
         Command::Source(SourceCommand::List) => Request::SourceList,
         Command::Source(SourceCommand::Remove { name }) => Request::SourceRemove { name },
         Command::Source(SourceCommand::Test { name }) => Request::SourceTest { name },
@@ -476,7 +525,9 @@ fn print_terminal(answer: &Answer) -> ExitCode {
             println!("{content}");
             ExitCode::SUCCESS
         }
-        Answer::Status { status } | Answer::Sources { sources: status } => {
+        Answer::Status { status }
+        | Answer::Sources { sources: status }
+        | Answer::Plugins { plugins: status } => {
             println!(
                 "{}",
                 serde_json::to_string_pretty(status).unwrap_or_default()

@@ -4,6 +4,7 @@
 
 mod builtins;
 mod data_dir;
+mod plugins;
 mod sources;
 
 pub use data_dir::{DataDir, LOCK_FILE};
@@ -18,6 +19,8 @@ use hearth_kernel::ingress::KernelHandle;
 use hearth_kernel::memory_service::MemoryConfig;
 use hearth_kernel::turn::TurnConfig;
 use hearth_llm::provider::SourceConfig;
+use hearth_plugin_host::session::Tables;
+use hearth_plugin_host::{HostConfig, PluginHost};
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::time::Duration;
@@ -39,6 +42,8 @@ pub enum DaemonError {
     Store(String),
     #[error("starting the kernel: {0}")]
     Kernel(#[from] hearth_engine::EngineError),
+    #[error("plugins: {0}")]
+    Plugins(#[from] hearth_plugin_host::PluginError),
     #[error("socket {path}: {source}")]
     Socket {
         path: String,
@@ -49,6 +54,7 @@ pub enum DaemonError {
 struct DaemonControl {
     handle: KernelHandle,
     sources: Arc<Sources>,
+    plugins: Arc<PluginHost>,
 }
 
 impl Control for DaemonControl {
@@ -61,7 +67,11 @@ impl Control for DaemonControl {
             .handle
             .snapshot(Duration::from_secs(5))
             .map(|s| serde_json::to_value(s).unwrap_or_default());
-        json!({"scheduler": scheduler, "sources": self.sources.status()})
+        json!({
+            "scheduler": scheduler,
+            "sources": self.sources.status(),
+            "plugins": self.plugins.list(),
+        })
     }
 
     fn sources(&self) -> Value {
@@ -79,6 +89,29 @@ impl Control for DaemonControl {
     fn test_source(&self, name: &str) -> Result<String, String> {
         self.sources.test(name)
     }
+
+    fn plugin(&self, action: &str, name: Option<&str>) -> Result<Value, String> {
+        let host = &self.plugins;
+        let name = || name.ok_or_else(|| format!("plugin {action} needs a name"));
+        let done = |r: Result<(), hearth_plugin_host::PluginError>| {
+            r.map(|()| json!({"ok": true})).map_err(|e| e.to_string())
+        };
+        match action {
+            "list" => Ok(host.list()),
+            "info" => host.info(name()?).map_err(|e| e.to_string()),
+            "install" => host
+                .install(std::path::Path::new(name()?))
+                .map(|n| json!({"installed": n}))
+                .map_err(|e| e.to_string()),
+            "enable" => done(host.enable(name()?)),
+            "disable" => done(host.disable(name()?)),
+            "reload" => done(host.reload(name()?)),
+            "remove" => done(host.remove(name()?)),
+            other => Err(format!(
+                "unknown plugin action {other:?} (list, info, install, enable, disable, reload, remove)"
+            )),
+        }
+    }
 }
 
 pub struct Daemon {
@@ -89,6 +122,7 @@ pub struct Daemon {
     grace: Duration,
     /// Held for the daemon's whole life; released last.
     _data_dir: DataDir,
+    plugins: Arc<PluginHost>,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -143,9 +177,21 @@ impl Daemon {
                 utc_offset_secs: cfg.agent.utc_offset_secs.unwrap_or(0),
             }),
         )?;
+        let registries = kernel.registries();
+        let tables = Tables {
+            tools: registries.tools.clone(),
+            stages: registries.stages.clone(),
+            outputs: registries.outputs.clone(),
+        };
+        let port = Arc::new(plugins::KernelPlugins {
+            handle: kernel.handle(),
+            events: kernel.events().clone(),
+        });
+        let plugins = PluginHost::open(HostConfig::new(&cfg.data_dir), tables, port)?;
         let control = Arc::new(DaemonControl {
             handle: kernel.handle(),
             sources: sources.clone(),
+            plugins: plugins.clone(),
         });
         let path = cfg.socket_path();
         let socket = SocketServer::bind(
@@ -160,6 +206,11 @@ impl Daemon {
             source,
         })?;
         tracing::info!(socket = %path.display(), "hearthd ready");
+        // Served first: plugins start in the background, in their dependency order.
+        match plugins.start_all() {
+            Ok(order) => tracing::info!(?order, "starting plugins"),
+            Err(e) => tracing::error!("no plugin started: {e}"),
+        }
         Ok(Self {
             kernel,
             socket,
@@ -167,6 +218,7 @@ impl Daemon {
             durable: journal,
             grace: Duration::from_millis(cfg.socket.shutdown_grace_ms),
             _data_dir: data_dir,
+            plugins,
         })
     }
 
@@ -183,6 +235,8 @@ impl Daemon {
     /// server stopped, and only then the data dir released.
     pub fn shutdown(self) {
         self.socket.stop_accepting();
+        // Every child stops before the kernel (and the segment it maps) goes away.
+        self.plugins.shutdown();
         let report = self.kernel.shutdown();
         if !self.durable.flush(self.grace) {
             tracing::warn!("the journal did not confirm its last writes in time");

@@ -94,6 +94,10 @@ fn control(reactor: &mut Reactor, token: usize, request: Request) -> Started {
             Request::SourceAdd { source } => result(control.add_source(source)),
             Request::SourceRemove { name } => result(control.remove_source(&name)),
             Request::SourceTest { name } => result(control.test_source(&name)),
+            Request::Plugin { action, name } => match control.plugin(&action, name.as_deref()) {
+                Ok(plugins) => Answer::Plugins { plugins },
+                Err(error) => Answer::error(error),
+            },
             other => Answer::error(format!("unexpected control request {other:?}")),
         };
         if wake.notices.send(Notice::Answer { token, answer }).is_ok() {

@@ -41,6 +41,12 @@ pub enum Request {
     SourceTest {
         name: String,
     },
+    /// `hearth plugin ACTION [NAME|DIR]`: list, info, install, enable, disable, reload, remove.
+    Plugin {
+        action: String,
+        #[serde(default)]
+        name: Option<String>,
+    },
     Help,
 }
 
@@ -127,6 +133,10 @@ pub enum Answer {
     Lag {
         missed: u64,
     },
+    /// `hearth plugin` answers: the plugin list or one plugin's state.
+    Plugins {
+        plugins: Value,
+    },
 }
 
 impl Answer {
@@ -151,7 +161,7 @@ impl Answer {
 
 pub const HELP: &str = "commands: /send <text> | /stop | /status | /help; JSON requests: \
 {\"op\":\"send\",\"text\":…} {\"op\":\"interrupt\",\"text\":…,\"level\":\"L3\"} {\"op\":\"stop\"} {\"op\":\"status\"} \
-{\"op\":\"source_list\"} {\"op\":\"source_add\",\"source\":{…}} {\"op\":\"source_remove\",\"name\":…} {\"op\":\"source_test\",\"name\":…}";
+{\"op\":\"source_list\"} {\"op\":\"source_add\",\"source\":{…}} {\"op\":\"source_remove\",\"name\":…} {\"op\":\"source_test\",\"name\":…} {\"op\":\"plugin\",\"action\":\"list\",\"name\":…}";
 
 #[cfg(test)]
 mod tests {

@@ -28,6 +28,8 @@ pub trait Control: Send + Sync + 'static {
     fn add_source(&self, source: SourceConfig) -> Result<String, String>;
     fn remove_source(&self, name: &str) -> Result<String, String>;
     fn test_source(&self, name: &str) -> Result<String, String>;
+    /// A `hearth plugin` action; `name` is the plugin (or the directory, for `install`).
+    fn plugin(&self, action: &str, name: Option<&str>) -> Result<Value, String>;
 }
 
 /// What the owner of the socket has decided, read by the reactor on every wake.

@@ -10,6 +10,7 @@ mod daemon_crash;
 mod daemon_fallback;
 mod daemon_flood;
 mod daemon_memory;
+mod daemon_plugins;
 mod daemon_real_model;
 mod daemon_shutdown;
 mod daemon_socket;

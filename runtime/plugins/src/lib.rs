@@ -1,0 +1,38 @@
+//! Hearth's plugin host: every external plugin is a child process the daemon starts, speaks the
+//! control plane to (`ipc/PROTOCOL.md`, via `hearth-rpc`), and supervises.
+//!
+//! - [`manifest`]: `plugin.json`, parsed and validated; every error names the file and the fix.
+//! - [`order`]: the start order computed once from the facilities each manifest needs.
+//! - [`supervisor`]: one thread per child that spawns it, waits for it (`waitpid`, never stdout
+//!   end of file), and restarts it after 1 s, 2 s, 3 s until the 4th crash within 5 minutes
+//!   ([`restart`] holds that rule as a pure function of the crash times).
+//! - [`session`]: one plugin's process seen from the kernel: handshake, `plugin.init`,
+//!   `plugin.start`, the capability-gated reverse calls, and detaching everything it registered
+//!   when it exits.
+//! - [`host`]: the set of installed plugins under `<data_dir>/plugins/`, their enabled state and
+//!   the `hearth plugin …` operations.
+//!
+//! The kernel's side stays behind [`KernelPort`], so this crate depends on the stage tables only.
+
+#![warn(missing_docs)]
+#![forbid(unsafe_code)]
+
+mod error;
+pub mod host;
+pub mod manifest;
+pub mod order;
+mod port;
+pub mod restart;
+mod service;
+pub mod session;
+mod state;
+pub mod status;
+pub mod supervisor;
+mod tool_proxy;
+
+pub use error::PluginError;
+pub use host::{HostConfig, PluginHost};
+pub use manifest::Manifest;
+pub use port::{KernelPort, NoKernel};
+pub use restart::{CrashHistory, RestartDecision, RestartPolicy};
+pub use status::{PluginState, PluginStatus};

@@ -1,0 +1,160 @@
+//! The kernel's side of a plugin's reverse calls: every call passes the capability gate of the
+//! plugin's manifest first, then registers into the kernel tables or reaches the kernel port.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use hearth_rpc::{
+    ErrorKind, Grants, HandlerError, Incoming, InputRegister, LogParams, OutputRegister, Peer,
+    Priority, Service, StageRegister, ToolRegister, Trust, clamp_inject_params, gate, methods,
+};
+use hearth_stages::{Caps, HandlerSpec, Scope, Stage, ToolDef};
+use serde::de::DeserializeOwned;
+use serde_json::{Value, json};
+
+use crate::port::KernelPort;
+use crate::session::{Link, Tables};
+use crate::tool_proxy::{OutputProxy, StageProxy, ToolProxy};
+
+pub(crate) struct PluginService {
+    pub(crate) link: Arc<Link>,
+    pub(crate) grants: Grants,
+    pub(crate) tables: Tables,
+    pub(crate) port: Arc<dyn KernelPort>,
+}
+
+fn decode<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, HandlerError> {
+    let params = if params.is_null() { json!({}) } else { params };
+    serde_json::from_value(params)
+        .map_err(|e| HandlerError::invalid_arguments(format!("{method}: {e}")))
+}
+
+fn done() -> Result<Value, HandlerError> {
+    Ok(json!({}))
+}
+
+impl Service for PluginService {
+    fn call(&self, req: Incoming) -> Result<Value, HandlerError> {
+        gate(&req.method, &self.grants)?;
+        let mut params = req.params;
+        clamp_inject_params(&req.method, &mut params, Trust::External);
+        let method = req.method.as_str();
+        let plugin = self.link.name.as_str();
+        match method {
+            methods::TOOL_REGISTER => {
+                let reg: ToolRegister = decode(method, params)?;
+                let mut def: ToolDef = serde_json::from_value(reg.def)
+                    .map_err(|e| HandlerError::invalid_arguments(format!("{method}: def: {e}")))?;
+                def.name = reg.name;
+                def.plugin = plugin.to_owned();
+                let proxy = ToolProxy {
+                    link: Arc::clone(&self.link),
+                    tool: def.name.clone(),
+                };
+                self.tables
+                    .tools
+                    .register(def, proxy)
+                    .map_err(|e| HandlerError::invalid_arguments(e.to_string()))?;
+                done()
+            }
+            methods::STAGE_REGISTER => {
+                let reg: StageRegister = decode(method, params)?;
+                let stage = Stage::from_name(&reg.stage).ok_or_else(|| {
+                    HandlerError::invalid_arguments(format!(
+                        "{method}: no stage named {:?} (stages: {})",
+                        reg.stage,
+                        Stage::ALL.map(Stage::as_str).join(", ")
+                    ))
+                })?;
+                let spec = HandlerSpec::new(plugin)
+                    .priority(reg.priority)
+                    .scope(Scope::from_wire(&reg.scope));
+                let proxy = StageProxy {
+                    link: Arc::clone(&self.link),
+                    stage: reg.stage,
+                };
+                self.tables.stages.register(stage, spec, proxy);
+                done()
+            }
+            methods::OUTPUT_REGISTER => {
+                let reg: OutputRegister = decode(method, params)?;
+                let mut caps = Caps::default();
+                for name in &reg.caps {
+                    caps |= Caps::for_send_type(name).ok_or_else(|| {
+                        HandlerError::invalid_arguments(format!(
+                            "{method}: unknown capability {name:?} (text, image, audio, voice, file)"
+                        ))
+                    })?;
+                }
+                let proxy = OutputProxy {
+                    link: Arc::clone(&self.link),
+                    channel: reg.name.clone(),
+                };
+                self.tables
+                    .outputs
+                    .register(&reg.name, caps, &reg.desc, proxy)
+                    .map_err(|e| HandlerError::invalid_arguments(e.to_string()))?;
+                self.link.channels.lock().push(reg.name);
+                done()
+            }
+            methods::OUTPUT_UNREGISTER => {
+                let name = params["name"].as_str().unwrap_or_default().to_owned();
+                let mut mine = self.link.channels.lock();
+                if !mine.contains(&name) {
+                    return Err(HandlerError::invalid_arguments(format!(
+                        "{method}: plugin {plugin} has no output channel {name:?}"
+                    )));
+                }
+                mine.retain(|c| *c != name);
+                self.tables.outputs.unregister(&name);
+                done()
+            }
+            methods::INPUT_REGISTER => {
+                let reg: InputRegister = decode(method, params)?;
+                tracing::debug!(plugin, channel = %reg.name, "input channel registered");
+                done()
+            }
+            methods::LIFECYCLE_AUTO_RESTART => {
+                let enabled = params["enabled"].as_bool().unwrap_or(true);
+                self.link.auto_restart.store(enabled, Ordering::Relaxed);
+                done()
+            }
+            methods::IO_INJECT_TEXT | methods::IO_INJECT_INTERRUPT => {
+                let channel = params["channel"].as_str().unwrap_or(plugin);
+                let text = params["text"].as_str().ok_or_else(|| {
+                    HandlerError::invalid_arguments(format!("{method}: text must be a string"))
+                })?;
+                let priority: Option<Priority> = params["options"]
+                    .get("priority")
+                    .and_then(|p| serde_json::from_value(p.clone()).ok());
+                let interrupt = method == methods::IO_INJECT_INTERRUPT;
+                self.port
+                    .inject(plugin, channel, text, interrupt, priority)
+                    .map_err(|e| HandlerError::new(ErrorKind::Failed, e))?;
+                done()
+            }
+            other => Err(HandlerError::new(
+                ErrorKind::Unavailable,
+                format!("{other} is not served by this daemon yet"),
+            )),
+        }
+    }
+
+    fn notify(&self, _peer: &Peer, method: &str, params: Value) {
+        if method != methods::LOG {
+            return;
+        }
+        let Ok(log) = serde_json::from_value::<LogParams>(params) else {
+            return;
+        };
+        let plugin = self.link.name.as_str();
+        let message = log.message;
+        match log.level.as_str() {
+            "error" => tracing::error!(plugin, "{message}"),
+            "warn" => tracing::warn!(plugin, "{message}"),
+            "debug" => tracing::debug!(plugin, "{message}"),
+            "trace" => tracing::trace!(plugin, "{message}"),
+            _ => tracing::info!(plugin, "{message}"),
+        }
+    }
+}

@@ -1,0 +1,230 @@
+//! One plugin's process seen from the kernel: spawned with its pipes, handshaken, initialised
+//! and started, served while it runs, and detached from every kernel table when it exits.
+
+use std::io::{BufRead, BufReader};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use hearth_rpc::{
+    ConnectionConfig, HandshakeParams, InitParams, Peer, SUPPORTED_VERSIONS, connect, handshake,
+    methods,
+};
+use hearth_stages::{OutputChannels, StagePipeline, ToolRegistry};
+use parking_lot::{Condvar, Mutex};
+use serde_json::{Value, json};
+
+use crate::manifest::Manifest;
+use crate::port::KernelPort;
+use crate::service::PluginService;
+use crate::supervisor::Supervised;
+
+/// The kernel tables a plugin registers into.
+#[derive(Clone, Default)]
+pub struct Tables {
+    /// Tools the model may call.
+    pub tools: Arc<ToolRegistry>,
+    /// Stage handlers.
+    pub stages: Arc<StagePipeline>,
+    /// Output channels.
+    pub outputs: Arc<OutputChannels>,
+}
+
+/// Time limits of one plugin's session.
+#[derive(Debug, Clone, Copy)]
+pub struct Timeouts {
+    /// For the handshake answer (PROTOCOL §6: 10 s).
+    pub handshake: Duration,
+    /// For `plugin.init` and for `plugin.start` (which makes the registrations).
+    pub start: Duration,
+    /// For each tool, stage or output call into the plugin.
+    pub call: Duration,
+}
+
+impl Default for Timeouts {
+    fn default() -> Timeouts {
+        Timeouts {
+            handshake: hearth_rpc::HANDSHAKE_TIMEOUT,
+            start: Duration::from_secs(30),
+            call: Duration::from_secs(120),
+        }
+    }
+}
+
+/// What the proxies in the kernel's tables hold of a plugin: its current connection (none
+/// while it is down) and how its last process ended.
+pub(crate) struct Link {
+    pub(crate) name: String,
+    pub(crate) call_timeout: Duration,
+    peer: Mutex<Option<Peer>>,
+    exit: Mutex<Option<String>>,
+    exited: Condvar,
+    /// Output channels it registered, to remove on exit (the table has no per-plugin index).
+    pub(crate) channels: Mutex<Vec<String>>,
+    pub(crate) auto_restart: AtomicBool,
+}
+
+impl Link {
+    pub(crate) fn peer(&self) -> Option<Peer> {
+        self.peer.lock().clone()
+    }
+
+    pub(crate) fn last_exit(&self) -> Option<String> {
+        self.exit.lock().clone()
+    }
+
+    /// How the process ended, waiting up to `timeout` for the supervisor to reap it: a closed
+    /// pipe is usually seen a moment before the exit.
+    pub(crate) fn wait_exit(&self, timeout: Duration) -> Option<String> {
+        let mut exit = self.exit.lock();
+        if exit.is_none() {
+            self.exited
+                .wait_while_for(&mut exit, |e| e.is_none(), timeout);
+        }
+        exit.clone()
+    }
+}
+
+/// A plugin as the supervisor runs it.
+pub struct PluginSession {
+    manifest: Manifest,
+    config: Value,
+    tables: Tables,
+    port: Arc<dyn KernelPort>,
+    timeouts: Timeouts,
+    link: Arc<Link>,
+}
+
+impl PluginSession {
+    /// A session for `manifest`, passing `config` to `plugin.init`.
+    pub fn new(
+        manifest: Manifest,
+        config: Value,
+        tables: Tables,
+        port: Arc<dyn KernelPort>,
+        timeouts: Timeouts,
+    ) -> PluginSession {
+        let link = Arc::new(Link {
+            name: manifest.name.clone(),
+            call_timeout: timeouts.call,
+            peer: Mutex::new(None),
+            exit: Mutex::new(None),
+            exited: Condvar::new(),
+            channels: Mutex::new(Vec::new()),
+            auto_restart: AtomicBool::new(true),
+        });
+        PluginSession {
+            manifest,
+            config,
+            tables,
+            port,
+            timeouts,
+            link,
+        }
+    }
+
+    fn bring_up(&self, peer: &Peer) -> Result<(), String> {
+        let name = &self.manifest.name;
+        let offer = HandshakeParams {
+            protocol_versions: SUPPORTED_VERSIONS.to_vec(),
+            kernel_version: env!("CARGO_PKG_VERSION").to_owned(),
+            plugin_name: name.clone(),
+            data_plane: None,
+        };
+        let answer = handshake(peer, &offer, self.timeouts.handshake).map_err(|e| e.to_string())?;
+        tracing::debug!(plugin = %name, sdk = %answer.sdk_version, "handshake done");
+        let init = InitParams {
+            name: name.clone(),
+            config: self.config.clone(),
+        };
+        let init = serde_json::to_value(init).map_err(|e| e.to_string())?;
+        peer.call(methods::PLUGIN_INIT, init, self.timeouts.start)
+            .map_err(|e| format!("plugin.init failed: {e}"))?;
+        // Tools are invocable as soon as their registration is answered, during plugin.start.
+        *self.link.peer.lock() = Some(peer.clone());
+        peer.call(methods::PLUGIN_START, json!({}), self.timeouts.start)
+            .map_err(|e| format!("plugin.start failed: {e}"))?;
+        Ok(())
+    }
+}
+
+impl Supervised for PluginSession {
+    fn name(&self) -> &str {
+        &self.manifest.name
+    }
+
+    fn command(&self) -> Result<Command, String> {
+        let mut cmd = Command::new(&self.manifest.entry);
+        cmd.current_dir(&self.manifest.dir)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        Ok(cmd)
+    }
+
+    fn attach(&self, child: &mut Child) -> Result<(), String> {
+        let name = self.manifest.name.clone();
+        let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
+            return Err("the process has no stdin/stdout pipes".into());
+        };
+        if let Some(stderr) = child.stderr.take() {
+            let plugin = name.clone();
+            let _ = std::thread::Builder::new()
+                .name(format!("log-{name}"))
+                .spawn(move || {
+                    for line in BufReader::new(stderr).lines().map_while(Result::ok) {
+                        tracing::info!(plugin = %plugin, "{line}");
+                    }
+                });
+        }
+        *self.link.exit.lock() = None;
+        self.link.auto_restart.store(true, Ordering::Relaxed);
+        let service = PluginService {
+            link: Arc::clone(&self.link),
+            grants: self.manifest.grants(),
+            tables: self.tables.clone(),
+            port: Arc::clone(&self.port),
+        };
+        let config = ConnectionConfig {
+            name: name.clone(),
+            ..ConnectionConfig::default()
+        };
+        let peer = connect(stdout, stdin, service, config);
+        self.bring_up(&peer).inspect_err(|_| peer.close())
+    }
+
+    fn detach(&self, why: &str) {
+        let name = &self.manifest.name;
+        *self.link.exit.lock() = Some(why.to_owned());
+        self.link.exited.notify_all();
+        // Closing fails every pending call at once: the process is gone even when a grandchild
+        // keeps its stdout open, so end of file may never come.
+        if let Some(peer) = self.link.peer.lock().take() {
+            peer.close();
+        }
+        let tools = self.tables.tools.unregister_plugin(name);
+        let stages = self.tables.stages.unregister_plugin(name);
+        let channels: Vec<String> = std::mem::take(&mut *self.link.channels.lock());
+        for channel in &channels {
+            self.tables.outputs.unregister(channel);
+        }
+        tracing::info!(
+            plugin = %name,
+            tools, stages, channels = channels.len(),
+            "plugin detached: {why}"
+        );
+    }
+
+    fn request_stop(&self, timeout: Duration) {
+        if let Some(peer) = self.link.peer()
+            && let Err(e) = peer.call(methods::PLUGIN_STOP, json!({}), timeout)
+        {
+            tracing::warn!(plugin = %self.manifest.name, "plugin.stop: {e}");
+        }
+    }
+
+    fn auto_restart(&self) -> bool {
+        self.link.auto_restart.load(Ordering::Relaxed)
+    }
+}

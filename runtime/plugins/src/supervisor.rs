@@ -1,0 +1,402 @@
+//! One supervisor for every child the daemon starts (plugins, and any other program run under
+//! the same rules): one thread per child spawns it, waits for it with `waitid` (not for end of
+//! file on its stdout, which a grandchild may hold open), detaches it on exit and restarts it
+//! by the [`RestartPolicy`].
+//!
+//! The child is spawned on that same long-lived thread with the parent-death signal set
+//! ([`hearth_ipc::kill_with_parent`]), so it dies with the daemon, even a SIGKILLed one.
+
+use std::collections::HashMap;
+use std::process::{Child, Command};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use nix::sys::signal::{Signal, kill};
+use nix::sys::wait::{Id, WaitPidFlag, waitid};
+use nix::unistd::Pid;
+use parking_lot::{Condvar, Mutex};
+use serde_json::{Value, json};
+
+use crate::restart::{CrashHistory, RestartDecision, RestartPolicy};
+use crate::status::{PluginState, PluginStatus};
+
+/// What the supervisor runs. Called on the child's supervisor thread.
+pub trait Supervised: Send + Sync + 'static {
+    /// The name in status, logs and events.
+    fn name(&self) -> &str;
+    /// A fresh command for each start (program, arguments, pipes, working directory).
+    fn command(&self) -> Result<Command, String>;
+    /// Takes over the spawned child (its pipes) and brings it up; `Err` stops the process and
+    /// marks it failed without a restart (a start that fails once fails again).
+    fn attach(&self, child: &mut Child) -> Result<(), String>;
+    /// The child is gone (`why` says how): detach everything it offered, fail its pending calls.
+    fn detach(&self, why: &str);
+    /// Asks a running child to stop by itself (for a plugin: `plugin.stop`), waiting at most
+    /// `timeout`. The supervisor signals it afterwards if it is still there.
+    fn request_stop(&self, timeout: Duration) {
+        let _ = timeout;
+    }
+    /// Whether a crash is followed by a restart (a plugin may opt out).
+    fn auto_restart(&self) -> bool {
+        true
+    }
+}
+
+/// Where lifecycle events go (`plugin_crashed`, `plugin_gave_up`, …).
+pub type EventSink = Arc<dyn Fn(&str, &Value) + Send + Sync>;
+
+/// How long a stop waits between asking, SIGTERM and SIGKILL.
+#[derive(Debug, Clone, Copy)]
+pub struct StopTimeouts {
+    /// For the child's own clean exit after the stop request.
+    pub graceful: Duration,
+    /// After SIGTERM, before SIGKILL.
+    pub term: Duration,
+}
+
+impl Default for StopTimeouts {
+    fn default() -> StopTimeouts {
+        StopTimeouts {
+            graceful: hearth_rpc::STOP_TIMEOUT,
+            term: Duration::from_secs(2),
+        }
+    }
+}
+
+struct Slot {
+    target: Arc<dyn Supervised>,
+    state: Mutex<SlotState>,
+    changed: Condvar,
+}
+
+struct SlotState {
+    status: PluginStatus,
+    /// The live, not yet reaped child. Cleared under this lock right before reaping, so a
+    /// signal sent under the lock never reaches a recycled pid.
+    pid: Option<Pid>,
+    want_running: bool,
+    history: CrashHistory,
+    thread: Option<JoinHandle<()>>,
+}
+
+/// Every supervised child, by name.
+pub struct Supervisor {
+    slots: Mutex<HashMap<String, Arc<Slot>>>,
+    policy: RestartPolicy,
+    events: EventSink,
+    stop: StopTimeouts,
+}
+
+impl Supervisor {
+    /// A supervisor restarting by `policy`, publishing to `events`.
+    pub fn new(policy: RestartPolicy, events: EventSink, stop: StopTimeouts) -> Supervisor {
+        Supervisor {
+            slots: Mutex::new(HashMap::new()),
+            policy,
+            events,
+            stop,
+        }
+    }
+
+    /// Starts `target` (replacing a stopped child of the same name); a manual start resets its
+    /// crash count. A child already running is left alone.
+    pub fn start(self: &Arc<Self>, target: Arc<dyn Supervised>) {
+        let name = target.name().to_owned();
+        let slot = Arc::new(Slot {
+            target,
+            state: Mutex::new(SlotState {
+                status: PluginStatus::new(&name, PluginState::Starting),
+                pid: None,
+                want_running: true,
+                history: CrashHistory::default(),
+                thread: None,
+            }),
+            changed: Condvar::new(),
+        });
+        {
+            let mut slots = self.slots.lock();
+            if let Some(old) = slots.get(&name) {
+                let st = old.state.lock();
+                if st.thread.as_ref().is_some_and(|t| !t.is_finished()) {
+                    return;
+                }
+            }
+            slots.insert(name.clone(), Arc::clone(&slot));
+        }
+        let me = Arc::clone(self);
+        let for_thread = Arc::clone(&slot);
+        let thread = std::thread::Builder::new()
+            .name(format!("sup-{name}"))
+            .spawn(move || me.run(&for_thread));
+        let mut st = slot.state.lock();
+        match thread {
+            Ok(handle) => st.thread = Some(handle),
+            Err(e) => {
+                st.want_running = false;
+                st.status.state = PluginState::Failed;
+                st.status.last_error = Some(format!("no supervisor thread: {e}"));
+            }
+        }
+    }
+
+    /// Stops the child: asks it, then SIGTERM, then SIGKILL, and waits for its thread. Returns
+    /// whether there was one.
+    pub fn stop(&self, name: &str) -> bool {
+        let Some(slot) = self.slots.lock().get(name).cloned() else {
+            return false;
+        };
+        let running = {
+            let mut st = slot.state.lock();
+            st.want_running = false;
+            slot.changed.notify_all();
+            st.pid.is_some() && st.status.state == PluginState::Running
+        };
+        // Only a started child can be asked; one still starting is signalled at once.
+        let graceful = if running {
+            slot.target.request_stop(self.stop.graceful);
+            self.stop.graceful
+        } else {
+            Duration::ZERO
+        };
+        let deadline = Instant::now() + graceful;
+        let mut st = slot.state.lock();
+        for (signal, wait_until) in [
+            (None, deadline),
+            (Some(Signal::SIGTERM), deadline + self.stop.term),
+            (
+                Some(Signal::SIGKILL),
+                Instant::now() + Duration::from_secs(3600),
+            ),
+        ] {
+            if let (Some(sig), Some(pid)) = (signal, st.pid) {
+                tracing::warn!(plugin = name, ?sig, "the child did not stop by itself");
+                let _ = kill(pid, sig);
+            }
+            while st.pid.is_some() && Instant::now() < wait_until {
+                slot.changed.wait_until(&mut st, wait_until);
+            }
+            if st.pid.is_none() {
+                break;
+            }
+        }
+        let thread = st.thread.take();
+        drop(st);
+        if let Some(t) = thread {
+            let _ = t.join();
+        }
+        true
+    }
+
+    /// Stops every child (before the shared segment is unmapped).
+    pub fn stop_all(&self) {
+        let names: Vec<String> = self.slots.lock().keys().cloned().collect();
+        for name in names {
+            self.stop(&name);
+        }
+    }
+
+    /// Forgets a stopped child.
+    pub fn forget(&self, name: &str) {
+        self.stop(name);
+        self.slots.lock().remove(name);
+    }
+
+    /// The status of `name`.
+    pub fn status(&self, name: &str) -> Option<PluginStatus> {
+        let slot = self.slots.lock().get(name).cloned()?;
+        let st = slot.state.lock();
+        Some(st.status.clone())
+    }
+
+    /// Waits until `name`'s status satisfies `pred`, at most `timeout`; the last status seen.
+    pub fn wait_for(
+        &self,
+        name: &str,
+        timeout: Duration,
+        pred: impl Fn(&PluginStatus) -> bool,
+    ) -> Option<PluginStatus> {
+        let slot = self.slots.lock().get(name).cloned()?;
+        let deadline = Instant::now() + timeout;
+        let mut st = slot.state.lock();
+        while !pred(&st.status) && Instant::now() < deadline {
+            slot.changed.wait_until(&mut st, deadline);
+        }
+        Some(st.status.clone())
+    }
+
+    fn set(&self, slot: &Slot, f: impl FnOnce(&mut SlotState)) {
+        let mut st = slot.state.lock();
+        f(&mut st);
+        slot.changed.notify_all();
+    }
+
+    fn publish(&self, kind: &str, payload: Value) {
+        (self.events)(kind, &payload);
+    }
+
+    /// The child's thread: start, wait, decide, again.
+    fn run(&self, slot: &Slot) {
+        let target = &slot.target;
+        let name = target.name().to_owned();
+        loop {
+            self.set(slot, |st| {
+                st.status.state = PluginState::Starting;
+                st.status.pid = None;
+            });
+            let mut child = match target.command().and_then(|mut cmd| {
+                hearth_ipc::kill_with_parent(&mut cmd);
+                cmd.spawn()
+                    .map_err(|e| format!("could not start {:?}: {e}", cmd.get_program()))
+            }) {
+                Ok(child) => child,
+                Err(reason) => return self.failed(slot, reason),
+            };
+            let pid = Pid::from_raw(child.id() as i32);
+            self.set(slot, |st| {
+                st.pid = Some(pid);
+                st.status.pid = Some(child.id());
+                // A stop that came before the pid was visible could not signal it: do it here
+                // (under the lock `stop` reads the pid under, so one of the two always does).
+                if !st.want_running {
+                    let _ = kill(pid, Signal::SIGKILL);
+                }
+            });
+            if let Err(reason) = target.attach(&mut child) {
+                self.set(slot, |st| {
+                    if let Some(pid) = st.pid {
+                        let _ = kill(pid, Signal::SIGKILL);
+                    }
+                });
+                self.reap(slot, &mut child, pid);
+                target.detach(&reason);
+                if !slot.state.lock().want_running {
+                    return self.set(slot, |st| {
+                        st.status.state = PluginState::Stopped;
+                        st.status.pid = None;
+                    });
+                }
+                return self.failed(slot, reason);
+            }
+            let stopping = {
+                let mut st = slot.state.lock();
+                if st.want_running {
+                    st.status.state = PluginState::Running;
+                    slot.changed.notify_all();
+                    false
+                } else {
+                    true
+                }
+            };
+            if stopping {
+                // A stop arrived while it was starting; it has been asked (or is being) to go.
+                let _ = kill(pid, Signal::SIGTERM);
+            }
+            tracing::info!(plugin = %name, pid = pid.as_raw(), "plugin started");
+            let exit = self.reap(slot, &mut child, pid);
+            target.detach(&exit);
+            let mut st = slot.state.lock();
+            if !st.want_running {
+                st.status.state = PluginState::Stopped;
+                st.status.pid = None;
+                slot.changed.notify_all();
+                tracing::info!(plugin = %name, "plugin stopped ({exit})");
+                return;
+            }
+            st.status.pid = None;
+            st.status.last_error = Some(exit.clone());
+            let decision = st.history.record(Instant::now(), &self.policy);
+            st.status.crashes = st.history.count();
+            tracing::error!(plugin = %name, crashes = st.status.crashes, "plugin crashed: {exit}");
+            self.publish(
+                "plugin_crashed",
+                json!({"plugin": name, "reason": exit, "crashes": st.status.crashes}),
+            );
+            let delay = match decision {
+                _ if !target.auto_restart() => {
+                    st.status.state = PluginState::Stopped;
+                    slot.changed.notify_all();
+                    tracing::warn!(plugin = %name, "auto-restart is off for this plugin");
+                    return;
+                }
+                RestartDecision::GiveUp { crashes } => {
+                    st.status.state = PluginState::GaveUp { crashes };
+                    st.want_running = false;
+                    slot.changed.notify_all();
+                    let window = self.policy.window;
+                    tracing::error!(
+                        plugin = %name,
+                        "plugin crashed {crashes} times within {window:?}; not restarting it \
+                         until `hearth plugin reload {name}` or `hearth plugin enable {name}`"
+                    );
+                    self.publish(
+                        "plugin_gave_up",
+                        json!({"plugin": name, "crashes": crashes, "window_ms": window.as_millis() as u64}),
+                    );
+                    return;
+                }
+                RestartDecision::RestartAfter(delay) => delay,
+            };
+            st.status.state = PluginState::Restarting {
+                in_ms: delay.as_millis() as u64,
+            };
+            slot.changed.notify_all();
+            let until = Instant::now() + delay;
+            while st.want_running && Instant::now() < until {
+                slot.changed.wait_until(&mut st, until);
+            }
+            if !st.want_running {
+                st.status.state = PluginState::Stopped;
+                slot.changed.notify_all();
+                return;
+            }
+            st.status.restarts += 1;
+        }
+    }
+
+    /// Waits for the child to exit, then reaps it with its pid cleared under the state lock.
+    fn reap(&self, slot: &Slot, child: &mut Child, pid: Pid) -> String {
+        // WNOWAIT leaves the child a zombie, so its pid cannot be reused before we clear it.
+        let waited = loop {
+            match waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT) {
+                Err(nix::errno::Errno::EINTR) => continue,
+                other => break other,
+            }
+        };
+        let mut st = slot.state.lock();
+        st.pid = None;
+        let status = child.wait();
+        slot.changed.notify_all();
+        drop(st);
+        match (status, waited) {
+            (Ok(status), _) => describe_exit(status),
+            (Err(e), Err(w)) => format!("could not wait for the process: {e} (waitid: {w})"),
+            (Err(e), Ok(_)) => format!("could not wait for the process: {e}"),
+        }
+    }
+
+    fn failed(&self, slot: &Slot, reason: String) {
+        let name = slot.target.name().to_owned();
+        tracing::error!(plugin = %name, "plugin could not be started: {reason}");
+        self.set(slot, |st| {
+            st.want_running = false;
+            st.status.state = PluginState::Failed;
+            st.status.pid = None;
+            st.status.last_error = Some(reason.clone());
+        });
+        self.publish("plugin_failed", json!({"plugin": name, "reason": reason}));
+    }
+}
+
+/// An exit status in words: `exited with status 3`, `killed by SIGKILL`.
+pub fn describe_exit(status: std::process::ExitStatus) -> String {
+    use std::os::unix::process::ExitStatusExt;
+    match (status.code(), status.signal()) {
+        (Some(code), _) => format!("the process exited with status {code}"),
+        (None, Some(sig)) => match Signal::try_from(sig) {
+            Ok(s) => format!("the process was killed by {}", s.as_str()),
+            Err(_) => format!("the process was killed by signal {sig}"),
+        },
+        _ => "the process ended".to_owned(),
+    }
+}

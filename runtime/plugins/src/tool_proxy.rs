@@ -1,0 +1,130 @@
+//! The adapters between the kernel's handler contracts (`hearth_stages::ToolHandler`,
+//! `StageHandler`, `OutputHandler`) and a plugin's `*.invoke` methods, and the mapping of the
+//! control plane's typed errors to what those contracts return. Kept in one file so a change of
+//! the handler contract touches only this.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hearth_rpc::{
+    InvokeResult, OutputInvoke, RpcError, StageInvoke, StageResult, ToolInvoke, WireContext,
+    methods,
+};
+use hearth_stages::{OutputHandler, StageContext, StageHandler, ToolHandler};
+use serde_json::{Value, json};
+
+use crate::session::Link;
+
+/// How long a call that saw the pipe close waits to learn how the process ended.
+const EXIT_GRACE: Duration = Duration::from_secs(2);
+
+/// A plugin's tool in the kernel's `ToolRegistry`.
+pub(crate) struct ToolProxy {
+    pub(crate) link: Arc<Link>,
+    pub(crate) tool: String,
+}
+
+impl ToolHandler for ToolProxy {
+    fn call(&self, args: &Value) -> Result<Value, String> {
+        let params = ToolInvoke {
+            name: self.tool.clone(),
+            args: args.clone(),
+            ctx: context(self.link.call_timeout),
+        };
+        let what = format!("tool {}", self.tool);
+        let result: InvokeResult = invoke(&self.link, &what, methods::TOOL_INVOKE, &params)?;
+        Ok(result.result)
+    }
+}
+
+/// A plugin's handler on one stage of the kernel's `StagePipeline`.
+pub(crate) struct StageProxy {
+    pub(crate) link: Arc<Link>,
+    pub(crate) stage: String,
+}
+
+impl StageHandler for StageProxy {
+    fn handle(&self, ctx: &mut StageContext) -> Result<(), String> {
+        let params = StageInvoke {
+            stage: self.stage.clone(),
+            context: serde_json::to_value(&*ctx).map_err(|e| e.to_string())?,
+            ctx: context(self.link.call_timeout),
+        };
+        let what = format!("stage {}", self.stage);
+        let result: StageResult = invoke(&self.link, &what, methods::STAGE_INVOKE, &params)?;
+        *ctx = serde_json::from_value(result.context).map_err(|e| {
+            format!(
+                "{what} of plugin {}: the returned context does not fit: {e}",
+                self.link.name
+            )
+        })?;
+        Ok(())
+    }
+}
+
+/// A plugin's output channel in the kernel's `OutputChannels`.
+pub(crate) struct OutputProxy {
+    pub(crate) link: Arc<Link>,
+    pub(crate) channel: String,
+}
+
+impl OutputHandler for OutputProxy {
+    fn send(&self, payload: &str, kind: &str, meta: Option<&Value>) -> Result<Value, String> {
+        let params = OutputInvoke {
+            channel: self.channel.clone(),
+            args: json!({"text": payload, "type": kind, "meta": meta}),
+            ctx: context(self.link.call_timeout),
+        };
+        let what = format!("output channel {}", self.channel);
+        let result: InvokeResult = invoke(&self.link, &what, methods::OUTPUT_INVOKE, &params)?;
+        Ok(result.result)
+    }
+}
+
+fn context(timeout: Duration) -> WireContext {
+    WireContext {
+        caller: "kernel".into(),
+        timeout_ms: Some(timeout.as_millis() as u64),
+        ..WireContext::default()
+    }
+}
+
+fn invoke<P: serde::Serialize, T: serde::de::DeserializeOwned>(
+    link: &Link,
+    what: &str,
+    method: &str,
+    params: &P,
+) -> Result<T, String> {
+    let Some(peer) = link.peer() else {
+        return Err(format!(
+            "{what} is unavailable: plugin {} is not running ({})",
+            link.name,
+            link.last_exit().unwrap_or_else(|| "not started".into())
+        ));
+    };
+    peer.call_typed(method, params, link.call_timeout)
+        .map_err(|e| describe(link, what, e))
+}
+
+/// The typed control-plane error as the sentence the model and the user read.
+fn describe(link: &Link, what: &str, e: RpcError) -> String {
+    let plugin = &link.name;
+    match e {
+        RpcError::Remote { error, .. } => {
+            format!(
+                "{what} of plugin {plugin} failed ({}): {}",
+                error.kind.name(),
+                error.message
+            )
+        }
+        RpcError::Closed { .. } => format!(
+            "plugin {plugin} exited during the call to {what} ({}); the call did not complete",
+            link.wait_exit(EXIT_GRACE)
+                .unwrap_or_else(|| "it closed its pipe".into())
+        ),
+        RpcError::TimedOut { after, .. } => format!(
+            "{what} of plugin {plugin} did not answer within {after:?}; the call was cancelled"
+        ),
+        other => format!("{what} of plugin {plugin}: {other}"),
+    }
+}

@@ -1,0 +1,204 @@
+//! Real plugin processes for the host tests: the SDK's conformance plugin and echo example, and
+//! small shell plugins that speak just enough of the protocol to misbehave on purpose.
+
+#![allow(dead_code)]
+
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use hearth_plugin_host::session::{Tables, Timeouts};
+use hearth_plugin_host::{HostConfig, KernelPort, PluginHost, RestartPolicy};
+use hearth_rpc::Priority;
+use serde_json::Value;
+
+#[path = "../../../../ipc/rpc/tests/support/watchdog.rs"]
+mod shared_watchdog;
+
+pub use shared_watchdog::watchdog;
+
+/// A binary of the SDK crate, built by `cargo build -p hearth-plugin --bins --examples`.
+pub fn sdk_binary(relative: &str) -> PathBuf {
+    let exe = std::env::current_exe().expect("test binary path");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+    let path = dir.join(relative);
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build -p hearth-plugin --bins --examples` and `cargo build -p hearth-plugin-timer` first",
+        path.display()
+    );
+    path
+}
+
+/// One injected input: channel, text, whether an interrupt, priority.
+pub type Injected = (String, String, bool, Option<Priority>);
+
+/// What the kernel port saw.
+#[derive(Default)]
+pub struct Recorder {
+    pub events: Mutex<Vec<(String, Value)>>,
+    pub injected: Mutex<Vec<Injected>>,
+}
+
+impl Recorder {
+    pub fn count(&self, kind: &str) -> usize {
+        self.events
+            .lock()
+            .unwrap()
+            .iter()
+            .filter(|(k, _)| k == kind)
+            .count()
+    }
+}
+
+pub struct RecordingPort(pub Arc<Recorder>);
+
+impl KernelPort for RecordingPort {
+    fn publish(&self, kind: &str, payload: &Value) {
+        self.0
+            .events
+            .lock()
+            .unwrap()
+            .push((kind.to_owned(), payload.clone()));
+    }
+
+    fn inject(
+        &self,
+        _plugin: &str,
+        channel: &str,
+        text: &str,
+        interrupt: bool,
+        priority: Option<Priority>,
+    ) -> Result<(), String> {
+        self.0.injected.lock().unwrap().push((
+            channel.to_owned(),
+            text.to_owned(),
+            interrupt,
+            priority,
+        ));
+        Ok(())
+    }
+}
+
+/// A data dir with installed plugins, and the host over it.
+pub struct Fixture {
+    pub data: tempfile::TempDir,
+    pub seen: Arc<Recorder>,
+    pub tables: Tables,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        Fixture {
+            data: tempfile::tempdir().expect("tempdir"),
+            seen: Arc::default(),
+            tables: Tables::default(),
+        }
+    }
+
+    pub fn plugins_dir(&self) -> PathBuf {
+        self.data.path().join("plugins")
+    }
+
+    /// Installs a plugin directory `name` whose entry is `entry` (absolute), with `extra`
+    /// manifest fields.
+    pub fn install(&self, name: &str, entry: &Path, extra: &str) {
+        let dir = self.plugins_dir().join(name);
+        std::fs::create_dir_all(&dir).expect("plugin dir");
+        let manifest = format!(
+            r#"{{"name":"{name}","version":"1.0","entry":"{}"{extra}}}"#,
+            entry.display()
+        );
+        std::fs::write(dir.join("plugin.json"), manifest).expect("manifest");
+    }
+
+    /// Installs a shell-script plugin `name` with `body` as its program.
+    pub fn install_script(&self, name: &str, body: &str, extra: &str) {
+        let dir = self.plugins_dir().join(name);
+        std::fs::create_dir_all(&dir).expect("plugin dir");
+        let entry = dir.join("run.sh");
+        std::fs::write(&entry, format!("#!/bin/sh\n{body}")).expect("script");
+        std::fs::set_permissions(&entry, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        self.install(name, &entry, extra);
+    }
+
+    /// Installs one plugin, opens the host with the default rules and waits until it runs.
+    pub fn start_one(&self, name: &str, entry: &Path, extra: &str) -> Arc<PluginHost> {
+        self.install(name, entry, extra);
+        let host = self.host(RestartPolicy::default(), Timeouts::default());
+        host.start_all().expect("order");
+        let s = host.wait_for(name, LONG, |s| {
+            s.state == hearth_plugin_host::PluginState::Running
+        });
+        assert_eq!(
+            s.map(|s| s.state),
+            Some(hearth_plugin_host::PluginState::Running)
+        );
+        host
+    }
+
+    pub fn host(&self, policy: RestartPolicy, timeouts: Timeouts) -> Arc<PluginHost> {
+        let mut cfg = HostConfig::new(self.data.path());
+        cfg.policy = policy;
+        cfg.timeouts = timeouts;
+        PluginHost::open(
+            cfg,
+            self.tables.clone(),
+            Arc::new(RecordingPort(Arc::clone(&self.seen))),
+        )
+        .expect("host opens")
+    }
+}
+
+/// Answers the handshake, `plugin.init` and `plugin.start` (ids 1, 2, 3, the host's order),
+/// then runs `then`.
+pub fn scripted_start(name: &str, then: &str) -> String {
+    format!(
+        "read l; echo '{{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{{\"protocol\":1,\"sdk_version\":\"sh\",\"plugin_name\":\"{name}\",\"pid\":'$$'}}}}'\n\
+         read l; echo '{{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{{}}}}'\n\
+         read l; echo '{{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{{}}}}'\n{then}\n"
+    )
+}
+
+/// Live processes whose parent is `pid` (from `/proc`).
+pub fn children_of(pid: u32) -> Vec<u32> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir("/proc").expect("/proc").flatten() {
+        let Ok(child) = entry.file_name().to_string_lossy().parse::<u32>() else {
+            continue;
+        };
+        let Ok(stat) = std::fs::read_to_string(entry.path().join("stat")) else {
+            continue;
+        };
+        // Fields after the parenthesised command: state, ppid, …
+        let Some(rest) = stat.rsplit_once(')').map(|(_, r)| r) else {
+            continue;
+        };
+        let fields: Vec<&str> = rest.split_whitespace().collect();
+        if fields.first() != Some(&"Z") && fields.get(1) == Some(&pid.to_string().as_str()) {
+            out.push(child);
+        }
+    }
+    out
+}
+
+/// Children of this process running `argv` (NUL-separated in `/proc/PID/cmdline`).
+pub fn children_running(argv: &[&str]) -> Vec<u32> {
+    let want = argv.join("\0") + "\0";
+    children_of(std::process::id())
+        .into_iter()
+        .filter(|c| std::fs::read_to_string(format!("/proc/{c}/cmdline")).is_ok_and(|l| l == want))
+        .collect()
+}
+
+pub fn alive(pid: u32) -> bool {
+    std::fs::read_to_string(format!("/proc/{pid}/stat"))
+        .map(|s| {
+            s.rsplit_once(')')
+                .is_some_and(|(_, r)| !r.trim_start().starts_with('Z'))
+        })
+        .unwrap_or(false)
+}
+
+pub const LONG: Duration = Duration::from_secs(20);
