@@ -37,7 +37,9 @@
 //! # Script environment
 //!
 //! `string`, `table`, `math`, `utf8` and the safe base functions; `load` compiles text only.
-//! `log(level, msg)` logs `[lua/<level>] msg` through `tracing`; `print` logs at debug. `json`
+//! `log(level, msg)` logs `[lua/<level>] msg` through `tracing`; `print` logs at debug. A
+//! message is cut at [`MAX_LOG_MESSAGE_BYTES`], and an adapter may log [`LOG_BURST`] messages
+//! at once, then [`LOG_PER_SECOND`] a second; the rest are dropped and counted in one warning. `json`
 //! holds `encode`, `decode`, `null`, `array(t?)` and `is_array(v)` (see the `json` module
 //! notes below). `util` holds the small helpers the bundled adapters share (`present`, `str`,
 //! `num`, `list`, `nonempty`, `trim`, `merge`, `object_of`, `text_of`; `runtime/adapters/prelude.lua`).
@@ -70,11 +72,14 @@ pub mod bundled;
 mod error;
 mod handle;
 mod json;
+mod json_encode;
+mod log_limit;
 mod sandbox;
 mod vm;
 
 pub use error::{AdapterError, Exceeded};
 pub use handle::{Adapter, AdapterLimits, HeaderMeta, StreamFormat};
+pub use log_limit::{LOG_BURST, LOG_PER_SECOND, MAX_LOG_MESSAGE_BYTES};
 pub use vm::DEFAULT_ENDPOINT;
 
 #[cfg(test)]

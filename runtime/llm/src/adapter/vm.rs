@@ -2,7 +2,7 @@
 //! belongs to one thread); [`super::Adapter`] owns it on a dedicated thread.
 
 use super::sandbox::{self, Meter, Trip};
-use super::{AdapterError, AdapterLimits, Exceeded, HeaderMeta, StreamFormat, json};
+use super::{AdapterError, AdapterLimits, Exceeded, HeaderMeta, StreamFormat, json_encode};
 use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, Table, Value};
 use std::sync::Arc;
@@ -204,14 +204,17 @@ impl AdapterVm {
         match value {
             Value::String(s) => Ok(s.to_string_lossy()),
             Value::Nil if func != Func::Request => Ok(input.to_string()),
-            Value::Table(_) => json::to_json(&self.lua, &value)
-                .map(|v| v.to_string())
-                .map_err(|message| {
-                    self.script_err(
-                        func.name(),
-                        format!("returned a table that is not JSON: {message}"),
-                    )
-                }),
+            Value::Table(_) => json_encode::encode_bounded(
+                &self.lua,
+                &value,
+                json_encode::budget(&self.lua, self.limits.memory_bytes),
+            )
+            .map_err(|message| {
+                self.script_err(
+                    func.name(),
+                    format!("returned a table that is not JSON: {message}"),
+                )
+            }),
             other => Err(self.script_err(
                 func.name(),
                 format!("must return a string, returned {}", other.type_name()),
