@@ -13,6 +13,7 @@
 //! | `endpoint` | path after the base URL, default `/chat/completions`; `{model}` is replaced by the request's model |
 //! | `stream_endpoint` | path used when streaming, default `endpoint` (Gemini: `…:streamGenerateContent?alt=sse`) |
 //! | `stream_format` | `"sse"` (default) or `"ndjson"` (native Ollama) |
+//! | `stream_parser` | `"openai"`: the stream is OpenAI chunks over SSE, parsed natively for the usual shapes (no Lua call per token); `transform_stream_chunk` still reads the rest |
 //! | `headers` | static `{name = value}` headers |
 //! | `build_headers(meta)` | optional; `meta = {url, method, body, api_key, timestamp, source = {name}}`, returns a headers table |
 //! | `transform_request(raw_json)` | **required**; returns the body to send |

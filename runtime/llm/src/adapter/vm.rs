@@ -23,6 +23,7 @@ pub(crate) struct AdapterInfo {
     pub has_build_headers: bool,
     pub has_response_transform: bool,
     pub has_stream_transform: bool,
+    pub native_openai_stream: bool,
 }
 
 /// The script functions a caller can run.
@@ -142,6 +143,15 @@ impl AdapterVm {
                 )));
             }
         };
+        let native_openai_stream = match text("stream_parser")?.as_deref() {
+            None => false,
+            Some("openai") if stream_format == StreamFormat::Sse => true,
+            Some(other) => {
+                return Err(load_err(format!(
+                    "unknown stream_parser {other:?} (openai, with sse)"
+                )));
+            }
+        };
         let headers = match module
             .raw_get::<Value>("headers")
             .map_err(|e| load_err(describe(&e)))?
@@ -175,6 +185,7 @@ impl AdapterVm {
             has_build_headers: build_headers.is_some(),
             has_response_transform: transform_response.is_some(),
             has_stream_transform: transform_stream_chunk.is_some(),
+            native_openai_stream,
         };
         let vm = AdapterVm {
             name,

@@ -52,7 +52,7 @@ pub use deadline::{StreamProgress, StreamTimeouts};
 pub use error::HttpError;
 pub use line::MAX_LINE_BYTES;
 pub use ndjson::NdjsonReader;
-pub use sse::{MAX_EVENT_BYTES, SseEvent, SseItem, SseReader};
+pub use sse::{MAX_EVENT_BYTES, SseEvent, SseItem, SseReader, SseRef};
 
 #[cfg(test)]
 mod tests;

@@ -2,11 +2,12 @@
 //! into the API's shape by the adapter, sent with the cancellable HTTP client, and every
 //! streamed line goes back through the adapter into a [`StreamChunk`].
 
+use super::openai_stream::{self, Parsed};
 use super::retry_after::parse_retry_after;
 use super::unified::{parse_openai_chunk, parse_unified_chunk};
 use super::{ChatProvider, ChatRequest, ProviderError, StreamChunk};
 use crate::adapter::{Adapter, HeaderMeta, StreamFormat};
-use crate::http::{HttpClient, HttpError, HttpResponse, RequestOptions, SseItem};
+use crate::http::{HttpClient, HttpError, HttpResponse, RequestOptions, SseRef};
 use crate::provider::SourceConfig;
 use hearth_engine::CancelToken;
 use std::sync::Arc;
@@ -213,18 +214,21 @@ impl ChatProvider for LuaSource {
         };
         match self.adapter.stream_format() {
             StreamFormat::Sse => {
-                for item in response.into_sse() {
+                let native = self.adapter.native_openai_stream();
+                let mut events = response.into_sse();
+                while let Some(item) = events.next_ref().map_err(|e| self.http_err(e))? {
                     progress.mark();
-                    match item.map_err(|e| self.http_err(e))? {
-                        SseItem::Done => {
-                            finished = true;
-                            break;
-                        }
-                        SseItem::Event(event) => {
-                            if let Some(chunk) = self.chunk(&event.data)? {
-                                deliver(chunk, sink);
-                            }
-                        }
+                    let SseRef::Event { data, .. } = item else {
+                        finished = true;
+                        break;
+                    };
+                    let chunk = match native.then(|| openai_stream::parse(data)) {
+                        Some(Parsed::Chunk(chunk)) => Some(chunk),
+                        Some(Parsed::Skip) => None,
+                        Some(Parsed::Unusual) | None => self.chunk(data)?,
+                    };
+                    if let Some(chunk) = chunk {
+                        deliver(chunk, sink);
                     }
                 }
             }

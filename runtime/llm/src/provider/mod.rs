@@ -8,6 +8,7 @@ mod accumulate;
 mod availability;
 mod lua_source;
 mod manager;
+mod openai_stream;
 mod request;
 mod retry_after;
 mod scripted;
