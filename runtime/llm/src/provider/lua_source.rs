@@ -2,7 +2,7 @@
 //! into the API's shape by the adapter, sent with the cancellable HTTP client, and every
 //! streamed line goes back through the adapter into a [`StreamChunk`].
 
-use super::openai_stream::{self, Parsed};
+use super::openai_stream::{NativeChunk, parse_openai_stream_chunk};
 use super::retry_after::parse_retry_after;
 use super::unified::{parse_openai_chunk, parse_unified_chunk};
 use super::{ChatProvider, ChatRequest, ProviderError, StreamChunk};
@@ -222,10 +222,10 @@ impl ChatProvider for LuaSource {
                         finished = true;
                         break;
                     };
-                    let chunk = match native.then(|| openai_stream::parse(data)) {
-                        Some(Parsed::Chunk(chunk)) => Some(chunk),
-                        Some(Parsed::Skip) => None,
-                        Some(Parsed::Unusual) | None => self.chunk(data)?,
+                    let chunk = match native.then(|| parse_openai_stream_chunk(data)) {
+                        Some(NativeChunk::Chunk(chunk)) => Some(chunk),
+                        Some(NativeChunk::Skip) => None,
+                        Some(NativeChunk::Unusual) | None => self.chunk(data)?,
                     };
                     if let Some(chunk) = chunk {
                         deliver(chunk, sink);

@@ -24,6 +24,7 @@ pub use manager::{
     Clock, ERROR_FINISH_REASONS, ManagerConfig, ProviderManager, SourceInfo, SourceStatus,
     SystemClock,
 };
+pub use openai_stream::{NativeChunk, parse_openai_stream_chunk};
 pub use request::{
     ChatRequest, ChatResponse, Message, Role, StreamChunk, ToolCallDelta, ToolCallOut, ToolSpec,
     Usage,

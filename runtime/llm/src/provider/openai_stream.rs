@@ -4,7 +4,7 @@
 //!
 //! The typed parse borrows strings from the event's text and accepts only the well-typed shape
 //! (`content` a string, `index` an integer, `arguments` a string, ...). Anything else — content
-//! parts, arguments as an object, odd types — is [`Parsed::Unusual`], and the caller hands that
+//! parts, arguments as an object, odd types — is [`NativeChunk::Unusual`], and the caller hands that
 //! chunk to the Lua transform, which stays the reference for every shape: a test holds the two
 //! equal on a corpus of chunks.
 
@@ -15,7 +15,7 @@ use std::borrow::Cow;
 
 /// What the native parse made of one event's data.
 #[derive(Debug, PartialEq)]
-pub(crate) enum Parsed {
+pub enum NativeChunk {
     /// The chunk, as the Lua transform would have produced it.
     Chunk(StreamChunk),
     /// Nothing to deliver (a role-only preamble without choices or usage, blank data).
@@ -90,18 +90,19 @@ fn nonempty(s: Option<Cow<'_, str>>) -> Option<Cow<'_, str>> {
     s.filter(|s| !s.is_empty())
 }
 
-/// One SSE event's data, read the way `openai.lua`'s `transform_stream_chunk` reads it.
-pub(crate) fn parse(data: &str) -> Parsed {
+/// One SSE event's data, read the way the bundled `openai.lua`'s `transform_stream_chunk` reads
+/// it; [`NativeChunk::Unusual`] leaves the chunk to the script.
+pub fn parse_openai_stream_chunk(data: &str) -> NativeChunk {
     let data = data.trim();
     if data.is_empty() {
-        return Parsed::Skip;
+        return NativeChunk::Skip;
     }
     let Ok(chunk) = serde_json::from_str::<Chunk<'_>>(data) else {
-        return Parsed::Unusual;
+        return NativeChunk::Unusual;
     };
     if chunk.error.is_some() {
         // The Lua transform logs the error's text; it is rare, let the script do it.
-        return Parsed::Unusual;
+        return NativeChunk::Unusual;
     }
     let usage = chunk.usage.map(|u| {
         let (prompt, completion) = (
@@ -116,11 +117,11 @@ pub(crate) fn parse(data: &str) -> Parsed {
     });
     let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) else {
         return match usage {
-            Some(usage) => Parsed::Chunk(StreamChunk {
+            Some(usage) => NativeChunk::Chunk(StreamChunk {
                 usage: Some(usage),
                 ..StreamChunk::default()
             }),
-            None => Parsed::Skip,
+            None => NativeChunk::Skip,
         };
     };
     let mut out = StreamChunk {
@@ -156,7 +157,7 @@ pub(crate) fn parse(data: &str) -> Parsed {
         out.done = true;
         out.finish_reason = nonempty(Some(finish)).map(Cow::into_owned);
     }
-    Parsed::Chunk(out)
+    NativeChunk::Chunk(out)
 }
 
 #[cfg(test)]
@@ -204,18 +205,22 @@ mod tests {
         let mut native = 0;
         for data in CORPUS {
             let want = through_lua(&adapter, data);
-            match parse(data) {
-                Parsed::Chunk(chunk) => {
+            match parse_openai_stream_chunk(data) {
+                NativeChunk::Chunk(chunk) => {
                     native += 1;
                     assert_eq!(Some(chunk), want, "{data}");
                 }
-                Parsed::Skip => assert_eq!(want, None, "{data}"),
-                Parsed::Unusual => {}
+                NativeChunk::Skip => assert_eq!(want, None, "{data}"),
+                NativeChunk::Unusual => {}
             }
         }
         assert!(native >= 12, "only {native} chunks took the native path");
         for unusual in &CORPUS[16..] {
-            assert_eq!(parse(unusual), Parsed::Unusual, "{unusual}");
+            assert_eq!(
+                parse_openai_stream_chunk(unusual),
+                NativeChunk::Unusual,
+                "{unusual}"
+            );
         }
     }
 }
