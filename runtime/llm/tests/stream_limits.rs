@@ -128,6 +128,17 @@ fn manager() -> ProviderManager {
     })
 }
 
+/// A manager trying `first` (named `name`), then a source on `fallback_url`.
+fn with_fallback(name: &str, first: Arc<LuaSource>, fallback_url: &str) -> ProviderManager {
+    let m = manager();
+    m.register(SourceInfo::new(name, "m").with_priority(10), first);
+    m.register(
+        SourceInfo::new("good", "m"),
+        source("good", fallback_url, |_| {}),
+    );
+    m
+}
+
 #[test]
 fn silence_after_the_head_times_out_and_the_next_source_answers() {
     within(Duration::from_secs(20), || {
@@ -136,15 +147,10 @@ fn silence_after_the_head_times_out_and_the_next_source_answers() {
             Box::new(silent_after_head),
         ]);
         let good = Server::start(vec![Box::new(answer("fallback"))]);
-        let m = manager();
         let first = source("silent", &silent.base_url, |c| {
             c.first_byte_timeout = Some(0.3)
         });
-        m.register(SourceInfo::new("silent", "m").with_priority(10), first);
-        m.register(
-            SourceInfo::new("good", "m"),
-            source("good", &good.base_url, |_| {}),
-        );
+        let m = with_fallback("silent", first, &good.base_url);
         let started = Instant::now();
         let (result, text) = call(&m);
         assert_eq!(result, Ok(()));
@@ -276,13 +282,8 @@ fn a_retry_after_longer_than_the_cap_falls_back_at_once() {
     within(Duration::from_secs(20), || {
         let busy_server = Server::start(vec![Box::new(busy("120"))]);
         let good = Server::start(vec![Box::new(answer("elsewhere"))]);
-        let m = manager();
         let first = source("busy", &busy_server.base_url, |_| {});
-        m.register(SourceInfo::new("busy", "m").with_priority(10), first);
-        m.register(
-            SourceInfo::new("good", "m"),
-            source("good", &good.base_url, |_| {}),
-        );
+        let m = with_fallback("busy", first, &good.base_url);
         let started = Instant::now();
         let (result, text) = call(&m);
         assert_eq!(result, Ok(()));

@@ -106,18 +106,13 @@ impl ReadDeadline {
         if !left.is_zero() {
             return Ok(left);
         }
-        let (what, limit) = match self.phase.load(Relaxed) {
-            0 => ("no first event", self.timeouts.first_byte),
-            1 => ("no event", self.timeouts.idle),
-            _ => ("stream not finished", self.timeouts.total),
-        };
-        let scope = if self.phase.load(Relaxed) == Phase::Idle as u8 {
-            " of the previous one"
-        } else {
-            " of the request"
+        let (what, limit, since) = match self.phase.load(Relaxed) {
+            0 => ("no first event", self.timeouts.first_byte, "the request"),
+            1 => ("no event", self.timeouts.idle, "the previous one"),
+            _ => ("stream not finished", self.timeouts.total, "the request"),
         };
         Err(HttpError::Timeout(format!(
-            "{what} within {} ms{scope}",
+            "{what} within {} ms of {since}",
             limit.as_millis()
         )))
     }

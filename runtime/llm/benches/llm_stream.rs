@@ -4,19 +4,25 @@
 //! plain socket in the same run. Latency = receipt in the sink − send time carried in the
 //! chunk. Allocations per token are counted by a counting global allocator between the first
 //! and the last token (the server writes from a stack buffer and allocates nothing).
+//!
+//! A bench of this crate rather than of `hearth-bench`, so it builds with this crate's
+//! dependencies only; it reads the same feed as `token_path` (`bench/src/sse_feed.rs`).
 
-use hearth_bench::{Samples, report};
+#[path = "../../../bench/src/sse_feed.rs"]
+mod sse_feed;
+
 use hearth_engine::CancelToken;
 use hearth_llm::adapter::{Adapter, bundled};
 use hearth_llm::http::HttpClient;
 use hearth_llm::provider::{ChatProvider, ChatRequest, LuaSource, Message, SourceConfig};
 use serde_json::Value;
+use sse_feed::{serve_sse, stamp, stream_tokens};
 use std::alloc::{GlobalAlloc, Layout, System};
-use std::io::{BufRead, BufReader, Cursor, Read, Write};
+use std::io::{BufRead, BufReader};
 use std::net::{TcpListener, TcpStream};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
-use std::sync::{Arc, OnceLock};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 const TOKENS: usize = 600;
 const PACE: Duration = Duration::from_millis(5);
@@ -47,61 +53,31 @@ unsafe impl GlobalAlloc for Counting {
 #[global_allocator]
 static GLOBAL: Counting = Counting;
 
-fn epoch() -> Instant {
-    static EPOCH: OnceLock<Instant> = OnceLock::new();
-    *EPOCH.get_or_init(Instant::now)
-}
+/// Sorted latencies of one run.
+struct Samples(Vec<Duration>);
 
-fn stamp() -> u64 {
-    epoch().elapsed().as_nanos() as u64
-}
-
-/// Streams `TOKENS` chunks whose content is the send time in ns, written from a stack buffer.
-fn stream_tokens(out: &mut TcpStream, sse_head: bool) {
-    if sse_head {
-        let _ = out.write_all(
-            b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n",
-        );
+impl Samples {
+    fn new(mut samples: Vec<Duration>) -> Self {
+        assert!(!samples.is_empty(), "no token arrived");
+        samples.sort_unstable();
+        Self(samples)
     }
-    let mut buf = [0u8; 512];
-    for _ in 0..TOKENS {
-        let spin_until = Instant::now() + PACE;
-        while Instant::now() < spin_until {
-            std::hint::spin_loop();
-        }
-        let mut cursor = Cursor::new(&mut buf[..]);
-        let _ = write!(
-            cursor,
-            "data: {{\"id\":\"chatcmpl-1\",\"object\":\"chat.completion.chunk\",\"created\":1,\"model\":\"m\",\"choices\":[{{\"index\":0,\"delta\":{{\"content\":\"{} \"}},\"finish_reason\":null}}]}}\n\n",
-            stamp()
-        );
-        let n = cursor.position() as usize;
-        if out.write_all(&buf[..n]).is_err() {
-            return;
-        }
-    }
-    let _ = out.write_all(
-        b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n",
-    );
-}
 
-fn serve_sse(listener: TcpListener) {
-    for stream in listener.incoming() {
-        let Ok(mut stream) = stream else { continue };
-        let mut reader = BufReader::new(stream.try_clone().expect("clone"));
-        let mut length = 0;
-        loop {
-            let mut line = String::new();
-            if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
-                break;
-            }
-            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
-                length = v.trim().parse().unwrap_or(0);
-            }
-        }
-        let mut body = vec![0; length];
-        let _ = reader.read_exact(&mut body);
-        stream_tokens(&mut stream, true);
+    fn percentile(&self, p: f64) -> Duration {
+        let rank = ((p / 100.0) * self.0.len() as f64).ceil() as usize;
+        self.0[rank.clamp(1, self.0.len()) - 1]
+    }
+
+    fn line(&self) -> String {
+        let us = |d: Duration| d.as_secs_f64() * 1e6;
+        format!(
+            "p50 {:>8.1} µs  p99 {:>8.1} µs  (min {:.1} .. max {:.1}, n={})",
+            us(self.percentile(50.0)),
+            us(self.percentile(99.0)),
+            us(self.0[0]),
+            us(self.0[self.0.len() - 1]),
+            self.0.len()
+        )
     }
 }
 
@@ -151,7 +127,7 @@ impl Recorder {
 fn client_path(adapter_source: &str) -> Run {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let base_url = format!("http://{}/v1", listener.local_addr().expect("addr"));
-    std::thread::spawn(move || serve_sse(listener));
+    std::thread::spawn(move || serve_sse(listener, TOKENS, PACE));
     let cfg = SourceConfig {
         name: "bench".into(),
         base_url,
@@ -176,7 +152,7 @@ fn bare_socket() -> Run {
     let addr = listener.local_addr().expect("addr");
     std::thread::spawn(move || {
         if let Ok((mut stream, _)) = listener.accept() {
-            stream_tokens(&mut stream, false);
+            stream_tokens(&mut stream, false, TOKENS, PACE);
         }
     });
     let stream = TcpStream::connect(addr).expect("connect");
@@ -200,7 +176,7 @@ fn main() {
         println!("llm_stream: bench");
         return;
     }
-    epoch();
+    stamp();
     let bundled = bundled::source("openai").expect("bundled openai adapter");
     // The same adapter without the native parse: every chunk through the Lua transform.
     let scripted = bundled.replace("stream_parser = \"openai\",", "");
@@ -212,20 +188,24 @@ fn main() {
         let baseline = bare_socket();
         let native = client_path(bundled);
         let lua = client_path(&scripted);
-        let bare = "bare read + serde_json parse of the same SSE chunk off a loopback socket";
-        report(
-            &format!("round {round}: per token, HTTP/SSE → native OpenAI parse → sink"),
-            &native.samples,
-            bare,
-            &baseline.samples,
-            Some(1.5),
+        let ratio = |run: &Run| {
+            run.samples.percentile(50.0).as_secs_f64()
+                / baseline.samples.percentile(50.0).as_secs_f64()
+        };
+        println!("== round {round}: per token at 200 tok/s, received in the sink");
+        println!(
+            "   native  {}  ratio p50 {:.2}x (goal ≤ 1.5x)",
+            native.samples.line(),
+            ratio(&native)
         );
-        report(
-            &format!("round {round}: per token, HTTP/SSE → Lua adapter thread → sink"),
-            &lua.samples,
-            bare,
-            &baseline.samples,
-            None,
+        println!(
+            "   lua     {}  ratio p50 {:.2}x",
+            lua.samples.line(),
+            ratio(&lua)
+        );
+        println!(
+            "   bare    {}  [bare read + serde_json parse off a loopback socket]",
+            baseline.samples.line()
         );
         println!(
             "   allocations per token: native {:.1}, lua {:.1}, bare {:.1}",
