@@ -1,11 +1,11 @@
 //! A script that floods `log()` with huge messages writes at most the bound to the log: the
 //! burst of truncated messages, then one report of what was dropped.
 
-use hearth_llm::adapter::{Adapter, LOG_BURST, MAX_LOG_MESSAGE_BYTES};
+use hearth_llm::adapter::{Adapter, LOG_BURST, LOG_PER_SECOND, MAX_LOG_MESSAGE_BYTES};
 use hearth_testkit::within;
 use std::io::Write;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 #[derive(Clone, Default)]
 struct Capture(Arc<Mutex<Vec<u8>>>);
@@ -51,17 +51,26 @@ fn a_log_flood_writes_at_most_the_bound() {
     .expect("the only subscriber of this test binary");
     within(Duration::from_secs(30), move || {
         let adapter = Adapter::load("flood.lua", FLOOD).expect("loads");
+        let started = Instant::now();
         adapter
             .transform_request("{}")
             .expect("the flood itself succeeds");
+        let took = started.elapsed().as_secs_f64();
         let written = capture.0.lock().expect("capture").len();
-        // 2001 messages of 4 MiB asked for (8 GiB); only the burst of cut ones gets through.
-        let per_message = MAX_LOG_MESSAGE_BYTES + 256;
-        let bound = (LOG_BURST as usize + 1) * per_message;
-        assert!(written <= bound, "{written} bytes logged, bound {bound}");
         let text = capture.text();
-        let logged = text.matches("[lua/info]").count();
-        assert_eq!(logged, LOG_BURST as usize, "{logged} messages logged");
+        let logged = text.matches("[lua/").count();
+        // 2001 messages of 4 MiB asked for (8 GiB): the burst gets through, plus what the
+        // bucket refilled while the flood ran on a busy machine.
+        let allowed = LOG_BURST as usize + (took * f64::from(LOG_PER_SECOND)).ceil() as usize + 1;
+        assert!(
+            (LOG_BURST as usize..=allowed).contains(&logged),
+            "{logged} messages logged in {took:.2} s, at most {allowed}"
+        );
+        let per_message = MAX_LOG_MESSAGE_BYTES + 256;
+        assert!(
+            written <= (logged + 1) * per_message,
+            "{written} bytes logged for {logged} messages"
+        );
         assert!(text.contains("[truncated, 4194304 bytes in all]"));
 
         // Once the bucket refills, the next message comes with the count of the dropped ones.
@@ -75,11 +84,19 @@ fn a_log_flood_writes_at_most_the_bound() {
         adapter.transform_request("{}").expect("runs again");
         let text = capture.text();
         assert!(text.contains("one more"), "each adapter has its own budget");
-        let dropped = 2000 + 1 - LOG_BURST as usize;
+        let reported: usize = text
+            .lines()
+            .filter_map(|l| {
+                l.split(" log messages dropped")
+                    .next()
+                    .filter(|_| l.contains(" log messages dropped"))
+            })
+            .filter_map(|head| head.rsplit(' ').next()?.parse::<usize>().ok())
+            .sum();
         assert!(
-            text.contains(&format!("{dropped} log messages dropped")),
-            "the drops are reported: {}",
-            &text[text.len().saturating_sub(1500)..]
+            reported >= 2001 - logged,
+            "{reported} drops reported, the first flood alone dropped {}",
+            2001 - logged
         );
     });
 }
