@@ -171,6 +171,50 @@ fn bare_socket() -> Run {
     recorder.finish()
 }
 
+const TEXT_CHUNK: &str = r#"{"id":"chatcmpl-1","object":"chat.completion.chunk","created":1,"model":"m","choices":[{"index":0,"delta":{"content":" hello"},"finish_reason":null}]}"#;
+
+/// Median over 9 rounds of the mean time of one call of `f`, in ns.
+fn per_call_ns(mut f: impl FnMut()) -> f64 {
+    const CALLS: u32 = 20_000;
+    let mut rounds: Vec<f64> = (0..9)
+        .map(|_| {
+            let started = std::time::Instant::now();
+            for _ in 0..CALLS {
+                f();
+            }
+            started.elapsed().as_secs_f64() * 1e9 / f64::from(CALLS)
+        })
+        .collect();
+    rounds.sort_by(f64::total_cmp);
+    rounds[4]
+}
+
+/// The parse alone, per chunk: what a faster JSON parser could at most save per token.
+fn parse_costs(lua_adapter: &Adapter) {
+    use hearth_llm::provider::{
+        NativeChunk, parse_openai_chunk, parse_openai_stream_chunk, parse_unified_chunk,
+    };
+    use std::hint::black_box;
+    let typed = per_call_ns(|| {
+        assert!(matches!(
+            parse_openai_stream_chunk(black_box(TEXT_CHUNK)),
+            NativeChunk::Chunk(_)
+        ));
+    });
+    let value = per_call_ns(|| {
+        black_box(parse_openai_chunk(black_box(TEXT_CHUNK)).expect("parses"));
+    });
+    let lua = per_call_ns(|| {
+        let unified = lua_adapter
+            .transform_stream_chunk(black_box(TEXT_CHUNK))
+            .expect("transforms");
+        black_box(parse_unified_chunk(&unified).expect("decodes"));
+    });
+    println!(
+        "== one text chunk parsed: typed borrowing parse {typed:.0} ns, serde_json::Value parse {value:.0} ns, Lua transform + decode {lua:.0} ns"
+    );
+}
+
 fn main() {
     if std::env::args().any(|a| a == "--list") {
         println!("llm_stream: bench");
@@ -184,6 +228,7 @@ fn main() {
         scripted, bundled,
         "the bundled adapter declares stream_parser"
     );
+    parse_costs(&Adapter::load("openai.lua", &scripted).expect("loads"));
     for round in 1..=2 {
         let baseline = bare_socket();
         let native = client_path(bundled);
