@@ -3,7 +3,7 @@
 //! socket → a CLI-protocol client, against a bare read of the same chunks off a plain socket in
 //! the same run. Each chunk carries its send time; latency = receipt − send.
 
-use hearth_bench::sse_feed::{serve_sse, stamp, stream_tokens};
+use hearth_bench::sse_feed::{bare_feed, serve_sse, stamp};
 use hearth_bench::{Samples, report};
 use hearth_kernel::graph::{self, GraphConfig, Registries};
 use hearth_kernel::ingress::KernelHandle;
@@ -14,7 +14,7 @@ use hearth_llm::provider::SourceConfig;
 use hearth_runtime::socket::{Answer, Client, Control, Request, SocketServer};
 use serde_json::Value;
 use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -98,15 +98,7 @@ fn hearth_path() -> Samples {
 }
 
 fn bare_socket() -> Samples {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    std::thread::spawn(move || {
-        if let Ok((mut stream, _)) = listener.accept() {
-            stream_tokens(&mut stream, false, TOKENS, PACE);
-        }
-    });
-    let stream = TcpStream::connect(addr).expect("connect");
-    let mut reader = BufReader::new(stream);
+    let mut reader = BufReader::new(bare_feed(TOKENS, PACE));
     let mut samples = Vec::with_capacity(TOKENS);
     let mut line = String::new();
     while reader.read_line(&mut line).unwrap_or(0) > 0 {

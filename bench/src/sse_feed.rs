@@ -68,3 +68,15 @@ pub fn serve_sse(listener: TcpListener, tokens: usize, pace: Duration) {
         stream_tokens(&mut stream, true, tokens, pace);
     }
 }
+
+/// A plain socket already receiving the feed (no HTTP): the baseline the benches compare to.
+pub fn bare_feed(tokens: usize, pace: Duration) -> TcpStream {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        if let Ok((mut stream, _)) = listener.accept() {
+            stream_tokens(&mut stream, false, tokens, pace);
+        }
+    });
+    TcpStream::connect(addr).expect("connect")
+}

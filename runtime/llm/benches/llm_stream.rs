@@ -16,10 +16,10 @@ use hearth_llm::adapter::{Adapter, bundled};
 use hearth_llm::http::HttpClient;
 use hearth_llm::provider::{ChatProvider, ChatRequest, LuaSource, Message, SourceConfig};
 use serde_json::Value;
-use sse_feed::{serve_sse, stamp, stream_tokens};
+use sse_feed::{bare_feed, serve_sse, stamp};
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::{BufRead, BufReader};
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpListener;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
@@ -148,15 +148,7 @@ fn client_path(adapter_source: &str) -> Run {
 }
 
 fn bare_socket() -> Run {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let addr = listener.local_addr().expect("addr");
-    std::thread::spawn(move || {
-        if let Ok((mut stream, _)) = listener.accept() {
-            stream_tokens(&mut stream, false, TOKENS, PACE);
-        }
-    });
-    let stream = TcpStream::connect(addr).expect("connect");
-    let mut reader = BufReader::new(stream);
+    let mut reader = BufReader::new(bare_feed(TOKENS, PACE));
     let mut recorder = Recorder::new();
     let mut line = String::new();
     while reader.read_line(&mut line).unwrap_or(0) > 0 {
