@@ -9,9 +9,10 @@
 //! equal on a corpus of chunks.
 
 use super::{StreamChunk, ToolCallDelta, Usage};
-use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde::de::{IgnoredAny, SeqAccess, Visitor};
+use serde::{Deserialize, Deserializer};
 use std::borrow::Cow;
+use std::marker::PhantomData;
 
 /// What the native parse made of one event's data.
 #[derive(Debug, PartialEq)]
@@ -26,8 +27,9 @@ pub enum NativeChunk {
 
 #[derive(Deserialize)]
 struct Chunk<'a> {
-    #[serde(borrow, default)]
-    choices: Option<Vec<Choice<'a>>>,
+    /// Only the first choice is read (as by the script); no list is built for it.
+    #[serde(borrow, default, deserialize_with = "first_of")]
+    choices: Option<Choice<'a>>,
     #[serde(default)]
     usage: Option<WireUsage>,
     #[serde(default)]
@@ -82,6 +84,30 @@ struct WireUsage {
     total_tokens: Option<u64>,
 }
 
+/// The first element of a JSON array, the rest skipped; `null` is `None`.
+fn first_of<'de, D, T>(d: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct First<T>(PhantomData<T>);
+    impl<'de, T: Deserialize<'de>> Visitor<'de> for First<T> {
+        type Value = Option<T>;
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an array or null")
+        }
+        fn visit_unit<E: serde::de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+            let first = seq.next_element::<T>()?;
+            while seq.next_element::<IgnoredAny>()?.is_some() {}
+            Ok(first)
+        }
+    }
+    d.deserialize_any(First(PhantomData))
+}
+
 fn owned(s: Option<Cow<'_, str>>) -> String {
     s.map(Cow::into_owned).unwrap_or_default()
 }
@@ -115,7 +141,7 @@ pub fn parse_openai_stream_chunk(data: &str) -> NativeChunk {
             total: u.total_tokens.unwrap_or(prompt + completion),
         }
     });
-    let Some(choice) = chunk.choices.and_then(|c| c.into_iter().next()) else {
+    let Some(choice) = chunk.choices else {
         return match usage {
             Some(usage) => NativeChunk::Chunk(StreamChunk {
                 usage: Some(usage),
@@ -189,6 +215,7 @@ mod tests {
         r#"{"object":"ping"}"#,
         "  ",
         r#"{"choices":null,"usage":null,"error":null}"#,
+        r#"{"choices":[{"delta":{"content":"first"}},"only the first choice is read"]}"#,
         // Shapes left to the script.
         r#"{"choices":[{"delta":{"content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}}]}"#,
         r#"{"choices":[{"delta":{"tool_calls":[{"index":0,"function":{"name":"f","arguments":{"x":1}}}]}}]}"#,
@@ -214,8 +241,8 @@ mod tests {
                 NativeChunk::Unusual => {}
             }
         }
-        assert!(native >= 12, "only {native} chunks took the native path");
-        for unusual in &CORPUS[16..] {
+        assert!(native >= 13, "only {native} chunks took the native path");
+        for unusual in &CORPUS[17..] {
             assert_eq!(
                 parse_openai_stream_chunk(unusual),
                 NativeChunk::Unusual,
