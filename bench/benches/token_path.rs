@@ -1,9 +1,8 @@
 //! Per-token overhead of the whole streaming path: an SSE chunk read off a real loopback HTTP
-//! connection → the native OpenAI chunk parse (the bundled adapter's `stream_parser`) → the provider thread → the event ring → the daemon's Unix
+//! connection → the Lua adapter → the provider thread → the event ring → the daemon's Unix
 //! socket → a CLI-protocol client, against a bare read of the same chunks off a plain socket in
 //! the same run. Each chunk carries its send time; latency = receipt − send.
 
-use hearth_bench::sse_feed::{bare_feed, serve_sse, stamp};
 use hearth_bench::{Samples, report};
 use hearth_kernel::graph::{self, GraphConfig, Registries};
 use hearth_kernel::ingress::KernelHandle;
@@ -12,14 +11,67 @@ use hearth_llm::http::HttpClient;
 use hearth_llm::provider::LuaSource;
 use hearth_llm::provider::SourceConfig;
 use hearth_runtime::socket::{Answer, Client, Control, Request, SocketServer};
-use serde_json::Value;
-use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
-use std::sync::Arc;
-use std::time::Duration;
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::sync::{Arc, OnceLock};
+use std::time::{Duration, Instant};
 
 const TOKENS: usize = 600;
 const PACE: Duration = Duration::from_millis(5);
+
+fn epoch() -> Instant {
+    static EPOCH: OnceLock<Instant> = OnceLock::new();
+    *EPOCH.get_or_init(Instant::now)
+}
+
+fn stamp() -> u64 {
+    epoch().elapsed().as_nanos() as u64
+}
+
+/// Streams `TOKENS` chunks whose content is the send time in ns.
+fn stream_tokens(out: &mut TcpStream, sse_head: bool) {
+    if sse_head {
+        let _ = write!(
+            out,
+            "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
+        );
+    }
+    for _ in 0..TOKENS {
+        let spin_until = Instant::now() + PACE;
+        while Instant::now() < spin_until {
+            std::hint::spin_loop();
+        }
+        let chunk = json!({"choices": [{"index": 0, "delta": {"content": format!("{} ", stamp())}, "finish_reason": null}]});
+        let _ = write!(out, "data: {chunk}\n\n");
+        let _ = out.flush();
+    }
+    let _ = write!(
+        out,
+        "data: {}\n\ndata: [DONE]\n\n",
+        json!({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    );
+}
+
+fn serve_sse(listener: TcpListener) {
+    for stream in listener.incoming() {
+        let Ok(mut stream) = stream else { continue };
+        let mut reader = BufReader::new(stream.try_clone().expect("clone"));
+        let mut length = 0;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 || line.trim().is_empty() {
+                break;
+            }
+            if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                length = v.trim().parse().unwrap_or(0);
+            }
+        }
+        let mut body = vec![0; length];
+        let _ = reader.read_exact(&mut body);
+        stream_tokens(&mut stream, true);
+    }
+}
 
 struct BenchControl(KernelHandle);
 
@@ -47,7 +99,7 @@ impl Control for BenchControl {
 fn hearth_path() -> Samples {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let base_url = format!("http://{}/v1", listener.local_addr().expect("addr"));
-    std::thread::spawn(move || serve_sse(listener, TOKENS, PACE));
+    std::thread::spawn(move || serve_sse(listener));
     let cfg = SourceConfig {
         name: "bench".into(),
         base_url,
@@ -98,7 +150,15 @@ fn hearth_path() -> Samples {
 }
 
 fn bare_socket() -> Samples {
-    let mut reader = BufReader::new(bare_feed(TOKENS, PACE));
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let addr = listener.local_addr().expect("addr");
+    std::thread::spawn(move || {
+        if let Ok((mut stream, _)) = listener.accept() {
+            stream_tokens(&mut stream, false);
+        }
+    });
+    let stream = TcpStream::connect(addr).expect("connect");
+    let mut reader = BufReader::new(stream);
     let mut samples = Vec::with_capacity(TOKENS);
     let mut line = String::new();
     while reader.read_line(&mut line).unwrap_or(0) > 0 {
@@ -121,7 +181,7 @@ fn main() {
         println!("token_path: bench");
         return;
     }
-    stamp();
+    epoch();
     let baseline = bare_socket();
     let hearth = hearth_path();
     report(
