@@ -46,8 +46,12 @@ end
 
 local M = {
   name = "openai",
-  version = "2.1.0",
+  version = "2.2.0",
   endpoint = "/chat/completions",
+  -- Chunks are parsed natively for the usual shapes (no Lua call per token);
+  -- transform_stream_chunk below still reads the rest. Remove this line to run every chunk
+  -- through the script.
+  stream_parser = "openai",
   headers = {},
 }
 

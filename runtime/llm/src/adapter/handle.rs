@@ -264,6 +264,13 @@ impl Adapter {
         self.info.has_stream_transform
     }
 
+    /// Whether the script declared `stream_parser = "openai"`: its stream chunks are OpenAI's,
+    /// parsed natively on the reading thread, with `transform_stream_chunk` called only for the
+    /// shapes the native parse leaves to it.
+    pub fn native_openai_stream(&self) -> bool {
+        self.info.native_openai_stream
+    }
+
     /// The budgets calls run under.
     pub fn limits(&self) -> AdapterLimits {
         self.limits

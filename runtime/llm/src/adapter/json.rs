@@ -10,21 +10,24 @@
 //! * integers stay Lua integers, other numbers are Lua floats; a float with no fraction (and
 //!   exactly representable) encodes as an integer, because typed servers reject `4096.0` where
 //!   they want a count;
-//! * `json.encode` returns `"null"` when a value cannot be encoded (a function, NaN, a cycle);
-//!   `json.decode` returns `nil` when its input is not JSON.
+//! * `json.encode` returns `"null"` when a value cannot be encoded (a function, NaN, a cycle),
+//!   and raises an error when its text would not fit in what is left of the state's memory
+//!   limit; `json.decode` returns `nil` when its input is not JSON.
 
+use super::json_encode::{EncodeError, budget, encode_bounded};
 use mlua::{Lua, Table, Value as LuaValue};
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
 /// Registry key of the metatable that marks a table as a JSON array.
 const ARRAY_MT_KEY: &str = "hearth.json.array";
 /// Nesting limit for encoding; deeper means a cycle or an abusive script.
-const MAX_DEPTH: usize = 128;
+pub(super) const MAX_DEPTH: usize = 128;
 /// Largest integer an f64 holds exactly (2^53).
 const EXACT_F64_INT: f64 = 9_007_199_254_740_992.0;
 
 /// Creates the `json` table (`encode`, `decode`, `null`, `array`, `is_array`) and sets it as a global.
-pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
+/// `json.encode`'s text is capped at what is left of `memory_limit` (see `json_encode`).
+pub(crate) fn install(lua: &Lua, memory_limit: usize) -> mlua::Result<()> {
     let mark = lua.create_table()?;
     mark.raw_set("__name", "json.array")?;
     lua.set_named_registry_value(ARRAY_MT_KEY, mark)?;
@@ -32,14 +35,18 @@ pub(crate) fn install(lua: &Lua) -> mlua::Result<()> {
     let json = lua.create_table()?;
     json.raw_set(
         "encode",
-        lua.create_function(|lua, value: LuaValue| {
-            Ok(match to_json(lua, &value) {
-                Ok(v) => v.to_string(),
-                Err(reason) => {
-                    tracing::debug!("[lua/json] encode failed: {reason}");
-                    "null".to_string()
+        lua.create_function(move |lua, value: LuaValue| {
+            match encode_bounded(lua, &value, budget(lua, memory_limit)) {
+                Ok(text) => Ok(text),
+                // Loud, unlike an unencodable value: the script asked for more than it may hold.
+                Err(e @ EncodeError::TooLarge { .. }) => {
+                    Err(mlua::Error::runtime(format!("json.encode: {e}")))
                 }
-            })
+                Err(EncodeError::Invalid(reason)) => {
+                    tracing::debug!("[lua/json] encode failed: {reason}");
+                    Ok("null".to_string())
+                }
+            }
         })?,
     )?;
     json.raw_set(
@@ -91,41 +98,23 @@ fn is_array_mt(lua: &Lua, mt: &Table) -> bool {
     array_mt(lua).is_ok_and(|a| a.to_pointer() == mt.to_pointer())
 }
 
-/// Converts a Lua value to JSON; the error says why it cannot be encoded.
-pub(crate) fn to_json(lua: &Lua, value: &LuaValue) -> Result<Value, String> {
-    encode(lua, value, 0)
-}
-
-fn encode(lua: &Lua, value: &LuaValue, depth: usize) -> Result<Value, String> {
-    match value {
-        LuaValue::Nil => Ok(Value::Null),
-        LuaValue::Boolean(b) => Ok(Value::Bool(*b)),
-        LuaValue::Integer(i) => Ok(Value::Number(Number::from(*i))),
-        LuaValue::Number(f) => float_to_json(*f),
-        LuaValue::String(s) => Ok(Value::String(s.to_string_lossy())),
-        LuaValue::LightUserData(ud) if ud.0.is_null() => Ok(Value::Null),
-        LuaValue::Table(t) => encode_table(lua, t, depth),
-        other => Err(format!("cannot encode a {}", other.type_name())),
-    }
-}
-
-fn float_to_json(f: f64) -> Result<Value, String> {
+/// A float as a JSON number: integral ones as integers; NaN and infinities have none.
+pub(super) fn float_number(f: f64) -> Result<Number, String> {
     if f.is_finite() && f.fract() == 0.0 && f.abs() < EXACT_F64_INT {
         // Exact: |f| < 2^53 and integral.
-        return Ok(Value::Number(Number::from(f as i64)));
+        return Ok(Number::from(f as i64));
     }
-    Number::from_f64(f)
-        .map(Value::Number)
-        .ok_or_else(|| format!("cannot encode {f}"))
+    Number::from_f64(f).ok_or_else(|| format!("cannot encode {f}"))
 }
 
-enum Shape {
+/// What a table encodes as.
+pub(super) enum Shape {
     /// Highest index; every key is an integer in 1..=n.
     Array(usize),
     Object,
 }
 
-fn classify(lua: &Lua, t: &Table) -> Result<Shape, String> {
+pub(super) fn classify(lua: &Lua, t: &Table) -> Result<Shape, String> {
     let marked = t.metatable().is_some_and(|mt| is_array_mt(lua, &mt));
     let mut count = 0usize;
     let mut max = 0i64;
@@ -150,37 +139,6 @@ fn classify(lua: &Lua, t: &Table) -> Result<Shape, String> {
     } else {
         Shape::Object
     })
-}
-
-fn encode_table(lua: &Lua, t: &Table, depth: usize) -> Result<Value, String> {
-    if depth >= MAX_DEPTH {
-        return Err("tables nested too deeply (a cycle?)".to_string());
-    }
-    match classify(lua, t)? {
-        Shape::Array(len) => {
-            let mut items = vec![Value::Null; len];
-            for pair in t.pairs::<i64, LuaValue>() {
-                let (i, v) = pair.map_err(|e| e.to_string())?;
-                let slot = usize::try_from(i - 1).map_err(|_| "bad array index".to_string())?;
-                items[slot] = encode(lua, &v, depth + 1)?;
-            }
-            Ok(Value::Array(items))
-        }
-        Shape::Object => {
-            let mut map = Map::new();
-            for pair in t.pairs::<LuaValue, LuaValue>() {
-                let (k, v) = pair.map_err(|e| e.to_string())?;
-                let key = match &k {
-                    LuaValue::String(s) => s.to_string_lossy(),
-                    LuaValue::Integer(i) => i.to_string(),
-                    LuaValue::Number(f) => f.to_string(),
-                    other => return Err(format!("cannot encode a {} key", other.type_name())),
-                };
-                map.insert(key, encode(lua, &v, depth + 1)?);
-            }
-            Ok(Value::Object(map))
-        }
-    }
 }
 
 /// Converts JSON to Lua: arrays carry the array mark, `null` is `json.null`.

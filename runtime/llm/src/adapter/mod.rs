@@ -13,6 +13,7 @@
 //! | `endpoint` | path after the base URL, default `/chat/completions`; `{model}` is replaced by the request's model |
 //! | `stream_endpoint` | path used when streaming, default `endpoint` (Gemini: `…:streamGenerateContent?alt=sse`) |
 //! | `stream_format` | `"sse"` (default) or `"ndjson"` (native Ollama) |
+//! | `stream_parser` | `"openai"`: the stream is OpenAI chunks over SSE, parsed natively for the usual shapes (no Lua call per token); `transform_stream_chunk` still reads the rest |
 //! | `headers` | static `{name = value}` headers |
 //! | `build_headers(meta)` | optional; `meta = {url, method, body, api_key, timestamp, source = {name}}`, returns a headers table |
 //! | `transform_request(raw_json)` | **required**; returns the body to send |
@@ -37,7 +38,9 @@
 //! # Script environment
 //!
 //! `string`, `table`, `math`, `utf8` and the safe base functions; `load` compiles text only.
-//! `log(level, msg)` logs `[lua/<level>] msg` through `tracing`; `print` logs at debug. `json`
+//! `log(level, msg)` logs `[lua/<level>] msg` through `tracing`; `print` logs at debug. A
+//! message is cut at [`MAX_LOG_MESSAGE_BYTES`], and an adapter may log [`LOG_BURST`] messages
+//! at once, then [`LOG_PER_SECOND`] a second; the rest are dropped and counted in one warning. `json`
 //! holds `encode`, `decode`, `null`, `array(t?)` and `is_array(v)` (see the `json` module
 //! notes below). `util` holds the small helpers the bundled adapters share (`present`, `str`,
 //! `num`, `list`, `nonempty`, `trim`, `merge`, `object_of`, `text_of`; `runtime/adapters/prelude.lua`).
@@ -70,11 +73,14 @@ pub mod bundled;
 mod error;
 mod handle;
 mod json;
+mod json_encode;
+mod log_limit;
 mod sandbox;
 mod vm;
 
 pub use error::{AdapterError, Exceeded};
 pub use handle::{Adapter, AdapterLimits, HeaderMeta, StreamFormat};
+pub use log_limit::{LOG_BURST, LOG_PER_SECOND, MAX_LOG_MESSAGE_BYTES};
 pub use vm::DEFAULT_ENDPOINT;
 
 #[cfg(test)]

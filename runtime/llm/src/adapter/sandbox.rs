@@ -11,8 +11,10 @@
 //! instead of swallowing it, and the hook keeps raising, so a script cannot catch its way out.
 
 use super::AdapterLimits;
+use super::log_limit::{Admit, LOG_BURST, LOG_PER_SECOND, LogLimiter, message_text, truncated};
 use mlua::chunk::ChunkMode;
 use mlua::{HookTriggers, Lua, StdLib, Value, VmState};
+use parking_lot::Mutex;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU8, AtomicU64, Ordering::Relaxed};
 use std::time::{Duration, Instant};
@@ -99,13 +101,16 @@ pub(crate) fn new_state(
     let string: mlua::Table = globals.raw_get("string")?;
     string.raw_set("dump", Value::Nil)?;
 
-    let adapter = name.to_string();
+    // `log` and `print` share one budget, so neither is a way around the other's.
+    let limiter = Arc::new(Mutex::new(LogLimiter::new(Instant::now())));
+    let (adapter, bucket) = (name.to_string(), Arc::clone(&limiter));
     globals.raw_set(
         "log",
         lua.create_function(move |_, (level, msg): (Value, Value)| {
-            let level = level.to_string().unwrap_or_default();
-            let msg = msg.to_string().unwrap_or_default();
-            emit(&adapter, &level, &msg);
+            if let Some(dropped) = admit(&bucket) {
+                let level = message_text(&level);
+                emit(&adapter, &level, &message_text(&msg), dropped);
+            }
             Ok(())
         })?,
     )?;
@@ -113,15 +118,19 @@ pub(crate) fn new_state(
     globals.raw_set(
         "print",
         lua.create_function(move |_, args: mlua::Variadic<Value>| {
-            let parts: Vec<String> = args
-                .iter()
-                .map(|v| v.to_string().unwrap_or_default())
-                .collect();
-            emit(&adapter, "debug", &parts.join("\t"));
+            if let Some(dropped) = admit(&limiter) {
+                let parts: Vec<String> = args.iter().map(message_text).collect();
+                emit(
+                    &adapter,
+                    "debug",
+                    &truncated(parts.join("\t").as_bytes()),
+                    dropped,
+                );
+            }
             Ok(())
         })?,
     )?;
-    super::json::install(&lua)?;
+    super::json::install(&lua, limits.memory_bytes)?;
     // Helpers the bundled adapters share (and a user's own may use), as the global `util`.
     lua.load(UTIL)
         .set_name("=util")
@@ -141,7 +150,21 @@ pub(crate) fn new_state(
     Ok(lua)
 }
 
-fn emit(adapter: &str, level: &str, msg: &str) {
+/// `Some(dropped since the last report)` when the message may be logged.
+fn admit(limiter: &Mutex<LogLimiter>) -> Option<u64> {
+    match limiter.lock().admit(Instant::now()) {
+        Admit::Log { dropped } => Some(dropped),
+        Admit::Drop => None,
+    }
+}
+
+fn emit(adapter: &str, level: &str, msg: &str, dropped: u64) {
+    if dropped > 0 {
+        tracing::warn!(
+            adapter,
+            "[lua] {dropped} log messages dropped: over {LOG_BURST} at once or {LOG_PER_SECOND} a second"
+        );
+    }
     match level {
         "error" => tracing::error!(adapter, "[lua/{level}] {msg}"),
         "warn" | "warning" => tracing::warn!(adapter, "[lua/{level}] {msg}"),

@@ -2,7 +2,7 @@
 //! belongs to one thread); [`super::Adapter`] owns it on a dedicated thread.
 
 use super::sandbox::{self, Meter, Trip};
-use super::{AdapterError, AdapterLimits, Exceeded, HeaderMeta, StreamFormat, json};
+use super::{AdapterError, AdapterLimits, Exceeded, HeaderMeta, StreamFormat, json_encode};
 use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, Table, Value};
 use std::sync::Arc;
@@ -23,6 +23,7 @@ pub(crate) struct AdapterInfo {
     pub has_build_headers: bool,
     pub has_response_transform: bool,
     pub has_stream_transform: bool,
+    pub native_openai_stream: bool,
 }
 
 /// The script functions a caller can run.
@@ -142,6 +143,15 @@ impl AdapterVm {
                 )));
             }
         };
+        let native_openai_stream = match text("stream_parser")?.as_deref() {
+            None => false,
+            Some("openai") if stream_format == StreamFormat::Sse => true,
+            Some(other) => {
+                return Err(load_err(format!(
+                    "unknown stream_parser {other:?} (openai, with sse)"
+                )));
+            }
+        };
         let headers = match module
             .raw_get::<Value>("headers")
             .map_err(|e| load_err(describe(&e)))?
@@ -175,6 +185,7 @@ impl AdapterVm {
             has_build_headers: build_headers.is_some(),
             has_response_transform: transform_response.is_some(),
             has_stream_transform: transform_stream_chunk.is_some(),
+            native_openai_stream,
         };
         let vm = AdapterVm {
             name,
@@ -204,14 +215,17 @@ impl AdapterVm {
         match value {
             Value::String(s) => Ok(s.to_string_lossy()),
             Value::Nil if func != Func::Request => Ok(input.to_string()),
-            Value::Table(_) => json::to_json(&self.lua, &value)
-                .map(|v| v.to_string())
-                .map_err(|message| {
-                    self.script_err(
-                        func.name(),
-                        format!("returned a table that is not JSON: {message}"),
-                    )
-                }),
+            Value::Table(_) => json_encode::encode_bounded(
+                &self.lua,
+                &value,
+                json_encode::budget(&self.lua, self.limits.memory_bytes),
+            )
+            .map_err(|message| {
+                self.script_err(
+                    func.name(),
+                    format!("returned a table that is not JSON: {message}"),
+                )
+            }),
             other => Err(self.script_err(
                 func.name(),
                 format!("must return a string, returned {}", other.type_name()),

@@ -4,6 +4,7 @@
 //! layered on top by `ureq`'s rustls connector, so a handshake stuck on a silent peer is
 //! interrupted the same way.
 
+use super::deadline::ReadDeadline;
 use super::error::{ConnectFailure, TlsFailure, cancelled_ureq};
 use super::off_thread::{OffThread, run_cancellable};
 use hearth_engine::CancelToken;
@@ -20,11 +21,13 @@ use ureq::unversioned::transport::{
 #[derive(Debug)]
 pub(super) struct CancelConnector {
     cancel: CancelToken,
+    deadline: Option<Arc<ReadDeadline>>,
 }
 
 impl CancelConnector {
-    pub(super) fn new(cancel: CancelToken) -> Self {
-        Self { cancel }
+    /// `deadline`, when given, bounds every read on the socket (a streamed call's limits).
+    pub(super) fn new(cancel: CancelToken, deadline: Option<Arc<ReadDeadline>>) -> Self {
+        Self { cancel, deadline }
     }
 }
 
@@ -77,6 +80,7 @@ impl Connector<()> for CancelConnector {
             buffers,
             read_timeout: None,
             write_timeout: None,
+            deadline: self.deadline.clone(),
         }))
     }
 }
@@ -110,6 +114,7 @@ pub(super) struct CancelTcpTransport {
     buffers: LazyBuffers,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
+    deadline: Option<Arc<ReadDeadline>>,
 }
 
 impl std::fmt::Debug for CancelTcpTransport {
@@ -130,6 +135,34 @@ fn sync_timeout(
         set(wanted)?;
         *current = wanted;
     }
+    Ok(())
+}
+
+/// How much later than wanted an armed read timeout may fire: a streamed call moves its
+/// deadline with every event, and re-arming the socket for each would cost a syscall per token.
+const LATE_SLACK: Duration = Duration::from_millis(20);
+/// How much earlier than wanted it may fire; an early wake-up only costs one more read.
+const EARLY_SLACK: Duration = Duration::from_secs(1);
+
+/// Arms the socket's read timeout for `wanted`, keeping the one already set when it fires
+/// within the slack of it (late by at most [`LATE_SLACK`]).
+fn arm_read_timeout(
+    wanted: Option<Duration>,
+    current: &mut Option<Duration>,
+    set: impl FnOnce(Option<Duration>) -> io::Result<()>,
+) -> io::Result<()> {
+    let close_enough = match (wanted, *current) {
+        (None, None) => true,
+        (Some(w), Some(c)) => c <= w + LATE_SLACK && c + EARLY_SLACK >= w,
+        _ => false,
+    };
+    if close_enough {
+        return Ok(());
+    }
+    // A zero timeout means "block forever" to the socket; the caller never asks for one.
+    let wanted = wanted.map(|w| w.max(Duration::from_millis(1)));
+    set(wanted)?;
+    *current = wanted;
     Ok(())
 }
 
@@ -171,27 +204,38 @@ impl Transport for CancelTcpTransport {
         }
         let limit = timeout.not_zero().map(|d| *d);
         let started = Instant::now();
-        let stream = &*self.stream;
-        sync_timeout(limit, &mut self.read_timeout, |t| {
-            stream.set_read_timeout(t)
-        })?;
         let amount = loop {
+            // Both deadlines are checked afresh on every pass: a read that timed out, or was
+            // interrupted by a signal, is retried with what is left of the tighter one.
+            let ours = match &self.deadline {
+                Some(deadline) => Some(
+                    deadline
+                        .remaining()
+                        .map_err(|e| ureq::Error::Other(Box::new(e)))?,
+                ),
+                None => None,
+            };
+            let theirs = match limit {
+                Some(limit) => {
+                    let left = limit.saturating_sub(started.elapsed());
+                    if left.is_zero() {
+                        return Err(ureq::Error::Timeout(timeout.reason));
+                    }
+                    Some(left)
+                }
+                None => None,
+            };
+            let wanted = match (ours, theirs) {
+                (Some(a), Some(b)) => Some(a.min(b)),
+                (a, b) => a.or(b),
+            };
+            let stream = &*self.stream;
+            arm_read_timeout(wanted, &mut self.read_timeout, |t| {
+                stream.set_read_timeout(t)
+            })?;
             match (&*self.stream).read(self.buffers.input_append_buf()) {
                 Ok(n) => break n,
-                // A signal is not the server: read again with what is left of the budget.
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {
-                    if let Some(limit) = limit {
-                        let left = limit.saturating_sub(started.elapsed());
-                        if left.is_zero() {
-                            return Err(ureq::Error::Timeout(timeout.reason));
-                        }
-                        let stream = &*self.stream;
-                        sync_timeout(Some(left), &mut self.read_timeout, |t| {
-                            stream.set_read_timeout(t)
-                        })?;
-                    }
-                }
-                Err(e) if timed_out(&e) => return Err(ureq::Error::Timeout(timeout.reason)),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted || timed_out(&e) => {}
                 Err(e) => return Err(e.into()),
             }
         };

@@ -3,6 +3,7 @@
 
 use super::cancel_connector::{CancelConnector, SharedTls};
 use super::cancel_resolver::CancelResolver;
+use super::deadline::{ReadDeadline, StreamProgress, StreamTimeouts};
 use super::error::{HttpError, from_ureq};
 use super::ndjson::NdjsonReader;
 use super::sse::SseReader;
@@ -46,15 +47,28 @@ impl Default for HttpClientConfig {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RequestOptions {
     /// Deadline for the whole call including the body; `None` for a stream, which may run as
-    /// long as the model talks and is ended by the cancel token instead.
+    /// long as the model talks and is ended by the cancel token or its `stream` limits.
     pub total_timeout: Option<Duration>,
+    /// First-event, idle and total limits of a streamed body, enforced on the socket's reads;
+    /// the reader reports events through [`HttpResponse::progress`].
+    pub stream: Option<StreamTimeouts>,
 }
 
 impl RequestOptions {
-    /// No overall deadline, only the connect timeout.
+    /// No deadline but the connect timeout: the call runs until the body ends or the token
+    /// fires.
     pub fn streaming() -> Self {
         Self {
             total_timeout: None,
+            stream: None,
+        }
+    }
+
+    /// A stream under `limits`.
+    pub fn streaming_within(limits: StreamTimeouts) -> Self {
+        Self {
+            total_timeout: None,
+            stream: Some(limits),
         }
     }
 
@@ -62,6 +76,7 @@ impl RequestOptions {
     pub fn non_streaming() -> Self {
         Self {
             total_timeout: Some(NON_STREAMING_TIMEOUT),
+            stream: None,
         }
     }
 }
@@ -153,7 +168,8 @@ impl HttpClient {
             request = request.header(name.as_str(), value.as_str());
         }
 
-        let agent = self.agent_for(cancel, opts);
+        let deadline = opts.stream.map(ReadDeadline::start);
+        let agent = self.agent_for(cancel, opts, deadline.clone());
         // Host and path only: a query string may carry a key.
         tracing::debug!(%method, host = uri.host(), path = uri.path(), "http request");
         let sent = match body {
@@ -194,11 +210,17 @@ impl HttpClient {
             status,
             headers,
             body: Box::new(body),
+            progress: StreamProgress::new(deadline),
         })
     }
 
     /// One agent per call, because the connector and resolver carry the call's token.
-    fn agent_for(&self, cancel: &CancelToken, opts: RequestOptions) -> Agent {
+    fn agent_for(
+        &self,
+        cancel: &CancelToken,
+        opts: RequestOptions,
+        deadline: Option<Arc<ReadDeadline>>,
+    ) -> Agent {
         let cfg = &self.inner.config;
         let config = Config::builder()
             .http_status_as_error(false)
@@ -211,7 +233,8 @@ impl HttpClient {
             .proxy(None)
             .user_agent(cfg.user_agent.as_str())
             .build();
-        let connector = CancelConnector::new(cancel.clone()).chain(self.inner.tls.clone());
+        let connector =
+            CancelConnector::new(cancel.clone(), deadline).chain(self.inner.tls.clone());
         Agent::with_parts(config, connector, CancelResolver::new(cancel.clone()))
     }
 }
@@ -227,6 +250,7 @@ pub struct HttpResponse {
     pub headers: Vec<(String, String)>,
     /// Read errors carry an [`HttpError`]; recover it with [`HttpError::from_io`].
     pub body: ResponseBody,
+    progress: StreamProgress,
 }
 
 impl std::fmt::Debug for HttpResponse {
@@ -239,6 +263,13 @@ impl std::fmt::Debug for HttpResponse {
 }
 
 impl HttpResponse {
+    /// Where the body's reader reports complete events, restarting the idle limit of a call
+    /// made with [`RequestOptions::stream`] limits (a no-op otherwise). Take it before
+    /// [`Self::into_sse`] or [`Self::into_ndjson`] consume the response.
+    pub fn progress(&self) -> StreamProgress {
+        self.progress.clone()
+    }
+
     /// Whether the status is 2xx.
     pub fn is_success(&self) -> bool {
         (200..300).contains(&self.status)

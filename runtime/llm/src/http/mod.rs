@@ -37,6 +37,7 @@
 mod cancel_connector;
 mod cancel_resolver;
 mod client;
+mod deadline;
 mod error;
 mod line;
 mod ndjson;
@@ -47,10 +48,11 @@ pub use client::{
     CONNECT_TIMEOUT, HttpClient, HttpClientConfig, HttpResponse, NON_STREAMING_TIMEOUT,
     RequestOptions, ResponseBody,
 };
+pub use deadline::{StreamProgress, StreamTimeouts};
 pub use error::HttpError;
 pub use line::MAX_LINE_BYTES;
 pub use ndjson::NdjsonReader;
-pub use sse::{MAX_EVENT_BYTES, SseEvent, SseItem, SseReader};
+pub use sse::{MAX_EVENT_BYTES, SseEvent, SseItem, SseReader, SseRef};
 
 #[cfg(test)]
 mod tests;

@@ -35,6 +35,21 @@ pub enum SseItem {
     Done,
 }
 
+/// An event borrowed from the reader, valid until the next read: the per-token path reads
+/// events this way so no buffer is allocated per event.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SseRef<'a> {
+    /// One complete event.
+    Event {
+        /// The `event:` name, if the server gave one.
+        event: Option<&'a str>,
+        /// The `data:` lines joined with `\n`.
+        data: &'a str,
+    },
+    /// `data: [DONE]`.
+    Done,
+}
+
 /// Reads events from a body; an iterator of `Result<SseItem, HttpError>`. After `Done`, the end
 /// of the stream, or an error, it yields nothing more.
 pub struct SseReader<R> {
@@ -44,6 +59,13 @@ pub struct SseReader<R> {
     event: Option<String>,
     event_limit: usize,
     finished: bool,
+    /// The last event was handed out; its buffers are cleared (not freed) before the next.
+    dispatched: bool,
+}
+
+enum Got {
+    Event,
+    Done,
 }
 
 impl<R: BufRead> SseReader<R> {
@@ -61,22 +83,50 @@ impl<R: BufRead> SseReader<R> {
             event: None,
             event_limit,
             finished: false,
+            dispatched: false,
         }
     }
 
     /// The next event or `Done`; `Ok(None)` at the end of the stream.
     pub fn next_item(&mut self) -> Result<Option<SseItem>, HttpError> {
+        Ok(match self.advance()? {
+            None => None,
+            Some(Got::Done) => Some(SseItem::Done),
+            Some(Got::Event) => Some(SseItem::Event(SseEvent {
+                event: self.event.take(),
+                data: std::mem::take(&mut self.data),
+            })),
+        })
+    }
+
+    /// [`Self::next_item`] without copying the event out of the reader's buffers.
+    pub fn next_ref(&mut self) -> Result<Option<SseRef<'_>>, HttpError> {
+        Ok(match self.advance()? {
+            None => None,
+            Some(Got::Done) => Some(SseRef::Done),
+            Some(Got::Event) => Some(SseRef::Event {
+                event: self.event.as_deref(),
+                data: &self.data,
+            }),
+        })
+    }
+
+    fn advance(&mut self) -> Result<Option<Got>, HttpError> {
         if self.finished {
             return Ok(None);
         }
-        let item = self.read_item();
-        if !matches!(item, Ok(Some(SseItem::Event(_)))) {
+        if std::mem::take(&mut self.dispatched) {
+            self.data.clear();
+            self.event = None;
+        }
+        let got = self.read_item();
+        if !matches!(got, Ok(Some(Got::Event))) {
             self.finished = true;
         }
-        item
+        got
     }
 
-    fn read_item(&mut self) -> Result<Option<SseItem>, HttpError> {
+    fn read_item(&mut self) -> Result<Option<Got>, HttpError> {
         loop {
             let number = self.lines.line_number() + 1;
             let Some(mut line) = self.lines.next_line()? else {
@@ -105,7 +155,7 @@ impl<R: BufRead> SseReader<R> {
             match field {
                 "data" => {
                     if !self.has_data && value.trim() == DONE {
-                        return Ok(Some(SseItem::Done));
+                        return Ok(Some(Got::Done));
                     }
                     let extra = usize::from(self.has_data) + value.len();
                     if self.data.len() + extra > self.event_limit {
@@ -126,12 +176,10 @@ impl<R: BufRead> SseReader<R> {
         }
     }
 
-    fn dispatch(&mut self) -> SseItem {
+    fn dispatch(&mut self) -> Got {
         self.has_data = false;
-        SseItem::Event(SseEvent {
-            event: self.event.take(),
-            data: std::mem::take(&mut self.data),
-        })
+        self.dispatched = true;
+        Got::Event
     }
 }
 

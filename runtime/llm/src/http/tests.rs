@@ -521,6 +521,7 @@ fn the_total_timeout_ends_a_silent_non_streaming_call() {
         });
         let opts = RequestOptions {
             total_timeout: Some(Duration::from_millis(300)),
+            stream: None,
         };
         let started = Instant::now();
         let result = HttpClient::new().post(

@@ -2,13 +2,16 @@
 //! into the API's shape by the adapter, sent with the cancellable HTTP client, and every
 //! streamed line goes back through the adapter into a [`StreamChunk`].
 
+use super::openai_stream::{NativeChunk, parse_openai_stream_chunk};
+use super::retry_after::parse_retry_after;
 use super::unified::{parse_openai_chunk, parse_unified_chunk};
 use super::{ChatProvider, ChatRequest, ProviderError, StreamChunk};
 use crate::adapter::{Adapter, HeaderMeta, StreamFormat};
-use crate::http::{HttpClient, HttpError, RequestOptions, SseItem};
+use crate::http::{HttpClient, HttpError, HttpResponse, RequestOptions, SseRef};
 use crate::provider::SourceConfig;
 use hearth_engine::CancelToken;
 use std::sync::Arc;
+use std::time::SystemTime;
 
 /// Largest error body kept for the error message.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
@@ -113,6 +116,25 @@ impl LuaSource {
     }
 }
 
+/// A non-2xx response as the provider error: a 429 or 503 that says when to come back
+/// becomes [`ProviderError::Busy`], the rest go through [`classify_status`].
+fn status_error(response: HttpResponse) -> ProviderError {
+    let status = response.status;
+    let retry_after = matches!(status, 429 | 503)
+        .then(|| response.header("retry-after"))
+        .flatten()
+        .and_then(|v| parse_retry_after(v, SystemTime::now()));
+    let body = response.read_text(ERROR_BODY_LIMIT).unwrap_or_default();
+    match retry_after {
+        Some(retry_after) => ProviderError::Busy {
+            status,
+            body,
+            retry_after,
+        },
+        None => classify_status(status, body),
+    }
+}
+
 /// Turns an HTTP error status into the provider error the fallback logic needs. A prompt too
 /// long for the model is recognised in each API's wording and reported as context overflow.
 pub fn classify_status(status: u16, body: String) -> ProviderError {
@@ -177,33 +199,46 @@ impl ChatProvider for LuaSource {
                 &headers,
                 body.into_bytes(),
                 cancel,
-                RequestOptions::streaming(),
+                RequestOptions::streaming_within(self.cfg.stream_timeouts()),
             )
             .map_err(|e| self.http_err(e))?;
         if !response.is_success() {
-            let status = response.status;
-            let text = response.read_text(ERROR_BODY_LIMIT).unwrap_or_default();
-            return Err(classify_status(status, text));
+            return Err(status_error(response));
         }
+        let progress = response.progress();
+        // Whether the server said the answer is complete; a stream that just stops is cut off.
+        let mut finished = false;
+        let mut deliver = |chunk: StreamChunk, sink: &mut dyn FnMut(StreamChunk)| {
+            finished |= chunk.done || chunk.finish_reason.is_some();
+            sink(chunk);
+        };
         match self.adapter.stream_format() {
             StreamFormat::Sse => {
-                for item in response.into_sse() {
-                    match item.map_err(|e| self.http_err(e))? {
-                        SseItem::Done => break,
-                        SseItem::Event(event) => {
-                            if let Some(chunk) = self.chunk(&event.data)? {
-                                sink(chunk);
-                            }
-                        }
+                let native = self.adapter.native_openai_stream();
+                let mut events = response.into_sse();
+                while let Some(item) = events.next_ref().map_err(|e| self.http_err(e))? {
+                    progress.mark();
+                    let SseRef::Event { data, .. } = item else {
+                        finished = true;
+                        break;
+                    };
+                    let chunk = match native.then(|| parse_openai_stream_chunk(data)) {
+                        Some(NativeChunk::Chunk(chunk)) => Some(chunk),
+                        Some(NativeChunk::Skip) => None,
+                        Some(NativeChunk::Unusual) | None => self.chunk(data)?,
+                    };
+                    if let Some(chunk) = chunk {
+                        deliver(chunk, sink);
                     }
                 }
             }
             StreamFormat::Ndjson => {
                 for line in response.into_ndjson() {
+                    progress.mark();
                     let line = line.map_err(|e| self.http_err(e))?;
                     if let Some(chunk) = self.chunk(&line.to_string())? {
                         let done = chunk.done;
-                        sink(chunk);
+                        deliver(chunk, sink);
                         if done {
                             break;
                         }
@@ -213,6 +248,12 @@ impl ChatProvider for LuaSource {
         }
         if cancel.is_cancelled() {
             return Err(ProviderError::Cancelled);
+        }
+        if !finished {
+            return Err(ProviderError::Other(format!(
+                "source {}: the stream ended without a finish reason or end marker (cut off)",
+                self.cfg.name
+            )));
         }
         Ok(())
     }

@@ -54,6 +54,9 @@ pub struct ManagerConfig {
     pub cooldown_base: Duration,
     /// The longest a failing source cools down.
     pub cooldown_cap: Duration,
+    /// The longest `Retry-After` wait honoured before a source's second attempt; a source that
+    /// asks for more is passed over for the next one (and cools down at least that long).
+    pub retry_after_cap: Duration,
 }
 
 impl Default for ManagerConfig {
@@ -62,6 +65,7 @@ impl Default for ManagerConfig {
             retry_pause: Duration::from_secs(2),
             cooldown_base: Duration::from_secs(30),
             cooldown_cap: Duration::from_secs(30 * 60),
+            retry_after_cap: Duration::from_secs(60),
         }
     }
 }
@@ -279,7 +283,12 @@ impl ProviderManager {
     }
 
     fn mark_unavailable(&self, name: &str, error: &ProviderError) {
-        let (base, cap) = (self.config.cooldown_base, self.config.cooldown_cap);
+        let (mut base, cap) = (self.config.cooldown_base, self.config.cooldown_cap);
+        // A source that said when it is back is not asked again before then.
+        if let ProviderError::Busy { retry_after, .. } = error {
+            base = base.max(*retry_after);
+        }
+        let cap = cap.max(base);
         self.update(name, |h, now| {
             h.mark_unavailable(now, base, cap, error.to_string());
         });
@@ -299,6 +308,8 @@ impl ProviderManager {
             if cancel.is_cancelled() {
                 return SourceEnd::Stop(ProviderError::Cancelled);
             }
+            // What the source asked to wait before the next attempt (`Retry-After`).
+            let mut wait = Duration::ZERO;
             match call_gated(source, &request, cancel, sink) {
                 Attempt::Answered => {
                     self.update(&source.name, |h, _| h.reset());
@@ -327,16 +338,23 @@ impl ProviderManager {
                             self.update(&source.name, |h, _| h.mark_permanent(e.to_string()));
                             return SourceEnd::Failed(e);
                         }
+                        ProviderError::Busy { retry_after, .. }
+                            if retry_after > self.config.retry_after_cap =>
+                        {
+                            self.mark_unavailable(&source.name, &e);
+                            return SourceEnd::Failed(e);
+                        }
                         _ if attempt == ATTEMPTS_PER_SOURCE => {
                             self.mark_unavailable(&source.name, &e);
                             return SourceEnd::Failed(e);
                         }
+                        ProviderError::Busy { retry_after, .. } => wait = retry_after,
                         _ => {}
                     }
                 }
             }
             attempt += 1;
-            if !pause(cancel, self.config.retry_pause) {
+            if !pause(cancel, wait.max(self.config.retry_pause)) {
                 return SourceEnd::Stop(ProviderError::Cancelled);
             }
         }

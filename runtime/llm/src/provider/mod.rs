@@ -8,7 +8,9 @@ mod accumulate;
 mod availability;
 mod lua_source;
 mod manager;
+mod openai_stream;
 mod request;
+mod retry_after;
 mod scripted;
 mod source_config;
 mod unconfigured;
@@ -22,10 +24,12 @@ pub use manager::{
     Clock, ERROR_FINISH_REASONS, ManagerConfig, ProviderManager, SourceInfo, SourceStatus,
     SystemClock,
 };
+pub use openai_stream::{NativeChunk, parse_openai_stream_chunk};
 pub use request::{
     ChatRequest, ChatResponse, Message, Role, StreamChunk, ToolCallDelta, ToolCallOut, ToolSpec,
     Usage,
 };
+pub use retry_after::parse_retry_after;
 pub use scripted::{ScriptStep, ScriptedProvider};
 pub use source_config::SourceConfig;
 pub use unconfigured::{NO_SOURCE, Unconfigured};
@@ -45,6 +49,16 @@ pub enum ProviderError {
         status: u16,
         /// The response body.
         body: String,
+    },
+    /// The source is overloaded or rate-limiting us (429, 503) and said when to come back.
+    #[error("api error {status}: {body} (retry after {} s)", retry_after.as_secs())]
+    Busy {
+        /// The status code.
+        status: u16,
+        /// The response body.
+        body: String,
+        /// The wait its `Retry-After` header asked for.
+        retry_after: std::time::Duration,
     },
     /// The prompt does not fit the model's window; walking the fallback chain will not help.
     #[error("context overflow: {0}")]

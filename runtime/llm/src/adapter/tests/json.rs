@@ -4,7 +4,7 @@ use serde_json::json;
 
 fn lua() -> mlua::Lua {
     let lua = mlua::Lua::new();
-    crate::adapter::json::install(&lua).expect("json installs");
+    crate::adapter::json::install(&lua, usize::MAX).expect("json installs");
     lua
 }
 
