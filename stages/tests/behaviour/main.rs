@@ -5,4 +5,12 @@ mod pipeline_isolation;
 mod pipeline_order;
 mod tool_registry;
 
+use std::time::Duration;
+
+use hearth_stages::CallContext;
 use hearth_testkit::within;
+
+/// A kernel call with a deadline far beyond any test's.
+pub fn call() -> CallContext {
+    CallContext::kernel(Duration::from_secs(60))
+}
