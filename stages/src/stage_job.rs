@@ -32,7 +32,8 @@ pub struct StageDone {
 /// The rest of a stage run, from its first blocking handler on. `Send`, so it can be moved to the
 /// thread that runs it; dropping it unrun runs none of the remaining handlers.
 pub struct StageJob {
-    walk: Walk,
+    /// Boxed: only the blocking path pays for moving two contexts around.
+    walk: Box<Walk>,
     runners: Arc<RunnerPool>,
 }
 
@@ -47,7 +48,10 @@ impl fmt::Debug for StageJob {
 
 impl StageJob {
     pub(crate) fn new(walk: Walk, runners: Arc<RunnerPool>) -> StageJob {
-        StageJob { walk, runners }
+        StageJob {
+            walk: Box::new(walk),
+            runners,
+        }
     }
 
     /// The stage this job finishes.

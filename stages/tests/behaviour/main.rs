@@ -3,6 +3,8 @@
 mod output_dispatch;
 mod pipeline_isolation;
 mod pipeline_order;
+mod pipeline_requests;
+mod tool_contract;
 mod tool_registry;
 
 use std::time::Duration;
