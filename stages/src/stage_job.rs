@@ -12,6 +12,9 @@ use crate::{CallContext, Stage, StageContext, StageRun};
 /// What [`StagePipeline::start`](crate::StagePipeline::start) returns.
 #[must_use = "a pending stage must be run, or its handlers never see the context"]
 #[derive(Debug)]
+// `Done` is the hot path (every turn, every stage); boxing it would allocate per stage, while the
+// rare `Pending` is already a box.
+#[allow(clippy::large_enum_variant)]
 pub enum StageStep {
     /// No blocking handler had to run: the stage is over (on the caller's thread).
     Done(StageDone),
