@@ -18,11 +18,11 @@ fn kernel_turns(with_handlers: bool) -> Samples {
     let registries = Registries::default();
     if with_handlers {
         for stage in Stage::ALL {
-            registries
-                .stages
-                .register(stage, HandlerSpec::new("bench"), |_: &mut StageContext| {
-                    Ok(())
-                });
+            registries.stages.register(
+                stage,
+                HandlerSpec::new("bench"),
+                hearth_stages::stage_fn(|_: &mut StageContext| Ok(())),
+            );
         }
     }
     let provider = Arc::new(ScriptedProvider::new([]));

@@ -6,6 +6,7 @@
 
 use crate::memory_service::MemoryDone;
 use crate::provider_service::LlmDone;
+use crate::stage_service::StageJobDone;
 use crate::tool_pool::ToolDone;
 
 /// One finished service call, as the kernel node receives it.
@@ -17,6 +18,14 @@ pub enum Completion {
     Tool(ToolDone),
     /// A memory pass ended.
     Memory(MemoryDone),
+    /// A stage's blocking handlers ended.
+    Stage(StageJobDone),
+}
+
+impl From<StageJobDone> for Completion {
+    fn from(done: StageJobDone) -> Self {
+        Self::Stage(done)
+    }
 }
 
 impl From<LlmDone> for Completion {

@@ -80,8 +80,12 @@ impl KernelHandle {
 
     /// Journals `input` (when the kernel is durable) and submits it. `Ok` means the input is
     /// durable and on its way: the caller may acknowledge it. The reply arrives on the channel
-    /// the caller attached.
+    /// the caller attached. An input its trust does not allow is answered `denied` and never
+    /// journaled.
     pub fn submit_durably(&self, mut input: InputEvent, interrupt: bool) -> Result<(), String> {
+        if crate::admission::deny_if_refused(&mut input) {
+            return Err(skip::DENIED.to_owned());
+        }
         if let Some(durable) = &self.durable {
             let kind = if interrupt { "interrupt" } else { "input" };
             if let Err(e) = durable.accept(&input, kind) {
@@ -103,7 +107,13 @@ impl KernelHandle {
         Ok(())
     }
 
-    fn send(&self, submission: Submission) {
+    fn send(&self, mut submission: Submission) {
+        if let Submission::Input(i) | Submission::Interrupt(i) | Submission::SelfInput(i) =
+            &mut submission
+            && crate::admission::deny_if_refused(i)
+        {
+            return;
+        }
         if self.gate.is_closing() {
             refuse(submission, skip::SHUTDOWN);
             return;
@@ -147,19 +157,22 @@ impl KernelHandle {
         rx
     }
 
-    /// Submits a self-input; it has no caller waiting for a reply.
+    /// Submits a self-input (the kernel's own: consolidation, notices); it has no caller
+    /// waiting for a reply and it runs with the kernel's trust.
     pub fn self_input(&self, input: InputEvent) {
-        self.send(Submission::SelfInput(input));
+        self.send(Submission::SelfInput(input.with_trust(Trust::Kernel)));
     }
 
     /// The stop button (SPEC §2.8): cancels the in-flight generation and the inputs queued now.
+    /// In-process callers are local and trusted (the CLI socket calls this after its peer
+    /// check); a stop from anywhere else arrives as an external interrupt and is denied.
     pub fn stop(&self, source: &str) -> Receiver<Reply> {
         let mut payload = Map::new();
         payload.insert("content".into(), Value::String(String::new()));
         payload.insert("stop".into(), Value::Bool(true));
         payload.insert("interrupt".into(), Value::Bool(true));
         payload.insert("priority".into(), Value::String("L4".into()));
-        self.interrupt(InputEvent::new(source, payload).with_trust(Trust::Builtin))
+        self.interrupt(InputEvent::new(source, payload).with_trust(Trust::Local))
     }
 
     /// The scheduler's state, or None if the kernel did not answer in time.

@@ -204,7 +204,9 @@ fn handle(request: Request, control: &dyn Control, out: &mut UnixStream) -> std:
             request_id: String::new(),
         },
         Request::Send { text, source } => {
-            let input = InputEvent::text(source.unwrap_or_else(|| "cli".into()), text);
+            // The socket is the local operator's, reached only after its key check.
+            let input = InputEvent::text(source.unwrap_or_else(|| "cli".into()), text)
+                .with_trust(Trust::Local);
             return stream_request(kernel, input, false, out);
         }
         Request::Interrupt {
@@ -215,7 +217,7 @@ fn handle(request: Request, control: &dyn Control, out: &mut UnixStream) -> std:
             let input = InputEvent::text(source.unwrap_or_else(|| "cli".into()), text)
                 .with_payload("priority", json!(level.unwrap_or_else(|| "L1".into())))
                 .with_payload("interrupt", json!(true))
-                .with_trust(Trust::Builtin);
+                .with_trust(Trust::Local);
             return stream_request(kernel, input, true, out);
         }
         Request::Stop => match kernel.stop("cli").recv_timeout(Duration::from_secs(10)) {
