@@ -150,12 +150,7 @@ impl TurnEngine {
         let frame = &mut cur.frame;
         let call = &frame.batch[index];
         let plugin = frame.batch_plugins[index].clone();
-        let outcome = frame.batch_results[index]
-            .clone()
-            .unwrap_or(super::ToolOutcome {
-                success: false,
-                raw: Value::String("error: no result".into()),
-            });
+        let outcome = outcome_of(frame, index);
         let mut ctx = std::mem::take(&mut frame.batch_ctxs[index]);
         ctx.tool_results = vec![ToolResult {
             call_id: call.id.clone(),
@@ -177,12 +172,8 @@ impl TurnEngine {
         let frame = &mut cur.frame;
         let call = frame.batch[index].clone();
         let plugin = frame.batch_plugins[index].clone();
-        let outcome = frame.batch_results[index]
-            .take()
-            .unwrap_or(super::ToolOutcome {
-                success: false,
-                raw: Value::String("error: no result".into()),
-            });
+        let outcome = outcome_of(frame, index);
+        frame.batch_results[index] = None;
         // A plugin may replace the result: a string is used as is, null keeps the original,
         // anything else is rendered as JSON text.
         let replaced = ctx
@@ -217,6 +208,16 @@ impl TurnEngine {
             cur.frame.step = Step::ToolBegin;
         }
     }
+}
+
+/// The result of tool `index` of the batch (an error text when none came back).
+fn outcome_of(frame: &super::TaskFrame, index: usize) -> super::ToolOutcome {
+    frame.batch_results[index]
+        .clone()
+        .unwrap_or(super::ToolOutcome {
+            success: false,
+            raw: Value::String("error: no result".into()),
+        })
 }
 
 fn render(raw: &Value) -> String {
