@@ -18,13 +18,14 @@ pub enum Completion {
     Tool(ToolDone),
     /// A memory pass ended.
     Memory(MemoryDone),
-    /// A stage's blocking handlers ended.
-    Stage(StageJobDone),
+    /// A stage's blocking handlers ended (boxed: it carries a whole stage context, the other
+    /// results are small and far more frequent).
+    Stage(Box<StageJobDone>),
 }
 
 impl From<StageJobDone> for Completion {
     fn from(done: StageJobDone) -> Self {
-        Self::Stage(done)
+        Self::Stage(Box::new(done))
     }
 }
 

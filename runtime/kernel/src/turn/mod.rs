@@ -435,14 +435,15 @@ impl TurnEngine {
                 }
             }
             (
-                Completion::Stage(StageJobDone { call, done }),
+                Completion::Stage(job),
                 Wait::Stage {
                     call: waiting,
                     then,
                 },
-            ) if call == *waiting => {
+            ) if job.call == *waiting => {
                 let then = *then;
                 cur.wait = Wait::Ready;
+                let StageJobDone { done, .. } = *job;
                 self.after_stage_job(&mut cur, then, done);
             }
             (Completion::Memory(MemoryDone { call, result }), Wait::Memory { call: waiting })
