@@ -96,6 +96,9 @@ impl Control for BenchControl {
     fn test_source(&self, _: &str) -> Result<String, String> {
         Err("not here".into())
     }
+    fn plugin(&self, _: &str, _: Option<&str>) -> Result<Value, String> {
+        Err("not here".into())
+    }
 }
 
 fn hearth_path() -> Samples {

@@ -2,27 +2,41 @@
 //! event ring → reply, with a zero-latency scripted model, so everything measured is Hearth.
 //! Baseline (same run): the same number of thread hops through bare crossbeam channels
 //! (caller → ingress → kernel → provider → kernel → caller), i.e. the floor any design with
-//! these threads pays. Budget (DESIGN §5): p50 ≤ 200 µs per turn.
+//! these threads pays. Budget (DESIGN §5): p50 ≤ 200 µs per turn. With a no-op handler on each
+//! of the 7 stages: inline handlers (run on the kernel's worker) ≤ 1.3× the handler-less turn of
+//! the same run; blocking handlers (a stage-service job and a runner hop per stage) reported.
 
 use hearth_bench::{Samples, report, us};
 use hearth_kernel::graph::{self, GraphConfig, Registries};
 use hearth_llm::provider::ScriptedProvider;
-use hearth_stages::{HandlerSpec, Stage, StageContext};
+use hearth_stages::{CallContext, HandlerSpec, Stage, StageContext};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 const WARMUP: usize = 200;
 const TURNS: usize = 3_000;
 
-fn kernel_turns(with_handlers: bool) -> Samples {
+/// No-op handlers on each of the 7 stages: none, inline ones, or blocking ones.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Handlers {
+    None,
+    Inline,
+    Blocking,
+}
+
+fn kernel_turns(handlers: Handlers) -> Samples {
     let registries = Registries::default();
-    if with_handlers {
+    if handlers != Handlers::None {
         for stage in Stage::ALL {
+            let spec = HandlerSpec::new("bench");
+            let spec = if handlers == Handlers::Inline {
+                spec.inline()
+            } else {
+                spec
+            };
             registries
                 .stages
-                .register(stage, HandlerSpec::new("bench"), |_: &mut StageContext| {
-                    Ok(())
-                });
+                .register(stage, spec, |_: &CallContext, _: &mut StageContext| Ok(()));
         }
     }
     let provider = Arc::new(ScriptedProvider::new([]));
@@ -100,8 +114,9 @@ fn main() {
         return;
     }
     let floor = bare_hops();
-    let plain = kernel_turns(false);
-    let hooked = kernel_turns(true);
+    let plain = kernel_turns(Handlers::None);
+    let inline = kernel_turns(Handlers::Inline);
+    let blocking = kernel_turns(Handlers::Blocking);
     report(
         "kernel turn, no stage handlers (zero-latency model)",
         &plain,
@@ -110,13 +125,24 @@ fn main() {
         None,
     );
     report(
-        "kernel turn, one no-op handler on each of the 7 stages",
-        &hooked,
-        "5 bare crossbeam thread hops",
-        &floor,
+        "kernel turn, one no-op inline handler on each of the 7 stages",
+        &inline,
+        "the same turn without handlers",
+        &plain,
+        Some(1.3),
+    );
+    report(
+        "kernel turn, one no-op blocking handler on each of the 7 stages",
+        &blocking,
+        "the same turn without handlers",
+        &plain,
         None,
     );
-    for (name, s) in [("no handlers", &plain), ("7 handlers", &hooked)] {
+    for (name, s) in [
+        ("no handlers", &plain),
+        ("7 inline handlers", &inline),
+        ("7 blocking handlers", &blocking),
+    ] {
         let p50 = us(s.p50());
         println!(
             "   {name}: {:.0} turns/s at p50, {:.1} µs/turn — budget p50 ≤ 200 µs: {}",

@@ -23,4 +23,7 @@ pub enum StagesError {
     /// A stage name that is not one of the seven.
     #[error("unknown stage {name:?}")]
     UnknownStage { name: String },
+    /// A trust name that is not `kernel`, `local` or `external` (e.g. in a journal row).
+    #[error("unknown trust {name:?}")]
+    UnknownTrust { name: String },
 }

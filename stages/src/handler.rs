@@ -2,24 +2,34 @@
 
 use std::time::Duration;
 
-use crate::{Stage, StageContext};
+use crate::{CallContext, HandlerError, Stage, StageContext};
 
 /// Code hooked onto a stage.
 ///
 /// It works on a private copy of the context: its writes are kept only when it returns (`Ok` or
 /// `Err`) within its timeout, so a handler that panics or hangs cannot leave a half-written context.
+/// `call` says for which task and caller it runs, carries the stop (`call.is_cancelled()`) and the
+/// handler's own deadline.
 pub trait StageHandler: Send + Sync + 'static {
-    /// Inspect or rewrite the context; an `Err` is recorded as `"<plugin>: <msg>"` in `ctx.errors`.
-    fn handle(&self, ctx: &mut StageContext) -> Result<(), String>;
+    /// Inspect or rewrite the context; an `Err` is recorded as `"<plugin>: <error>"` in `ctx.errors`.
+    fn handle(&self, call: &CallContext, ctx: &mut StageContext) -> Result<(), HandlerError>;
 }
 
 impl<F> StageHandler for F
 where
+    F: Fn(&CallContext, &mut StageContext) -> Result<(), HandlerError> + Send + Sync + 'static,
+{
+    fn handle(&self, call: &CallContext, ctx: &mut StageContext) -> Result<(), HandlerError> {
+        self(call, ctx)
+    }
+}
+
+/// A stage handler from a closure that needs no call context and fails with a message.
+pub fn stage_fn<F>(f: F) -> impl StageHandler
+where
     F: Fn(&mut StageContext) -> Result<(), String> + Send + Sync + 'static,
 {
-    fn handle(&self, ctx: &mut StageContext) -> Result<(), String> {
-        self(ctx)
-    }
+    move |_: &CallContext, ctx: &mut StageContext| f(ctx).map_err(HandlerError::Failed)
 }
 
 /// Which tool calls a handler on before_toolcall / after_toolcall wants to see.
@@ -70,39 +80,62 @@ impl Scope {
 /// The default per-handler time limit.
 pub const DEFAULT_HANDLER_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How a handler is registered: its owner, its place in the order, its scope and its time limit.
+/// How a handler is registered: its owner, its place in the order, its scope, its time limit and
+/// whether it may block.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct HandlerSpec {
     /// The owning plugin; names the handler in errors and drives `Scope::OwnTools`.
     pub plugin: String,
     /// Higher runs earlier; equal priorities run in registration order.
     pub priority: i32,
+    /// Which calls the handler sees on the tool-call stages.
     pub scope: Scope,
-    /// After this the handler is abandoned and its writes discarded.
+    /// After this the handler is abandoned and its writes discarded (blocking handlers only: an
+    /// inline handler cannot be walked away from, it is only told its deadline).
     pub timeout: Duration,
+    /// In-process code that never blocks (no I/O, no locks held by others, no waiting): it runs on
+    /// the caller's thread with panic isolation, without a hop to a runner thread. The default is
+    /// blocking: a runner thread with a timeout.
+    pub inline: bool,
 }
 
 impl HandlerSpec {
-    /// Priority 0, global scope, a 5 s timeout.
+    /// Priority 0, global scope, a 5 s timeout, blocking.
     pub fn new(plugin: impl Into<String>) -> HandlerSpec {
         HandlerSpec {
             plugin: plugin.into(),
             priority: 0,
             scope: Scope::Global,
             timeout: DEFAULT_HANDLER_TIMEOUT,
+            inline: false,
         }
     }
 
+    /// Declare the handler inline: it cannot block, so it runs where the stage runs.
+    pub fn inline(mut self) -> HandlerSpec {
+        self.inline = true;
+        self
+    }
+
+    /// Declare the handler blocking (the default): it runs on a runner thread under its timeout.
+    pub fn blocking(mut self) -> HandlerSpec {
+        self.inline = false;
+        self
+    }
+
+    /// Set the priority (higher runs earlier).
     pub fn priority(mut self, priority: i32) -> HandlerSpec {
         self.priority = priority;
         self
     }
 
+    /// Set the scope.
     pub fn scope(mut self, scope: Scope) -> HandlerSpec {
         self.scope = scope;
         self
     }
 
+    /// Set the time limit.
     pub fn timeout(mut self, timeout: Duration) -> HandlerSpec {
         self.timeout = timeout;
         self
@@ -135,6 +168,9 @@ mod tests {
         assert_eq!(spec.priority, 0);
         assert_eq!(spec.scope, Scope::Global);
         assert_eq!(spec.timeout, Duration::from_secs(5));
+        assert!(!spec.inline, "blocking is the default");
+        assert!(spec.clone().inline().inline);
+        assert!(!spec.clone().inline().blocking().inline);
         let spec = spec
             .priority(-3)
             .scope(Scope::OwnTools)

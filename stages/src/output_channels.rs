@@ -10,31 +10,62 @@ use crate::channel_name::{
     LIST_CHANNELS_TOOL, OUTPUT_HELP_SUFFIX, OUTPUT_SEND_PREFIX, help_tool_name, send_tool_name,
     validate_channel_name,
 };
-use crate::{Caps, Stage, StageContext, StagePipeline, StagesError, ToolDef};
+use crate::{
+    CallContext, Caps, HandlerError, Stage, StageContext, StagePipeline, StagesError, ToolDef,
+};
 
 /// The code that delivers through a channel (a device, a chat bridge, a plugin's output).
 pub trait OutputHandler: Send + Sync + 'static {
-    /// Deliver `payload` as `kind` (`text`, `voice`, `image`, `file`) with optional routing `meta`.
+    /// Deliver `payload` as `kind` (`text`, `voice`, `image`, `file`) with optional routing `meta`,
+    /// for `call` (the task and caller the delivery is made for, its stop and deadline).
     ///
     /// A result object whose `status` is `"unconfirmed"` or `"queued"` (with an optional `note`)
     /// tells the model the delivery is not confirmed; anything else `Ok` counts as delivered.
-    fn send(&self, payload: &str, kind: &str, meta: Option<&Value>) -> Result<Value, String>;
+    fn send(
+        &self,
+        call: &CallContext,
+        payload: &str,
+        kind: &str,
+        meta: Option<&Value>,
+    ) -> Result<Value, HandlerError>;
 }
 
 impl<F> OutputHandler for F
 where
+    F: Fn(&CallContext, &str, &str, Option<&Value>) -> Result<Value, HandlerError>
+        + Send
+        + Sync
+        + 'static,
+{
+    fn send(
+        &self,
+        call: &CallContext,
+        payload: &str,
+        kind: &str,
+        meta: Option<&Value>,
+    ) -> Result<Value, HandlerError> {
+        self(call, payload, kind, meta)
+    }
+}
+
+/// An output handler from a closure that needs no call context and fails with a message.
+pub fn output_fn<F>(f: F) -> impl OutputHandler
+where
     F: Fn(&str, &str, Option<&Value>) -> Result<Value, String> + Send + Sync + 'static,
 {
-    fn send(&self, payload: &str, kind: &str, meta: Option<&Value>) -> Result<Value, String> {
-        self(payload, kind, meta)
+    move |_: &CallContext, payload: &str, kind: &str, meta: Option<&Value>| {
+        f(payload, kind, meta).map_err(HandlerError::Failed)
     }
 }
 
 /// A channel as listed to callers.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ChannelInfo {
+    /// The channel name (`output_send__<name>`).
     pub name: String,
+    /// What it can send.
     pub caps: Caps,
+    /// What it is, for the model.
     pub description: String,
 }
 
@@ -61,6 +92,7 @@ impl fmt::Debug for OutputChannels {
 }
 
 impl OutputChannels {
+    /// No channels.
     pub fn new() -> OutputChannels {
         OutputChannels::default()
     }
@@ -106,6 +138,7 @@ impl OutputChannels {
         channels.len() != before
     }
 
+    /// Every channel, in registration order.
     pub fn channels(&self) -> Vec<ChannelInfo> {
         self.channels
             .read()
@@ -114,14 +147,17 @@ impl OutputChannels {
             .collect()
     }
 
+    /// The capabilities of channel `name`.
     pub fn caps_of(&self, name: &str) -> Option<Caps> {
         self.find(name).map(|(info, _)| info.caps)
     }
 
+    /// How many channels there are.
     pub fn len(&self) -> usize {
         self.channels.read().len()
     }
 
+    /// Whether there is no channel.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -181,18 +217,22 @@ impl OutputChannels {
         defs
     }
 
-    /// Handle an output tool call; `None` when `tool_name` is not an output tool.
+    /// Handle an output tool call for `call`; `None` when `tool_name` is not an output tool.
     ///
     /// `Ok` is what goes back to the model after a delivery (exactly `"ok"` when confirmed: echoing
     /// the channel's full answer made models loop on sends) or a help/list text; `Err` explains why
-    /// nothing was delivered. A send runs before_output on a fresh context holding only the payload
-    /// (and `extra.output_channel`), so reply filters apply to tool deliveries too.
+    /// nothing was delivered: `InvalidArguments` for a call the model got wrong, `Unavailable` for
+    /// an unknown channel, `Denied` when before_output blocked or cleared the payload, the
+    /// channel's own error (prefixed with the channel) when it failed. A send runs before_output on
+    /// a fresh context holding only the payload (and `extra.output_channel`), so reply filters
+    /// apply to tool deliveries too.
     pub fn dispatch(
         &self,
+        call: &CallContext,
         tool_name: &str,
         args: &Value,
         pipeline: &StagePipeline,
-    ) -> Option<Result<String, String>> {
+    ) -> Option<Result<String, HandlerError>> {
         if tool_name == LIST_CHANNELS_TOOL {
             return Some(Ok(self.list_text()));
         }
@@ -200,16 +240,17 @@ impl OutputChannels {
         // No channel name ends in "_help" (see the name rule), so this split is unambiguous.
         Some(match rest.strip_suffix(OUTPUT_HELP_SUFFIX) {
             Some(channel) => self.help_text(channel),
-            None => self.send(rest, args, pipeline),
+            None => self.send(call, rest, args, pipeline),
         })
     }
 
     fn send(
         &self,
+        call: &CallContext,
         channel: &str,
         args: &Value,
         pipeline: &StagePipeline,
-    ) -> Result<String, String> {
+    ) -> Result<String, HandlerError> {
         let args = arguments_object(args);
         let payload = match args.get("payload") {
             None | Some(Value::Null) => String::new(),
@@ -217,45 +258,45 @@ impl OutputChannels {
             Some(other) => other.to_string(),
         };
         if channel.is_empty() || payload.is_empty() {
-            return Err(usage(channel));
+            return Err(HandlerError::InvalidArguments(usage(channel)));
         }
-        let Some((info, handler)) = self.find(channel) else {
-            return Err(format!(
-                "unknown output channel [{channel}]; call {LIST_CHANNELS_TOOL} to see the channels"
-            ));
-        };
+        let (info, handler) = self.find(channel).ok_or_else(|| unknown_channel(channel))?;
         let kind = match args.get("type").and_then(Value::as_str).map(str::trim) {
             None | Some("") => "text".to_owned(),
             Some(k) => k.to_ascii_lowercase(),
         };
         let Some(needed) = Caps::for_send_type(&kind) else {
-            return Err(format!(
+            return Err(HandlerError::InvalidArguments(format!(
                 "unknown type {kind:?} for [{channel}]: use one of {}",
                 SEND_TYPES.join(", ")
-            ));
+            )));
         };
         if !info.caps.contains(needed) {
-            return Err(format!(
+            return Err(HandlerError::InvalidArguments(format!(
                 "channel [{channel}] cannot send type {kind} (it supports: {})",
                 info.caps.names().join(", ")
-            ));
+            )));
         }
-        let meta = parse_meta(args.get("meta"))?;
+        let meta = parse_meta(args.get("meta")).map_err(HandlerError::InvalidArguments)?;
 
         let mut ctx = StageContext::with_final_text(payload);
         ctx.extra
             .insert("output_channel".into(), Value::String(channel.to_owned()));
-        pipeline.run(Stage::BeforeOutput, &mut ctx);
+        if pipeline.run(Stage::BeforeOutput, call, &mut ctx).cancelled {
+            return Err(HandlerError::Cancelled);
+        }
         if let Some(response) = ctx.response {
-            return Err(format!("blocked by a plugin: {response}"));
+            return Err(HandlerError::Denied(format!(
+                "blocked by a plugin: {response}"
+            )));
         }
         if ctx.final_text.trim().is_empty() {
-            return Err("cleared by a plugin".to_owned());
+            return Err(HandlerError::Denied("cleared by a plugin".to_owned()));
         }
 
         let result = handler
-            .send(&ctx.final_text, &kind, meta.as_ref())
-            .map_err(|err| format!("sending through [{channel}] failed: {err}"))?;
+            .send(call, &ctx.final_text, &kind, meta.as_ref())
+            .map_err(|err| err.context(&format!("sending through [{channel}] failed")))?;
         match result.get("status").and_then(Value::as_str) {
             Some(status @ ("unconfirmed" | "queued")) => {
                 let note = result.get("note").and_then(Value::as_str).unwrap_or("");
@@ -270,12 +311,8 @@ impl OutputChannels {
         }
     }
 
-    fn help_text(&self, channel: &str) -> Result<String, String> {
-        let Some((info, _)) = self.find(channel) else {
-            return Err(format!(
-                "unknown output channel [{channel}]; call {LIST_CHANNELS_TOOL} to see the channels"
-            ));
-        };
+    fn help_text(&self, channel: &str) -> Result<String, HandlerError> {
+        let (info, _) = self.find(channel).ok_or_else(|| unknown_channel(channel))?;
         let send = send_tool_name(channel);
         Ok(format!(
             "output channel [{channel}]: {desc}\n\
@@ -344,6 +381,12 @@ fn parse_meta(meta: Option<&Value>) -> Result<Option<Value>, String> {
         Ok(other) => Err(meta_error(&format!("got {other}"))),
         Err(err) => Err(meta_error(&err.to_string())),
     }
+}
+
+fn unknown_channel(channel: &str) -> HandlerError {
+    HandlerError::Unavailable(format!(
+        "unknown output channel [{channel}]; call {LIST_CHANNELS_TOOL} to see the channels"
+    ))
 }
 
 fn meta_error(detail: &str) -> String {

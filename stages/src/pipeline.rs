@@ -5,14 +5,15 @@ use std::sync::Arc;
 
 use parking_lot::{Mutex, RwLock};
 
-use crate::runner::{Outcome, RunnerPool};
-use crate::{HandlerId, HandlerSpec, Stage, StageContext, StageHandler};
+use crate::runner::RunnerPool;
+use crate::stage_job::{Advance, StageDone, StageJob, StageStep, Walk};
+use crate::{CallContext, HandlerId, HandlerSpec, Stage, StageContext, StageHandler};
 
 #[derive(Clone)]
-struct Entry {
-    id: HandlerId,
-    spec: HandlerSpec,
-    handler: Arc<dyn StageHandler>,
+pub(crate) struct Entry {
+    pub(crate) id: HandlerId,
+    pub(crate) spec: HandlerSpec,
+    pub(crate) handler: Arc<dyn StageHandler>,
 }
 
 /// What one `StagePipeline::run` did, for the turn engine and for tests.
@@ -36,16 +37,23 @@ pub struct StageRun {
     pub panicked: Vec<String>,
     /// The lines this run appended to `ctx.errors`.
     pub errors: Vec<String>,
+    /// The call was cancelled during the run: the context is the one given to the stage and none
+    /// of the handlers' writes were kept (`ran` still names those that had returned).
+    pub cancelled: bool,
 }
 
 /// The seven stages' handler lists and the machinery to run them.
 ///
 /// Deterministic by design (the original ran a stage's handlers in parallel on one shared mutable
 /// context, which raced): handlers run one after another, higher `priority` first, then in
-/// registration order. Each works on its own copy of the context on a pooled runner thread; the
-/// copy replaces the caller's context only when the handler returns within its timeout, so a
-/// panicking or hung handler never leaves a half-written context. Once `ctx.response` is `Some`,
-/// the rest of the stage is skipped.
+/// registration order. Each works on its own copy of the context, which replaces the caller's
+/// context only when the handler returns (within its timeout), so a panicking or hung handler never
+/// leaves a half-written context. Once `ctx.response` is `Some`, the rest of the stage is skipped.
+///
+/// Where a handler runs depends on what it declared ([`HandlerSpec::inline`]): an inline handler
+/// runs on the thread running the stage, a blocking one on a pooled runner thread under its
+/// timeout. [`StagePipeline::start`] runs what it can without blocking and hands back the rest as a
+/// [`StageJob`]; [`StagePipeline::run`] does both on the calling thread.
 ///
 /// `after_output` is run the same way, sequentially. It is read-only in intent and could fan out,
 /// but a sequential run keeps the one rule "response short-circuits, order is priority" true at
@@ -57,7 +65,7 @@ pub struct StageRun {
 pub struct StagePipeline {
     stages: [RwLock<Arc<Vec<Entry>>>; 7],
     next_seq: Mutex<u64>,
-    runners: RunnerPool,
+    runners: Arc<RunnerPool>,
 }
 
 impl Default for StagePipeline {
@@ -77,11 +85,12 @@ impl fmt::Debug for StagePipeline {
 }
 
 impl StagePipeline {
+    /// A pipeline with no handlers.
     pub fn new() -> StagePipeline {
         StagePipeline {
             stages: std::array::from_fn(|_| RwLock::new(Arc::new(Vec::new()))),
             next_seq: Mutex::new(0),
-            runners: RunnerPool::default(),
+            runners: Arc::default(),
         }
     }
 
@@ -161,63 +170,43 @@ impl StagePipeline {
         Arc::clone(&self.stages[stage.index()].read())
     }
 
-    /// Run `stage` over `ctx`: set `ctx.phase`, then each handler in order until one responds.
+    /// Start `stage` over `ctx` without blocking: set `ctx.phase`, then run handlers in order
+    /// until one responds, the stage ends, or the next handler is a blocking one; in that last case
+    /// the rest is handed back as a [`StageJob`].
     ///
-    /// A handler's `Err(msg)` is appended to `ctx.errors` as `"<plugin>: <msg>"` (its writes are
+    /// A handler's `Err(e)` is appended to `ctx.errors` as `"<plugin>: <e>"` (its writes are
     /// kept: it returned normally); a panic or timeout appends `"<plugin>: handler panicked: ..."`
     /// / `"<plugin>: handler timed out after 5s"` and discards its writes. If `ctx.response` is
-    /// already `Some` on entry, no handler runs.
-    pub fn run(&self, stage: Stage, ctx: &mut StageContext) -> StageRun {
+    /// already `Some` on entry, no handler runs. Each handler gets `call` narrowed to its own
+    /// timeout; if `call` is already cancelled, no handler runs and the result is
+    /// [`StageRun::cancelled`].
+    pub fn start(&self, stage: Stage, call: &CallContext, mut ctx: StageContext) -> StageStep {
         if ctx.phase != stage.as_str() {
             ctx.phase.clear();
             ctx.phase.push_str(stage.as_str());
         }
         let list = self.snapshot(stage);
-        let mut report = StageRun::default();
-        if !list.is_empty() {
-            let mut lease = self.runners.lease();
-            for (at, entry) in list.iter().enumerate() {
-                if ctx.response.is_some() {
-                    report
-                        .skipped_after_response
-                        .extend(list[at..].iter().map(|e| e.spec.plugin.clone()));
-                    break;
-                }
-                let plugin = &entry.spec.plugin;
-                if !entry.spec.scope.applies(stage, plugin, ctx) {
-                    report.skipped_scope.push(plugin.clone());
-                    continue;
-                }
-                let failure = match lease.execute(&entry.handler, ctx.clone(), entry.spec.timeout) {
-                    Outcome::Returned(copy, result) => {
-                        *ctx = copy;
-                        report.ran.push(plugin.clone());
-                        if ctx.response.is_some() {
-                            report.responded_by = Some(plugin.clone());
-                        }
-                        result.err().map(|msg| format!("{plugin}: {msg}"))
-                    }
-                    Outcome::Panicked(msg) => {
-                        report.panicked.push(plugin.clone());
-                        Some(format!("{plugin}: handler panicked: {msg}"))
-                    }
-                    Outcome::TimedOut => {
-                        report.timed_out.push(plugin.clone());
-                        Some(format!(
-                            "{plugin}: handler timed out after {:?}",
-                            entry.spec.timeout
-                        ))
-                    }
-                };
-                if let Some(line) = failure {
-                    tracing::warn!(stage = stage.as_str(), "{line}");
-                    ctx.errors.push(line.clone());
-                    report.errors.push(line);
-                }
-            }
+        let mut walk = Walk::new(stage, list, call, ctx);
+        let ended = if call.is_cancelled() {
+            Advance::Cancelled
+        } else {
+            walk.advance(None)
+        };
+        match ended {
+            Advance::Blocked => StageStep::Pending(StageJob::new(walk, Arc::clone(&self.runners))),
+            ended => StageStep::Done(walk.finish(ended)),
         }
-        report.responded = ctx.is_responded();
-        report
+    }
+
+    /// Run `stage` over `ctx` to its end on this thread, blocking while blocking handlers run:
+    /// [`StagePipeline::start`] and then, if needed, [`StageJob::run`].
+    pub fn run(&self, stage: Stage, call: &CallContext, ctx: &mut StageContext) -> StageRun {
+        let StageDone { ctx: after, run } = match self.start(stage, call, std::mem::take(ctx)) {
+            StageStep::Done(done) => done,
+            StageStep::Pending(job) => job.run(),
+        };
+        *ctx = after;
+        run
     }
 
     #[cfg(test)]
@@ -228,13 +217,20 @@ impl StagePipeline {
 
 #[cfg(test)]
 mod tests {
+    use std::time::Duration;
+
     use super::*;
+    use crate::stage_fn;
 
     fn mark(tag: &'static str) -> impl StageHandler {
-        move |ctx: &mut StageContext| {
+        stage_fn(move |ctx: &mut StageContext| {
             ctx.final_text.push_str(tag);
             Ok(())
-        }
+        })
+    }
+
+    fn call() -> CallContext {
+        CallContext::kernel(Duration::from_secs(10))
     }
 
     #[test]
@@ -245,18 +241,30 @@ mod tests {
             pipeline.register(Stage::OnInput, HandlerSpec::new(tag), mark(tag));
         }
         let mut ctx = StageContext::default();
-        pipeline.run(Stage::OnInput, &mut ctx);
-        pipeline.run(Stage::OnInput, &mut ctx);
+        pipeline.run(Stage::OnInput, &call(), &mut ctx);
+        pipeline.run(Stage::OnInput, &call(), &mut ctx);
         assert_eq!(ctx.final_text, "abcabc");
         // One run uses one runner for all its handlers and hands it back.
         assert_eq!(pipeline.idle_runners(), 1);
     }
 
     #[test]
+    fn inline_handlers_never_take_a_runner() {
+        let pipeline = StagePipeline::new();
+        for tag in ["a", "b"] {
+            pipeline.register(Stage::OnInput, HandlerSpec::new(tag).inline(), mark(tag));
+        }
+        let mut ctx = StageContext::default();
+        pipeline.run(Stage::OnInput, &call(), &mut ctx);
+        assert_eq!(ctx.final_text, "ab");
+        assert_eq!(pipeline.idle_runners(), 0);
+    }
+
+    #[test]
     fn a_stage_without_handlers_takes_no_runner() {
         let pipeline = StagePipeline::new();
         let mut ctx = StageContext::default();
-        let run = pipeline.run(Stage::PreAction, &mut ctx);
+        let run = pipeline.run(Stage::PreAction, &call(), &mut ctx);
         assert_eq!(run, StageRun::default());
         assert_eq!(ctx.phase, "pre_action");
         assert_eq!(pipeline.idle_runners(), 0);

@@ -3,6 +3,8 @@
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::{CallContext, HandlerError};
+
 /// Whether a tool's output triggers a pruning pass over the context window.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -46,23 +48,33 @@ pub struct ToolDef {
     pub parallel_safe: bool,
     /// Forces the whole batch to run serially; wins over `parallel_safe`.
     pub serial: bool,
-    /// May be cancelled while running (a stop or preemption does not have to wait for it).
+    /// The tool watches `CallContext::is_cancelled` and returns soon after a stop, so a stop
+    /// cancels it and does not wait for it; a tool that does not declare this runs to its end.
     pub cancellable: bool,
 }
 
 /// The code behind a tool.
 pub trait ToolHandler: Send + Sync + 'static {
-    /// `args` is the model's arguments object; the `Ok` value is the tool's raw result.
-    fn call(&self, args: &Value) -> Result<Value, String>;
+    /// `args` is the model's arguments object; the `Ok` value is the tool's raw result. `call`
+    /// carries the task, the caller's trust, the stop and the deadline the kernel waits until.
+    fn call(&self, call: &CallContext, args: &Value) -> Result<Value, HandlerError>;
 }
 
 impl<F> ToolHandler for F
 where
+    F: Fn(&CallContext, &Value) -> Result<Value, HandlerError> + Send + Sync + 'static,
+{
+    fn call(&self, call: &CallContext, args: &Value) -> Result<Value, HandlerError> {
+        self(call, args)
+    }
+}
+
+/// A tool handler from a closure that needs no call context and fails with a message.
+pub fn tool_fn<F>(f: F) -> impl ToolHandler
+where
     F: Fn(&Value) -> Result<Value, String> + Send + Sync + 'static,
 {
-    fn call(&self, args: &Value) -> Result<Value, String> {
-        self(args)
-    }
+    move |_: &CallContext, args: &Value| f(args).map_err(HandlerError::Failed)
 }
 
 /// Whether a batch of tool calls may run in parallel: every tool `parallel_safe` and none `serial`.

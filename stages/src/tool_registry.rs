@@ -9,13 +9,22 @@ use parking_lot::RwLock;
 use serde_json::Value;
 
 use crate::runner::panic_message;
-use crate::{StagesError, ToolDef, ToolHandler, valid_function_name};
+use crate::{CallContext, HandlerError, StagesError, ToolDef, ToolHandler, valid_function_name};
 
 /// A tool as stored: its declaration and its code.
 #[derive(Clone)]
 pub struct RegisteredTool {
+    /// What the model is told and how the kernel treats the tool.
     pub def: ToolDef,
+    /// The code.
     pub handler: Arc<dyn ToolHandler>,
+}
+
+impl RegisteredTool {
+    /// Whether a stop cancels this tool instead of waiting for it (`ToolDef::cancellable`).
+    pub fn cancellable(&self) -> bool {
+        self.def.cancellable
+    }
 }
 
 impl fmt::Debug for RegisteredTool {
@@ -53,6 +62,7 @@ pub fn infer_plugin(tool_name: &str) -> &str {
 }
 
 impl ToolRegistry {
+    /// An empty registry.
     pub fn new() -> ToolRegistry {
         ToolRegistry::default()
     }
@@ -101,18 +111,22 @@ impl ToolRegistry {
         before - table.tools.len()
     }
 
+    /// The tool named `name`.
     pub fn get(&self, name: &str) -> Option<RegisteredTool> {
         self.table.read().tools.get(name).cloned()
     }
 
+    /// Whether a tool named `name` exists.
     pub fn contains(&self, name: &str) -> bool {
         self.table.read().tools.contains_key(name)
     }
 
+    /// How many tools there are.
     pub fn len(&self) -> usize {
         self.table.read().tools.len()
     }
 
+    /// Whether there is no tool.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }
@@ -136,19 +150,32 @@ impl ToolRegistry {
             .map(|t| t.def.plugin.clone())
     }
 
-    /// Call tool `name`. A panic in the tool comes back as the error
-    /// `"tool <name> handler panic: <msg>"`; an unknown name as `"tool <name> not found in any plugin"`.
-    pub fn execute(&self, name: &str, args: &Value) -> Result<Value, String> {
+    /// Call tool `name` for `call`. An unknown name is `Unavailable("tool <name> not found in any
+    /// plugin")`; a panic in the tool is `Failed("tool <name> handler panic: <msg>")`; a call
+    /// already cancelled or past its deadline does not start the tool.
+    pub fn execute(
+        &self,
+        call: &CallContext,
+        name: &str,
+        args: &Value,
+    ) -> Result<Value, HandlerError> {
         let handler = match self.table.read().tools.get(name) {
             Some(t) => Arc::clone(&t.handler),
-            None => return Err(format!("tool {name} not found in any plugin")),
+            None => {
+                return Err(HandlerError::Unavailable(format!(
+                    "tool {name} not found in any plugin"
+                )));
+            }
         };
-        match panic::catch_unwind(AssertUnwindSafe(|| handler.call(args))) {
+        call.check()?;
+        match panic::catch_unwind(AssertUnwindSafe(|| handler.call(call, args))) {
             Ok(result) => result,
             Err(payload) => {
                 let msg = panic_message(payload.as_ref());
                 tracing::error!(tool = name, "tool handler panicked: {msg}");
-                Err(format!("tool {name} handler panic: {msg}"))
+                Err(HandlerError::Failed(format!(
+                    "tool {name} handler panic: {msg}"
+                )))
             }
         }
     }

@@ -22,9 +22,13 @@ pub struct JournalEntry {
     pub accepted_ms: i64,
     pub reply: Option<Value>,
     pub replied_ms: Option<i64>,
+    /// The trust the ingress gave the input (`kernel`, `local` or `external`); `external` for
+    /// inputs journaled before the trust was recorded.
+    pub trust: String,
 }
 
-const JOURNAL_COLUMNS: &str = "request_id, source, kind, payload, accepted_ms, reply, replied_ms";
+const JOURNAL_COLUMNS: &str =
+    "request_id, source, kind, payload, accepted_ms, reply, replied_ms, trust";
 
 fn entry_from_row(
     op: &'static str,
@@ -46,18 +50,35 @@ fn entry_from_row(
         accepted_ms: row.get(4).map_err(get)?,
         reply: reply.as_deref().map(|r| parse("reply", r)).transpose()?,
         replied_ms: row.get(6).map_err(get)?,
+        trust: row.get(7).map_err(get)?,
     })
 }
 
 impl Store {
-    /// Records an accepted input. When this returns `Ok`, the entry is committed and the WAL is
-    /// fsynced: the caller may acknowledge the input. A request id already in the journal is
-    /// refused with [`StoreError::DuplicateRequest`] and the first entry is kept.
+    /// Records an accepted input of an external caller: [`Store::journal_accept_with_trust`] with
+    /// `external`, the trust that grants nothing.
     pub fn journal_accept(
         &mut self,
         request_id: &str,
         source: &str,
         kind: &str,
+        payload: &Value,
+        accepted_ms: i64,
+    ) -> Result<(), StoreError> {
+        self.journal_accept_with_trust(request_id, source, kind, "external", payload, accepted_ms)
+    }
+
+    /// Records an accepted input with the trust the ingress gave it (`kernel`, `local` or
+    /// `external`; anything else is refused by the table's check). When this returns `Ok`, the
+    /// entry is committed and the WAL is fsynced: the caller may acknowledge the input. A request
+    /// id already in the journal is refused with [`StoreError::DuplicateRequest`] and the first
+    /// entry is kept.
+    pub fn journal_accept_with_trust(
+        &mut self,
+        request_id: &str,
+        source: &str,
+        kind: &str,
+        trust: &str,
         payload: &Value,
         accepted_ms: i64,
     ) -> Result<(), StoreError> {
@@ -69,11 +90,18 @@ impl Store {
             .ctx(OP, path)?;
         let inserted = tx
             .prepare_cached(
-                "INSERT INTO journal (request_id, source, kind, payload, accepted_ms) \
-                 VALUES (?1, ?2, ?3, ?4, ?5)",
+                "INSERT INTO journal (request_id, source, kind, payload, accepted_ms, trust) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
             )
             .ctx(OP, path)?
-            .execute(params![request_id, source, kind, payload, accepted_ms]);
+            .execute(params![
+                request_id,
+                source,
+                kind,
+                payload,
+                accepted_ms,
+                trust
+            ]);
         match inserted {
             Ok(_) => {}
             Err(e) if e.sqlite_error_code() == Some(ErrorCode::ConstraintViolation) => {

@@ -18,7 +18,7 @@ use super::files::unix_ms;
 pub const STORE_APPLICATION_ID: i32 = 0x4852_5448;
 
 /// The schema version this build writes and reads.
-pub const STORE_SCHEMA_VERSION: u32 = 4;
+pub const STORE_SCHEMA_VERSION: u32 = 5;
 
 /// One numbered migration.
 #[derive(Clone, Copy, Debug)]
@@ -49,6 +49,11 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         version: 4,
         name: "side vectors in a rowid table",
         sql: V4_SIDE_VECTORS_ROWID,
+    },
+    Migration {
+        version: 5,
+        name: "trust of journaled inputs",
+        sql: V5_JOURNAL_TRUST,
     },
 ];
 
@@ -181,6 +186,14 @@ CREATE INDEX cold_side_vectors_by_fingerprint ON cold_side_vectors (fp, cold_id)
 CREATE TRIGGER cold_side_vectors_delete AFTER DELETE ON cold BEGIN
     DELETE FROM cold_side_vectors WHERE cold_id = old.id;
 END;
+"#;
+
+// The trust the ingress gave an input travels with it across a restart, so an external L4 clamped
+// to L3 is still L3 when it is resumed. Rows journaled before this migration did not record it and
+// are read as external: after an upgrade an old pending input may lose a privilege, never gain one.
+const V5_JOURNAL_TRUST: &str = r#"
+ALTER TABLE journal ADD COLUMN trust TEXT NOT NULL DEFAULT 'external'
+    CHECK (trust IN ('kernel', 'local', 'external'));
 "#;
 
 const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_version (

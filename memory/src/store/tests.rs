@@ -550,6 +550,59 @@ fn store_cold_find_cold_boundaries_are_exact() {
 }
 
 #[test]
+fn store_journal_keeps_trust_and_reads_pre_trust_rows_as_external() {
+    watchdog(|| {
+        let dir = TempDir::new("journal-trust");
+        {
+            let mut conn = Connection::open(dir.db()).expect("raw open");
+            assert_eq!(
+                migrate(&mut conn, &dir.db(), &MIGRATIONS[..3]).expect("v3"),
+                3
+            );
+            conn.execute(
+                "INSERT INTO journal (request_id, source, kind, payload, accepted_ms) \
+                 VALUES ('old', 'cli', 'interrupt', '{\"priority\": \"L4\"}', 1)",
+                [],
+            )
+            .expect("v3 row");
+        }
+        let mut store = Store::open(dir.db()).expect("open migrates");
+        store
+            .journal_accept_with_trust("cli-l4", "cli", "interrupt", "local", &json!({}), 2)
+            .expect("accept");
+        store
+            .journal_accept("plain", "qq", "input", &json!({}), 3)
+            .expect("accept");
+        let bad = store
+            .journal_accept_with_trust("root", "qq", "input", "root", &json!({}), 4)
+            .expect_err("an unknown trust is refused");
+        assert!(matches!(bad, StoreError::Sqlite { .. }), "{bad}");
+        drop(store);
+
+        // Across a reopen: what was recorded, and external where nothing was.
+        let store = Store::open(dir.db()).expect("reopen");
+        let pending = store
+            .reader()
+            .expect("reader")
+            .journal_pending()
+            .expect("pending");
+        let trust: Vec<(&str, &str)> = pending
+            .iter()
+            .map(|e| (e.request_id.as_str(), e.trust.as_str()))
+            .collect();
+        assert_eq!(
+            trust,
+            [
+                ("old", "external"),
+                ("cli-l4", "local"),
+                ("plain", "external")
+            ]
+        );
+        assert!(store.journal_get("root").expect("get").is_none());
+    });
+}
+
+#[test]
 fn store_journal_accept_reply_pending() {
     watchdog(|| {
         let dir = TempDir::new("journal");

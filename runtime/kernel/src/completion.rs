@@ -6,6 +6,7 @@
 
 use crate::memory_service::MemoryDone;
 use crate::provider_service::LlmDone;
+use crate::stage_service::StageJobDone;
 use crate::tool_pool::ToolDone;
 
 /// One finished service call, as the kernel node receives it.
@@ -17,6 +18,15 @@ pub enum Completion {
     Tool(ToolDone),
     /// A memory pass ended.
     Memory(MemoryDone),
+    /// A stage's blocking handlers ended (boxed: it carries a whole stage context, the other
+    /// results are small and far more frequent).
+    Stage(Box<StageJobDone>),
+}
+
+impl From<StageJobDone> for Completion {
+    fn from(done: StageJobDone) -> Self {
+        Self::Stage(Box::new(done))
+    }
 }
 
 impl From<LlmDone> for Completion {

@@ -88,10 +88,11 @@ impl Durable {
     /// Journals an input; only after this returns may its caller be told it was accepted.
     pub fn accept(&self, input: &InputEvent, kind: &str) -> Result<(), StoreError> {
         let payload = Value::Object(input.payload.clone());
-        self.store.lock().journal_accept(
+        self.store.lock().journal_accept_with_trust(
             &input.request_id,
             &input.source,
             kind,
+            input.trust.as_str(),
             &payload,
             input.received_at_ms,
         )

@@ -19,6 +19,7 @@ use crate::ingress::{IngressGate, IngressNode, IngressOut, KernelHandle, Submiss
 use crate::kernel_node::{KernelInbox, KernelNode};
 use crate::memory_service::{MemoryConfig, MemoryService};
 use crate::provider_service::ProviderService;
+use crate::stage_service::StageService;
 use crate::tool_pool::{ToolEnv, ToolPool};
 use crate::turn::{TurnConfig, TurnEngine};
 use hearth_engine::{EdgeTx, Engine, EngineError, SendTimeoutError, ShutdownReport, Sink, edge};
@@ -188,6 +189,12 @@ pub fn build_with(
     }
     let pool = ToolPool::new(env, done.map(Completion::from));
     let mut turn = TurnEngine::new(cfg.turn, provider_service, pool, events.clone());
+    match StageService::start(done.map(Completion::from)) {
+        Ok(service) => turn = turn.with_stage_service(service),
+        Err(e) => tracing::error!(
+            "cannot start the stage service, blocking stage handlers will run on the kernel's worker: {e}"
+        ),
+    }
     let durable = durability.as_ref().map(|(d, _)| d.clone());
     if let Some((durable, recovered)) = durability {
         turn = turn.with_durable(durable, recovered);

@@ -83,7 +83,11 @@ impl KernelHandle {
     /// [`ReplyListener`](crate::input::ReplyListener), and a refusal (`queue_full`, `shutdown`)
     /// is journaled as the input's end before its reply is sent, so it never runs again after a
     /// restart. The reply arrives on the channel the caller attached.
+    /// An input its trust does not allow is answered `denied` and never journaled.
     pub fn submit_durably(&self, mut input: InputEvent, interrupt: bool) -> Result<(), String> {
+        if crate::admission::deny_if_refused(&mut input) {
+            return Err(skip::DENIED.to_owned());
+        }
         let Some(durable) = &self.durable else {
             self.send(wrap(input, interrupt));
             return Ok(());
@@ -121,7 +125,13 @@ impl KernelHandle {
         })
     }
 
-    fn send(&self, submission: Submission) {
+    fn send(&self, mut submission: Submission) {
+        if let Submission::Input(i) | Submission::Interrupt(i) | Submission::SelfInput(i) =
+            &mut submission
+            && crate::admission::deny_if_refused(i)
+        {
+            return;
+        }
         if let Some((submission, reason)) = self.offer(submission) {
             refuse(submission, reason);
         }
@@ -156,12 +166,15 @@ impl KernelHandle {
         rx
     }
 
-    /// Submits a self-input; it has no caller waiting for a reply.
+    /// Submits a self-input (the kernel's own: consolidation, notices); it has no caller
+    /// waiting for a reply and it runs with the kernel's trust.
     pub fn self_input(&self, input: InputEvent) {
-        self.send(Submission::SelfInput(input));
+        self.send(Submission::SelfInput(input.with_trust(Trust::Kernel)));
     }
 
     /// The stop button (SPEC §2.8): cancels the in-flight generation and the inputs queued now.
+    /// In-process callers are local and trusted (the CLI socket calls this after its peer
+    /// check); a stop from anywhere else arrives as an external interrupt and is denied.
     pub fn stop(&self, source: &str) -> Receiver<Reply> {
         self.interrupt(stop_input(source))
     }
@@ -192,7 +205,7 @@ pub fn stop_input(source: &str) -> InputEvent {
     payload.insert("stop".into(), Value::Bool(true));
     payload.insert("interrupt".into(), Value::Bool(true));
     payload.insert("priority".into(), Value::String("L4".into()));
-    InputEvent::new(source, payload).with_trust(Trust::Builtin)
+    InputEvent::new(source, payload).with_trust(Trust::Local)
 }
 
 fn wrap(input: InputEvent, interrupt: bool) -> Submission {

@@ -45,19 +45,14 @@ pub mod skip {
     pub const SHUTDOWN: &str = "shutdown";
     /// The input was dropped without an answer; only ever seen if something upstream failed.
     pub const DROPPED: &str = "dropped";
+    /// The caller's trust does not allow what the input asks (an external stop, an external
+    /// input on the consolidation channel).
+    pub const DENIED: &str = "denied";
 }
 
-/// Where an input comes from decides what priority it may claim (SPEC §2.1).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Trust {
-    /// A plugin compiled into the daemon (CLI socket, web UI, timers): keeps its declared level, L4 included.
-    Builtin,
-    /// The kernel itself (panic reports, kernel events).
-    Kernel,
-    /// An external plugin process: clamped to L3.
-    External,
-}
+/// Where an input comes from decides what it may do (SPEC §2.1): the one trust type of the
+/// handler contract, so a tool sees exactly the trust the ingress gave the input.
+pub use hearth_stages::Trust;
 
 /// The one-shot answer channel of an input. Sending consumes it, so a second reply cannot be
 /// written; dropping it unanswered answers `skipped/dropped`, so no caller can wait forever.
@@ -163,7 +158,7 @@ pub struct InputEvent {
     pub payload: Map<String, Value>,
     /// Where the reply goes.
     pub output_channel: String,
-    /// How far the input is trusted.
+    /// Set by the transport the input came through; `External` unless it proved otherwise.
     pub trust: Trust,
     /// When the input arrived, ms since the epoch.
     pub received_at_ms: i64,
@@ -184,7 +179,8 @@ impl InputEvent {
     }
 
     /// An input with a known id and time (rebuilt from its journal record after a restart, or
-    /// new); nobody waits on it until [`InputEvent::reply_channel`] is called.
+    /// new); nobody waits on it until [`InputEvent::reply_channel`] is called. Its trust is
+    /// `External` until the transport that received it says otherwise.
     pub fn recovered(
         request_id: String,
         source: String,
@@ -198,7 +194,7 @@ impl InputEvent {
             source,
             kind: "text".into(),
             payload,
-            trust: Trust::Builtin,
+            trust: Trust::External,
             received_at_ms: accepted_ms,
         }
     }

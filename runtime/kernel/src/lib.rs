@@ -23,6 +23,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod admission;
 pub mod completion;
 pub mod durable;
 pub mod events;
@@ -33,5 +34,6 @@ pub mod kernel_node;
 pub mod memory_service;
 pub mod memory_tools;
 pub mod provider_service;
+pub mod stage_service;
 pub mod tool_pool;
 pub mod turn;

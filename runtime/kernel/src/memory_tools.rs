@@ -3,7 +3,7 @@
 //! original), and `doc_commit` to store a note. Recall never deletes (DESIGN §4.2).
 
 use crate::memory_service::MemoryService;
-use hearth_stages::{ToolDef, ToolRegistry};
+use hearth_stages::{CallContext, HandlerError, ToolDef, ToolRegistry};
 use serde_json::{Value, json};
 
 const DEFAULT_TOP_K: u64 = 3;
@@ -38,17 +38,20 @@ pub fn register(tools: &ToolRegistry, memory: &MemoryService) {
             parallel_safe: true,
             ..ToolDef::default()
         };
-        let registered = tools.register(def, move |args: &Value| {
+        let registered = tools.register(def, move |call: &CallContext, args: &Value| {
             let query = args["query"]
                 .as_str()
                 .unwrap_or_default()
                 .trim()
                 .to_string();
             if query.is_empty() {
-                return Err("`query` is required".into());
+                return Err(HandlerError::InvalidArguments("`query` is required".into()));
             }
             let k = args["top_k"].as_u64().unwrap_or(DEFAULT_TOP_K).clamp(1, 20) as usize;
-            m.query(query, k).map(Value::String)
+            call.check()?;
+            m.query(query, k)
+                .map(Value::String)
+                .map_err(HandlerError::Failed)
         });
         if let Err(e) = registered {
             tracing::error!("memory tool {name}: {e}");
@@ -70,10 +73,13 @@ pub fn register(tools: &ToolRegistry, memory: &MemoryService) {
         no_memory: true,
         ..ToolDef::default()
     };
-    let registered = tools.register(def, move |args: &Value| {
+    let registered = tools.register(def, move |call: &CallContext, args: &Value| {
         let content = args["content"].as_str().unwrap_or_default().to_string();
         let summary = args["summary"].as_str().unwrap_or_default().to_string();
-        m.commit(content, summary).map(Value::String)
+        call.check()?;
+        m.commit(content, summary)
+            .map(Value::String)
+            .map_err(HandlerError::Failed)
     });
     if let Err(e) = registered {
         tracing::error!("memory tool doc_commit: {e}");

@@ -5,7 +5,7 @@
 
 use crossbeam_channel::{Receiver, Sender};
 use hearth_engine::{Sink, panic_message};
-use hearth_stages::{OutputChannels, StagePipeline, ToolRegistry};
+use hearth_stages::{CallContext, HandlerError, OutputChannels, StagePipeline, ToolRegistry};
 use serde_json::Value;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
@@ -24,13 +24,18 @@ pub struct ToolEnv {
 }
 
 impl ToolEnv {
-    /// Dispatches one call: output channel tools first, then registered tools (SPEC §8.2 order,
-    /// restricted to what exists in this build).
-    pub fn execute(&self, name: &str, args: &Value) -> Result<Value, String> {
-        if let Some(result) = self.outputs.dispatch(name, args, &self.stages) {
+    /// Dispatches one call for `call`: output channel tools first, then registered tools
+    /// (SPEC §8.2 order, restricted to what exists in this build).
+    pub fn execute(
+        &self,
+        call: &CallContext,
+        name: &str,
+        args: &Value,
+    ) -> Result<Value, HandlerError> {
+        if let Some(result) = self.outputs.dispatch(call, name, args, &self.stages) {
             return result.map(Value::String);
         }
-        self.tools.execute(name, args)
+        self.tools.execute(call, name, args)
     }
 }
 
@@ -39,14 +44,15 @@ impl ToolEnv {
 pub struct ToolDone {
     /// The call number given to [`ToolPool::spawn`].
     pub call: u64,
-    /// The tool's result, or its error text.
-    pub result: Result<Value, String>,
+    /// The tool's result, or why it has none.
+    pub result: Result<Value, HandlerError>,
 }
 
 struct Job {
     call: u64,
     name: String,
     args: Value,
+    ctx: CallContext,
 }
 
 /// The elastic pool tools run on; cheap to clone.
@@ -80,14 +86,20 @@ impl ToolPool {
         &self.env
     }
 
-    /// Runs tool `name` with `args` on a pool thread; the result arrives as a [`ToolDone`].
-    pub fn spawn(&self, call: u64, name: String, args: Value) {
+    /// Runs tool `name` on a pool thread for `ctx` (its task, caller, stop and deadline); the
+    /// result arrives on the sink with `call`.
+    pub fn spawn(&self, call: u64, name: String, args: Value, ctx: CallContext) {
         // Claim an idle thread if there is one; otherwise start another.
         let claimed = self
             .idle
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
             .is_ok();
-        let _ = self.tx.send(Job { call, name, args });
+        let _ = self.tx.send(Job {
+            call,
+            name,
+            args,
+            ctx,
+        });
         if !claimed {
             let pool = self.clone();
             let spawned = std::thread::Builder::new()
@@ -112,14 +124,16 @@ impl ToolPool {
                 }
                 continue;
             };
-            let result = catch_unwind(AssertUnwindSafe(|| self.env.execute(&job.name, &job.args)))
-                .unwrap_or_else(|p| {
-                    Err(format!(
-                        "tool {} handler panic: {}",
-                        job.name,
-                        panic_message(&*p)
-                    ))
-                });
+            let result = catch_unwind(AssertUnwindSafe(|| {
+                self.env.execute(&job.ctx, &job.name, &job.args)
+            }))
+            .unwrap_or_else(|p| {
+                Err(HandlerError::Failed(format!(
+                    "tool {} handler panic: {}",
+                    job.name,
+                    panic_message(&*p)
+                )))
+            });
             self.done.send(ToolDone {
                 call: job.call,
                 result,

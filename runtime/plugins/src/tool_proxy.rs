@@ -7,10 +7,12 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hearth_rpc::{
-    InvokeResult, OutputInvoke, RpcError, StageInvoke, StageResult, ToolInvoke, WireContext,
-    methods,
+    ErrorKind, InvokeResult, OutputInvoke, RpcError, StageInvoke, StageResult, ToolInvoke,
+    WireContext, methods,
 };
-use hearth_stages::{OutputHandler, StageContext, StageHandler, ToolHandler};
+use hearth_stages::{
+    CallContext, HandlerError, OutputHandler, StageContext, StageHandler, ToolHandler, Trust,
+};
 use serde_json::{Value, json};
 
 use crate::session::Link;
@@ -25,11 +27,11 @@ pub(crate) struct ToolProxy {
 }
 
 impl ToolHandler for ToolProxy {
-    fn call(&self, args: &Value) -> Result<Value, String> {
+    fn call(&self, ctx: &CallContext, args: &Value) -> Result<Value, HandlerError> {
         let params = ToolInvoke {
             name: self.tool.clone(),
             args: args.clone(),
-            ctx: context(self.link.call_timeout),
+            ctx: context(ctx, self.link.call_timeout),
         };
         let what = format!("tool {}", self.tool);
         let result: InvokeResult = invoke(&self.link, &what, methods::TOOL_INVOKE, &params)?;
@@ -44,19 +46,20 @@ pub(crate) struct StageProxy {
 }
 
 impl StageHandler for StageProxy {
-    fn handle(&self, ctx: &mut StageContext) -> Result<(), String> {
+    fn handle(&self, call: &CallContext, ctx: &mut StageContext) -> Result<(), HandlerError> {
         let params = StageInvoke {
             stage: self.stage.clone(),
-            context: serde_json::to_value(&*ctx).map_err(|e| e.to_string())?,
-            ctx: context(self.link.call_timeout),
+            context: serde_json::to_value(&*ctx)
+                .map_err(|e| HandlerError::Failed(e.to_string()))?,
+            ctx: context(call, self.link.call_timeout),
         };
         let what = format!("stage {}", self.stage);
         let result: StageResult = invoke(&self.link, &what, methods::STAGE_INVOKE, &params)?;
         *ctx = serde_json::from_value(result.context).map_err(|e| {
-            format!(
+            HandlerError::Failed(format!(
                 "{what} of plugin {}: the returned context does not fit: {e}",
                 self.link.name
-            )
+            ))
         })?;
         Ok(())
     }
@@ -69,11 +72,17 @@ pub(crate) struct OutputProxy {
 }
 
 impl OutputHandler for OutputProxy {
-    fn send(&self, payload: &str, kind: &str, meta: Option<&Value>) -> Result<Value, String> {
+    fn send(
+        &self,
+        ctx: &CallContext,
+        payload: &str,
+        kind: &str,
+        meta: Option<&Value>,
+    ) -> Result<Value, HandlerError> {
         let params = OutputInvoke {
             channel: self.channel.clone(),
             args: json!({"text": payload, "type": kind, "meta": meta}),
-            ctx: context(self.link.call_timeout),
+            ctx: context(ctx, self.link.call_timeout),
         };
         let what = format!("output channel {}", self.channel);
         let result: InvokeResult = invoke(&self.link, &what, methods::OUTPUT_INVOKE, &params)?;
@@ -81,11 +90,23 @@ impl OutputHandler for OutputProxy {
     }
 }
 
-fn context(timeout: Duration) -> WireContext {
+/// The call context on the wire: the task, who started it and how far it is trusted, and the
+/// time left (the handler's own deadline or the plugin's call timeout, whichever ends first).
+fn context(ctx: &CallContext, timeout: Duration) -> WireContext {
+    let caller = ctx.caller();
     WireContext {
-        caller: "kernel".into(),
-        timeout_ms: Some(timeout.as_millis() as u64),
-        ..WireContext::default()
+        task_id: match ctx.task_id() {
+            0 => String::new(),
+            id => id.to_string(),
+        },
+        caller: caller.plugin.clone().unwrap_or_else(|| caller.source.clone()),
+        trust: match ctx.trust() {
+            Trust::Kernel => hearth_rpc::Trust::Kernel,
+            Trust::Local => hearth_rpc::Trust::Builtin,
+            _ => hearth_rpc::Trust::External,
+        },
+        timeout_ms: Some(ctx.remaining().min(timeout).as_millis() as u64),
+        cancellable: false,
     }
 }
 
@@ -94,37 +115,46 @@ fn invoke<P: serde::Serialize, T: serde::de::DeserializeOwned>(
     what: &str,
     method: &str,
     params: &P,
-) -> Result<T, String> {
+) -> Result<T, HandlerError> {
     let Some(peer) = link.peer() else {
-        return Err(format!(
-            "{what} is unavailable: plugin {} is not running ({})",
+        return Err(HandlerError::Unavailable(format!(
+            "{what}: plugin {} is not running ({})",
             link.name,
             link.last_exit().unwrap_or_else(|| "not started".into())
-        ));
+        )));
     };
     peer.call_typed(method, params, link.call_timeout)
         .map_err(|e| describe(link, what, e))
 }
 
-/// The typed control-plane error as the sentence the model and the user read.
-fn describe(link: &Link, what: &str, e: RpcError) -> String {
+/// The typed control-plane error as the handler contract's kind, with the sentence the model and
+/// the user read.
+fn describe(link: &Link, what: &str, e: RpcError) -> HandlerError {
     let plugin = &link.name;
     match e {
         RpcError::Remote { error, .. } => {
-            format!(
+            let message = format!(
                 "{what} of plugin {plugin} failed ({}): {}",
                 error.kind.name(),
                 error.message
-            )
+            );
+            match error.kind {
+                ErrorKind::InvalidArguments => HandlerError::InvalidArguments(message),
+                ErrorKind::Denied => HandlerError::Denied(message),
+                ErrorKind::TimedOut => HandlerError::TimedOut,
+                ErrorKind::Cancelled => HandlerError::Cancelled,
+                ErrorKind::Unavailable | ErrorKind::Busy => HandlerError::Unavailable(message),
+                _ => HandlerError::Failed(message),
+            }
         }
-        RpcError::Closed { .. } => format!(
+        RpcError::Closed { .. } => HandlerError::Failed(format!(
             "plugin {plugin} exited during the call to {what} ({}); the call did not complete",
             link.wait_exit(EXIT_GRACE)
                 .unwrap_or_else(|| "it closed its pipe".into())
-        ),
-        RpcError::TimedOut { after, .. } => format!(
+        )),
+        RpcError::TimedOut { after, .. } => HandlerError::Failed(format!(
             "{what} of plugin {plugin} did not answer within {after:?}; the call was cancelled"
-        ),
-        other => format!("{what} of plugin {plugin}: {other}"),
+        )),
+        other => HandlerError::Failed(format!("{what} of plugin {plugin}: {other}")),
     }
 }

@@ -8,7 +8,9 @@ use std::time::{Duration, Instant};
 use hearth_plugin_host::session::Timeouts;
 use hearth_plugin_host::{PluginState, PluginStatus, RestartPolicy};
 use serde_json::json;
-use support::{Fixture, LONG, alive, children_running, scripted_start, sdk_binary, watchdog};
+use support::{
+    CallTool, Fixture, LONG, alive, children_running, scripted_start, sdk_binary, watchdog,
+};
 
 fn running(s: &PluginStatus) -> bool {
     s.state == PluginState::Running
@@ -37,7 +39,7 @@ fn a_crash_loop_stops_after_the_fourth_crash_while_other_plugins_keep_answering(
             Some(PluginState::GaveUp { .. })
         ) {
             assert!(Instant::now() < deadline, "crashy never gave up");
-            let got = fx.tables.tools.execute("echo", &json!({"text": "hi"}));
+            let got = fx.tables.tools.call_tool("echo", &json!({"text": "hi"}));
             assert_eq!(got.expect("echo answers")["text"], "hi");
             answered += 1;
         }
@@ -92,7 +94,7 @@ fn a_plugin_sigkilled_mid_call_fails_the_call_clearly_and_restarts() {
         let tools = Arc::clone(&fx.tables.tools);
         let call = std::thread::spawn(move || {
             let started = Instant::now();
-            (tools.execute("wait_cancel", &json!({})), started.elapsed())
+            (tools.call_tool("wait_cancel", &json!({})), started.elapsed())
         });
         std::thread::sleep(Duration::from_millis(300));
         nix::sys::signal::kill(
@@ -120,7 +122,7 @@ fn a_plugin_sigkilled_mid_call_fails_the_call_clearly_and_restarts() {
         let e = fx
             .tables
             .tools
-            .execute("echo", &json!({}))
+            .call_tool("echo", &json!({}))
             .expect_err("gone");
         assert!(e.contains("not found"), "{e}");
 
@@ -131,7 +133,7 @@ fn a_plugin_sigkilled_mid_call_fails_the_call_clearly_and_restarts() {
         let got = fx
             .tables
             .tools
-            .execute("echo", &json!({"x": 1}))
+            .call_tool("echo", &json!({"x": 1}))
             .expect("answers again");
         assert_eq!(got["args"], json!({"x": 1}));
         assert_eq!(fx.seen.count("plugin_crashed"), 1);
@@ -186,7 +188,7 @@ fn a_reverse_call_the_manifest_does_not_grant_is_denied_by_name() {
         let e = fx
             .tables
             .tools
-            .execute("inject", &json!({}))
+            .call_tool("inject", &json!({}))
             .expect_err("denied");
         assert!(
             e.contains("denied") && e.contains("io.injectInterrupt needs capability \"io\""),
@@ -199,7 +201,7 @@ fn a_reverse_call_the_manifest_does_not_grant_is_denied_by_name() {
         // The connection goes on.
         fx.tables
             .tools
-            .execute("echo", &json!({}))
+            .call_tool("echo", &json!({}))
             .expect("still serving");
         host.shutdown();
     });
@@ -216,7 +218,7 @@ fn a_granted_interrupt_reaches_the_kernel_clamped_to_l3() {
         );
         fx.tables
             .tools
-            .execute("inject", &json!({"priority": "L4"}))
+            .call_tool("inject", &json!({"priority": "L4"}))
             .expect("injected");
         let got = fx.seen.injected.lock().unwrap().clone();
         assert_eq!(
@@ -299,7 +301,7 @@ fn start_stop_churn_with_crashes_leaves_no_child_and_never_hangs() {
             churn.elapsed()
         );
         host.wait_for("echo", LONG, running).expect("slot");
-        let got = fx.tables.tools.execute("echo", &json!({"text": "still"}));
+        let got = fx.tables.tools.call_tool("echo", &json!({"text": "still"}));
         assert_eq!(got.expect("echo answers")["text"], "still");
         let started = Instant::now();
         host.shutdown();

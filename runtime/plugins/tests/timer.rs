@@ -9,7 +9,7 @@ use hearth_plugin_host::session::Timeouts;
 use hearth_plugin_host::{PluginState, RestartPolicy};
 use hearth_rpc::Priority;
 use serde_json::json;
-use support::{Fixture, LONG, sdk_binary, watchdog};
+use support::{CallTool, Fixture, LONG, sdk_binary, watchdog};
 
 #[test]
 fn a_due_timer_interrupts_at_l3_and_pending_timers_survive_a_restart() {
@@ -22,14 +22,14 @@ fn a_due_timer_interrupts_at_l3_and_pending_timers_survive_a_restart() {
         );
         let tools = &fx.tables.tools;
         let bad = tools
-            .execute("timer_set", &json!({"text": "x", "in_seconds": -1}))
+            .call_tool("timer_set", &json!({"text": "x", "in_seconds": -1}))
             .expect_err("negative");
         assert!(bad.contains("in_seconds"), "{bad}");
         tools
-            .execute("timer_set", &json!({"text": "tea", "in_seconds": 0.2}))
+            .call_tool("timer_set", &json!({"text": "tea", "in_seconds": 0.2}))
             .expect("set");
         let later = tools
-            .execute(
+            .call_tool(
                 "timer_set",
                 &json!({"text": "call mum", "in_seconds": 3600}),
             )
@@ -57,7 +57,7 @@ fn a_due_timer_interrupts_at_l3_and_pending_timers_survive_a_restart() {
         let listed = fx
             .tables
             .tools
-            .execute("timer_list", &json!({}))
+            .call_tool("timer_list", &json!({}))
             .expect("list");
         let timers = listed["timers"].as_array().cloned().unwrap_or_default();
         assert_eq!(timers.len(), 1, "{listed}");
@@ -66,7 +66,7 @@ fn a_due_timer_interrupts_at_l3_and_pending_timers_survive_a_restart() {
         let cancelled = fx
             .tables
             .tools
-            .execute("timer_cancel", &json!({"id": later["id"]}))
+            .call_tool("timer_cancel", &json!({"id": later["id"]}))
             .expect("cancel");
         assert_eq!(cancelled["cancelled"], true);
         host.shutdown();

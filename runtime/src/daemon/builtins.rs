@@ -1,6 +1,6 @@
 //! Tools every daemon has, whatever plugins are loaded.
 
-use hearth_stages::{ToolDef, ToolRegistry};
+use hearth_stages::{ToolDef, ToolRegistry, tool_fn};
 use serde_json::{Value, json};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -15,10 +15,13 @@ pub fn register(tools: &ToolRegistry, utc_offset_secs: i64) {
         no_memory: true,
         ..ToolDef::default()
     };
-    let registered = tools.register(def, move |_: &Value| {
-        let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
-        Ok(json!({"local": iso8601(unix + utc_offset_secs), "utc_offset_secs": utc_offset_secs, "unix": unix}))
-    });
+    let registered = tools.register(
+        def,
+        tool_fn(move |_: &Value| {
+            let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+            Ok(json!({"local": iso8601(unix + utc_offset_secs), "utc_offset_secs": utc_offset_secs, "unix": unix}))
+        }),
+    );
     if let Err(e) = registered {
         tracing::error!("built-in tool system_time: {e}");
     }
@@ -61,7 +64,10 @@ mod tests {
     fn system_time_tool_answers() {
         let tools = ToolRegistry::new();
         register(&tools, 3600);
-        let out = tools.execute("system_time", &json!({})).expect("runs");
+        let call = hearth_stages::CallContext::kernel(std::time::Duration::from_secs(5));
+        let out = tools
+            .execute(&call, "system_time", &json!({}))
+            .expect("runs");
         assert_eq!(out["utc_offset_secs"], 3600);
         assert!(out["local"].as_str().is_some_and(|s| s.len() == 19));
     }

@@ -33,7 +33,9 @@ pub(super) fn start(reactor: &mut Reactor, token: usize, request: Request) -> St
             request_id: String::new(),
         }),
         Request::Send { text, source } => {
-            let input = InputEvent::text(source.unwrap_or_else(|| "cli".into()), text);
+            // The socket is the local operator's, reached only after its key check.
+            let input = InputEvent::text(source.unwrap_or_else(|| "cli".into()), text)
+                .with_trust(Trust::Local);
             submit(reactor, token, input, false)
         }
         Request::Interrupt {
@@ -44,7 +46,7 @@ pub(super) fn start(reactor: &mut Reactor, token: usize, request: Request) -> St
             let input = InputEvent::text(source.unwrap_or_else(|| "cli".into()), text)
                 .with_payload("priority", json!(level.unwrap_or_else(|| "L1".into())))
                 .with_payload("interrupt", json!(true))
-                .with_trust(Trust::Builtin);
+                .with_trust(Trust::Local);
             submit(reactor, token, input, true)
         }
         Request::Stop => {

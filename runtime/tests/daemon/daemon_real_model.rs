@@ -155,10 +155,13 @@ fn the_embedded_model_streams_a_tool_call_the_kernel_executes() {
         };
         registries
             .tools
-            .register(def, move |args: &Value| {
-                seen.lock().push(args.clone());
-                Ok(json!("sunny, 21 degrees"))
-            })
+            .register(
+                def,
+                hearth_stages::tool_fn(move |args: &Value| {
+                    seen.lock().push(args.clone());
+                    Ok(json!("sunny, 21 degrees"))
+                }),
+            )
             .expect("registers");
         let turn = TurnConfig {
             max_tool_turns: 2,

@@ -5,9 +5,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use hearth_stages::{HandlerSpec, Stage, StageContext, StagePipeline};
+use hearth_stages::{HandlerSpec, Stage, StageContext, StagePipeline, stage_fn};
 
-use crate::within;
+use crate::{call, within};
 
 const SHORT: Duration = Duration::from_millis(100);
 
@@ -18,27 +18,27 @@ fn a_hung_handler_is_abandoned_and_its_writes_discarded() {
         pipeline.register(
             Stage::PostAction,
             HandlerSpec::new("slow").timeout(SHORT),
-            |ctx: &mut StageContext| {
+            stage_fn(|ctx: &mut StageContext| {
                 ctx.llm_text = "rewritten by slow".into();
                 ctx.response = Some("slow says stop".into());
                 thread::sleep(Duration::from_millis(1500));
                 Ok(())
-            },
+            }),
         );
         pipeline.register(
             Stage::PostAction,
             HandlerSpec::new("next").timeout(SHORT),
-            |ctx: &mut StageContext| {
+            stage_fn(|ctx: &mut StageContext| {
                 ctx.final_text.push_str("next ran");
                 Ok(())
-            },
+            }),
         );
         let mut ctx = StageContext {
             llm_text: "original".into(),
             ..StageContext::default()
         };
         let started = Instant::now();
-        let run = pipeline.run(Stage::PostAction, &mut ctx);
+        let run = pipeline.run(Stage::PostAction, &call(), &mut ctx);
         let took = started.elapsed();
         assert!(took < Duration::from_millis(1000), "stage took {took:?}");
         assert_eq!(run.timed_out, ["slow"]);
@@ -52,7 +52,7 @@ fn a_hung_handler_is_abandoned_and_its_writes_discarded() {
         // A later run does not wait for the abandoned thread either, and it still isolates.
         let started = Instant::now();
         let mut again = StageContext::default();
-        let run = pipeline.run(Stage::PostAction, &mut again);
+        let run = pipeline.run(Stage::PostAction, &call(), &mut again);
         assert!(started.elapsed() < Duration::from_millis(1000));
         assert_eq!(run.timed_out, ["slow"]);
         assert_eq!(again.final_text, "next ran");
@@ -72,30 +72,30 @@ fn a_panicking_handler_leaves_no_trace_but_its_error() {
         pipeline.register(
             Stage::OnInput,
             HandlerSpec::new("first"),
-            |ctx: &mut StageContext| {
+            stage_fn(|ctx: &mut StageContext| {
                 ctx.final_text.push_str("first,");
                 Ok(())
-            },
+            }),
         );
         pipeline.register(
             Stage::OnInput,
             HandlerSpec::new("boom"),
-            |ctx: &mut StageContext| {
+            stage_fn(|ctx: &mut StageContext| {
                 ctx.final_text = "half-written".into();
                 ctx.response = Some("never".into());
                 panic!("kaboom");
-            },
+            }),
         );
         pipeline.register(
             Stage::OnInput,
             HandlerSpec::new("after"),
-            |ctx: &mut StageContext| {
+            stage_fn(|ctx: &mut StageContext| {
                 ctx.final_text.push_str("after,");
                 Ok(())
-            },
+            }),
         );
         let mut ctx = StageContext::default();
-        let run = pipeline.run(Stage::OnInput, &mut ctx);
+        let run = pipeline.run(Stage::OnInput, &call(), &mut ctx);
         assert_eq!(run.panicked, ["boom"]);
         assert_eq!(run.ran, ["first", "after"]);
         assert_eq!(ctx.final_text, "first,after,");
@@ -104,7 +104,7 @@ fn a_panicking_handler_leaves_no_trace_but_its_error() {
 
         // The runner survives a caught panic: the next run works the same way.
         let mut again = StageContext::default();
-        let run = pipeline.run(Stage::OnInput, &mut again);
+        let run = pipeline.run(Stage::OnInput, &call(), &mut again);
         assert_eq!(run.ran, ["first", "after"]);
     });
 }
@@ -116,11 +116,11 @@ fn concurrent_registration_and_runs_do_not_deadlock() {
         let calls = Arc::new(AtomicUsize::new(0));
         pipeline.register(Stage::OnInput, HandlerSpec::new("base"), {
             let calls = Arc::clone(&calls);
-            move |ctx: &mut StageContext| {
+            stage_fn(move |ctx: &mut StageContext| {
                 calls.fetch_add(1, Ordering::Relaxed);
                 ctx.final_text.push('.');
                 Ok(())
-            }
+            })
         });
         let mut workers = Vec::new();
         for w in 0..2 {
@@ -131,7 +131,7 @@ fn concurrent_registration_and_runs_do_not_deadlock() {
                     let id = pipeline.register(
                         Stage::ALL[i % 7],
                         HandlerSpec::new(plugin.clone()).priority(i as i32 % 3),
-                        |_: &mut StageContext| Ok(()),
+                        stage_fn(|_: &mut StageContext| Ok(())),
                     );
                     if i % 2 == 0 {
                         assert!(pipeline.unregister(id));
@@ -146,7 +146,7 @@ fn concurrent_registration_and_runs_do_not_deadlock() {
             runners.push(thread::spawn(move || {
                 for i in 0..200 {
                     let mut ctx = StageContext::default();
-                    let run = pipeline.run(Stage::ALL[i % 7], &mut ctx);
+                    let run = pipeline.run(Stage::ALL[i % 7], &call(), &mut ctx);
                     if i % 7 == 0 {
                         assert!(run.ran.iter().any(|p| p == "base"));
                         assert_eq!(ctx.final_text, ".");
@@ -177,11 +177,11 @@ fn concurrent_runs_of_one_stage_do_not_share_a_runner() {
         pipeline.register(
             Stage::BeforeToolcall,
             HandlerSpec::new("wait").timeout(Duration::from_secs(3)),
-            |ctx: &mut StageContext| {
+            stage_fn(|ctx: &mut StageContext| {
                 thread::sleep(Duration::from_millis(150));
                 ctx.final_text = ctx.raw_message.clone();
                 Ok(())
-            },
+            }),
         );
         let handles: Vec<_> = (0..3)
             .map(|i| {
@@ -191,7 +191,7 @@ fn concurrent_runs_of_one_stage_do_not_share_a_runner() {
                         raw_message: format!("tool{i}"),
                         ..StageContext::default()
                     };
-                    let run = pipeline.run(Stage::BeforeToolcall, &mut ctx);
+                    let run = pipeline.run(Stage::BeforeToolcall, &call(), &mut ctx);
                     (run, ctx)
                 })
             })

@@ -2,18 +2,19 @@
 
 use hearth_stages::{
     HandlerSpec, Scope, Stage, StageContext, StageHandler, StagePipeline, ToolCall, ToolResult,
+    stage_fn,
 };
 use std::time::Duration;
 
-use crate::within;
+use crate::{call, within};
 
 /// A handler that appends `<tag>,` to final_text.
 fn mark(tag: &'static str) -> impl StageHandler {
-    move |ctx: &mut StageContext| {
+    stage_fn(move |ctx: &mut StageContext| {
         ctx.final_text.push_str(tag);
         ctx.final_text.push(',');
         Ok(())
-    }
+    })
 }
 
 #[test]
@@ -27,7 +28,7 @@ fn higher_priority_first_then_registration_order() {
         );
     }
     let mut ctx = StageContext::default();
-    let run = pipeline.run(Stage::PreAction, &mut ctx);
+    let run = pipeline.run(Stage::PreAction, &call(), &mut ctx);
     assert_eq!(ctx.final_text, "f,b,d,a,c,e,");
     assert_eq!(run.ran, ["f", "b", "d", "a", "c", "e"]);
     assert_eq!(pipeline.plugins(Stage::PreAction), run.ran);
@@ -40,18 +41,22 @@ fn higher_priority_first_then_registration_order() {
 fn run_sets_phase_before_handlers_see_the_context() {
     let pipeline = StagePipeline::new();
     for stage in Stage::ALL {
-        pipeline.register(stage, HandlerSpec::new("p"), |ctx: &mut StageContext| {
-            let phase = ctx.phase.clone();
-            ctx.extra.insert("seen".into(), phase.into());
-            Ok(())
-        });
+        pipeline.register(
+            stage,
+            HandlerSpec::new("p"),
+            stage_fn(|ctx: &mut StageContext| {
+                let phase = ctx.phase.clone();
+                ctx.extra.insert("seen".into(), phase.into());
+                Ok(())
+            }),
+        );
     }
     let mut ctx = StageContext {
         phase: "stale".into(),
         ..StageContext::default()
     };
     for stage in Stage::ALL {
-        pipeline.run(stage, &mut ctx);
+        pipeline.run(stage, &call(), &mut ctx);
         assert_eq!(ctx.phase, stage.as_str());
         assert_eq!(ctx.extra["seen"], stage.as_str());
     }
@@ -85,11 +90,11 @@ fn own_tools_scope_filters_on_toolcall_stages_only() {
         ..ToolResult::default()
     });
 
-    let run = pipeline.run(Stage::BeforeToolcall, &mut ctx);
+    let run = pipeline.run(Stage::BeforeToolcall, &call(), &mut ctx);
     assert_eq!(run.ran, ["weather", "audit"]);
     assert_eq!(run.skipped_scope, ["news"]);
 
-    let run = pipeline.run(Stage::AfterToolcall, &mut ctx);
+    let run = pipeline.run(Stage::AfterToolcall, &call(), &mut ctx);
     assert_eq!(run.ran, ["news", "audit"]);
     assert_eq!(run.skipped_scope, ["weather"]);
 
@@ -102,14 +107,14 @@ fn own_tools_scope_filters_on_toolcall_stages_only() {
     ] {
         // Elsewhere an own-tools handler is global, even with no tool in the context.
         let mut bare = StageContext::default();
-        let run = pipeline.run(stage, &mut bare);
+        let run = pipeline.run(stage, &call(), &mut bare);
         assert_eq!(run.ran, ["weather", "news", "audit"], "{stage}");
         assert!(run.skipped_scope.is_empty());
     }
 
     // A tool context with no calls: own-tools handlers have nothing of theirs to see.
     let mut bare = StageContext::default();
-    let run = pipeline.run(Stage::BeforeToolcall, &mut bare);
+    let run = pipeline.run(Stage::BeforeToolcall, &call(), &mut bare);
     assert_eq!(run.ran, ["audit"]);
 }
 
@@ -118,15 +123,19 @@ fn a_response_short_circuits_every_stage() {
     for stage in Stage::ALL {
         let pipeline = StagePipeline::new();
         pipeline.register(stage, HandlerSpec::new("early").priority(1), mark("early"));
-        pipeline.register(stage, HandlerSpec::new("gate"), |ctx: &mut StageContext| {
-            ctx.response = Some("stop here".into());
-            Ok(())
-        });
+        pipeline.register(
+            stage,
+            HandlerSpec::new("gate"),
+            stage_fn(|ctx: &mut StageContext| {
+                ctx.response = Some("stop here".into());
+                Ok(())
+            }),
+        );
         pipeline.register(stage, HandlerSpec::new("late"), mark("late"));
         pipeline.register(stage, HandlerSpec::new("later").priority(-1), mark("later"));
 
         let mut ctx = StageContext::default();
-        let run = pipeline.run(stage, &mut ctx);
+        let run = pipeline.run(stage, &call(), &mut ctx);
         assert!(run.responded, "{stage}");
         assert_eq!(run.responded_by.as_deref(), Some("gate"), "{stage}");
         assert_eq!(run.ran, ["early", "gate"], "{stage}");
@@ -142,10 +151,10 @@ fn an_empty_response_still_short_circuits() {
     pipeline.register(
         Stage::BeforeToolcall,
         HandlerSpec::new("deny"),
-        |ctx: &mut StageContext| {
+        stage_fn(|ctx: &mut StageContext| {
             ctx.response = Some(String::new());
             Ok(())
-        },
+        }),
     );
     pipeline.register(
         Stage::BeforeToolcall,
@@ -153,7 +162,7 @@ fn an_empty_response_still_short_circuits() {
         mark("late"),
     );
     let mut ctx = StageContext::default();
-    let run = pipeline.run(Stage::BeforeToolcall, &mut ctx);
+    let run = pipeline.run(Stage::BeforeToolcall, &call(), &mut ctx);
     assert!(run.responded);
     assert_eq!(ctx.final_text, "");
 }
@@ -166,7 +175,7 @@ fn a_context_already_responded_runs_no_handler() {
         response: Some("done".into()),
         ..StageContext::default()
     };
-    let run = pipeline.run(Stage::OnInput, &mut ctx);
+    let run = pipeline.run(Stage::OnInput, &call(), &mut ctx);
     assert!(run.responded);
     assert_eq!(run.responded_by, None);
     assert!(run.ran.is_empty());
@@ -180,22 +189,22 @@ fn handler_errors_are_collected_in_order_and_writes_kept() {
     pipeline.register(
         Stage::PostAction,
         HandlerSpec::new("a"),
-        |ctx: &mut StageContext| {
+        stage_fn(|ctx: &mut StageContext| {
             ctx.llm_text.push('A');
             Err("bad input".to_owned())
-        },
+        }),
     );
     pipeline.register(Stage::PostAction, HandlerSpec::new("b"), mark("b"));
     pipeline.register(
         Stage::PostAction,
         HandlerSpec::new("c"),
-        |_: &mut StageContext| Err("worse".to_owned()),
+        stage_fn(|_: &mut StageContext| Err("worse".to_owned())),
     );
     let mut ctx = StageContext {
         errors: vec!["earlier".into()],
         ..StageContext::default()
     };
-    let run = pipeline.run(Stage::PostAction, &mut ctx);
+    let run = pipeline.run(Stage::PostAction, &call(), &mut ctx);
     assert_eq!(ctx.errors, ["earlier", "a: bad input", "c: worse"]);
     assert_eq!(run.errors, ["a: bad input", "c: worse"]);
     assert_eq!(run.ran, ["a", "b", "c"]);
@@ -217,7 +226,7 @@ fn unregister_plugin_removes_it_from_every_stage() {
     assert_eq!(pipeline.handlers(Stage::PreAction), 1);
     let mut ctx = StageContext::default();
     for stage in Stage::ALL {
-        pipeline.run(stage, &mut ctx);
+        pipeline.run(stage, &call(), &mut ctx);
     }
     assert_eq!(ctx.final_text, "y,");
 }
@@ -230,20 +239,20 @@ fn registration_inside_a_handler_applies_to_the_next_run() {
         pipeline.register(
             Stage::OnInput,
             HandlerSpec::new("adder"),
-            move |ctx: &mut StageContext| {
+            stage_fn(move |ctx: &mut StageContext| {
                 if let Some(p) = weak.upgrade() {
                     p.register(Stage::OnInput, HandlerSpec::new("added"), mark("added"));
                     // Re-entering the pipeline from a handler uses another runner, not a deadlock.
-                    p.run(Stage::PreAction, &mut StageContext::default());
+                    p.run(Stage::PreAction, &call(), &mut StageContext::default());
                 }
                 ctx.final_text.push_str("adder,");
                 Ok(())
-            },
+            }),
         );
         let mut ctx = StageContext::default();
-        let first = pipeline.run(Stage::OnInput, &mut ctx);
+        let first = pipeline.run(Stage::OnInput, &call(), &mut ctx);
         assert_eq!(first.ran, ["adder"]);
-        let second = pipeline.run(Stage::OnInput, &mut ctx);
+        let second = pipeline.run(Stage::OnInput, &call(), &mut ctx);
         assert_eq!(second.ran, ["adder", "added"]);
     });
 }

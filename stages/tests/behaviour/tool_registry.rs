@@ -1,7 +1,9 @@
 //! The plugin tool registry.
 
-use hearth_stages::{StagesError, ToolDef, ToolRegistry};
+use hearth_stages::{HandlerError, StagesError, ToolDef, ToolHandler, ToolRegistry, tool_fn};
 use serde_json::{Value, json};
+
+use crate::call;
 
 fn def(name: &str) -> ToolDef {
     ToolDef {
@@ -10,8 +12,8 @@ fn def(name: &str) -> ToolDef {
     }
 }
 
-fn answer(v: Value) -> impl Fn(&Value) -> Result<Value, String> + Send + Sync + 'static {
-    move |_: &Value| Ok(v.clone())
+fn answer(v: Value) -> impl ToolHandler {
+    tool_fn(move |_: &Value| Ok(v.clone()))
 }
 
 #[test]
@@ -35,7 +37,10 @@ fn a_duplicate_name_is_refused_and_the_first_tool_stays() {
         }
     );
     assert_eq!(err.to_string(), "tool weather_now already registered");
-    assert_eq!(reg.execute("weather_now", &json!({})), Ok(json!("first")));
+    assert_eq!(
+        reg.execute(&call(), "weather_now", &json!({})),
+        Ok(json!("first"))
+    );
     assert_eq!(reg.plugin_of("weather_now").as_deref(), Some("weather"));
     assert_eq!(reg.len(), 1);
 }
@@ -107,30 +112,44 @@ fn defs_keep_registration_order_and_unregister_plugin_removes_only_its_tools() {
 #[test]
 fn execute_passes_arguments_and_reports_failures_in_the_original_words() {
     let reg = ToolRegistry::new();
-    reg.register(def("echo_args"), |args: &Value| Ok(args["x"].clone()))
-        .expect("ok");
-    reg.register(def("fail_now"), |_: &Value| Err("no network".to_owned()))
-        .expect("ok");
-    reg.register(def("boom_now"), |_: &Value| -> Result<Value, String> {
-        panic!("kaboom")
-    })
+    reg.register(
+        def("echo_args"),
+        tool_fn(|args: &Value| Ok(args["x"].clone())),
+    )
+    .expect("ok");
+    reg.register(
+        def("fail_now"),
+        tool_fn(|_: &Value| Err("no network".to_owned())),
+    )
+    .expect("ok");
+    reg.register(
+        def("boom_now"),
+        tool_fn(|_: &Value| -> Result<Value, String> { panic!("kaboom") }),
+    )
     .expect("ok");
     assert_eq!(
-        reg.execute("echo_args", &json!({"x": [1, 2]})),
+        reg.execute(&call(), "echo_args", &json!({"x": [1, 2]})),
         Ok(json!([1, 2]))
     );
     assert_eq!(
-        reg.execute("fail_now", &json!({})),
-        Err("no network".to_owned())
+        reg.execute(&call(), "fail_now", &json!({})),
+        Err(HandlerError::Failed("no network".to_owned()))
     );
     assert_eq!(
-        reg.execute("boom_now", &json!({})),
-        Err("tool boom_now handler panic: kaboom".to_owned())
+        reg.execute(&call(), "boom_now", &json!({})),
+        Err(HandlerError::Failed(
+            "tool boom_now handler panic: kaboom".to_owned()
+        ))
     );
     assert_eq!(
-        reg.execute("nope", &json!({})),
-        Err("tool nope not found in any plugin".to_owned())
+        reg.execute(&call(), "nope", &json!({})),
+        Err(HandlerError::Unavailable(
+            "tool nope not found in any plugin".to_owned()
+        ))
     );
     // The registry is still usable after a tool panicked.
-    assert_eq!(reg.execute("echo_args", &json!({"x": 3})), Ok(json!(3)));
+    assert_eq!(
+        reg.execute(&call(), "echo_args", &json!({"x": 3})),
+        Ok(json!(3))
+    );
 }

@@ -48,15 +48,19 @@ fn registries() -> Registries {
         ..ToolDef::default()
     };
     r.tools
-        .register(def("probe_work"), |args: &Value| {
-            std::thread::sleep(Duration::from_millis(args["ms"].as_u64().unwrap_or(1)));
-            Ok(json!("worked"))
-        })
+        .register(
+            def("probe_work"),
+            hearth_stages::tool_fn(|args: &Value| {
+                std::thread::sleep(Duration::from_millis(args["ms"].as_u64().unwrap_or(1)));
+                Ok(json!("worked"))
+            }),
+        )
         .expect("registers");
     r.tools
-        .register(def("probe_boom"), |_: &Value| -> Result<Value, String> {
-            panic!("tool bug")
-        })
+        .register(
+            def("probe_boom"),
+            hearth_stages::tool_fn(|_: &Value| -> Result<Value, String> { panic!("tool bug") }),
+        )
         .expect("registers");
     r
 }
@@ -72,7 +76,7 @@ fn play(h: &Harness, ops: &[Op]) -> Vec<crossbeam_channel::Receiver<Reply>> {
                 let trust = if *external {
                     Trust::External
                 } else {
-                    Trust::Builtin
+                    Trust::Local
                 };
                 let input = InputEvent::text("probe", format!("interrupt {i}"))
                     .with_payload("priority", json!(format!("L{level}")))

@@ -27,11 +27,11 @@ fn l3_interrupt_preempts_at_the_next_safe_point_and_the_victim_resumes_with_its_
                     parameters: json!({"type": "object"}),
                     ..ToolDef::default()
                 },
-                move |_: &Value| {
+                hearth_stages::tool_fn(move |_: &Value| {
                     let _ = started_tx.try_send(());
                     std::thread::sleep(Duration::from_millis(300));
                     Ok(json!("disk ok"))
-                },
+                }),
             )
             .expect("registers");
         let h = Harness::with_config(

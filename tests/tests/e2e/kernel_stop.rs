@@ -96,11 +96,11 @@ fn stop_while_a_tool_runs_ends_the_task_at_once() {
                     parameters: serde_json::json!({"type": "object"}),
                     ..Default::default()
                 },
-                move |_: &serde_json::Value| {
+                hearth_stages::tool_fn(move |_: &serde_json::Value| {
                     let _ = started_tx.try_send(());
                     std::thread::sleep(Duration::from_secs(2));
                     Ok(serde_json::json!("finished"))
-                },
+                }),
             )
             .expect("registers");
         let h = Harness::with_config(

@@ -26,12 +26,15 @@ fn two_round_tool_loop_feeds_results_back_in_one_assistant_message() {
         let registries = Registries::default();
         registries
             .tools
-            .register(tool("weather_get"), |args: &Value| {
-                Ok(json!(format!(
-                    "sunny in {}",
-                    args["city"].as_str().unwrap_or("?")
-                )))
-            })
+            .register(
+                tool("weather_get"),
+                hearth_stages::tool_fn(|args: &Value| {
+                    Ok(json!(format!(
+                        "sunny in {}",
+                        args["city"].as_str().unwrap_or("?")
+                    )))
+                }),
+            )
             .expect("registers");
         let h = Harness::with_config(
             vec![
@@ -125,24 +128,30 @@ fn denied_tool_never_runs_and_the_denial_is_the_tool_message() {
         let r = runs.clone();
         registries
             .tools
-            .register(tool("files_delete"), move |_: &Value| {
-                r.fetch_add(1, Ordering::SeqCst);
-                Ok(json!("deleted"))
-            })
+            .register(
+                tool("files_delete"),
+                hearth_stages::tool_fn(move |_: &Value| {
+                    r.fetch_add(1, Ordering::SeqCst);
+                    Ok(json!("deleted"))
+                }),
+            )
             .expect("registers");
         registries
             .tools
-            .register(tool("files_list"), |_: &Value| Ok(json!("a.txt")))
+            .register(
+                tool("files_list"),
+                hearth_stages::tool_fn(|_: &Value| Ok(json!("a.txt"))),
+            )
             .expect("registers");
         registries.stages.register(
             Stage::BeforeToolcall,
             HandlerSpec::new("guard"),
-            |ctx: &mut StageContext| {
+            hearth_stages::stage_fn(|ctx: &mut StageContext| {
                 if ctx.tool_calls[0].name == "files_delete" {
                     ctx.response = Some("deleting is not allowed".into());
                 }
                 Ok(())
-            },
+            }),
         );
         let h = Harness::with_config(
             vec![
@@ -187,15 +196,18 @@ fn blank_denial_gets_the_default_text() {
         let registries = Registries::default();
         registries
             .tools
-            .register(tool("x_run"), |_: &Value| Ok(json!("ran")))
+            .register(
+                tool("x_run"),
+                hearth_stages::tool_fn(|_: &Value| Ok(json!("ran"))),
+            )
             .expect("registers");
         registries.stages.register(
             Stage::BeforeToolcall,
             HandlerSpec::new("guard"),
-            |ctx: &mut StageContext| {
+            hearth_stages::stage_fn(|ctx: &mut StageContext| {
                 ctx.response = Some("  ".into());
                 Ok(())
-            },
+            }),
         );
         let h = Harness::with_config(
             vec![
@@ -229,17 +241,23 @@ fn run_batch(parallel: bool, serial_second: bool) -> (Duration, Vec<String>) {
     let registries = Registries::default();
     registries
         .tools
-        .register(sleepy("slow_a", parallel, false), |_: &Value| {
-            std::thread::sleep(Duration::from_millis(300));
-            Ok(json!("A"))
-        })
+        .register(
+            sleepy("slow_a", parallel, false),
+            hearth_stages::tool_fn(|_: &Value| {
+                std::thread::sleep(Duration::from_millis(300));
+                Ok(json!("A"))
+            }),
+        )
         .expect("registers");
     registries
         .tools
-        .register(sleepy("slow_b", parallel, serial_second), |_: &Value| {
-            std::thread::sleep(Duration::from_millis(100));
-            Ok(json!("B"))
-        })
+        .register(
+            sleepy("slow_b", parallel, serial_second),
+            hearth_stages::tool_fn(|_: &Value| {
+                std::thread::sleep(Duration::from_millis(100));
+                Ok(json!("B"))
+            }),
+        )
         .expect("registers");
     let h = Harness::with_config(
         vec![
@@ -302,7 +320,10 @@ fn max_tool_turns_stops_the_loop_with_its_text() {
         let registries = Registries::default();
         registries
             .tools
-            .register(tool("loop_again"), |_: &Value| Ok(json!("again")))
+            .register(
+                tool("loop_again"),
+                hearth_stages::tool_fn(|_: &Value| Ok(json!("again"))),
+            )
             .expect("registers");
         let steps = (0..10)
             .map(|_| ScriptStep::tool_calls(&[("loop_again", json!({}))]))
@@ -329,7 +350,10 @@ fn max_tool_turns_prefers_the_last_llm_text() {
         let registries = Registries::default();
         registries
             .tools
-            .register(tool("loop_again"), |_: &Value| Ok(json!("again")))
+            .register(
+                tool("loop_again"),
+                hearth_stages::tool_fn(|_: &Value| Ok(json!("again"))),
+            )
             .expect("registers");
         let mut step = ScriptStep::tool_calls(&[("loop_again", json!({}))]);
         if let ScriptStep::Stream { chunks, .. } = &mut step {
@@ -351,10 +375,13 @@ fn tool_timeout_answers_the_model_and_the_turn_goes_on() {
         let registries = Registries::default();
         registries
             .tools
-            .register(tool("hang_forever"), |_: &Value| {
-                std::thread::sleep(Duration::from_secs(5));
-                Ok(json!("late"))
-            })
+            .register(
+                tool("hang_forever"),
+                hearth_stages::tool_fn(|_: &Value| {
+                    std::thread::sleep(Duration::from_secs(5));
+                    Ok(json!("late"))
+                }),
+            )
             .expect("registers");
         let turn = TurnConfig {
             tool_timeout: Duration::from_millis(200),
@@ -400,10 +427,10 @@ fn reply_only_batches_get_the_delivery_placeholder() {
                 "phone",
                 hearth_stages::CAP_TEXT,
                 "the user's phone",
-                move |_: &str, _: &str, _: Option<&Value>| {
+                hearth_stages::output_fn(move |_: &str, _: &str, _: Option<&Value>| {
                     s.fetch_add(1, Ordering::SeqCst);
                     Ok(json!({"status": "sent"}))
-                },
+                }),
             )
             .expect("registers");
         let h = Harness::with_config(
@@ -439,10 +466,10 @@ fn stage_short_circuits_answer_without_the_model() {
             registries.stages.register(
                 stage,
                 HandlerSpec::new("gate"),
-                |ctx: &mut StageContext| {
+                hearth_stages::stage_fn(|ctx: &mut StageContext| {
                     ctx.response = Some("answered by a plugin".into());
                     Ok(())
-                },
+                }),
             );
             let h = Harness::with_config(
                 vec![ScriptStep::text("model")],
@@ -464,10 +491,10 @@ fn before_output_rewrites_the_reply() {
         registries.stages.register(
             Stage::BeforeOutput,
             HandlerSpec::new("fmt"),
-            |ctx: &mut StageContext| {
+            hearth_stages::stage_fn(|ctx: &mut StageContext| {
                 ctx.final_text = format!("[{}]", ctx.final_text);
                 Ok(())
-            },
+            }),
         );
         let h = Harness::with_config(
             vec![ScriptStep::text("hi")],

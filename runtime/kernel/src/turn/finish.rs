@@ -2,7 +2,7 @@
 //! the `agent_output` event and after_output. Runs exactly once per task.
 
 use super::texts;
-use super::{Current, Terminal, TurnEngine};
+use super::{Current, Terminal, Then, TurnEngine};
 use crate::input::Reply;
 use hearth_ipc::EventKind;
 use hearth_memory::ContextEvent;
@@ -14,7 +14,10 @@ impl TurnEngine {
         let id = cur.task.id;
         let record = !cur.frame.critical;
         match terminal {
-            Terminal::Skipped(reason) => self.skip(&mut cur.task.input, &reason),
+            Terminal::Skipped(reason) => {
+                self.skip(&mut cur.task.input, &reason);
+                return self.finish_end(&mut cur);
+            }
             Terminal::ShortCircuit(text) => self.emit_response(&mut cur, text, false),
             Terminal::Ok(text) => {
                 let text = if cur.frame.resumed_after_restart {
@@ -49,10 +52,19 @@ impl TurnEngine {
                 self.emit_response(&mut cur, text, true);
             }
         }
+        // Still waiting for before_output: the task stays current until its reply is out.
+        if !cur.done {
+            self.current = Some(cur);
+        }
+    }
+
+    /// The reply is out: the task leaves the scheduler.
+    fn finish_end(&mut self, cur: &mut Current) {
         if cur.frame.critical {
             self.sched.set_critical(false);
         }
-        self.sched.done(id);
+        self.sched.done(cur.task.id);
+        cur.done = true;
     }
 
     /// A skipped reply, journaled when the engine is durable (so it is not run again after a
@@ -72,16 +84,26 @@ impl TurnEngine {
     }
 
     fn emit_response(&mut self, cur: &mut Current, text: String, error: bool) {
-        let mut ctx = StageContext {
+        let ctx = StageContext {
             final_text: text,
             ..StageContext::default()
         };
-        let channel = cur.frame.output_channel.clone();
-        if self.run_stage(Stage::BeforeOutput, &mut ctx, &channel)
-            && let Some(resp) = ctx.response.clone()
-        {
+        self.run_stage(cur, Stage::BeforeOutput, ctx, Then::BeforeOutput { error });
+    }
+
+    /// What follows before_output: the reply (a handler's response replaces the text), then
+    /// after_output, which nobody waits for.
+    pub(super) fn emit_reply(
+        &mut self,
+        cur: &mut Current,
+        mut ctx: StageContext,
+        responded: bool,
+        error: bool,
+    ) {
+        if responded && let Some(resp) = ctx.response.clone() {
             ctx.final_text = resp;
         }
+        let channel = cur.frame.output_channel.clone();
         let frame = &cur.frame;
         let reply = Reply {
             content: ctx.final_text.clone(),
@@ -103,6 +125,7 @@ impl TurnEngine {
             }
         }
         ctx.response = None;
-        self.run_stage(Stage::AfterOutput, &mut ctx, &channel);
+        self.run_stage_detached(cur, Stage::AfterOutput, ctx);
+        self.finish_end(cur);
     }
 }

@@ -1,12 +1,12 @@
 //! The LLM step (SPEC §3.4): continuation placeholders, the request, and what follows an answer.
 
 use super::texts;
-use super::{Current, Step, Terminal, TurnEngine, Wait};
+use super::{Current, Step, Terminal, Then, TurnEngine, Wait};
 use crate::provider_service::LlmCall;
 use hearth_engine::CancelToken;
 use hearth_ipc::EventKind;
-use hearth_llm::provider::{ChatRequest, ChatResponse, Message, ProviderError, Role};
-use hearth_stages::{Stage, ToolCall, batch_is_parallel, is_reply_only_tool};
+use hearth_llm::provider::{ChatRequest, ChatResponse, Message, ProviderError, Role, Usage};
+use hearth_stages::{Stage, StageContext, ToolCall, batch_is_parallel, is_reply_only_tool};
 use serde_json::json;
 
 impl TurnEngine {
@@ -83,6 +83,7 @@ impl TurnEngine {
     fn after_llm(&mut self, cur: &mut Current, resp: ChatResponse) {
         let env = self.pool.env().clone();
         let frame = &mut cur.frame;
+        let usage = (resp.usage.total > 0).then_some(resp.usage);
         let mut ctx = std::mem::take(&mut frame.stage_ctx);
         ctx.llm_text = resp.content.clone();
         ctx.reasoning_content = resp.reasoning.clone();
@@ -106,7 +107,19 @@ impl TurnEngine {
                 arguments: c.arguments.clone(),
             })
             .collect();
-        let responded = self.run_stage(Stage::PostAction, &mut ctx, &frame.output_channel);
+        self.run_stage(cur, Stage::PostAction, ctx, Then::PostAction { usage });
+    }
+
+    /// What follows post_action: a handler's answer, the final text, or the tool batch.
+    pub(super) fn after_post_action(
+        &mut self,
+        cur: &mut Current,
+        ctx: StageContext,
+        responded: bool,
+        usage: Option<Usage>,
+    ) {
+        let env = self.pool.env().clone();
+        let frame = &mut cur.frame;
         let content = ctx.llm_text.clone();
         let calls = ctx.tool_calls.clone();
         frame.last_content.clone_from(&content);
@@ -119,8 +132,8 @@ impl TurnEngine {
         }
         let mut chain = json!({"content": content, "reasoning": frame.last_reasoning, "phase": "intermediate", "turn": frame.turn,
             "tool_calls": calls.iter().map(|c| json!({"id": c.id, "name": c.name, "arguments": c.arguments})).collect::<Vec<_>>()});
-        if resp.usage.total > 0 {
-            chain["usage"] = json!({"prompt": resp.usage.prompt, "completion": resp.usage.completion, "total": resp.usage.total});
+        if let Some(usage) = usage {
+            chain["usage"] = json!({"prompt": usage.prompt, "completion": usage.completion, "total": usage.total});
         }
         self.events.publish(EventKind::AgentLlmChain, &chain);
         if !frame.last_reasoning.is_empty() {

@@ -11,6 +11,7 @@ mod finish;
 mod frame;
 mod llm;
 mod prepare;
+mod stage;
 pub mod texts;
 mod tools;
 
@@ -22,15 +23,16 @@ use crate::events::EventBus;
 use crate::input::{InputEvent, Reply, Trust, skip};
 use crate::memory_service::{MemoryDone, MemoryService};
 use crate::provider_service::{LlmDone, ProviderService};
+use crate::stage_service::{StageJobDone, StageService};
 use crate::tool_pool::{ToolDone, ToolPool};
 use hearth_engine::{CancelToken, panic_message};
 use hearth_ipc::EventKind;
 use hearth_memory::ContextWindow;
 use hearth_scheduler::{
     Level, Next, Scheduler, SchedulerConfig, SchedulerSnapshot, Task, TaskClass, TaskKind,
-    clamp_plugin_level,
 };
 use serde_json::{Map, Value, json};
+use stage::Then;
 use std::collections::HashMap;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::time::{Duration, Instant};
@@ -87,6 +89,11 @@ enum Wait {
     Memory {
         call: u64,
     },
+    /// A stage's blocking handlers, on the stage service; `then` is where the task goes next.
+    Stage {
+        call: u64,
+        then: Then,
+    },
 }
 
 #[derive(Debug)]
@@ -94,6 +101,34 @@ struct Current {
     task: Task<InputEvent>,
     frame: TaskFrame,
     wait: Wait,
+    /// Fired by a stop: handlers and cancellable tools of this task see it through their
+    /// `CallContext` (a preemption does not fire it; the task resumes later).
+    cancel: CancelToken,
+    /// The reply went out: the task is over and is not put back.
+    done: bool,
+}
+
+impl Current {
+    fn new(task: Task<InputEvent>, frame: TaskFrame) -> Current {
+        Current {
+            task,
+            frame,
+            wait: Wait::Ready,
+            cancel: CancelToken::new(),
+            done: false,
+        }
+    }
+
+    /// Whether the task is past its terminal, waiting for before_output before its reply.
+    fn finishing(&self) -> bool {
+        matches!(
+            self.wait,
+            Wait::Stage {
+                then: Then::BeforeOutput { .. },
+                ..
+            }
+        )
+    }
 }
 
 /// The task state machine over the scheduler, the services and the context window.
@@ -109,6 +144,8 @@ pub struct TurnEngine {
     next_call: u64,
     durable: Option<Durable>,
     memory: Option<MemoryService>,
+    /// Where blocking stage handlers run; without it (a bare engine in tests) they run here.
+    stage_service: Option<StageService>,
     /// Frames of tasks suspended before a restart, by request id (with their old task id).
     recovered_frames: HashMap<String, (u64, TaskFrame)>,
 }
@@ -141,6 +178,7 @@ impl TurnEngine {
             next_call: 0,
             durable: None,
             memory: None,
+            stage_service: None,
             recovered_frames: HashMap::new(),
         }
     }
@@ -169,10 +207,13 @@ impl TurnEngine {
             let Value::Object(payload) = entry.payload else {
                 continue;
             };
+            // A row whose trust does not parse grants nothing.
+            let trust = entry.trust.parse().unwrap_or(Trust::External);
             let input =
-                InputEvent::recovered(entry.request_id, entry.source, payload, entry.accepted_ms);
+                InputEvent::recovered(entry.request_id, entry.source, payload, entry.accepted_ms)
+                    .with_trust(trust);
             if entry.kind == "interrupt" {
-                let level = Level::from_payload(input.str_field("priority"));
+                let level = crate::admission::interrupt_level(&input);
                 self.register(input, level, now);
             } else if let Err(input) = self.accept_input(input, TaskKind::Input, now) {
                 tracing::error!(request = %input.request_id, "ready queue full while recovering; input left pending");
@@ -266,21 +307,35 @@ impl TurnEngine {
     /// Takes an interrupt (SPEC §2.5) or a stop (SPEC §2.8). `pending_inputs` is the number of
     /// inputs accepted by the ingress but not yet pumped into the scheduler.
     pub fn accept_interrupt(&mut self, mut input: InputEvent, pending_inputs: usize, now: Instant) {
+        // The front door refuses these already; a journal row or a test harness must not
+        // smuggle one past it.
+        if crate::admission::deny_if_refused(&mut input) {
+            return;
+        }
         if input.flag("stop") {
             let budget = self.sched.arm_stop(pending_inputs);
-            let stopping = self.current.is_some();
+            // A task already past its terminal (its reply waits only for before_output) has
+            // nothing left to stop.
+            let stopping = self.current.as_ref().is_some_and(|c| !c.finishing());
             if !stopping {
                 // Nothing runs: the stop is only a budget for queued inputs, never for later ones.
                 self.sched.take_stop();
             }
             self.cancel_llm();
-            // A task waiting on memory or on a tool that cannot be cut ends now; the late result
-            // is dropped by its call number. (One waiting on the LLM ends when the cut call
-            // comes back, which the socket shutdown makes immediate.)
-            let waiting_elsewhere = self
-                .current
-                .as_ref()
-                .is_some_and(|c| matches!(c.wait, Wait::Memory { .. } | Wait::Tools(_)));
+            if let Some(cur) = self.current.as_ref().filter(|_| stopping) {
+                cur.cancel.cancel();
+            }
+            // A task waiting on memory, on a stage's handlers or on a tool ends now; the late
+            // result is dropped by its call number (the cancel above ends a stage job and a
+            // cancellable tool early). One waiting on the LLM ends when the cut call comes back,
+            // which the socket shutdown makes immediate.
+            let waiting_elsewhere = stopping
+                && self.current.as_ref().is_some_and(|c| {
+                    matches!(
+                        c.wait,
+                        Wait::Memory { .. } | Wait::Tools(_) | Wait::Stage { .. }
+                    )
+                });
             if waiting_elsewhere && self.sched.take_stop() {
                 let mut cur = self.current.take().expect("checked above");
                 cur.wait = Wait::Ready;
@@ -303,11 +358,7 @@ impl TurnEngine {
             input.skip(skip::EMPTY_INPUT);
             return;
         }
-        let declared = Level::from_payload(input.str_field("priority"));
-        let level = match input.trust {
-            Trust::External => clamp_plugin_level(declared),
-            Trust::Builtin | Trust::Kernel => declared,
-        };
+        let level = crate::admission::interrupt_level(&input);
         self.register(input, level, now);
     }
 
@@ -322,6 +373,12 @@ impl TurnEngine {
         if preempted {
             self.cancel_llm();
         }
+    }
+
+    /// Runs blocking stage handlers on `service`, off the kernel's worker.
+    pub fn with_stage_service(mut self, service: StageService) -> Self {
+        self.stage_service = Some(service);
+        self
     }
 
     /// Raises a kernel L4 interrupt (never clamped).
@@ -388,6 +445,18 @@ impl TurnEngine {
                     }
                 }
             }
+            (
+                Completion::Stage(job),
+                Wait::Stage {
+                    call: waiting,
+                    then,
+                },
+            ) if job.call == *waiting => {
+                let then = *then;
+                cur.wait = Wait::Ready;
+                let StageJobDone { done, .. } = *job;
+                self.after_stage_job(&mut cur, then, done);
+            }
             (Completion::Memory(MemoryDone { call, result }), Wait::Memory { call: waiting })
                 if call == *waiting =>
             {
@@ -414,6 +483,9 @@ impl TurnEngine {
 
     /// Puts the task back, or finishes it when a terminal was reached.
     fn settle(&mut self, mut cur: Current) {
+        if cur.done {
+            return;
+        }
         match cur.frame.terminal.take() {
             Some(terminal) => self.finish(cur, terminal),
             None => self.current = Some(cur),
@@ -518,6 +590,7 @@ impl TurnEngine {
         if let Wait::Llm { cancel, .. } = &cur.wait {
             cancel.cancel();
         }
+        cur.cancel.cancel();
         let id = cur.task.id;
         let kernel_l4 = cur.task.class == TaskClass::Interrupt && cur.task.level == Level::L4;
         tracing::error!(task = id, "task panicked: {msg}");
@@ -650,6 +723,7 @@ impl TurnEngine {
             if let Wait::Llm { cancel, .. } = &cur.wait {
                 cancel.cancel();
             }
+            cur.cancel.cancel();
             replied += usize::from(self.end_at_shutdown(&mut cur.task.input));
             self.sched.done(cur.task.id);
         }
@@ -679,11 +753,7 @@ impl TurnEngine {
             &task.input.output_channel,
             task.input.received_at_ms,
         );
-        self.current = Some(Current {
-            task,
-            frame,
-            wait: Wait::Ready,
-        });
+        self.current = Some(Current::new(task, frame));
     }
 
     fn resume(&mut self, task: Task<InputEvent>, frame: TaskFrame) {
@@ -707,11 +777,7 @@ impl TurnEngine {
         if frame.critical {
             self.sched.set_critical(true);
         }
-        self.current = Some(Current {
-            task,
-            frame,
-            wait: Wait::Ready,
-        });
+        self.current = Some(Current::new(task, frame));
     }
 }
 

@@ -1,7 +1,7 @@
 //! Input preparation (SPEC §3.2, once per task) and the Prepare step (SPEC §3.3).
 
 use super::texts;
-use super::{Current, Step, TaskFrame, Terminal, TurnEngine};
+use super::{Current, Step, TaskFrame, Terminal, Then, TurnEngine};
 use crate::input::skip;
 use hearth_ipc::EventKind;
 use hearth_llm::provider::{Message, Role, ToolSpec};
@@ -56,7 +56,13 @@ impl TurnEngine {
                 input.flag("interrupt"),
             ),
         });
-        if self.run_stage(Stage::OnInput, &mut ctx, &frame.output_channel) {
+        self.run_stage(cur, Stage::OnInput, ctx, Then::OnInput);
+    }
+
+    /// What follows on_input: the answer of a handler that responded, or the input taken in.
+    pub(super) fn after_on_input(&mut self, cur: &mut Current, ctx: StageContext, responded: bool) {
+        let frame = &mut cur.frame;
+        if responded {
             frame.terminal = Some(Terminal::ShortCircuit(
                 ctx.response.clone().unwrap_or_default(),
             ));
@@ -101,8 +107,18 @@ impl TurnEngine {
         frame.msgs = self.build_prefix(frame);
         frame.prefix_len = frame.msgs.len();
         frame.tools = self.tool_specs();
-        let mut ctx = std::mem::take(&mut frame.stage_ctx);
-        let responded = self.run_stage(Stage::PreAction, &mut ctx, &frame.output_channel);
+        let ctx = std::mem::take(&mut frame.stage_ctx);
+        self.run_stage(cur, Stage::PreAction, ctx, Then::PreAction);
+    }
+
+    /// What follows pre_action: a handler's answer, a stop, or the request's messages.
+    pub(super) fn after_pre_action(
+        &mut self,
+        cur: &mut Current,
+        ctx: StageContext,
+        responded: bool,
+    ) {
+        let frame = &mut cur.frame;
         if responded {
             frame.terminal = Some(Terminal::Ok(ctx.response.clone().unwrap_or_default()));
             frame.stage_ctx = ctx;
@@ -170,15 +186,5 @@ impl TurnEngine {
                 parameters: d.parameters,
             })
             .collect()
-    }
-
-    /// Publishes the `stage` event, runs the stage, and reports whether a handler answered.
-    pub(super) fn run_stage(&self, stage: Stage, ctx: &mut StageContext, channel: &str) -> bool {
-        let mut event = json!({"phase": stage.as_str(), "channel": channel});
-        if let Some(call) = ctx.tool_calls.first() {
-            event["tool"] = Value::String(call.name.clone());
-        }
-        self.events.publish(EventKind::Stage, &event);
-        self.pool.env().stages.run(stage, ctx).responded
     }
 }

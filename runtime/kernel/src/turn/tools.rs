@@ -1,26 +1,33 @@
 //! The tool steps (SPEC §3.5 serial path, §3.6 parallel batch). One assistant message carries
 //! the whole batch; tool messages follow in index order, whatever order the tools finished in.
 
+use super::stage::cancel_view;
 use super::texts;
-use super::{Current, Step, TurnEngine, Wait};
+use super::{Current, Step, Then, TurnEngine, Wait};
 use hearth_ipc::EventKind;
 use hearth_llm::provider::Message;
 use hearth_memory::ToolOutput;
-use hearth_stages::{Stage, ToolResult};
+use hearth_stages::{Cancel, Stage, StageContext, ToolResult};
 use serde_json::{Value, json};
 use std::time::Instant;
 
 impl TurnEngine {
-    /// Parallel batch: before_toolcall for each tool in order, then every permitted tool runs at once.
+    /// Parallel batch: before_toolcall for each tool in order (one step each), then every
+    /// permitted tool runs at once.
     pub(super) fn tool_batch(&mut self, cur: &mut Current, now: Instant) {
         ensure_batch_assistant(cur);
-        let mut pending = Vec::new();
-        for index in 0..cur.frame.batch.len() {
+        let index = cur.frame.tool_idx;
+        if index < cur.frame.batch.len() {
             cur.frame
                 .tools_used
                 .push(cur.frame.batch[index].name.clone());
-            if self.before_toolcall(cur, index) {
-                let call = self.spawn_tool(cur, index);
+            self.before_toolcall(cur, index, Then::BatchBefore { index });
+            return;
+        }
+        let mut pending = Vec::new();
+        for index in 0..cur.frame.batch.len() {
+            if cur.frame.batch_denied[index].is_none() {
+                let call = self.spawn_tool(cur, index, now);
                 pending.push((call, index, now + self.cfg.tool_timeout));
             }
         }
@@ -43,41 +50,41 @@ impl TurnEngine {
         cur.frame
             .tools_used
             .push(cur.frame.batch[index].name.clone());
-        if self.before_toolcall(cur, index) {
-            cur.frame.step = Step::ToolExec;
-        } else {
-            self.deliver_tool_message(cur, index);
-            cur.frame.tool_idx += 1;
-        }
+        self.before_toolcall(cur, index, Then::SerialBefore { index });
     }
 
     pub(super) fn tool_exec(&mut self, cur: &mut Current, now: Instant) {
         let index = cur.frame.tool_idx;
-        let call = self.spawn_tool(cur, index);
+        let call = self.spawn_tool(cur, index, now);
         cur.wait = Wait::Tools(vec![(call, index, now + self.cfg.tool_timeout)]);
         cur.frame.step = Step::ToolAfter;
     }
 
-    /// after_toolcall and the tool message: for the current tool (serial) or every tool of the
-    /// batch in index order (parallel).
+    /// after_toolcall and the tool message: for the current tool (serial) or the next tool of
+    /// the batch in index order (parallel, one step each).
     pub(super) fn tool_after(&mut self, cur: &mut Current) {
-        if cur.frame.parallel {
-            for index in 0..cur.frame.batch.len() {
-                self.deliver_tool_message(cur, index);
-            }
+        let index = cur.frame.tool_idx;
+        if cur.frame.parallel && index >= cur.frame.batch.len() {
             cur.frame.step = Step::TurnEnd;
-        } else {
-            let index = cur.frame.tool_idx;
-            self.deliver_tool_message(cur, index);
-            cur.frame.tool_idx += 1;
-            cur.frame.step = Step::ToolBegin;
+            return;
         }
+        self.deliver_tool_message(cur, index);
     }
 
-    /// Runs before_toolcall on the tool's own context. Returns false when a plugin denied it.
-    fn before_toolcall(&mut self, cur: &mut Current, index: usize) -> bool {
-        let mut ctx = std::mem::take(&mut cur.frame.batch_ctxs[index]);
-        let denied = self.run_stage(Stage::BeforeToolcall, &mut ctx, &cur.frame.output_channel);
+    /// Runs before_toolcall on the tool's own context; the task goes on at `then`.
+    fn before_toolcall(&mut self, cur: &mut Current, index: usize, then: Then) {
+        let ctx = std::mem::take(&mut cur.frame.batch_ctxs[index]);
+        self.run_stage(cur, Stage::BeforeToolcall, ctx, then);
+    }
+
+    /// Records what before_toolcall decided for tool `index`. Returns false when a plugin denied it.
+    pub(super) fn after_before_toolcall(
+        &mut self,
+        cur: &mut Current,
+        index: usize,
+        ctx: StageContext,
+        denied: bool,
+    ) -> bool {
         if denied {
             let name = &cur.frame.batch[index].name;
             let text = ctx
@@ -94,45 +101,79 @@ impl TurnEngine {
         !denied
     }
 
-    fn spawn_tool(&mut self, cur: &Current, index: usize) -> u64 {
+    /// Starts tool `index` on the pool. A cancellable tool sees the task's stop; any other
+    /// runs to its end (the engine stops waiting for it, but the tool is not told).
+    fn spawn_tool(&mut self, cur: &Current, index: usize, now: Instant) -> u64 {
         let call = self.next_call_id();
         let tool = &cur.frame.batch[index];
+        let env = self.pool.env();
+        let cancellable = env.tools.get(&tool.name).is_some_and(|t| t.cancellable());
+        let cancel = if cancellable {
+            cancel_view(&cur.cancel)
+        } else {
+            Cancel::never()
+        };
+        let deadline = now + self.cfg.tool_timeout;
+        let ctx = Self::call_context(
+            cur,
+            cancel,
+            deadline.saturating_duration_since(Instant::now()),
+        );
         self.pool
-            .spawn(call, tool.name.clone(), tool.arguments.clone());
+            .spawn(call, tool.name.clone(), tool.arguments.clone(), ctx);
         call
     }
 
-    /// Writes the tool message for `index` (denial text, or the result after after_toolcall).
-    fn deliver_tool_message(&mut self, cur: &mut Current, index: usize) {
+    /// Writes the tool message for a denied tool `index`.
+    pub(super) fn deliver_denial(&mut self, cur: &mut Current, index: usize) {
         ensure_batch_assistant(cur);
         let frame = &mut cur.frame;
-        let call = frame.batch[index].clone();
-        let plugin = frame.batch_plugins[index].clone();
-        if let Some(denial) = frame.batch_denied[index].clone() {
-            frame
-                .msgs
-                .push(Message::tool(call.id.clone(), denial.clone()));
-            self.events.publish(
-                EventKind::ToolCall,
-                &json!({"tool": call.name, "plugin": plugin, "args": call.arguments, "result": denial, "status": "denied", "channel": frame.output_channel}),
-            );
+        let call = &frame.batch[index];
+        let denial = frame.batch_denied[index].clone().unwrap_or_default();
+        frame
+            .msgs
+            .push(Message::tool(call.id.clone(), denial.clone()));
+        self.events.publish(
+            EventKind::ToolCall,
+            &json!({"tool": call.name, "plugin": frame.batch_plugins[index], "args": call.arguments, "result": denial, "status": "denied", "channel": frame.output_channel}),
+        );
+    }
+
+    /// Writes the tool message for `index`: the denial text, or the result after after_toolcall.
+    fn deliver_tool_message(&mut self, cur: &mut Current, index: usize) {
+        if cur.frame.batch_denied[index].is_some() {
+            self.deliver_denial(cur, index);
+            self.tool_delivered(cur);
             return;
         }
-        let outcome = frame.batch_results[index]
-            .take()
-            .unwrap_or(super::ToolOutcome {
-                success: false,
-                raw: Value::String("error: no result".into()),
-            });
+        ensure_batch_assistant(cur);
+        let frame = &mut cur.frame;
+        let call = &frame.batch[index];
+        let plugin = frame.batch_plugins[index].clone();
+        let outcome = outcome_of(frame, index);
         let mut ctx = std::mem::take(&mut frame.batch_ctxs[index]);
         ctx.tool_results = vec![ToolResult {
             call_id: call.id.clone(),
             name: call.name.clone(),
-            plugin: plugin.clone(),
+            plugin,
             success: outcome.success,
-            result: outcome.raw.clone(),
+            result: outcome.raw,
         }];
-        self.run_stage(Stage::AfterToolcall, &mut ctx, &frame.output_channel);
+        self.run_stage(cur, Stage::AfterToolcall, ctx, Then::AfterTool { index });
+    }
+
+    /// What follows after_toolcall for tool `index`: its message, with a plugin's replacement.
+    pub(super) fn after_after_toolcall(
+        &mut self,
+        cur: &mut Current,
+        index: usize,
+        ctx: StageContext,
+    ) {
+        let frame = &mut cur.frame;
+        let call = frame.batch[index].clone();
+        let plugin = frame.batch_plugins[index].clone();
+        let outcome = outcome_of(frame, index);
+        frame.batch_results[index] = None;
         // A plugin may replace the result: a string is used as is, null keeps the original,
         // anything else is rendered as JSON text.
         let replaced = ctx
@@ -157,7 +198,26 @@ impl TurnEngine {
             EventKind::ToolCall,
             &json!({"tool": call.name, "plugin": plugin, "args": call.arguments, "result": text, "status": "ok", "channel": frame.output_channel}),
         );
+        self.tool_delivered(cur);
     }
+
+    /// One tool message is written: on to the next tool (serial: its before_toolcall).
+    fn tool_delivered(&mut self, cur: &mut Current) {
+        cur.frame.tool_idx += 1;
+        if !cur.frame.parallel {
+            cur.frame.step = Step::ToolBegin;
+        }
+    }
+}
+
+/// The result of tool `index` of the batch (an error text when none came back).
+fn outcome_of(frame: &super::TaskFrame, index: usize) -> super::ToolOutcome {
+    frame.batch_results[index]
+        .clone()
+        .unwrap_or(super::ToolOutcome {
+            success: false,
+            raw: Value::String("error: no result".into()),
+        })
 }
 
 fn render(raw: &Value) -> String {

@@ -202,3 +202,16 @@ pub fn alive(pid: u32) -> bool {
 }
 
 pub const LONG: Duration = Duration::from_secs(20);
+
+/// Calls a registered tool as the kernel would, with the error as the sentence the model reads.
+pub trait CallTool {
+    /// `name` with `args`, a kernel call context and a generous deadline.
+    fn call_tool(&self, name: &str, args: &serde_json::Value) -> Result<serde_json::Value, String>;
+}
+
+impl CallTool for hearth_stages::ToolRegistry {
+    fn call_tool(&self, name: &str, args: &serde_json::Value) -> Result<serde_json::Value, String> {
+        let ctx = hearth_stages::CallContext::kernel(std::time::Duration::from_secs(60));
+        self.execute(&ctx, name, args).map_err(|e| e.to_string())
+    }
+}
