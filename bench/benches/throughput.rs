@@ -17,6 +17,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+/// Numbers every send of the run: the kernel skips a text it saw moments ago as a duplicate.
+static SEQ: AtomicUsize = AtomicUsize::new(0);
+
 const LEVEL_LIMIT: Duration = Duration::from_secs(60);
 const FLOOR_WINDOW: Duration = Duration::from_secs(2);
 
@@ -115,8 +118,9 @@ struct Level {
 
 /// Sends one `send` and reads lines until its single final answer; returns whether it was a
 /// `response` (a refusal such as `queue_full` is an `error`).
-fn one_turn(writer: &mut UnixStream, reader: &mut BufReader<UnixStream>, i: usize) -> bool {
-    let req = serde_json::json!({"op": "send", "text": format!("turn number {i}")});
+fn one_turn(writer: &mut UnixStream, reader: &mut BufReader<UnixStream>) -> bool {
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    let req = serde_json::json!({"op": "send", "text": format!("turn number {n}")});
     writeln!(writer, "{req}").expect("send");
     let mut line = String::new();
     loop {
@@ -127,9 +131,12 @@ fn one_turn(writer: &mut UnixStream, reader: &mut BufReader<UnixStream>, i: usiz
         );
         let v: serde_json::Value = serde_json::from_str(&line).expect("json line");
         match v["type"].as_str() {
-            Some("delta") => continue,
+            Some("delta" | "accepted") => continue,
             Some("response") => return true,
-            Some("error" | "skipped") => return false,
+            Some("error" | "skipped") => {
+                eprintln!("   refused: {}", line.trim_end());
+                return false;
+            }
             other => panic!("unexpected answer {other:?}: {line}"),
         }
     }
@@ -155,7 +162,7 @@ fn run_level(daemon: &Daemon, clients: usize, total: usize) -> Level {
                         break;
                     }
                     let t = Instant::now();
-                    if one_turn(&mut writer, &mut reader, i) {
+                    if one_turn(&mut writer, &mut reader) {
                         lat.push(t.elapsed());
                     } else {
                         refused += 1;
