@@ -6,7 +6,7 @@
 //! file, and SQLite WAL `synchronous=FULL` autocommit inserts).
 //!
 //! HEARTH_TURNS sets the turns per level (default 500), HEARTH_ROUNDS the repeats (default 3);
-//! every level is bounded at 60 s. Reported: medians over the rounds with (min .. max).
+//! HEARTHD names the daemon binary; every level is bounded at 60 s. Reported: medians over the rounds with (min .. max).
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
@@ -23,7 +23,12 @@ static SEQ: AtomicUsize = AtomicUsize::new(0);
 const LEVEL_LIMIT: Duration = Duration::from_secs(60);
 const FLOOR_WINDOW: Duration = Duration::from_secs(2);
 
+/// The daemon under test: HEARTHD when set (to compare two builds), else the one built beside
+/// this bench.
 fn hearthd() -> PathBuf {
+    if let Some(bin) = std::env::var_os("HEARTHD") {
+        return PathBuf::from(bin);
+    }
     let exe = std::env::current_exe().expect("bench path");
     let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
     let bin = dir.join("hearthd");
@@ -47,7 +52,12 @@ fn cpu_ticks(pid: u32) -> u64 {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
     let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
     let fields: Vec<&str> = after.split_whitespace().collect();
-    let field = |i: usize| fields.get(i).and_then(|v| v.parse::<u64>().ok()).unwrap_or(0);
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
     field(11) + field(12)
 }
 
@@ -199,7 +209,8 @@ fn run_level(daemon: &Daemon, clients: usize, total: usize) -> Level {
 /// The loopback server's own rate: `clients` bare HTTP/1.1 clients posting a chat request and
 /// reading the streamed answer to the end (the server closes each connection).
 fn stub_rate(addr: &str, clients: usize) -> f64 {
-    let body = r#"{"model":"test-model","stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
+    let body =
+        r#"{"model":"test-model","stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
     let req = format!(
         "POST /v1/chat/completions HTTP/1.1\r\nHost: {addr}\r\nContent-Type: application/json\r\n\
          Content-Length: {}\r\n\r\n{body}",
@@ -252,7 +263,9 @@ fn sqlite_rate(dir: &Path) -> f64 {
     db.pragma_update(None, "synchronous", "FULL").expect("full");
     db.execute("CREATE TABLE t (id INTEGER PRIMARY KEY, body TEXT)", [])
         .expect("table");
-    let mut ins = db.prepare("INSERT INTO t (body) VALUES (?1)").expect("stmt");
+    let mut ins = db
+        .prepare("INSERT INTO t (body) VALUES (?1)")
+        .expect("stmt");
     let started = Instant::now();
     let mut n = 0u64;
     while started.elapsed() < FLOOR_WINDOW {
