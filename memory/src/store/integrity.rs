@@ -10,6 +10,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OpenFlags};
 
+use super::STORE_BUSY_TIMEOUT;
 use super::error::{SqlContext, StoreError};
 use super::files::{StoreFiles, file_len};
 
@@ -105,8 +106,8 @@ pub(super) fn examine(files: &StoreFiles, op: &'static str) -> Result<StoreHealt
 /// deletes the WAL) that still reads the committed pages in the WAL.
 pub(super) fn open_read_only(path: &Path, op: &'static str) -> Result<Connection, StoreError> {
     let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-    let mut conn = Connection::open_with_flags(path, flags).ctx(op, path)?;
-    super::wait_when_busy(&mut conn).ctx(op, path)?;
+    let conn = Connection::open_with_flags(path, flags).ctx(op, path)?;
+    conn.busy_timeout(STORE_BUSY_TIMEOUT).ctx(op, path)?;
     Ok(conn)
 }
 

@@ -45,26 +45,6 @@ use error::SqlContext;
 /// [`StoreError::Busy`]. Writes are short (one turn's rows), so a longer wait means trouble.
 pub const STORE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
-/// How long one wait for another connection's lock lasts. SQLite's own busy handler sleeps
-/// 1, 2, 5, 10, 15, 20 … ms between retries, so a write that meets the durable writer's commit
-/// (held for about one fsync) slept milliseconds per turn; short waits retry as soon as it ends.
-const BUSY_STEP: Duration = Duration::from_micros(100);
-
-/// Retries a locked database every `BUSY_STEP` until `STORE_BUSY_TIMEOUT` has passed.
-fn wait_briefly(retries: i32) -> bool {
-    let waited = BUSY_STEP * u32::try_from(retries).unwrap_or(u32::MAX);
-    if waited >= STORE_BUSY_TIMEOUT {
-        return false;
-    }
-    std::thread::sleep(BUSY_STEP);
-    true
-}
-
-/// Makes `conn` wait for other connections' locks in short steps (see `BUSY_STEP`).
-pub(crate) fn wait_when_busy(conn: &mut Connection) -> rusqlite::Result<()> {
-    conn.busy_handler(Some(wait_briefly))
-}
-
 /// Past this size the WAL file is truncated back after a checkpoint, so a burst of writes does
 /// not leave a large file behind on a small SD card.
 const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
@@ -104,7 +84,7 @@ impl Store {
         files.make_private(OP)?;
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(&path, flags).ctx(OP, &path)?;
-        wait_when_busy(&mut conn).ctx(OP, &path)?;
+        conn.busy_timeout(STORE_BUSY_TIMEOUT).ctx(OP, &path)?;
         // Read the header before anything could write to the file: a foreign or newer database
         // must come back exactly as it was.
         let found = schema::check_identity(&conn, OP, &path)?.unwrap_or(0);
@@ -205,8 +185,8 @@ impl StoreReader {
         const OP: &str = "open_reader";
         let path = path.as_ref().to_path_buf();
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
-        let mut conn = Connection::open_with_flags(&path, flags).ctx(OP, &path)?;
-        wait_when_busy(&mut conn).ctx(OP, &path)?;
+        let conn = Connection::open_with_flags(&path, flags).ctx(OP, &path)?;
+        conn.busy_timeout(STORE_BUSY_TIMEOUT).ctx(OP, &path)?;
         let found = schema::check_identity(&conn, OP, &path)?.unwrap_or(0);
         if found > STORE_SCHEMA_VERSION {
             return Err(StoreError::TooNew {
