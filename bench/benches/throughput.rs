@@ -17,28 +17,14 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
+use hearth_bench::Samples;
+use hearth_bench::daemon::{TICKS_PER_SEC, cpu_ticks, hearthd_binary};
+
 /// Numbers every send of the run: the kernel skips a text it saw moments ago as a duplicate.
 static SEQ: AtomicUsize = AtomicUsize::new(0);
 
 const LEVEL_LIMIT: Duration = Duration::from_secs(60);
 const FLOOR_WINDOW: Duration = Duration::from_secs(2);
-
-/// The daemon under test: HEARTHD when set (to compare two builds), else the one built beside
-/// this bench.
-fn hearthd() -> PathBuf {
-    if let Some(bin) = std::env::var_os("HEARTHD") {
-        return PathBuf::from(bin);
-    }
-    let exe = std::env::current_exe().expect("bench path");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
-    let bin = dir.join("hearthd");
-    assert!(
-        bin.exists(),
-        "{} missing: run `cargo build --release -p hearth-runtime --bins` (make bench does)",
-        bin.display()
-    );
-    bin
-}
 
 fn env_usize(key: &str, default: usize) -> usize {
     std::env::var(key)
@@ -46,23 +32,6 @@ fn env_usize(key: &str, default: usize) -> usize {
         .and_then(|s| s.parse().ok())
         .unwrap_or(default)
 }
-
-/// utime + stime of `pid` in clock ticks (100 Hz).
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    let field = |i: usize| {
-        fields
-            .get(i)
-            .and_then(|v| v.parse::<u64>().ok())
-            .unwrap_or(0)
-    };
-    field(11) + field(12)
-}
-
-/// `/proc` reports CPU time in USER_HZ ticks, fixed at 100 by the kernel's userspace ABI.
-const TICKS_PER_SEC: f64 = 100.0;
 
 struct Daemon {
     child: Child,
@@ -195,14 +164,14 @@ fn run_level(daemon: &Daemon, clients: usize, total: usize) -> Level {
     if refused > 0 {
         println!("   ({refused} sends refused at {clients} clients)");
     }
-    lat.sort();
-    let pick = |q: f64| lat[((lat.len() - 1) as f64 * q).round() as usize].as_secs_f64() * 1e3;
+    let turns = lat.len();
+    let lat = Samples::new(lat);
     Level {
-        turns: lat.len(),
-        per_sec: lat.len() as f64 / wall.as_secs_f64(),
-        p50_ms: pick(0.5),
-        p99_ms: pick(0.99),
-        cpu_ms_per_turn: ticks as f64 / TICKS_PER_SEC * 1e3 / lat.len() as f64,
+        turns,
+        per_sec: turns as f64 / wall.as_secs_f64(),
+        p50_ms: lat.p50().as_secs_f64() * 1e3,
+        p99_ms: lat.p99().as_secs_f64() * 1e3,
+        cpu_ms_per_turn: ticks as f64 / TICKS_PER_SEC * 1e3 / turns as f64,
     }
 }
 
@@ -298,7 +267,7 @@ fn main() {
         println!("throughput: bench");
         return;
     }
-    let bin = hearthd();
+    let bin = hearthd_binary();
     let total = env_usize("HEARTH_TURNS", 500);
     let rounds = env_usize("HEARTH_ROUNDS", 3).max(1);
     let levels = [1usize, 10, 50];

@@ -4,6 +4,8 @@
 
 use std::time::Duration;
 
+pub mod daemon;
+
 /// Sorted latency samples.
 #[derive(Clone, Debug)]
 pub struct Samples {
