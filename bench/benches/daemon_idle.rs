@@ -6,17 +6,7 @@ use std::os::unix::net::UnixStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-fn hearthd() -> std::path::PathBuf {
-    let exe = std::env::current_exe().expect("bench path");
-    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
-    let bin = dir.join("hearthd");
-    assert!(
-        bin.exists(),
-        "{} missing: run `cargo build --release -p hearth-runtime --bins` (make bench does)",
-        bin.display()
-    );
-    bin
-}
+use hearth_bench::daemon::{cpu_ticks, hearthd_binary};
 
 fn proc_field(pid: u32, key: &str) -> Option<u64> {
     let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
@@ -27,21 +17,6 @@ fn proc_field(pid: u32, key: &str) -> Option<u64> {
         .nth(1)?
         .parse()
         .ok()
-}
-
-/// utime + stime in clock ticks.
-fn cpu_ticks(pid: u32) -> u64 {
-    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
-    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    fields
-        .get(11)
-        .and_then(|u| u.parse::<u64>().ok())
-        .unwrap_or(0)
-        + fields
-            .get(12)
-            .and_then(|s| s.parse::<u64>().ok())
-            .unwrap_or(0)
 }
 
 /// Starts hearthd with no source and `memory_model` as given; returns it once its socket accepts.
@@ -77,7 +52,7 @@ fn main() {
         println!("daemon_idle: bench");
         return;
     }
-    let bin = hearthd();
+    let bin = hearthd_binary();
     let mut starts = Vec::new();
     for round in 0..5 {
         let (child, dir, took) = start(&bin, &format!("s{round}"), false);

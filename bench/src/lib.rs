@@ -6,6 +6,8 @@ pub mod sse_feed;
 
 use std::time::Duration;
 
+pub mod daemon;
+
 /// Sorted latency samples.
 #[derive(Clone, Debug)]
 pub struct Samples {

@@ -1,0 +1,37 @@
+//! Finding and watching the `hearthd` a whole-daemon bench runs as a child.
+
+use std::path::PathBuf;
+
+/// The daemon binary: `HEARTHD` when set (to compare two builds), else the `hearthd` built in
+/// the same target profile as the running bench.
+pub fn hearthd_binary() -> PathBuf {
+    if let Some(bin) = std::env::var_os("HEARTHD") {
+        return PathBuf::from(bin);
+    }
+    let exe = std::env::current_exe().expect("bench path");
+    let dir = exe.parent().and_then(|d| d.parent()).expect("target dir");
+    let bin = dir.join("hearthd");
+    assert!(
+        bin.exists(),
+        "{} missing: run `cargo build --release -p hearth-runtime --bins` (make bench does)",
+        bin.display()
+    );
+    bin
+}
+
+/// `/proc` reports CPU time in USER_HZ ticks, fixed at 100 by the kernel's userspace ABI.
+pub const TICKS_PER_SEC: f64 = 100.0;
+
+/// utime + stime of `pid` in clock ticks (0 once the process is gone).
+pub fn cpu_ticks(pid: u32) -> u64 {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+    let after = stat.rsplit_once(')').map_or("", |(_, rest)| rest);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let field = |i: usize| {
+        fields
+            .get(i)
+            .and_then(|v| v.parse::<u64>().ok())
+            .unwrap_or(0)
+    };
+    field(11) + field(12)
+}
