@@ -99,7 +99,10 @@ fn context(ctx: &CallContext, timeout: Duration) -> WireContext {
             0 => String::new(),
             id => id.to_string(),
         },
-        caller: caller.plugin.clone().unwrap_or_else(|| caller.source.clone()),
+        caller: caller
+            .plugin
+            .clone()
+            .unwrap_or_else(|| caller.source.clone()),
         trust: match ctx.trust() {
             Trust::Kernel => hearth_rpc::Trust::Kernel,
             Trust::Local => hearth_rpc::Trust::Builtin,

@@ -94,7 +94,10 @@ fn a_plugin_sigkilled_mid_call_fails_the_call_clearly_and_restarts() {
         let tools = Arc::clone(&fx.tables.tools);
         let call = std::thread::spawn(move || {
             let started = Instant::now();
-            (tools.call_tool("wait_cancel", &json!({})), started.elapsed())
+            (
+                tools.call_tool("wait_cancel", &json!({})),
+                started.elapsed(),
+            )
         });
         std::thread::sleep(Duration::from_millis(300));
         nix::sys::signal::kill(
