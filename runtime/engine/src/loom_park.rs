@@ -1,4 +1,5 @@
-//! Model check of the park/wake handshake with loom: every interleaving of a worker that parks
+//! Model check of the park/wake handshake with loom: every interleaving (up to a preemption
+//! bound) of a worker that parks
 //! through [`WorkerSignal::park_unless`] and senders that publish work and then wake it, the
 //! one way [`Wake::wake`](crate::Wake) does (`notify`: fence, load) and the other way an edge
 //! send does (its own fence, then `wake_if_sleeping`). The published work is a relaxed counter,
@@ -51,8 +52,14 @@ impl ModelWorker {
     }
 }
 
-fn model(senders: usize, edge_style: bool) {
-    loom::model(move || {
+/// Explores every interleaving with at most `preemptions` forced context switches (bounded
+/// exhaustive search, as loom recommends; `LOOM_MAX_PREEMPTIONS` overrides it).
+fn model(senders: usize, edge_style: bool, preemptions: usize) {
+    let mut builder = loom::model::Builder::new();
+    if builder.preemption_bound.is_none() {
+        builder.preemption_bound = Some(preemptions);
+    }
+    builder.check(move || {
         let parker = Parker::new();
         let signal = Arc::new(WorkerSignal::new(0, parker.unparker().clone()));
         let work = Arc::new(AtomicUsize::new(0));
@@ -96,12 +103,12 @@ fn model(senders: usize, edge_style: bool) {
 /// One sender through `Wake::wake`: the worker never sleeps through the published work.
 #[test]
 fn a_wake_is_never_lost() {
-    model(1, false);
+    model(1, false, 4);
 }
 
 /// Two concurrent senders, one through an edge's fence and `wake_if_sleeping`, one through
 /// `notify`: both units are taken and the worker ends awake.
 #[test]
 fn two_senders_never_lose_a_wake() {
-    model(2, true);
+    model(2, true, 2);
 }

@@ -17,8 +17,8 @@ use super::pin::pin_current_thread;
 use super::report::WorkerReport;
 use super::stats::{Counters, StatsCells, WorkerStats};
 use super::waker::{WorkerSignal, enter_worker};
-use crate::sync::Parker;
 use crate::panic::panic_message;
+use crate::sync::Parker;
 
 /// Consecutive panics of one node that are retried at once; after that the node waits.
 const PANIC_BACKOFF_AFTER: u32 = 3;

@@ -181,7 +181,11 @@ fn stop_cancels_inputs_still_in_the_inbox_edge() {
                 texts::CANCELLED_BY_STOP
             );
         }
-        assert_eq!(h.provider.request_count(), 1, "nothing waiting reached the model");
+        assert_eq!(
+            h.provider.request_count(),
+            1,
+            "nothing waiting reached the model"
+        );
         assert_eq!(h.ask("after").content, "after stop");
         h.kernel.shutdown();
     });
