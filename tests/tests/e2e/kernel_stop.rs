@@ -161,7 +161,12 @@ fn stop_cancels_inputs_still_in_the_inbox_edge() {
             .collect();
         // Only one fits the ready queue; the pump leaves the others in the edge.
         let deadline = Instant::now() + REPLY_WAIT;
-        while handle.snapshot(REPLY_WAIT).expect("snapshot").queue.len() < 1 {
+        while handle
+            .snapshot(REPLY_WAIT)
+            .expect("snapshot")
+            .queue
+            .is_empty()
+        {
             assert!(Instant::now() < deadline, "the ready queue never filled");
             std::thread::sleep(Duration::from_millis(5));
         }
