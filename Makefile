@@ -25,12 +25,13 @@ run: setup
 	@echo "talk to it from another terminal:  ./target/release/hearth send \"hello\"   (or: hearth chat, hearth status)"
 	./target/release/hearthd --data-dir "$(DATA)"
 
-# Formatting, lints with warnings as errors, then every test of the workspace.
-test: setup lint test-only
+# Formatting, lints with warnings as errors, every test of the workspace, then the loom models.
+test: setup lint loom test-only
 
 # Doc tests first: the closing lines of the run are then the main runner's summary.
 test-only:
 	$(CARGO) test --workspace --doc
+	$(CARGO) build --workspace --bins --examples
 	@if $(CARGO) nextest --version >/dev/null 2>&1; then \
 		$(CARGO) nextest run --workspace --no-fail-fast; \
 	else \
@@ -57,9 +58,11 @@ bench: setup
 	done; \
 	[ $$found = 1 ] || echo "recall: no dev set in $(RECALL_DATA) (see its README); skipping the recall benchmark"
 
-# Model-checks the event ring's slot protocol and the arena's generation check with loom.
+# Model-checks with loom: the event ring's slot protocol, the arena's generation check, and the
+# engine's park/wake handshake.
 loom:
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-ipc --release --test loom_ring --lib
+	RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-engine --release --lib loom_park
 
 install: build
 	install -Dm755 target/release/hearthd $(DESTDIR)$(PREFIX)/bin/hearthd

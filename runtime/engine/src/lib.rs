@@ -80,10 +80,13 @@ mod report;
 mod runtime;
 mod sink;
 mod stats;
+mod sync;
 mod waker;
 mod worker;
 
-#[cfg(test)]
+#[cfg(all(test, loom))]
+mod loom_park;
+#[cfg(all(test, not(loom)))]
 mod tests;
 
 pub use cancel::{CancelToken, Deadline};

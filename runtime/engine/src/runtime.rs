@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use crossbeam_utils::sync::Parker;
 use parking_lot::Mutex;
 
 use super::error::EngineError;
@@ -17,6 +16,7 @@ use super::report::{ShutdownReport, WorkerReport};
 use super::stats::WorkerStats;
 use super::waker::{Wake, WorkerSignal};
 use super::worker::{EngineShared, NodeSlot, PanicHook, Worker, WorkerShared};
+use crate::sync::Parker;
 
 /// How long a worker keeps polling after a pass made no progress before it parks. A message that
 /// arrives within this window is picked up without a wake-up syscall.

@@ -9,10 +9,10 @@
 use std::cell::OnceCell;
 use std::fmt;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering, fence};
 
 use crossbeam_utils::CachePadded;
-use crossbeam_utils::sync::Unparker;
+
+use crate::sync::{AtomicBool, AtomicU64, Ordering, Unparker, fence};
 
 /// The part of a worker that other threads touch to wake it.
 pub(crate) struct WorkerSignal {
@@ -71,6 +71,28 @@ impl WorkerSignal {
     /// The worker is awake again (its final pass found work, or park returned).
     pub(crate) fn awake(&self) {
         self.sleeping.store(false, Ordering::Relaxed);
+    }
+
+    /// The worker's whole side of the handshake: announce, run `final_pass` over `worker`, and
+    /// only if it found nothing to do (`Some(plan)`) sleep with `park(worker, plan)`. Returns
+    /// whether the worker slept. A waker that published before the final pass is seen by it;
+    /// one that published after it sees `sleeping` and unparks.
+    pub(crate) fn park_unless<W, P>(
+        &self,
+        worker: &mut W,
+        final_pass: impl FnOnce(&mut W) -> Option<P>,
+        park: impl FnOnce(&mut W, P),
+    ) -> bool {
+        self.prepare_park();
+        let slept = match final_pass(worker) {
+            Some(plan) => {
+                park(worker, plan);
+                true
+            }
+            None => false,
+        };
+        self.awake();
+        slept
     }
 
     pub(crate) fn is_sleeping(&self) -> bool {

@@ -10,7 +10,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use crossbeam_utils::CachePadded;
-use crossbeam_utils::sync::Parker;
 use parking_lot::Mutex;
 
 use super::node::{Node, NodeCx, NodeId, PassClock, Poll};
@@ -19,6 +18,7 @@ use super::report::WorkerReport;
 use super::stats::{Counters, StatsCells, WorkerStats};
 use super::waker::{WorkerSignal, enter_worker};
 use crate::panic::panic_message;
+use crate::sync::Parker;
 
 /// Consecutive panics of one node that are retried at once; after that the node waits.
 const PANIC_BACKOFF_AFTER: u32 = 3;
@@ -212,23 +212,24 @@ impl Worker {
     /// Parks unless the final check finds work. See the module docs of `waker` for the protocol.
     fn park(&mut self) {
         let signal = Arc::clone(&self.shared.signal);
-        signal.prepare_park();
-        if self.engine.is_shutting_down() || self.shared.has_inbox() {
-            signal.awake();
-            return;
-        }
-        let last = self.pass(false);
-        if last.ready {
-            signal.awake();
-            return;
-        }
-        self.counters.parks += 1;
-        self.publish();
-        match last.deadline {
-            Some(deadline) => self.parker.park_deadline(deadline),
-            None => self.parker.park(),
-        }
-        signal.awake();
+        signal.park_unless(
+            self,
+            |worker| {
+                if worker.engine.is_shutting_down() || worker.shared.has_inbox() {
+                    return None;
+                }
+                let last = worker.pass(false);
+                (!last.ready).then_some(last.deadline)
+            },
+            |worker, deadline| {
+                worker.counters.parks += 1;
+                worker.publish();
+                match deadline {
+                    Some(deadline) => worker.parker.park_deadline(deadline),
+                    None => worker.parker.park(),
+                }
+            },
+        );
     }
 
     fn adopt_inbox(&mut self) {

@@ -413,3 +413,7 @@ fn drain_without_store(rx: &Receiver<Op>, done: &Sink<MemoryDone>) {
         }
     }
 }
+
+#[cfg(test)]
+#[path = "memory_service_tests.rs"]
+mod tests;

@@ -40,6 +40,8 @@ mod stop;
 mod task;
 
 #[cfg(test)]
+mod cooldown_tests;
+#[cfg(test)]
 mod proptests;
 #[cfg(test)]
 mod tests;

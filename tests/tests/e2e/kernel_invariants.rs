@@ -100,8 +100,9 @@ fn turn_config() -> TurnConfig {
 proptest! {
     #![proptest_config(ProptestConfig { cases: 24, ..ProptestConfig::default() })]
 
-    /// Drained normally: every task gets exactly one real reply (never a drop), the stack
-    /// empties, Suspended == Resumed, and nothing runs afterwards.
+    /// Drained normally: every task gets a real reply (never a drop), the stack empties,
+    /// Suspended == Resumed, and nothing runs afterwards. A second reply is ruled out by the
+    /// type (`ReplyHandle`'s `compile_fail` doctests), not checked here.
     #[test]
     fn every_task_gets_exactly_one_reply_and_the_stack_drains(ops in prop::collection::vec(op(), 1..28),
                                                             steps in prop::collection::vec(step(), 0..20)) {
@@ -112,7 +113,6 @@ proptest! {
                 let reply = rx.recv_timeout(REPLY_WAIT).expect("every task is answered");
                 assert_ne!(reply.reason.as_deref(), Some(skip::DROPPED), "{reply:?}");
                 assert_ne!(reply.reason.as_deref(), Some(skip::SHUTDOWN), "{reply:?}");
-                assert!(rx.recv_timeout(Duration::from_millis(1)).is_err(), "a second reply");
             }
             // Kernel interrupts raised by panics run after the callers' tasks: wait for quiet.
             let snap = loop {
@@ -128,7 +128,7 @@ proptest! {
         });
     }
 
-    /// Shut down at a random moment: still exactly one reply per task.
+    /// Shut down at a random moment: still a reply per task.
     #[test]
     fn shutdown_answers_everything_still_pending(ops in prop::collection::vec(op(), 1..28),
                                                  steps in prop::collection::vec(step(), 0..20)) {
@@ -139,7 +139,6 @@ proptest! {
             for rx in &rxs {
                 let reply = rx.recv_timeout(REPLY_WAIT).expect("every task is answered, also on shutdown");
                 assert_ne!(reply.reason.as_deref(), Some(skip::DROPPED), "{reply:?}");
-                assert!(rx.try_recv().is_err());
             }
         });
     }

@@ -131,3 +131,67 @@ fn stop_while_a_tool_runs_ends_the_task_at_once() {
         h.kernel.shutdown();
     });
 }
+
+/// SPEC §2.8: the cancel budget counts the inputs still in the kernel's inbox edge, not only
+/// those already pumped into the ready queue. With a ready queue of one, two of the three
+/// inputs waiting at the stop are still in the edge; all three must be cancelled.
+#[test]
+fn stop_cancels_inputs_still_in_the_inbox_edge() {
+    within(Duration::from_secs(30), || {
+        let turn = hearth_kernel::turn::TurnConfig {
+            scheduler: hearth_scheduler::SchedulerConfig {
+                max_queue: 1,
+                ..hearth_scheduler::SchedulerConfig::default()
+            },
+            ..hearth_kernel::turn::TurnConfig::default()
+        };
+        let h = Harness::with_config(
+            vec![
+                ScriptStep::HangAfter(vec![StreamChunk::text("Once ")]),
+                ScriptStep::text("after stop"),
+            ],
+            turn,
+            hearth_kernel::graph::Registries::default(),
+        );
+        let handle = h.kernel.handle();
+        let story = handle.send_text("cli", "story");
+        h.wait_requests(1);
+        let waiting: Vec<_> = (0..3)
+            .map(|i| handle.send_text("cli", &format!("waiting {i}")))
+            .collect();
+        // Only one fits the ready queue; the pump leaves the others in the edge.
+        let deadline = Instant::now() + REPLY_WAIT;
+        while handle
+            .snapshot(REPLY_WAIT)
+            .expect("snapshot")
+            .queue
+            .is_empty()
+        {
+            assert!(Instant::now() < deadline, "the ready queue never filled");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        let ack = handle
+            .stop("cli")
+            .recv_timeout(REPLY_WAIT)
+            .expect("stop acknowledged");
+        assert!(
+            ack.content.contains("\"cancel_budget\":3"),
+            "one queued + two in the edge: {}",
+            ack.content
+        );
+        story.recv_timeout(REPLY_WAIT).expect("story reply");
+        for rx in waiting {
+            assert_eq!(
+                rx.recv_timeout(REPLY_WAIT).expect("answered").content,
+                texts::CANCELLED_BY_STOP
+            );
+        }
+        assert_eq!(
+            h.provider.request_count(),
+            1,
+            "nothing waiting reached the model"
+        );
+        assert_eq!(h.ask("after").content, "after stop");
+        h.kernel.shutdown();
+    });
+}

@@ -1,0 +1,70 @@
+//! The memory pass against a real SQLite store.
+
+use super::*;
+
+fn scratch_store(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!(
+        "hearth-memory-service-{tag}-{}",
+        std::process::id()
+    ));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    dir.join("store.db")
+}
+
+/// SPEC §4.7: a prune protects the *budget-bounded* count (`effective_protected_count`), not the
+/// configured one. Twenty equal events, a context budget for three of them and ten configured:
+/// the window keeps the three newest plus one by rank (`top_k` = 4), where protecting the
+/// configured ten would keep ten.
+#[test]
+fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
+    let path = scratch_store("protected");
+    let cfg = MemoryConfig {
+        store: path.clone(),
+        model: false,
+        model_dir: None,
+        max_context_size: 30,
+        protected: 10,
+        utc_offset_secs: 0,
+    };
+    let mut cold = ColdContext::new(Store::open(&path).expect("store opens"), None);
+    let events: Vec<ContextEvent> = (0..20)
+        .map(|i| {
+            ContextEvent::new(1_000 + i64::from(i), "cli", format!("note number {i}"))
+                .with_response("an answer of a few words")
+        })
+        .collect();
+    cold.append(events).expect("events stored");
+    let stats = cold.store().events_stats().expect("stats");
+    let avg = (stats.tokens / stats.events) as usize;
+    assert!(avg > 0, "events carry tokens: {stats:?}");
+    let context_tokens = 3 * avg;
+    let limits = PruneLimits::compute(30, 10, context_tokens, stats.tokens, 20);
+    assert_eq!(
+        (limits.protected, limits.top_k),
+        (3, 4),
+        "the budget bounds the protected count"
+    );
+
+    let pass = pass(
+        &mut cold,
+        &cfg,
+        "note number 2",
+        true,
+        false,
+        context_tokens,
+        0,
+        10_000,
+    )
+    .expect("pass");
+    let kept: Vec<&str> = pass.window.iter().map(|e| e.input.as_str()).collect();
+    assert_eq!(pass.archived, 16, "kept {kept:?}");
+    assert_eq!(kept.len(), 4, "{kept:?}");
+    assert_eq!(
+        kept[1..],
+        ["note number 17", "note number 18", "note number 19"],
+        "the three newest are protected"
+    );
+    drop(cold);
+    let _ = std::fs::remove_dir_all(path.parent().expect("scratch dir"));
+}
