@@ -363,11 +363,12 @@ fn level_after_restart(trust: Trust) -> u8 {
             );
             std::thread::sleep(Duration::from_millis(1));
         }
-        let mut urgent = InputEvent::text("qq", "the oven")
+        // Nobody waits for its answer (a caller told `shutdown` would have it journaled as
+        // ended), so the shutdown leaves it pending and the next start resumes it.
+        let urgent = InputEvent::text("qq", "the oven")
             .with_payload("priority", json!("L4"))
             .with_payload("interrupt", json!(true))
             .with_trust(trust);
-        let _rx = urgent.reply_channel();
         handle.submit_durably(urgent, true).expect("journaled");
         loop {
             let snapshot = handle.snapshot(REPLY_WAIT).expect("a snapshot");
