@@ -2,27 +2,12 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::mpsc::{self, RecvTimeoutError};
-use std::thread;
 use std::time::Duration;
 
-/// Runs `body` on its own thread and fails the test when it runs longer than `limit`; a panic
-/// in the body is re-raised with its own message.
+/// Runs `body` on its own thread and fails the test when it runs longer than `limit` (the
+/// workspace's one watchdog, `hearth_testkit::within`).
 pub fn watchdog<F: FnOnce() + Send + 'static>(limit: Duration, body: F) {
-    let (tx, rx) = mpsc::channel();
-    let handle = thread::spawn(move || {
-        body();
-        let _ = tx.send(());
-    });
-    match rx.recv_timeout(limit) {
-        Ok(()) => handle.join().expect("body finished"),
-        Err(RecvTimeoutError::Disconnected) => {
-            if let Err(panic) = handle.join() {
-                std::panic::resume_unwind(panic);
-            }
-        }
-        Err(RecvTimeoutError::Timeout) => panic!("test still running after {limit:?}"),
-    }
+    hearth_testkit::within(limit, body)
 }
 
 /// A fresh directory under the system temp dir, removed when dropped.
