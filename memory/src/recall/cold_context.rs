@@ -12,7 +12,7 @@
 //! store's side table and its ranking is fused as a third list. It only ranks recall; pruning
 //! and the injection floor stay with the main model, whose cosine is what [`Recalled`] reports.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::embed::Embedder;
@@ -20,6 +20,7 @@ use crate::prune::{DenseRef, PruneEvent, PruneQuery, plan_prune};
 use crate::recall::RecallError;
 use crate::recall::clock::format_minute;
 use crate::recall::dense_index::{DenseHit, DenseIndex, EntryMeta};
+use crate::recall::excerpt::excerpt;
 use crate::recall::fusion::{
     DEFAULT_RRF_K, FusionMethod, Ranked, Scored, reciprocal_rank_fusion, standard_score_fusion,
 };
@@ -37,8 +38,12 @@ use crate::{
 pub const EMBED_BATCH: usize = 64;
 /// First line of an injected memory block ("related memory").
 pub const INJECT_HEADER: &str = "【相关记忆】";
-/// Replies are cut to this many characters in an injected block.
+/// Replies are cut to this many characters in an injected block (a query-focused excerpt).
 const INJECT_RESPONSE_CHARS: usize = 160;
+/// Inputs longer than this many characters are shown by a query-focused excerpt of this size:
+/// a pasted document or a long message recalled whole would cost more prompt than the rest of
+/// the memory block.
+const INJECT_INPUT_CHARS: usize = 480;
 
 /// How recall ranks and how much it injects.
 ///
@@ -954,11 +959,16 @@ impl ColdContext {
         };
         let mut left = memory_tokens.saturating_sub(estimate_tokens(INJECT_HEADER));
         let mut chosen: Vec<(&Recalled, String)> = Vec::new();
+        let query_terms: HashSet<String> = query_tokens(query)
+            .split(' ')
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+            .collect();
         for hit in hits.iter().filter(|h| relevant(h)) {
             if chosen.len() == max_items {
                 break;
             }
-            let line = self.inject_line(&hit.event);
+            let line = self.inject_line(&hit.event, &query_terms);
             // The line and the line break before it (one rune).
             let cost = estimate_tokens(&line) + 2;
             if cost > left {
@@ -986,18 +996,22 @@ impl ColdContext {
         })
     }
 
-    fn inject_line(&self, event: &ContextEvent) -> String {
+    fn inject_line(&self, event: &ContextEvent, query_terms: &HashSet<String>) -> String {
         let mut line = format!(
             "[{}] {}: {}",
             format_minute(event.timestamp_ms, self.config.utc_offset_secs),
             event.source,
-            event.input
+            excerpt(&event.input, query_terms, INJECT_INPUT_CHARS)
         );
         if !event.response.is_empty() {
             if !event.input.is_empty() {
                 line.push_str(" → ");
             }
-            line.extend(event.response.chars().take(INJECT_RESPONSE_CHARS));
+            line.push_str(&excerpt(
+                &event.response,
+                query_terms,
+                INJECT_RESPONSE_CHARS,
+            ));
         }
         line
     }

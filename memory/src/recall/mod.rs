@@ -14,6 +14,7 @@ mod clock;
 mod cold_context;
 mod dense_index;
 mod error;
+mod excerpt;
 mod fusion;
 mod priors;
 mod speaker_focus;

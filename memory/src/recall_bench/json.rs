@@ -47,6 +47,9 @@ impl Report {
                 "tokens_p50": tokens.p50,
                 "tokens_p95": tokens.p95,
                 "tokens_max": tokens.max,
+                "model_tokens": self.inject_model_tokens().map(|m| json!({
+                    "p50": m.p50, "p95": m.p95, "max": m.max,
+                })),
                 "evidence": self.injected_evidence(),
             },
             "config": {
@@ -69,6 +72,7 @@ impl Report {
                 "bm25_turn_any": q.bm25.turn_any,
                 "hearth_session_any": q.hearth.session_any,
                 "inject_tokens": q.inject_tokens,
+                    "inject_model_tokens": q.inject_model_tokens,
                 "injected_evidence": q.injected_evidence,
             })).collect::<Vec<Value>>(),
         })

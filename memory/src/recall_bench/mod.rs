@@ -22,6 +22,7 @@
 mod ablation;
 mod format;
 mod json;
+mod model_tokens;
 mod prune_replay;
 mod report;
 #[cfg(test)]
@@ -169,6 +170,7 @@ pub fn run_set(
     // What a turn of the daemon injects, with a provider of undeclared window and no system
     // prompt: the most memory a turn may ever be given.
     let memory_tokens = compute_token_budget(DEFAULT_MAX_CONTEXT_TOKENS, "").memory_tokens;
+    let model_tokens = model_tokens::ModelTokens::locate();
     let mut results: Vec<Vec<QuestionResult>> = vec![Vec::new(); configs.len()];
     let mut latencies: Vec<Vec<Duration>> = vec![Vec::new(); configs.len()];
     let mut bm25_latency = Vec::new();
@@ -310,6 +312,7 @@ pub fn run_set(
                     hearth: Ranks::of(&ranked, &evidence[qi], &session_of),
                     bm25: Ranks::of(&baseline[qi], &evidence[qi], &session_of),
                     inject_tokens: crate::estimate_tokens(&injection.block),
+                    inject_model_tokens: model_tokens.as_ref().map(|t| t.count(&injection.block)),
                     injected_evidence,
                 });
             }

@@ -97,6 +97,8 @@ pub struct QuestionResult {
     pub bm25: Ranks,
     /// `estimate_tokens` of the memory block injected for the question (0: none).
     pub inject_tokens: usize,
+    /// The same block counted by a real tokenizer (`None`: no tokenizer installed).
+    pub inject_model_tokens: Option<usize>,
     /// Whether an evidence item is in that block: the turn the model would see.
     pub injected_evidence: bool,
 }
@@ -234,6 +236,18 @@ impl Report {
         TokenStats::of(&samples)
     }
 
+    /// Injected tokens per question as a real tokenizer counts them, when one was installed.
+    pub fn inject_model_tokens(&self) -> Option<TokenStats> {
+        let samples: Option<Vec<usize>> = self
+            .questions
+            .iter()
+            .map(|q| q.inject_model_tokens)
+            .collect();
+        samples
+            .filter(|s| !s.is_empty())
+            .map(|s| TokenStats::of(&s))
+    }
+
     /// Fraction of questions whose injected block holds an evidence item.
     pub fn injected_evidence(&self) -> f64 {
         let n = self.questions.len();
@@ -349,6 +363,13 @@ impl Report {
             tokens.max,
             self.injected_evidence()
         );
+        if let Some(model) = self.inject_model_tokens() {
+            let _ = writeln!(
+                out,
+                "injected per query, counted by the default model's tokenizer: p50 {} / p95 {} / max {}",
+                model.p50, model.p95, model.max
+            );
+        }
         if let Some(&k) = self.ks.get(self.ks.len() / 2) {
             let mut categories: BTreeMap<&str, Vec<usize>> = BTreeMap::new();
             for (i, q) in self.questions.iter().enumerate() {
