@@ -47,24 +47,31 @@
 //! ```
 //!
 //! **Data plane.** The shared segment (fd 3) and the event-ring notifications (fd 4) are
-//! described in `ipc/DESIGN.md`. The kernel's offer arrives in the handshake and is kept on the
-//! [`Host`] ([`Host::data_plane`]); the ring reader attaches there. Until it does, every call
-//! travels inline over the control plane, which is complete on its own.
+//! described in `ipc/DESIGN.md`. When the handshake offers them the SDK attaches
+//! ([`Host::data_plane`]): [`DataPlane::events`] reads the kernel's event ring filtered by type
+//! and stream tag and says when it lagged, and tool arguments and results larger than the
+//! offer's inline limit travel through the exchange arena instead of the pipe, without the
+//! handler noticing. Without an offer every call travels inline over the control plane, which
+//! is complete on its own.
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod context;
+mod data_plane;
 mod defs;
 mod error;
+mod exchange;
 mod host;
 mod plugin;
 mod registrar;
 mod runtime;
 
 pub use context::CallContext;
+pub use data_plane::{DataPlane, EventStream, Next};
 pub use defs::{OutputChannel, StageSpec, ToolDef};
 pub use error::{PluginError, ToolError};
+pub use hearth_ipc::{Envelope, EventKind, StageField, decode_envelope};
 pub use hearth_rpc::{ErrorKind, Priority, Trust};
 pub use host::{DEFAULT_CALL_TIMEOUT, Host, InjectOptions};
 pub use plugin::Plugin;

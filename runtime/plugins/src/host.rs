@@ -10,6 +10,7 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 use crate::PluginError;
+use crate::data_plane::DataPlane;
 use crate::manifest::{MANIFEST_FILE, Manifest};
 use crate::order::{Facility, start_order};
 use crate::port::KernelPort;
@@ -34,6 +35,8 @@ pub struct HostConfig {
     pub base: Vec<Facility>,
     /// Each plugin's config section, by name (passed to `plugin.init`).
     pub configs: BTreeMap<String, Value>,
+    /// The shared segment offered to every plugin (fd 3, fd 4); `None`: control plane only.
+    pub data_plane: Option<Arc<DataPlane>>,
 }
 
 impl HostConfig {
@@ -46,6 +49,7 @@ impl HostConfig {
             stop: StopTimeouts::default(),
             base: vec![Facility::Memory, Facility::Ring, Facility::Settings],
             configs: BTreeMap::new(),
+            data_plane: None,
         }
     }
 }
@@ -173,13 +177,16 @@ impl PluginHost {
     fn start(&self, name: &str) -> Result<(), PluginError> {
         let manifest = self.manifest(name)?;
         let config = self.cfg.configs.get(name).cloned().unwrap_or(Value::Null);
-        let session = PluginSession::new(
+        let mut session = PluginSession::new(
             manifest,
             config,
             self.tables.clone(),
             Arc::clone(&self.port),
             self.cfg.timeouts,
         );
+        if let Some(data) = &self.cfg.data_plane {
+            session = session.with_data_plane(Arc::clone(data));
+        }
         self.supervisor.start(Arc::new(session));
         Ok(())
     }

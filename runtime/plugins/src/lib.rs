@@ -17,6 +17,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod data_plane;
 mod error;
 pub mod host;
 pub mod manifest;
@@ -30,6 +31,7 @@ pub mod status;
 pub mod supervisor;
 mod tool_proxy;
 
+pub use data_plane::DataPlane;
 pub use error::PluginError;
 pub use host::{HostConfig, PluginHost};
 pub use manifest::Manifest;

@@ -5,13 +5,15 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use hearth_rpc::{
-    ErrorKind, Grants, HandlerError, Incoming, InputRegister, LogParams, OutputRegister, Peer,
-    Priority, Service, StageRegister, ToolRegister, Trust, clamp_inject_params, gate, methods,
+    ArenaAlloc, ArenaBlock, ErrorKind, Grants, HandlerError, Incoming, InputRegister, LogParams,
+    OutputRegister, Peer, Priority, Service, StageRegister, ToolRegister, Trust,
+    clamp_inject_params, gate, methods,
 };
 use hearth_stages::{Caps, HandlerSpec, Scope, Stage, ToolDef};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use crate::data_plane::DataPlane;
 use crate::port::KernelPort;
 use crate::session::{Link, Tables};
 use crate::tool_proxy::{OutputProxy, StageProxy, ToolProxy};
@@ -31,6 +33,17 @@ fn decode<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, Handler
 
 fn done() -> Result<Value, HandlerError> {
     Ok(json!({}))
+}
+
+impl PluginService {
+    fn arena(&self, method: &str) -> Result<(&DataPlane, u32), HandlerError> {
+        self.link.arena().ok_or_else(|| {
+            HandlerError::new(
+                ErrorKind::Unavailable,
+                format!("{method}: the kernel offered no data plane to this process"),
+            )
+        })
+    }
 }
 
 impl Service for PluginService {
@@ -131,6 +144,26 @@ impl Service for PluginService {
                 self.port
                     .inject(plugin, channel, text, interrupt, priority)
                     .map_err(|e| HandlerError::new(ErrorKind::Failed, e))?;
+                done()
+            }
+            methods::ARENA_ALLOC => {
+                let req: ArenaAlloc = decode(method, params)?;
+                let (data, owner) = self.arena(method)?;
+                let block = data.alloc(req.size, owner).map_err(|e| {
+                    HandlerError::new(
+                        ErrorKind::Busy,
+                        format!("{method} {{size: {}}}: {e}", req.size),
+                    )
+                })?;
+                Ok(json!(ArenaBlock {
+                    block: block.into()
+                }))
+            }
+            methods::ARENA_FREE => {
+                let req: ArenaBlock = decode(method, params)?;
+                let (data, owner) = self.arena(method)?;
+                data.free(&req.block.into(), owner)
+                    .map_err(|e| HandlerError::invalid_arguments(format!("{method}: {e}")))?;
                 done()
             }
             other => Err(HandlerError::new(

@@ -15,6 +15,7 @@ use hearth_stages::{OutputChannels, StagePipeline, ToolRegistry};
 use parking_lot::{Condvar, Mutex};
 use serde_json::{Value, json};
 
+use crate::data_plane::{ChildPlane, DataPlane};
 use crate::manifest::Manifest;
 use crate::port::KernelPort;
 use crate::service::PluginService;
@@ -63,11 +64,31 @@ pub(crate) struct Link {
     /// Output channels it registered, to remove on exit (the table has no per-plugin index).
     pub(crate) channels: Mutex<Vec<String>>,
     pub(crate) auto_restart: AtomicBool,
+    /// The shared segment, when the daemon offers one.
+    pub(crate) data: Option<Arc<DataPlane>>,
+    /// The current process's share of it (arena owner id, doorbell), from spawn to exit.
+    child: Mutex<Option<ChildPlane>>,
 }
 
 impl Link {
     pub(crate) fn peer(&self) -> Option<Peer> {
         self.peer.lock().clone()
+    }
+
+    /// The data plane and the current process's arena owner id, while it runs with one.
+    pub(crate) fn arena(&self) -> Option<(&DataPlane, u32)> {
+        let owner = self.child.lock().as_ref()?.owner;
+        Some((self.data.as_deref()?, owner))
+    }
+
+    /// Gives the previous process's share of the data plane back (its doorbell, its blocks).
+    fn release_child(&self) {
+        if let (Some(data), Some(child)) = (&self.data, self.child.lock().take()) {
+            let freed = data.release(child);
+            if freed > 0 {
+                tracing::debug!(plugin = %self.name, freed, "arena blocks reclaimed");
+            }
+        }
     }
 
     pub(crate) fn last_exit(&self) -> Option<String> {
@@ -113,6 +134,8 @@ impl PluginSession {
             exited: Condvar::new(),
             channels: Mutex::new(Vec::new()),
             auto_restart: AtomicBool::new(true),
+            data: None,
+            child: Mutex::new(None),
         });
         PluginSession {
             manifest,
@@ -124,13 +147,26 @@ impl PluginSession {
         }
     }
 
+    /// Offers `data` to every process of this session: the segment as fd 3, a doorbell of
+    /// its own as fd 4, announced in the handshake.
+    pub fn with_data_plane(mut self, data: Arc<DataPlane>) -> PluginSession {
+        Arc::get_mut(&mut self.link)
+            .expect("the link is not shared before the session runs")
+            .data = Some(data);
+        self
+    }
+
     fn bring_up(&self, peer: &Peer) -> Result<(), String> {
         let name = &self.manifest.name;
+        let data_plane = match (&self.link.data, &*self.link.child.lock()) {
+            (Some(data), Some(child)) => Some(data.offer(child)),
+            _ => None,
+        };
         let offer = HandshakeParams {
             protocol_versions: SUPPORTED_VERSIONS.to_vec(),
             kernel_version: env!("CARGO_PKG_VERSION").to_owned(),
             plugin_name: name.clone(),
-            data_plane: None,
+            data_plane,
         };
         let answer = handshake(peer, &offer, self.timeouts.handshake).map_err(|e| e.to_string())?;
         tracing::debug!(plugin = %name, sdk = %answer.sdk_version, "handshake done");
@@ -160,6 +196,13 @@ impl Supervised for PluginSession {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if let Some(data) = &self.link.data {
+            // A spawn that failed after the last command left its share behind.
+            self.link.release_child();
+            let child = data.child()?;
+            data.inherit(&mut cmd, &child);
+            *self.link.child.lock() = Some(child);
+        }
         Ok(cmd)
     }
 
@@ -209,6 +252,8 @@ impl Supervised for PluginSession {
         for channel in &channels {
             self.tables.outputs.unregister(channel);
         }
+        // After the peer closed: no call of this process can still be reading a block.
+        self.link.release_child();
         tracing::info!(
             plugin = %name,
             tools, stages, channels = channels.len(),

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hearth_plugin_host::session::{Tables, Timeouts};
-use hearth_plugin_host::{HostConfig, KernelPort, PluginHost, RestartPolicy};
+use hearth_plugin_host::{DataPlane, HostConfig, KernelPort, PluginHost, RestartPolicy};
 use hearth_rpc::Priority;
 use serde_json::Value;
 
@@ -139,9 +139,28 @@ impl Fixture {
     }
 
     pub fn host(&self, policy: RestartPolicy, timeouts: Timeouts) -> Arc<PluginHost> {
+        self.host_with(policy, timeouts, None)
+    }
+
+    /// The host offering `data` (the shared segment) to every plugin.
+    pub fn host_on(&self, data: &Arc<DataPlane>) -> Arc<PluginHost> {
+        self.host_with(
+            RestartPolicy::default(),
+            Timeouts::default(),
+            Some(Arc::clone(data)),
+        )
+    }
+
+    fn host_with(
+        &self,
+        policy: RestartPolicy,
+        timeouts: Timeouts,
+        data: Option<Arc<DataPlane>>,
+    ) -> Arc<PluginHost> {
         let mut cfg = HostConfig::new(self.data.path());
         cfg.policy = policy;
         cfg.timeouts = timeouts;
+        cfg.data_plane = data;
         PluginHost::open(
             cfg,
             self.tables.clone(),
