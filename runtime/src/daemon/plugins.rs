@@ -1,13 +1,27 @@
 //! The plugin host wired to the kernel: plugin tools, stages and channels go into the kernel's
-//! tables; lifecycle events onto the event ring; injected inputs into the ingress.
+//! tables; lifecycle events onto the event ring; injected inputs into the ingress; the kernel's
+//! event ring lives in the one shared segment every plugin maps.
 
-use hearth_ipc::EventKind;
+use std::sync::Arc;
+
+use hearth_ipc::{EventKind, SegmentConfig};
 use hearth_kernel::events::EventBus;
 use hearth_kernel::ingress::KernelHandle;
 use hearth_kernel::input::{InputEvent, Trust};
-use hearth_plugin_host::KernelPort;
+use hearth_plugin_host::{DataPlane, KernelPort, PluginError};
 use hearth_rpc::Priority;
 use serde_json::{Value, json};
+
+/// The shared segment, created once at start, and the kernel's event bus publishing into its
+/// ring: every event the kernel publishes is readable by plugins without a call.
+pub(super) fn shared_events() -> Result<(Arc<DataPlane>, EventBus), PluginError> {
+    let plane = DataPlane::create(SegmentConfig::default())?;
+    let publisher = plane
+        .take_publisher()
+        .expect("a fresh segment still holds its publisher");
+    let bus = EventBus::new(publisher, plane.subscriber(), "hearth");
+    Ok((plane, bus))
+}
 
 pub(super) struct KernelPlugins {
     pub(super) handle: KernelHandle,
