@@ -250,8 +250,8 @@ mod tests {
                 "{m}: unknown capability {c}"
             );
         }
-        // 59 original methods plus handshake, log and output.unregister.
-        assert_eq!(METHOD_CAPABILITIES.len(), 62);
+        // 59 original methods plus handshake, log, output.unregister and llm.complete.
+        assert_eq!(METHOD_CAPABILITIES.len(), 63);
     }
 
     #[test]
