@@ -37,6 +37,8 @@ pub struct HostConfig {
     pub configs: BTreeMap<String, Value>,
     /// The shared segment offered to every plugin (fd 3, fd 4); `None`: control plane only.
     pub data_plane: Option<Arc<DataPlane>>,
+    /// The settings registry behind `settings.*`; `None`: those calls answer unavailable.
+    pub settings: Option<Arc<hearth_settings::Settings>>,
 }
 
 impl HostConfig {
@@ -50,6 +52,7 @@ impl HostConfig {
             base: vec![Facility::Memory, Facility::Ring, Facility::Settings],
             configs: BTreeMap::new(),
             data_plane: None,
+            settings: None,
         }
     }
 }
@@ -186,6 +189,9 @@ impl PluginHost {
         );
         if let Some(data) = &self.cfg.data_plane {
             session = session.with_data_plane(Arc::clone(data));
+        }
+        if let Some(settings) = &self.cfg.settings {
+            session = session.with_settings(Arc::clone(settings));
         }
         self.supervisor.start(Arc::new(session));
         Ok(())

@@ -24,6 +24,7 @@ pub mod manifest;
 pub mod order;
 mod port;
 pub mod restart;
+mod reverse;
 mod service;
 pub mod session;
 mod state;

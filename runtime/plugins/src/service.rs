@@ -13,6 +13,8 @@ use hearth_stages::{Caps, HandlerSpec, Scope, Stage, ToolDef};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use hearth_settings::Settings;
+
 use crate::data_plane::DataPlane;
 use crate::port::KernelPort;
 use crate::session::{Link, Tables};
@@ -23,6 +25,7 @@ pub(crate) struct PluginService {
     pub(crate) grants: Grants,
     pub(crate) tables: Tables,
     pub(crate) port: Arc<dyn KernelPort>,
+    pub(crate) settings: Option<Arc<Settings>>,
 }
 
 fn decode<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, HandlerError> {
@@ -146,6 +149,9 @@ impl Service for PluginService {
                     .map_err(|e| HandlerError::new(ErrorKind::Failed, e))?;
                 done()
             }
+            methods::MEMORY_RECALL | methods::MEMORY_COMMIT => self.memory(method, &params),
+            methods::LLM_LIST_SOURCES | methods::LLM_COMPLETE => self.llm(method, &params),
+            m if m.starts_with("settings.") => self.settings(method, &params),
             methods::ARENA_ALLOC => {
                 let req: ArenaAlloc = decode(method, params)?;
                 let (data, owner) = self.arena(method)?;

@@ -11,6 +11,7 @@ use hearth_rpc::{
     ConnectionConfig, HandshakeParams, InitParams, Peer, SUPPORTED_VERSIONS, connect, handshake,
     methods,
 };
+use hearth_settings::Settings;
 use hearth_stages::{OutputChannels, StagePipeline, ToolRegistry};
 use parking_lot::{Condvar, Mutex};
 use serde_json::{Value, json};
@@ -115,6 +116,7 @@ pub struct PluginSession {
     port: Arc<dyn KernelPort>,
     timeouts: Timeouts,
     link: Arc<Link>,
+    settings: Option<Arc<Settings>>,
 }
 
 impl PluginSession {
@@ -144,7 +146,14 @@ impl PluginSession {
             port,
             timeouts,
             link,
+            settings: None,
         }
+    }
+
+    /// Serves the plugin's `settings.*` calls from `settings`.
+    pub fn with_settings(mut self, settings: Arc<Settings>) -> PluginSession {
+        self.settings = Some(settings);
+        self
     }
 
     /// Offers `data` to every process of this session: the segment as fd 3, a doorbell of
@@ -228,6 +237,7 @@ impl Supervised for PluginSession {
             grants: self.manifest.grants(),
             tables: self.tables.clone(),
             port: Arc::clone(&self.port),
+            settings: self.settings.clone(),
         };
         let config = ConnectionConfig {
             name: name.clone(),

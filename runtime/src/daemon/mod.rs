@@ -43,6 +43,8 @@ pub enum DaemonError {
     Kernel(#[from] hearth_engine::EngineError),
     #[error("plugins: {0}")]
     Plugins(#[from] hearth_plugin_host::PluginError),
+    #[error("settings: {0}")]
+    Settings(String),
     #[error("socket {path}: {source}")]
     Socket {
         path: String,
@@ -185,9 +187,15 @@ impl Daemon {
         let port = Arc::new(plugins::KernelPlugins {
             handle: kernel.handle(),
             events: kernel.events().clone(),
+            tools: tables.tools.clone(),
+            sources: sources.clone(),
         });
         let mut host_cfg = HostConfig::new(&cfg.data_dir);
         host_cfg.data_plane = Some(data_plane);
+        host_cfg.settings = Some(Arc::new(
+            hearth_settings::Settings::open(&cfg.data_dir)
+                .map_err(|e| DaemonError::Settings(e.to_string()))?,
+        ));
         let plugins = PluginHost::open(host_cfg, tables, port)?;
         let control = Arc::new(DaemonControl {
             handle: kernel.handle(),

@@ -39,6 +39,8 @@ pub type Injected = (String, String, bool, Option<Priority>);
 pub struct Recorder {
     pub events: Mutex<Vec<(String, Value)>>,
     pub injected: Mutex<Vec<Injected>>,
+    /// Memory commits: plugin, content, summary.
+    pub committed: Mutex<Vec<(String, String, String)>>,
 }
 
 impl Recorder {
@@ -78,6 +80,43 @@ impl KernelPort for RecordingPort {
             priority,
         ));
         Ok(())
+    }
+
+    fn memory_recall(
+        &self,
+        plugin: &str,
+        query: &str,
+        top_k: usize,
+    ) -> Result<Value, hearth_rpc::HandlerError> {
+        Ok(serde_json::json!({"text": format!("{plugin} asked for {top_k} about {query}")}))
+    }
+
+    fn memory_commit(
+        &self,
+        plugin: &str,
+        content: &str,
+        summary: &str,
+    ) -> Result<Value, hearth_rpc::HandlerError> {
+        self.0.committed.lock().unwrap().push((
+            plugin.to_owned(),
+            content.to_owned(),
+            summary.to_owned(),
+        ));
+        Ok(serde_json::json!({"stored": true}))
+    }
+
+    fn llm_sources(&self) -> Result<Value, hearth_rpc::HandlerError> {
+        Ok(serde_json::json!({"sources": [{"name": "local", "available": true}]}))
+    }
+
+    fn llm_complete(
+        &self,
+        _plugin: &str,
+        messages: &[(String, String)],
+        _timeout: Duration,
+    ) -> Result<Value, hearth_rpc::HandlerError> {
+        let (role, content) = messages.last().cloned().unwrap_or_default();
+        Ok(serde_json::json!({"text": format!("{role} said {content}")}))
     }
 }
 
@@ -157,10 +196,17 @@ impl Fixture {
         timeouts: Timeouts,
         data: Option<Arc<DataPlane>>,
     ) -> Arc<PluginHost> {
+        self.host_cfg(|cfg| {
+            cfg.policy = policy;
+            cfg.timeouts = timeouts;
+            cfg.data_plane = data;
+        })
+    }
+
+    /// The host with the defaults changed by `edit`.
+    pub fn host_cfg(&self, edit: impl FnOnce(&mut HostConfig)) -> Arc<PluginHost> {
         let mut cfg = HostConfig::new(self.data.path());
-        cfg.policy = policy;
-        cfg.timeouts = timeouts;
-        cfg.data_plane = data;
+        edit(&mut cfg);
         PluginHost::open(
             cfg,
             self.tables.clone(),
