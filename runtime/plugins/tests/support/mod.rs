@@ -25,7 +25,7 @@ pub fn sdk_binary(relative: &str) -> PathBuf {
     let path = dir.join(relative);
     assert!(
         path.exists(),
-        "{} is missing: run `cargo build -p hearth-plugin --bins --examples` and `cargo build -p hearth-plugin-timer` first",
+        "{} is missing: run `cargo build -p hearth-plugin --bins --examples` , `cargo build -p hearth-plugin-timer` and `cargo build -p hearth-plugin-files` first",
         path.display()
     );
     path
