@@ -64,6 +64,9 @@ pub struct PluginHost {
     port: Arc<dyn KernelPort>,
     supervisor: Arc<Supervisor>,
     installed: Mutex<BTreeMap<String, Manifest>>,
+    /// The session of each plugin started so far; a reload starts the same one again, so the
+    /// proxies in the kernel's tables keep their link across the swap.
+    sessions: Mutex<BTreeMap<String, Arc<PluginSession>>>,
     /// Manifests that failed to load, as messages naming the file and the fix.
     broken: Mutex<Vec<String>>,
     state: Mutex<EnabledState>,
@@ -89,6 +92,7 @@ impl PluginHost {
             port,
             supervisor,
             installed: Mutex::new(BTreeMap::new()),
+            sessions: Mutex::new(BTreeMap::new()),
             broken: Mutex::new(Vec::new()),
             state: Mutex::new(state),
         });
@@ -193,7 +197,11 @@ impl PluginHost {
         if let Some(settings) = &self.cfg.settings {
             session = session.with_settings(Arc::clone(settings));
         }
-        self.supervisor.start(Arc::new(session));
+        let session = Arc::new(session);
+        self.sessions
+            .lock()
+            .insert(name.to_owned(), Arc::clone(&session));
+        self.supervisor.start(session);
         Ok(())
     }
 
@@ -301,18 +309,37 @@ impl PluginHost {
         Ok(())
     }
 
-    /// `hearth plugin reload NAME`: stops it, re-reads its manifest, starts it with a fresh
-    /// crash count.
+    /// `hearth plugin reload NAME`: re-reads its manifest and swaps the process (a new binary
+    /// is picked up) with a fresh crash count. A running plugin is swapped without losing a
+    /// reply: calls in flight finish on the old process, calls arriving meanwhile wait for the
+    /// new one, and its tools stay offered throughout.
     pub fn reload(&self, name: &str) -> Result<(), PluginError> {
         self.manifest(name)?;
-        self.supervisor.stop(name);
         let dir = self.cfg.plugins_dir.join(name);
         let manifest = Manifest::load(&dir)?;
-        self.installed.lock().insert(name.to_owned(), manifest);
-        if self.state.lock().is_enabled(name) {
-            self.start(name)?;
+        self.installed
+            .lock()
+            .insert(name.to_owned(), manifest.clone());
+        let running = self
+            .supervisor
+            .status(name)
+            .is_some_and(|s| s.state == PluginState::Running);
+        let session = self.sessions.lock().get(name).cloned();
+        match session {
+            Some(session) if running && self.state.lock().is_enabled(name) => {
+                session.begin_reload(manifest);
+                self.supervisor.stop(name);
+                self.supervisor.start(session);
+                Ok(())
+            }
+            _ => {
+                self.supervisor.stop(name);
+                if self.state.lock().is_enabled(name) {
+                    self.start(name)?;
+                }
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     /// `hearth plugin remove NAME`: stops it and deletes its directory.

@@ -67,10 +67,22 @@ impl Service for PluginService {
                     link: Arc::clone(&self.link),
                     tool: def.name.clone(),
                 };
+                let name = def.name.clone();
+                // A reload's new process replaces the tool its predecessor left registered.
+                if self.link.is_reloading()
+                    && self
+                        .tables
+                        .tools
+                        .get(&name)
+                        .is_some_and(|t| t.def.plugin == plugin)
+                {
+                    self.tables.tools.unregister(&name);
+                }
                 self.tables
                     .tools
                     .register(def, proxy)
                     .map_err(|e| HandlerError::invalid_arguments(e.to_string()))?;
+                self.link.tools.lock().insert(name);
                 done()
             }
             methods::STAGE_REGISTER => {

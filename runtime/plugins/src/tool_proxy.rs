@@ -195,15 +195,28 @@ fn invoke<P: serde::Serialize, T: serde::de::DeserializeOwned>(
     method: &str,
     params: &P,
 ) -> Result<T, HandlerError> {
-    let Some(peer) = link.peer() else {
-        return Err(HandlerError::Unavailable(format!(
-            "{what}: plugin {} is not running ({})",
-            link.name,
-            link.last_exit().unwrap_or_else(|| "not started".into())
-        )));
-    };
-    peer.call_typed(method, params, link.call_timeout)
-        .map_err(|e| describe(link, what, e))
+    // Two tries: a call that reached the old process of a reload after it stopped serving is
+    // answered "not started" without running, and goes to the new process instead.
+    for attempt in 0..2 {
+        let Some(peer) = link.peer_wait(link.call_timeout) else {
+            return Err(HandlerError::Unavailable(format!(
+                "{what}: plugin {} is not running ({})",
+                link.name,
+                link.last_exit().unwrap_or_else(|| "not started".into())
+            )));
+        };
+        match peer.call_typed(method, params, link.call_timeout) {
+            Err(RpcError::Remote { error, .. })
+                if attempt == 0
+                    && error.kind == ErrorKind::Unavailable
+                    && (link.is_reloading() || link.peer().is_none_or(|p| !p.same(&peer))) => {}
+            other => return other.map_err(|e| describe(link, what, e)),
+        }
+    }
+    Err(HandlerError::Unavailable(format!(
+        "{what}: plugin {} was being reloaded and did not take the call",
+        link.name
+    )))
 }
 
 /// The typed control-plane error as the handler contract's kind, with the sentence the model and
