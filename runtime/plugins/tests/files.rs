@@ -232,7 +232,7 @@ fn a_symlink_swapped_while_reads_run_never_yields_the_outside_file() {
                 let tmp = link.with_extension("tmp");
                 let mut flips = 0u64;
                 while !stop.load(Ordering::Relaxed) {
-                    let to = if flips % 2 == 0 {
+                    let to = if flips.is_multiple_of(2) {
                         outside.as_path()
                     } else {
                         inside.as_path()

@@ -16,7 +16,7 @@ fn plane_missing() -> ToolError {
 pub fn register(reg: &mut Registrar<'_>, prefix: &str) -> Result<(), ToolError> {
     let name = |tool: &str| format!("{prefix}{tool}");
     reg.tool(
-        ToolDef::new(&name("big"), "Returns a text of `bytes` bytes."),
+        ToolDef::new(name("big"), "Returns a text of `bytes` bytes."),
         |_, args| {
             let n = args["bytes"].as_u64().unwrap_or(0) as usize;
             Ok(json!({"text": "x".repeat(n)}))
@@ -24,7 +24,7 @@ pub fn register(reg: &mut Registrar<'_>, prefix: &str) -> Result<(), ToolError> 
     )?;
     reg.tool(
         ToolDef::new(
-            &name("measure"),
+            name("measure"),
             "The length of the text it got, and a result of `reply` bytes.",
         ),
         |_, args| {
@@ -34,7 +34,7 @@ pub fn register(reg: &mut Registrar<'_>, prefix: &str) -> Result<(), ToolError> 
         },
     )?;
     reg.tool(
-        ToolDef::new(&name("plane"), "What the data plane looks like from here."),
+        ToolDef::new(name("plane"), "What the data plane looks like from here."),
         |ctx, _| {
             let plane = ctx.host().data_plane().ok_or_else(plane_missing)?;
             Ok(json!({"owner": plane.owner(), "kernel_pid": plane.kernel_pid(), "offer": plane.offer()}))
@@ -43,7 +43,7 @@ pub fn register(reg: &mut Registrar<'_>, prefix: &str) -> Result<(), ToolError> 
     let stream: Arc<Mutex<Option<EventStream>>> = Arc::default();
     reg.tool(
         ToolDef::new(
-            &name("stream_open"),
+            name("stream_open"),
             "Starts reading content deltas (of `tag`, if given).",
         ),
         {
@@ -62,7 +62,7 @@ pub fn register(reg: &mut Registrar<'_>, prefix: &str) -> Result<(), ToolError> 
     )?;
     reg.tool(
         ToolDef::new(
-            &name("stream_follow"),
+            name("stream_follow"),
             "Reads deltas until the answer's agent_output.",
         ),
         move |_, args| {
@@ -96,7 +96,7 @@ pub fn register(reg: &mut Registrar<'_>, prefix: &str) -> Result<(), ToolError> 
     )?;
     reg.tool(
         ToolDef::new(
-            &name("set_field"),
+            name("set_field"),
             "Writes one stage-context field in the shared segment.",
         ),
         |ctx, args| {
