@@ -313,3 +313,40 @@ fn a_bad_config_is_a_clear_start_error() {
         assert!(why.contains("/no/such/dir"), "{why}");
     });
 }
+
+#[test]
+fn without_config_the_roots_come_from_the_settings_registry() {
+    watchdog(Duration::from_secs(60), || {
+        let fx = Fixture::new();
+        let t = tree();
+        let settings = Arc::new(hearth_settings::Settings::open(fx.data.path()).expect("settings"));
+        fx.install(
+            "files",
+            &sdk_binary("hearth-files"),
+            r#","capabilities":["events"]"#,
+        );
+        let host = fx.host_cfg(|cfg| cfg.settings = Some(Arc::clone(&settings)));
+        host.start_all().expect("order");
+        let s = host
+            .wait_for("files", LONG, |s| s.state != PluginState::Starting)
+            .expect("slot");
+        assert_eq!(s.state, PluginState::Failed, "no roots anywhere: {s:?}");
+        assert!(
+            s.last_error
+                .unwrap_or_default()
+                .contains("plugin.files.roots")
+        );
+
+        settings
+            .set("plugin.files.roots", json!([t.allowed]))
+            .unwrap();
+        host.reload("files").expect("reload");
+        let s = host
+            .wait_for("files", LONG, |s| s.state == PluginState::Running)
+            .expect("slot");
+        assert_eq!(s.state, PluginState::Running, "{s:?}");
+        let got = call(&fx, "files_read", json!({"path": "readme.md"})).expect("read");
+        assert_eq!(got["content"], "hello\n");
+        host.shutdown();
+    });
+}

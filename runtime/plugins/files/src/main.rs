@@ -18,7 +18,7 @@ use roots::Roots;
 
 #[derive(Default)]
 struct FilesPlugin {
-    roots: Option<Arc<Roots>>,
+    config: Value,
 }
 
 fn path_arg(args: &Value) -> Result<&str, ToolError> {
@@ -50,16 +50,27 @@ impl Plugin for FilesPlugin {
     }
 
     fn init(&mut self, config: &Value) -> Result<(), ToolError> {
-        let roots = Roots::from_config(config).map_err(ToolError::invalid_arguments)?;
-        self.roots = Some(Arc::new(roots));
+        self.config = config.clone();
         Ok(())
     }
 
     fn start(&mut self, reg: &mut Registrar<'_>) -> Result<(), ToolError> {
-        let roots = self
-            .roots
-            .clone()
-            .ok_or_else(|| ToolError::unavailable("files: started before init"))?;
+        // The config's roots, else the `plugin.files.roots` setting (`hearth settings`).
+        let mut config = self.config.clone();
+        if config["roots"].is_null() {
+            let roots = reg.host().settings_get("roots")?;
+            if roots.is_null() {
+                return Err(ToolError::invalid_arguments(
+                    "files: no allowed directory: set config.roots or the setting \
+                     plugin.files.roots (a list of paths, or {\"path\", \"write\"} objects)",
+                ));
+            }
+            if !config.is_object() {
+                config = json!({});
+            }
+            config["roots"] = roots;
+        }
+        let roots = Arc::new(Roots::from_config(&config).map_err(ToolError::invalid_arguments)?);
         let where_ = roots.listed();
         let r = Arc::clone(&roots);
         reg.tool(
