@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use hearth_ipc::{EventKind, Publisher, RingConfig, SegmentConfig, StageField, encode_envelope};
-use hearth_plugin_host::{DataPlane, PluginState, PluginStatus};
+use hearth_plugin_host::{DataPlane, PluginHost, PluginState, PluginStatus};
 use serde_json::{Value, json};
 use support::{CallTool, Fixture, LONG, scripted_start, sdk_binary, watchdog};
 
@@ -27,6 +27,16 @@ fn conformance() -> std::path::PathBuf {
     sdk_binary("hearth-plugin-conformance")
 }
 
+/// The conformance plugin started on `plane`, once it runs.
+fn conformance_on(fx: &Fixture, plane: &Arc<DataPlane>) -> (Arc<PluginHost>, PluginStatus) {
+    fx.install("conformance", &conformance(), "");
+    let host = fx.host_on(plane);
+    host.start_all().expect("order");
+    let status = host.wait_for("conformance", LONG, running).expect("slot");
+    assert_eq!(status.state, PluginState::Running, "{status:?}");
+    (host, status)
+}
+
 fn publish(publisher: &mut Publisher, kind: EventKind, tag: u64, payload: Value) {
     let bytes = encode_envelope(kind, "agent", &payload, 0);
     publisher
@@ -39,10 +49,7 @@ fn a_plugin_follows_a_streamed_answer_from_the_ring_sleeping_on_its_doorbell() {
     watchdog(Duration::from_secs(60), || {
         let fx = Fixture::new();
         let (plane, mut publisher) = plane(SegmentConfig::default());
-        fx.install("conformance", &conformance(), "");
-        let host = fx.host_on(&plane);
-        host.start_all().expect("order");
-        host.wait_for("conformance", LONG, running).expect("slot");
+        let (host, _) = conformance_on(&fx, &plane);
         assert_eq!(plane.doorbells(), 1, "one doorbell per live child");
 
         let seen = fx
@@ -110,10 +117,7 @@ fn a_reader_that_falls_behind_is_told_how_much_it_lost() {
             ..SegmentConfig::default()
         };
         let (plane, mut publisher) = plane(config);
-        fx.install("conformance", &conformance(), "");
-        let host = fx.host_on(&plane);
-        host.start_all().expect("order");
-        host.wait_for("conformance", LONG, running).expect("slot");
+        let (host, _) = conformance_on(&fx, &plane);
         fx.tables
             .tools
             .call_tool("stream_open", &json!({}))
@@ -155,10 +159,7 @@ fn a_one_mib_tool_result_goes_through_the_arena_and_large_arguments_too() {
         let fx = Fixture::new();
         let (plane, _publisher) = plane(SegmentConfig::default());
         let all_free = plane.free_blocks();
-        fx.install("conformance", &conformance(), "");
-        let host = fx.host_on(&plane);
-        host.start_all().expect("order");
-        host.wait_for("conformance", LONG, running).expect("slot");
+        let (host, _) = conformance_on(&fx, &plane);
         let tools = &fx.tables.tools;
 
         let big = tools
@@ -365,6 +366,64 @@ fn two_plugins_writing_different_stage_context_fields_in_one_stage_lose_neither(
                 assert_eq!(buf, format!("memory {round}").as_bytes());
             });
         }
+        host.shutdown();
+    });
+}
+
+#[test]
+fn blocks_a_crashed_plugin_held_are_reclaimed_and_its_doorbell_dropped() {
+    watchdog(Duration::from_secs(60), || {
+        let fx = Fixture::new();
+        let (plane, _publisher) = plane(SegmentConfig::default());
+        let all_free = plane.free_blocks();
+        let (host, first) = conformance_on(&fx, &plane);
+        let tools = &fx.tables.tools;
+        for _ in 0..3 {
+            let block = tools
+                .call_tool(
+                    "call",
+                    &json!({"method": "arena.alloc", "params": {"size": 100_000}}),
+                )
+                .expect("alloc");
+            assert!(block["ref"]["offset"].as_u64().is_some(), "{block}");
+        }
+        assert!(plane.free_blocks() < all_free);
+        // Its own block back by reference works; someone else's (the kernel's) is refused.
+        let block = tools
+            .call_tool(
+                "call",
+                &json!({"method": "arena.alloc", "params": {"size": 64}}),
+            )
+            .expect("alloc");
+        tools
+            .call_tool(
+                "call",
+                &json!({"method": "arena.free", "params": {"ref": block["ref"]}}),
+            )
+            .expect("free");
+        let kernel = plane.alloc_for_kernel(64).expect("kernel block");
+        let err = tools
+            .call_tool(
+                "call",
+                &json!({"method": "arena.free", "params": {"ref": kernel}}),
+            )
+            .expect_err("not its block");
+        assert!(err.contains("held by owner 0"), "{err}");
+        plane
+            .free_for_kernel(&kernel)
+            .expect("kernel frees its own");
+
+        let _ = tools.call_tool("crash", &json!({}));
+        let again = host
+            .wait_for("conformance", LONG, |s| running(s) && s.pid != first.pid)
+            .expect("restarted");
+        assert_eq!(again.state, PluginState::Running, "{again:?}");
+        assert_eq!(
+            plane.free_blocks(),
+            all_free,
+            "the dead process's blocks are free again"
+        );
+        assert_eq!(plane.doorbells(), 1, "the new process's doorbell only");
         host.shutdown();
     });
 }
