@@ -53,6 +53,32 @@
 //! offer's inline limit travel through the exchange arena instead of the pipe, without the
 //! handler noticing. Without an offer every call travels inline over the control plane, which
 //! is complete on its own.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! use hearth_plugin::{EventKind, Host, Next, decode_envelope};
+//!
+//! /// Prints the tokens of the answer streamed under `tag` as they are published.
+//! fn follow(host: &Host, tag: u64) {
+//!     let Some(plane) = host.data_plane() else { return };
+//!     let mut events = plane
+//!         .events(&[EventKind::ContentDelta, EventKind::AgentOutput])
+//!         .with_tag(tag);
+//!     loop {
+//!         match events.next(Duration::from_secs(30)) {
+//!             Next::Event { kind: EventKind::AgentOutput, .. } | Next::Closed => break,
+//!             Next::Event { payload, .. } => {
+//!                 if let Ok(event) = decode_envelope(payload) {
+//!                     eprint!("{}", event.payload["content"].as_str().unwrap_or(""));
+//!                 }
+//!             }
+//!             Next::Lagged { missed } => eprintln!("[{missed} events lost]"),
+//!             Next::TimedOut => {}
+//!         }
+//!     }
+//! }
+//! ```
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
