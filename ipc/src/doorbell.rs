@@ -118,3 +118,63 @@ impl AsFd for Doorbell {
         self.fd.as_fd()
     }
 }
+
+/// The doorbells a publisher rings, shared between the publisher and whoever starts and stops
+/// the processes that sleep on them (the plugin host adds one per child, removes it on exit).
+///
+/// The list is behind a mutex taken only on the publisher's cold wake path (some reader is
+/// parked on a doorbell) and by `add`/`remove`; publishing to a ring nobody sleeps on never
+/// touches it.
+#[derive(Debug, Clone, Default)]
+pub struct Doorbells {
+    inner: std::sync::Arc<std::sync::Mutex<DoorbellList>>,
+}
+
+#[derive(Debug, Default)]
+struct DoorbellList {
+    bells: Vec<(u64, Doorbell)>,
+    next_id: u64,
+}
+
+impl Doorbells {
+    fn list(&self) -> std::sync::MutexGuard<'_, DoorbellList> {
+        // A panic while holding the list leaves it consistent (each operation is one push or
+        // swap_remove), so a poisoned lock is still usable.
+        self.inner.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Ring `doorbell` from now on; returns its id for [`remove`](Self::remove).
+    pub fn add(&self, doorbell: Doorbell) -> u64 {
+        let mut list = self.list();
+        let id = list.next_id;
+        list.next_id += 1;
+        list.bells.push((id, doorbell));
+        id
+    }
+
+    /// Stop ringing doorbell `id`; returns it, or `None` for an unknown id.
+    pub fn remove(&self, id: u64) -> Option<Doorbell> {
+        let mut list = self.list();
+        let index = list.bells.iter().position(|(bell, _)| *bell == id)?;
+        Some(list.bells.swap_remove(index).1)
+    }
+
+    /// Doorbells registered now.
+    pub fn len(&self) -> usize {
+        self.list().bells.len()
+    }
+
+    /// Whether none is registered.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    /// Ring every doorbell; returns how many were rung (one syscall each).
+    pub(crate) fn ring_all(&self) -> u64 {
+        let list = self.list();
+        for (_, bell) in &list.bells {
+            bell.ring();
+        }
+        list.bells.len() as u64
+    }
+}

@@ -56,7 +56,7 @@ mod shm_safe;
 mod sync;
 mod words;
 
-pub use doorbell::Doorbell;
+pub use doorbell::{Doorbell, Doorbells};
 pub use envelope::{Envelope, decode_envelope, encode_envelope, encode_envelope_into};
 pub use error::{ArenaError, FieldError, IpcError, PublishError};
 pub use event_kind::{EventKind, KindMask};

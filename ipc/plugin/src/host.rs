@@ -2,9 +2,15 @@
 
 use std::time::{Duration, Instant};
 
-use hearth_rpc::{ErrorKind, LogParams, Peer, Priority, Stats, WireContext, methods};
+use std::sync::Arc;
+
+use hearth_ipc::ArenaRef;
+use hearth_rpc::{
+    ArenaAlloc, ArenaBlock, ErrorKind, LogParams, Peer, Priority, Stats, WireContext, methods,
+};
 use serde_json::{Map, Value, json};
 
+use crate::data_plane::DataPlane;
 use crate::error::ToolError;
 
 /// How long a reverse call waits when the call it serves has no deadline.
@@ -21,7 +27,7 @@ pub struct Host {
     peer: Peer,
     ctx: Option<WireContext>,
     deadline: Option<Instant>,
-    data_plane: Option<Value>,
+    data_plane: Option<Arc<DataPlane>>,
 }
 
 /// Options of an injected input (SPEC §6.9 `InjectOptions`).
@@ -34,7 +40,7 @@ pub struct InjectOptions {
 }
 
 impl Host {
-    pub(crate) fn new(peer: Peer, data_plane: Option<Value>) -> Host {
+    pub(crate) fn new(peer: Peer, data_plane: Option<Arc<DataPlane>>) -> Host {
         Host {
             peer,
             ctx: None,
@@ -176,10 +182,28 @@ impl Host {
         }
     }
 
-    /// The data plane the kernel offered in the handshake (shared segment on fd 3, eventfd on
-    /// fd 4; layout in `ipc/DESIGN.md`), or `None`. The event-ring reader attaches here.
-    pub fn data_plane(&self) -> Option<&Value> {
-        self.data_plane.as_ref()
+    /// The data plane the kernel offered in the handshake and the SDK attached (shared segment
+    /// on fd 3, doorbell on fd 4; layout in `ipc/DESIGN.md`), or `None` when none was offered
+    /// or it was refused (the reason went to stderr). Event-ring readers come from here
+    /// ([`DataPlane::events`]).
+    pub fn data_plane(&self) -> Option<&DataPlane> {
+        self.data_plane.as_deref()
+    }
+
+    /// An exchange-arena block of `size` bytes owned by this process (`arena.alloc`), to write
+    /// a large result into and hand back by reference.
+    pub fn arena_alloc(&self, size: u32) -> Result<ArenaRef, ToolError> {
+        let result = self.call(methods::ARENA_ALLOC, json!(ArenaAlloc { size }))?;
+        let block: ArenaBlock = serde_json::from_value(result).map_err(|e| {
+            ToolError::new(
+                ErrorKind::Failed,
+                format!(
+                    "{}: the kernel's answer is not a block: {e}",
+                    methods::ARENA_ALLOC
+                ),
+            )
+        })?;
+        Ok(block.block.into())
     }
 
     /// The control plane's counters (bad frames, unknown responses, busy refusals, …).

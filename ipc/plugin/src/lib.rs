@@ -47,24 +47,57 @@
 //! ```
 //!
 //! **Data plane.** The shared segment (fd 3) and the event-ring notifications (fd 4) are
-//! described in `ipc/DESIGN.md`. The kernel's offer arrives in the handshake and is kept on the
-//! [`Host`] ([`Host::data_plane`]); the ring reader attaches there. Until it does, every call
-//! travels inline over the control plane, which is complete on its own.
+//! described in `ipc/DESIGN.md`. When the handshake offers them the SDK attaches
+//! ([`Host::data_plane`]): [`DataPlane::events`] reads the kernel's event ring filtered by type
+//! and stream tag and says when it lagged, and tool arguments and results larger than the
+//! offer's inline limit travel through the exchange arena instead of the pipe, without the
+//! handler noticing. Without an offer every call travels inline over the control plane, which
+//! is complete on its own.
+//!
+//! ```no_run
+//! use std::time::Duration;
+//!
+//! use hearth_plugin::{EventKind, Host, Next, decode_envelope};
+//!
+//! /// Prints the tokens of the answer streamed under `tag` as they are published.
+//! fn follow(host: &Host, tag: u64) {
+//!     let Some(plane) = host.data_plane() else { return };
+//!     let mut events = plane
+//!         .events(&[EventKind::ContentDelta, EventKind::AgentOutput])
+//!         .with_tag(tag);
+//!     loop {
+//!         match events.next(Duration::from_secs(30)) {
+//!             Next::Event { kind: EventKind::AgentOutput, .. } | Next::Closed => break,
+//!             Next::Event { payload, .. } => {
+//!                 if let Ok(event) = decode_envelope(payload) {
+//!                     eprint!("{}", event.payload["content"].as_str().unwrap_or(""));
+//!                 }
+//!             }
+//!             Next::Lagged { missed } => eprintln!("[{missed} events lost]"),
+//!             Next::TimedOut => {}
+//!         }
+//!     }
+//! }
+//! ```
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
 mod context;
+mod data_plane;
 mod defs;
 mod error;
+mod exchange;
 mod host;
 mod plugin;
 mod registrar;
 mod runtime;
 
 pub use context::CallContext;
+pub use data_plane::{DataPlane, EventStream, Next};
 pub use defs::{OutputChannel, StageSpec, ToolDef};
 pub use error::{PluginError, ToolError};
+pub use hearth_ipc::{Envelope, EventKind, StageField, decode_envelope};
 pub use hearth_rpc::{ErrorKind, Priority, Trust};
 pub use host::{DEFAULT_CALL_TIMEOUT, Host, InjectOptions};
 pub use plugin::Plugin;

@@ -13,8 +13,12 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use hearth_ipc::CallFrame;
+
 use crate::context::CallContext;
+use crate::data_plane::DataPlane;
 use crate::error::{PluginError, ToolError};
+use crate::exchange;
 use crate::host::Host;
 use crate::plugin::Plugin;
 use crate::registrar::{Handlers, Registrar};
@@ -161,8 +165,16 @@ impl<P: Plugin> Runtime<P> {
         self.advance(Phase::New, Phase::Handshaken, methods::HANDSHAKE)?;
         match hearth_rpc::accept(&params, &self.name, SDK_VERSION) {
             Ok(result) => {
+                let data_plane = params.data_plane.as_ref().and_then(|offer| {
+                    DataPlane::attach(offer)
+                        .inspect_err(|e| {
+                            eprintln!("{}: data plane not used: {e}", self.name);
+                        })
+                        .ok()
+                        .map(Arc::new)
+                });
                 // Set once: `advance` lets only the first handshake through.
-                let _ = self.host.set(Host::new(request.peer, params.data_plane));
+                let _ = self.host.set(Host::new(request.peer, data_plane));
                 encode(&result)
             }
             Err(error) => {
@@ -212,8 +224,13 @@ impl<P: Plugin> Runtime<P> {
         let params: ToolInvoke = decode(&request.method, request.params)?;
         let handler = lookup(&self.handlers.tools, &params.name, "tool", &self.name)?;
         let ctx = self.context(params.ctx, request.cancel)?;
-        let result = handler(&ctx, params.args)?;
-        encode(&InvokeResult { result })
+        let frame = params.args_frame.map(CallFrame::from);
+        let args = match frame {
+            Some(call) => exchange::read_args(self.host()?, &call)?,
+            None => params.args,
+        };
+        let result = handler(&ctx, args)?;
+        encode(&exchange::answer(self.host()?, result, frame.as_ref())?)
     }
 
     fn invoke_stage(&self, request: Incoming) -> Result<Value, ToolError> {
@@ -242,7 +259,10 @@ impl<P: Plugin> Runtime<P> {
         )?;
         let ctx = self.context(params.ctx, request.cancel)?;
         let result = handler(&ctx, params.args)?;
-        encode(&InvokeResult { result })
+        encode(&InvokeResult {
+            result,
+            ..InvokeResult::default()
+        })
     }
 
     fn context(

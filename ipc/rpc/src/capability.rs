@@ -46,7 +46,7 @@ pub const CAPABILITIES: [&str; 10] = [
 ];
 
 /// Every plugin → kernel method and the capability it needs (the original's 59 plus `log` and
-/// `output.unregister`, both core).
+/// `output.unregister`, both core, and `llm.complete`).
 pub const METHOD_CAPABILITIES: &[(&str, &str)] = &[
     (methods::HANDSHAKE, CORE),
     (methods::TOOL_REGISTER, CORE),
@@ -100,6 +100,7 @@ pub const METHOD_CAPABILITIES: &[(&str, &str)] = &[
     (methods::LLM_LIST_SOURCES, LLM),
     ("llm.setSource", LLM),
     ("llm.currentSource", LLM),
+    (methods::LLM_COMPLETE, LLM),
     ("social.getPerson", SOCIAL),
     ("social.getNetwork", SOCIAL),
     ("social.getTrait", SOCIAL),
@@ -249,8 +250,8 @@ mod tests {
                 "{m}: unknown capability {c}"
             );
         }
-        // 59 original methods plus handshake, log and output.unregister.
-        assert_eq!(METHOD_CAPABILITIES.len(), 62);
+        // 59 original methods plus handshake, log, output.unregister and llm.complete.
+        assert_eq!(METHOD_CAPABILITIES.len(), 63);
     }
 
     #[test]

@@ -49,6 +49,8 @@ mod handshake;
 mod message;
 pub mod methods;
 mod params;
+#[cfg(feature = "ipc")]
+mod shared_ipc;
 mod stats;
 
 pub use call_context::{Priority, Trust, WireContext};
@@ -66,7 +68,8 @@ pub use handshake::{
 };
 pub use message::{Id, Message, Notification, Request, Response};
 pub use params::{
-    InitParams, InputRegister, InvokeResult, LogParams, OutputInvoke, OutputRegister, StageInvoke,
-    StageRegister, StageResult, ToolInvoke, ToolRegister,
+    ArenaAlloc, ArenaBlock, InitParams, InputRegister, InvokeResult, LogParams, OutputInvoke,
+    OutputRegister, SharedFrame, SharedRef, StageInvoke, StageRegister, StageResult, ToolInvoke,
+    ToolRegister,
 };
 pub use stats::Stats;

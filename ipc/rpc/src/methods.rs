@@ -52,5 +52,13 @@ pub const EVENTS_SUBSCRIBE: &str = "events.subscribe";
 pub const LLM_LIST_SOURCES: &str = "llm.listSources";
 /// Plugin → kernel: the loaded plugins → `{plugins}`.
 pub const PLUGIN_LIST_LOADED: &str = "plugin.listLoaded";
+/// Plugin → kernel: an exchange-arena block for a large result `{size}` → `{ref}`.
+pub const ARENA_ALLOC: &str = "arena.alloc";
+/// Plugin → kernel: give back a block it got from `arena.alloc` `{ref}` → `{}`.
+pub const ARENA_FREE: &str = "arena.free";
+/// Plugin → kernel: long-term memory write `{triples}` → `{}`.
+pub const MEMORY_COMMIT: &str = "memory.commit";
+/// Plugin → kernel: one completion from an LLM source `{messages, source?}` → `{text}`.
+pub const LLM_COMPLETE: &str = "llm.complete";
 /// Never offered: external plugins subscribe to events but do not publish them.
 pub const EVENTS_PUBLISH: &str = "events.publish";

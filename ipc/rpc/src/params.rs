@@ -22,18 +22,71 @@ pub struct InitParams {
 pub struct ToolInvoke {
     /// The registered tool name.
     pub name: String,
-    /// The model's arguments object.
+    /// The model's arguments object (`null` when they travel in `args_frame`).
     pub args: Value,
     /// The call's context.
     pub ctx: WireContext,
+    /// Arguments too large for the pipe: a call frame in the exchange arena holding their JSON,
+    /// with room for the result after them (PROTOCOL §9.3).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub args_frame: Option<SharedFrame>,
 }
 
 /// `tool.invoke` and `output.invoke` result.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct InvokeResult {
-    /// The handler's value.
+    /// The handler's value (`null` when it travels through the arena).
     pub result: Value,
+    /// The result's JSON is in an arena block the plugin got from `arena.alloc`; the kernel
+    /// reads it, then frees the block.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub result_ref: Option<SharedRef>,
+    /// The result's JSON is in the call's `args_frame`, after the arguments, and the frame is
+    /// completed (PROTOCOL §9.3).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub result_in_frame: bool,
+}
+
+/// A reference into the exchange arena as it travels on the control plane: the wire form of
+/// `hearth_ipc::ArenaRef` (PROTOCOL §9.3). Only a claim: the kernel checks every field against
+/// its own allocation table before touching a byte.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SharedRef {
+    /// Byte offset from the segment start of the first block.
+    pub offset: u32,
+    /// Bytes referenced.
+    pub len: u32,
+    /// The block's generation when the reference was made.
+    pub generation: u32,
+    /// `1` binary, `2` JSON, `4` expansion block.
+    #[serde(default)]
+    pub flags: u32,
+}
+
+/// A call frame on the wire: the frame's block and how many argument bytes start it; the
+/// result goes at the first multiple of 8 after them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct SharedFrame {
+    /// The whole frame.
+    pub frame: SharedRef,
+    /// Bytes of arguments at its start.
+    pub args_len: u32,
+}
+
+/// `arena.alloc` params.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArenaAlloc {
+    /// Bytes wanted.
+    pub size: u32,
+}
+
+/// `arena.alloc` result, and `arena.free` params.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ArenaBlock {
+    /// The block, owned by the calling plugin until it is freed or handed back in a result.
+    #[serde(rename = "ref")]
+    pub block: SharedRef,
 }
 
 /// `stage.invoke` params.

@@ -5,7 +5,7 @@ use std::fmt;
 use std::marker::PhantomData;
 
 use crate::sync::{Arc, Ordering, fence};
-use crate::{Doorbell, EventKind, PublishError, notify};
+use crate::{Doorbell, Doorbells, EventKind, PublishError, notify};
 
 use super::layout::{BUSY_STAMP, pack_meta, padded_len};
 use super::region::Shared;
@@ -36,8 +36,7 @@ pub struct Publisher {
     head: u64,
     wake_syscalls: u64,
     /// Doorbells of readers that sleep on an eventfd, rung while `bell_parked != 0`.
-    doorbells: Vec<(u64, Doorbell)>,
-    next_doorbell: u64,
+    doorbells: Doorbells,
     _not_sync: PhantomData<Cell<()>>,
 }
 
@@ -51,8 +50,7 @@ impl Publisher {
             next_seq,
             head,
             wake_syscalls: 0,
-            doorbells: Vec::new(),
-            next_doorbell: 0,
+            doorbells: Doorbells::default(),
             _not_sync: PhantomData,
         }
     }
@@ -151,26 +149,25 @@ impl Publisher {
             self.wake_syscalls += 1;
         }
         if bells {
-            for (_, bell) in &self.doorbells {
-                bell.ring();
-                self.wake_syscalls += 1;
-            }
+            self.wake_syscalls += self.doorbells.ring_all();
         }
     }
 
     /// Ring `doorbell` whenever an event is published while a reader sleeps on a doorbell.
     /// Returns an id for [`remove_doorbell`](Self::remove_doorbell) (when its plugin exits).
     pub fn add_doorbell(&mut self, doorbell: Doorbell) -> u64 {
-        let id = self.next_doorbell;
-        self.next_doorbell += 1;
-        self.doorbells.push((id, doorbell));
-        id
+        self.doorbells.add(doorbell)
     }
 
     /// Stop ringing a doorbell; returns it, or `None` for an unknown id.
     pub fn remove_doorbell(&mut self, id: u64) -> Option<Doorbell> {
-        let index = self.doorbells.iter().position(|(bell, _)| *bell == id)?;
-        Some(self.doorbells.swap_remove(index).1)
+        self.doorbells.remove(id)
+    }
+
+    /// A handle on this publisher's doorbell list, for whoever starts and stops the readers'
+    /// processes while the publisher itself lives elsewhere (behind the kernel's event bus).
+    pub fn doorbells(&self) -> Doorbells {
+        self.doorbells.clone()
     }
 
     /// The sequence number the next published event will get (= events published so far).

@@ -165,6 +165,12 @@ impl Segment {
         self.publisher.take()
     }
 
+    /// The doorbell list of the ring's publisher (while it has not been taken), to add each
+    /// plugin child's doorbell to after the publisher has moved elsewhere.
+    pub fn doorbells(&self) -> Option<crate::Doorbells> {
+        self.publisher.as_ref().map(Publisher::doorbells)
+    }
+
     /// A subscriber to the segment's ring, for in-kernel readers.
     pub fn subscriber(&self) -> Subscriber {
         self.subscriber.clone()

@@ -51,6 +51,9 @@ pub enum PluginError {
         /// Why, in words a user can act on.
         reason: String,
     },
+    /// The shared segment or a doorbell could not be set up.
+    #[error("data plane: {0}")]
+    DataPlane(#[source] hearth_ipc::IpcError),
     /// A file under the plugins directory could not be read or written.
     #[error("{}: {source}", path.display())]
     Io {

@@ -10,6 +10,7 @@ use parking_lot::Mutex;
 use serde_json::{Value, json};
 
 use crate::PluginError;
+use crate::data_plane::DataPlane;
 use crate::manifest::{MANIFEST_FILE, Manifest};
 use crate::order::{Facility, start_order};
 use crate::port::KernelPort;
@@ -34,6 +35,10 @@ pub struct HostConfig {
     pub base: Vec<Facility>,
     /// Each plugin's config section, by name (passed to `plugin.init`).
     pub configs: BTreeMap<String, Value>,
+    /// The shared segment offered to every plugin (fd 3, fd 4); `None`: control plane only.
+    pub data_plane: Option<Arc<DataPlane>>,
+    /// The settings registry behind `settings.*`; `None`: those calls answer unavailable.
+    pub settings: Option<Arc<hearth_settings::Settings>>,
 }
 
 impl HostConfig {
@@ -46,6 +51,8 @@ impl HostConfig {
             stop: StopTimeouts::default(),
             base: vec![Facility::Memory, Facility::Ring, Facility::Settings],
             configs: BTreeMap::new(),
+            data_plane: None,
+            settings: None,
         }
     }
 }
@@ -57,6 +64,9 @@ pub struct PluginHost {
     port: Arc<dyn KernelPort>,
     supervisor: Arc<Supervisor>,
     installed: Mutex<BTreeMap<String, Manifest>>,
+    /// The session of each plugin started so far; a reload starts the same one again, so the
+    /// proxies in the kernel's tables keep their link across the swap.
+    sessions: Mutex<BTreeMap<String, Arc<PluginSession>>>,
     /// Manifests that failed to load, as messages naming the file and the fix.
     broken: Mutex<Vec<String>>,
     state: Mutex<EnabledState>,
@@ -82,6 +92,7 @@ impl PluginHost {
             port,
             supervisor,
             installed: Mutex::new(BTreeMap::new()),
+            sessions: Mutex::new(BTreeMap::new()),
             broken: Mutex::new(Vec::new()),
             state: Mutex::new(state),
         });
@@ -173,14 +184,24 @@ impl PluginHost {
     fn start(&self, name: &str) -> Result<(), PluginError> {
         let manifest = self.manifest(name)?;
         let config = self.cfg.configs.get(name).cloned().unwrap_or(Value::Null);
-        let session = PluginSession::new(
+        let mut session = PluginSession::new(
             manifest,
             config,
             self.tables.clone(),
             Arc::clone(&self.port),
             self.cfg.timeouts,
         );
-        self.supervisor.start(Arc::new(session));
+        if let Some(data) = &self.cfg.data_plane {
+            session = session.with_data_plane(Arc::clone(data));
+        }
+        if let Some(settings) = &self.cfg.settings {
+            session = session.with_settings(Arc::clone(settings));
+        }
+        let session = Arc::new(session);
+        self.sessions
+            .lock()
+            .insert(name.to_owned(), Arc::clone(&session));
+        self.supervisor.start(session);
         Ok(())
     }
 
@@ -288,18 +309,37 @@ impl PluginHost {
         Ok(())
     }
 
-    /// `hearth plugin reload NAME`: stops it, re-reads its manifest, starts it with a fresh
-    /// crash count.
+    /// `hearth plugin reload NAME`: re-reads its manifest and swaps the process (a new binary
+    /// is picked up) with a fresh crash count. A running plugin is swapped without losing a
+    /// reply: calls in flight finish on the old process, calls arriving meanwhile wait for the
+    /// new one, and its tools stay offered throughout.
     pub fn reload(&self, name: &str) -> Result<(), PluginError> {
         self.manifest(name)?;
-        self.supervisor.stop(name);
         let dir = self.cfg.plugins_dir.join(name);
         let manifest = Manifest::load(&dir)?;
-        self.installed.lock().insert(name.to_owned(), manifest);
-        if self.state.lock().is_enabled(name) {
-            self.start(name)?;
+        self.installed
+            .lock()
+            .insert(name.to_owned(), manifest.clone());
+        let running = self
+            .supervisor
+            .status(name)
+            .is_some_and(|s| s.state == PluginState::Running);
+        let session = self.sessions.lock().get(name).cloned();
+        match session {
+            Some(session) if running && self.state.lock().is_enabled(name) => {
+                session.begin_reload(manifest);
+                self.supervisor.stop(name);
+                self.supervisor.start(session);
+                Ok(())
+            }
+            _ => {
+                self.supervisor.stop(name);
+                if self.state.lock().is_enabled(name) {
+                    self.start(name)?;
+                }
+                Ok(())
+            }
         }
-        Ok(())
     }
 
     /// `hearth plugin remove NAME`: stops it and deletes its directory.

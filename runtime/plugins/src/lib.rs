@@ -17,12 +17,14 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+pub mod data_plane;
 mod error;
 pub mod host;
 pub mod manifest;
 pub mod order;
 mod port;
 pub mod restart;
+mod reverse;
 mod service;
 pub mod session;
 mod state;
@@ -30,6 +32,7 @@ pub mod status;
 pub mod supervisor;
 mod tool_proxy;
 
+pub use data_plane::DataPlane;
 pub use error::PluginError;
 pub use host::{HostConfig, PluginHost};
 pub use manifest::Manifest;

@@ -1,8 +1,19 @@
-//! What the host needs of the kernel beyond the stage tables: publishing lifecycle events and
-//! injecting a plugin's inputs. The daemon implements it over its kernel handle.
+//! What the host needs of the kernel beyond the stage tables: publishing lifecycle events,
+//! injecting a plugin's inputs, and serving the memory and LLM reverse calls. The daemon
+//! implements it over its kernel handle; every method a kernel does not serve answers
+//! `unavailable` by default.
 
-use hearth_rpc::Priority;
+use std::time::Duration;
+
+use hearth_rpc::{ErrorKind, HandlerError, Priority};
 use serde_json::Value;
+
+fn not_served(what: &str) -> HandlerError {
+    HandlerError::new(
+        ErrorKind::Unavailable,
+        format!("{what} is not served by this kernel"),
+    )
+}
 
 /// The kernel as the plugin host sees it.
 pub trait KernelPort: Send + Sync + 'static {
@@ -19,6 +30,47 @@ pub trait KernelPort: Send + Sync + 'static {
         interrupt: bool,
         priority: Option<Priority>,
     ) -> Result<(), String>;
+
+    /// `memory.recall`: long-term memory matching `query` for `plugin`, at most `top_k` items →
+    /// `{text}` (the memories as the kernel renders them for a prompt).
+    fn memory_recall(
+        &self,
+        plugin: &str,
+        query: &str,
+        top_k: usize,
+    ) -> Result<Value, HandlerError> {
+        let _ = (plugin, query, top_k);
+        Err(not_served("memory.recall"))
+    }
+
+    /// `memory.commit`: stores `content` (with an optional one-line `summary`) in long-term
+    /// memory on behalf of `plugin` → `{stored}`.
+    fn memory_commit(
+        &self,
+        plugin: &str,
+        content: &str,
+        summary: &str,
+    ) -> Result<Value, HandlerError> {
+        let _ = (plugin, content, summary);
+        Err(not_served("memory.commit"))
+    }
+
+    /// `llm.listSources`: the configured LLM sources, without secrets → `{sources}`.
+    fn llm_sources(&self) -> Result<Value, HandlerError> {
+        Err(not_served("llm.listSources"))
+    }
+
+    /// `llm.complete`: one completion of `messages` (`[{role, content}]`) through the kernel's
+    /// sources (with their fallback), within `timeout` → `{text}`.
+    fn llm_complete(
+        &self,
+        plugin: &str,
+        messages: &[(String, String)],
+        timeout: Duration,
+    ) -> Result<Value, HandlerError> {
+        let _ = (plugin, messages, timeout);
+        Err(not_served("llm.complete"))
+    }
 }
 
 /// No kernel behind the host: events go to the log, injection is refused.

@@ -5,13 +5,17 @@ use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
 use hearth_rpc::{
-    ErrorKind, Grants, HandlerError, Incoming, InputRegister, LogParams, OutputRegister, Peer,
-    Priority, Service, StageRegister, ToolRegister, Trust, clamp_inject_params, gate, methods,
+    ArenaAlloc, ArenaBlock, ErrorKind, Grants, HandlerError, Incoming, InputRegister, LogParams,
+    OutputRegister, Peer, Priority, Service, StageRegister, ToolRegister, Trust,
+    clamp_inject_params, gate, methods,
 };
 use hearth_stages::{Caps, HandlerSpec, Scope, Stage, ToolDef};
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
+use hearth_settings::Settings;
+
+use crate::data_plane::DataPlane;
 use crate::port::KernelPort;
 use crate::session::{Link, Tables};
 use crate::tool_proxy::{OutputProxy, StageProxy, ToolProxy};
@@ -21,6 +25,7 @@ pub(crate) struct PluginService {
     pub(crate) grants: Grants,
     pub(crate) tables: Tables,
     pub(crate) port: Arc<dyn KernelPort>,
+    pub(crate) settings: Option<Arc<Settings>>,
 }
 
 fn decode<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, HandlerError> {
@@ -31,6 +36,17 @@ fn decode<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, Handler
 
 fn done() -> Result<Value, HandlerError> {
     Ok(json!({}))
+}
+
+impl PluginService {
+    fn arena(&self, method: &str) -> Result<(&DataPlane, u32), HandlerError> {
+        self.link.arena().ok_or_else(|| {
+            HandlerError::new(
+                ErrorKind::Unavailable,
+                format!("{method}: the kernel offered no data plane to this process"),
+            )
+        })
+    }
 }
 
 impl Service for PluginService {
@@ -51,10 +67,22 @@ impl Service for PluginService {
                     link: Arc::clone(&self.link),
                     tool: def.name.clone(),
                 };
+                let name = def.name.clone();
+                // A reload's new process replaces the tool its predecessor left registered.
+                if self.link.is_reloading()
+                    && self
+                        .tables
+                        .tools
+                        .get(&name)
+                        .is_some_and(|t| t.def.plugin == plugin)
+                {
+                    self.tables.tools.unregister(&name);
+                }
                 self.tables
                     .tools
                     .register(def, proxy)
                     .map_err(|e| HandlerError::invalid_arguments(e.to_string()))?;
+                self.link.tools.lock().insert(name);
                 done()
             }
             methods::STAGE_REGISTER => {
@@ -131,6 +159,29 @@ impl Service for PluginService {
                 self.port
                     .inject(plugin, channel, text, interrupt, priority)
                     .map_err(|e| HandlerError::new(ErrorKind::Failed, e))?;
+                done()
+            }
+            methods::MEMORY_RECALL | methods::MEMORY_COMMIT => self.memory(method, &params),
+            methods::LLM_LIST_SOURCES | methods::LLM_COMPLETE => self.llm(method, &params),
+            m if m.starts_with("settings.") => self.settings(method, &params),
+            methods::ARENA_ALLOC => {
+                let req: ArenaAlloc = decode(method, params)?;
+                let (data, owner) = self.arena(method)?;
+                let block = data.alloc(req.size, owner).map_err(|e| {
+                    HandlerError::new(
+                        ErrorKind::Busy,
+                        format!("{method} {{size: {}}}: {e}", req.size),
+                    )
+                })?;
+                Ok(json!(ArenaBlock {
+                    block: block.into()
+                }))
+            }
+            methods::ARENA_FREE => {
+                let req: ArenaBlock = decode(method, params)?;
+                let (data, owner) = self.arena(method)?;
+                data.free(&req.block.into(), owner)
+                    .map_err(|e| HandlerError::invalid_arguments(format!("{method}: {e}")))?;
                 done()
             }
             other => Err(HandlerError::new(

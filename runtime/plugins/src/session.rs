@@ -11,10 +11,12 @@ use hearth_rpc::{
     ConnectionConfig, HandshakeParams, InitParams, Peer, SUPPORTED_VERSIONS, connect, handshake,
     methods,
 };
+use hearth_settings::Settings;
 use hearth_stages::{OutputChannels, StagePipeline, ToolRegistry};
 use parking_lot::{Condvar, Mutex};
 use serde_json::{Value, json};
 
+use crate::data_plane::{ChildPlane, DataPlane};
 use crate::manifest::Manifest;
 use crate::port::KernelPort;
 use crate::service::PluginService;
@@ -58,16 +60,81 @@ pub(crate) struct Link {
     pub(crate) name: String,
     pub(crate) call_timeout: Duration,
     peer: Mutex<Option<Peer>>,
+    /// The old process's connection while a reload stops it: its in-flight calls finish on
+    /// it, and it is what `plugin.stop` goes to.
+    draining: Mutex<Option<Peer>>,
+    /// A reload is swapping the process: calls wait for the new connection instead of
+    /// failing, and the registrations stay in the kernel's tables until the new process
+    /// replaces them.
+    reloading: Mutex<bool>,
+    /// Signalled when a connection comes up or a reload ends.
+    peer_changed: Condvar,
+    /// The current process finished `plugin.start`.
+    up: AtomicBool,
+    /// Tools the current process registered (a reload prunes the old ones it did not).
+    pub(crate) tools: Mutex<std::collections::BTreeSet<String>>,
     exit: Mutex<Option<String>>,
     exited: Condvar,
     /// Output channels it registered, to remove on exit (the table has no per-plugin index).
     pub(crate) channels: Mutex<Vec<String>>,
     pub(crate) auto_restart: AtomicBool,
+    /// The shared segment, when the daemon offers one.
+    pub(crate) data: Option<Arc<DataPlane>>,
+    /// The current process's share of it (arena owner id, doorbell), from spawn to exit.
+    child: Mutex<Option<ChildPlane>>,
 }
 
 impl Link {
     pub(crate) fn peer(&self) -> Option<Peer> {
         self.peer.lock().clone()
+    }
+
+    /// The connection to call on; while a reload swaps the process, waits (at most `timeout`)
+    /// for the new one.
+    pub(crate) fn peer_wait(&self, timeout: Duration) -> Option<Peer> {
+        let deadline = std::time::Instant::now() + timeout;
+        let mut reloading = self.reloading.lock();
+        loop {
+            if let Some(peer) = self.peer() {
+                return Some(peer);
+            }
+            if !*reloading {
+                return None;
+            }
+            if self
+                .peer_changed
+                .wait_until(&mut reloading, deadline)
+                .timed_out()
+            {
+                return self.peer();
+            }
+        }
+    }
+
+    /// Whether a reload is under way.
+    pub(crate) fn is_reloading(&self) -> bool {
+        *self.reloading.lock()
+    }
+
+    fn end_reload(&self) {
+        *self.reloading.lock() = false;
+        self.peer_changed.notify_all();
+    }
+
+    /// The data plane and the current process's arena owner id, while it runs with one.
+    pub(crate) fn arena(&self) -> Option<(&DataPlane, u32)> {
+        let owner = self.child.lock().as_ref()?.owner;
+        Some((self.data.as_deref()?, owner))
+    }
+
+    /// Gives the previous process's share of the data plane back (its doorbell, its blocks).
+    fn release_child(&self) {
+        if let (Some(data), Some(child)) = (&self.data, self.child.lock().take()) {
+            let freed = data.release(child);
+            if freed > 0 {
+                tracing::debug!(plugin = %self.name, freed, "arena blocks reclaimed");
+            }
+        }
     }
 
     pub(crate) fn last_exit(&self) -> Option<String> {
@@ -88,12 +155,15 @@ impl Link {
 
 /// A plugin as the supervisor runs it.
 pub struct PluginSession {
-    manifest: Manifest,
+    name: String,
+    /// Re-read by a reload; each start uses the current one.
+    manifest: Mutex<Manifest>,
     config: Value,
     tables: Tables,
     port: Arc<dyn KernelPort>,
     timeouts: Timeouts,
     link: Arc<Link>,
+    settings: Option<Arc<Settings>>,
 }
 
 impl PluginSession {
@@ -109,28 +179,68 @@ impl PluginSession {
             name: manifest.name.clone(),
             call_timeout: timeouts.call,
             peer: Mutex::new(None),
+            draining: Mutex::new(None),
+            reloading: Mutex::new(false),
+            peer_changed: Condvar::new(),
+            up: AtomicBool::new(false),
+            tools: Mutex::new(Default::default()),
             exit: Mutex::new(None),
             exited: Condvar::new(),
             channels: Mutex::new(Vec::new()),
             auto_restart: AtomicBool::new(true),
+            data: None,
+            child: Mutex::new(None),
         });
         PluginSession {
-            manifest,
+            name: manifest.name.clone(),
+            manifest: Mutex::new(manifest),
             config,
             tables,
             port,
             timeouts,
             link,
+            settings: None,
         }
     }
 
+    /// Serves the plugin's `settings.*` calls from `settings`.
+    pub fn with_settings(mut self, settings: Arc<Settings>) -> PluginSession {
+        self.settings = Some(settings);
+        self
+    }
+
+    /// Offers `data` to every process of this session: the segment as fd 3, a doorbell of
+    /// its own as fd 4, announced in the handshake.
+    pub fn with_data_plane(mut self, data: Arc<DataPlane>) -> PluginSession {
+        Arc::get_mut(&mut self.link)
+            .expect("the link is not shared before the session runs")
+            .data = Some(data);
+        self
+    }
+
+    /// Starts a reload: new calls wait for the next process instead of failing, the old
+    /// process's in-flight calls finish on its connection, and its registrations stay until
+    /// the next process replaces them. The supervisor then stops the old process and starts
+    /// this session again with `manifest`.
+    pub fn begin_reload(&self, manifest: Manifest) {
+        *self.link.reloading.lock() = true;
+        if let Some(peer) = self.link.peer.lock().take() {
+            *self.link.draining.lock() = Some(peer);
+        }
+        *self.manifest.lock() = manifest;
+    }
+
     fn bring_up(&self, peer: &Peer) -> Result<(), String> {
-        let name = &self.manifest.name;
+        let name = &self.name;
+        let data_plane = match (&self.link.data, &*self.link.child.lock()) {
+            (Some(data), Some(child)) => Some(data.offer(child)),
+            _ => None,
+        };
         let offer = HandshakeParams {
             protocol_versions: SUPPORTED_VERSIONS.to_vec(),
             kernel_version: env!("CARGO_PKG_VERSION").to_owned(),
             plugin_name: name.clone(),
-            data_plane: None,
+            data_plane,
         };
         let answer = handshake(peer, &offer, self.timeouts.handshake).map_err(|e| e.to_string())?;
         tracing::debug!(plugin = %name, sdk = %answer.sdk_version, "handshake done");
@@ -141,30 +251,55 @@ impl PluginSession {
         let init = serde_json::to_value(init).map_err(|e| e.to_string())?;
         peer.call(methods::PLUGIN_INIT, init, self.timeouts.start)
             .map_err(|e| format!("plugin.init failed: {e}"))?;
-        // Tools are invocable as soon as their registration is answered, during plugin.start.
-        *self.link.peer.lock() = Some(peer.clone());
+        self.link.tools.lock().clear();
+        let reloading = self.link.is_reloading();
+        if !reloading {
+            // Tools are invocable as soon as their registration is answered, during
+            // plugin.start.
+            *self.link.peer.lock() = Some(peer.clone());
+        }
         peer.call(methods::PLUGIN_START, json!({}), self.timeouts.start)
             .map_err(|e| format!("plugin.start failed: {e}"))?;
+        if reloading {
+            // The old process's tools it did not register again go; the rest were replaced.
+            let kept = self.link.tools.lock().clone();
+            for def in self.tables.tools.defs() {
+                if def.plugin == *name && !kept.contains(&def.name) {
+                    self.tables.tools.unregister(&def.name);
+                }
+            }
+            *self.link.peer.lock() = Some(peer.clone());
+        }
+        self.link.up.store(true, Ordering::Relaxed);
+        self.link.end_reload();
         Ok(())
     }
 }
 
 impl Supervised for PluginSession {
     fn name(&self) -> &str {
-        &self.manifest.name
+        &self.name
     }
 
     fn command(&self) -> Result<Command, String> {
-        let mut cmd = Command::new(&self.manifest.entry);
-        cmd.current_dir(&self.manifest.dir)
+        let manifest = self.manifest.lock();
+        let mut cmd = Command::new(&manifest.entry);
+        cmd.current_dir(&manifest.dir)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
+        if let Some(data) = &self.link.data {
+            // A spawn that failed after the last command left its share behind.
+            self.link.release_child();
+            let child = data.child()?;
+            data.inherit(&mut cmd, &child);
+            *self.link.child.lock() = Some(child);
+        }
         Ok(cmd)
     }
 
     fn attach(&self, child: &mut Child) -> Result<(), String> {
-        let name = self.manifest.name.clone();
+        let name = self.name.clone();
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
             return Err("the process has no stdin/stdout pipes".into());
         };
@@ -182,9 +317,10 @@ impl Supervised for PluginSession {
         self.link.auto_restart.store(true, Ordering::Relaxed);
         let service = PluginService {
             link: Arc::clone(&self.link),
-            grants: self.manifest.grants(),
+            grants: self.manifest.lock().grants(),
             tables: self.tables.clone(),
             port: Arc::clone(&self.port),
+            settings: self.settings.clone(),
         };
         let config = ConnectionConfig {
             name: name.clone(),
@@ -195,20 +331,39 @@ impl Supervised for PluginSession {
     }
 
     fn detach(&self, why: &str) {
-        let name = &self.manifest.name;
+        let name = &self.name;
         *self.link.exit.lock() = Some(why.to_owned());
         self.link.exited.notify_all();
         // Closing fails every pending call at once: the process is gone even when a grandchild
         // keeps its stdout open, so end of file may never come.
-        if let Some(peer) = self.link.peer.lock().take() {
-            peer.close();
+        for slot in [&self.link.peer, &self.link.draining] {
+            if let Some(peer) = slot.lock().take() {
+                peer.close();
+            }
         }
+        let was_up = self.link.up.swap(false, Ordering::Relaxed);
+        if was_up && self.link.is_reloading() {
+            // The old process of a reload: its tools stay for the next one to replace, so
+            // calls arriving meanwhile wait instead of finding no tool.
+            let stages = self.tables.stages.unregister_plugin(name);
+            let channels: Vec<String> = std::mem::take(&mut *self.link.channels.lock());
+            for channel in &channels {
+                self.tables.outputs.unregister(channel);
+            }
+            self.link.release_child();
+            tracing::info!(plugin = %name, stages, "plugin swapped out for a reload: {why}");
+            return;
+        }
+        // A reload whose new process never came up ends here: waiting calls fail now.
+        self.link.end_reload();
         let tools = self.tables.tools.unregister_plugin(name);
         let stages = self.tables.stages.unregister_plugin(name);
         let channels: Vec<String> = std::mem::take(&mut *self.link.channels.lock());
         for channel in &channels {
             self.tables.outputs.unregister(channel);
         }
+        // After the peer closed: no call of this process can still be reading a block.
+        self.link.release_child();
         tracing::info!(
             plugin = %name,
             tools, stages, channels = channels.len(),
@@ -217,10 +372,11 @@ impl Supervised for PluginSession {
     }
 
     fn request_stop(&self, timeout: Duration) {
-        if let Some(peer) = self.link.peer()
+        let draining = self.link.draining.lock().clone();
+        if let Some(peer) = draining.or_else(|| self.link.peer())
             && let Err(e) = peer.call(methods::PLUGIN_STOP, json!({}), timeout)
         {
-            tracing::warn!(plugin = %self.manifest.name, "plugin.stop: {e}");
+            tracing::warn!(plugin = %self.name, "plugin.stop: {e}");
         }
     }
 

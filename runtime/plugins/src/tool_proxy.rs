@@ -15,6 +15,7 @@ use hearth_stages::{
 };
 use serde_json::{Value, json};
 
+use crate::data_plane::INLINE_LIMIT;
 use crate::session::Link;
 
 /// How long a call that saw the pipe close waits to learn how the process ended.
@@ -28,15 +29,90 @@ pub(crate) struct ToolProxy {
 
 impl ToolHandler for ToolProxy {
     fn call(&self, ctx: &CallContext, args: &Value) -> Result<Value, HandlerError> {
-        let params = ToolInvoke {
+        let what = format!("tool {}", self.tool);
+        let mut params = ToolInvoke {
             name: self.tool.clone(),
             args: args.clone(),
             ctx: context(ctx, self.link.call_timeout),
+            args_frame: None,
         };
-        let what = format!("tool {}", self.tool);
-        let result: InvokeResult = invoke(&self.link, &what, methods::TOOL_INVOKE, &params)?;
-        Ok(result.result)
+        let arena = self.link.arena();
+        let mut frame = None;
+        if let Some((data, owner)) = arena {
+            let bytes =
+                serde_json::to_vec(args).map_err(|e| HandlerError::Failed(e.to_string()))?;
+            if bytes.len() > INLINE_LIMIT {
+                let call = data.alloc_call(&bytes, owner).map_err(|e| {
+                    HandlerError::Unavailable(format!(
+                        "{what} of plugin {}: its {} bytes of arguments do not fit the exchange \
+                         arena now: {e}",
+                        self.link.name,
+                        bytes.len()
+                    ))
+                })?;
+                params.args = Value::Null;
+                params.args_frame = Some(call.into());
+                frame = Some(call);
+            }
+        }
+        let answer = invoke::<_, InvokeResult>(&self.link, &what, methods::TOOL_INVOKE, &params);
+        // The frame is freed whatever the answer; a failed call reports its own error first
+        // (the frame of a process that died is reclaimed already and refused here).
+        let from_frame = match (frame, arena) {
+            (Some(call), Some((data, owner))) => data.finish_call(&call, owner),
+            _ => Ok(None),
+        };
+        let result = answer?;
+        let from_frame = from_frame.map_err(|e| refused(&self.link, &what, &e))?;
+        self.result(&what, result, from_frame)
     }
+}
+
+impl ToolProxy {
+    /// The tool's value from its answer: inline, in the call frame, or in a block of its own.
+    fn result(
+        &self,
+        what: &str,
+        result: InvokeResult,
+        from_frame: Option<Vec<u8>>,
+    ) -> Result<Value, HandlerError> {
+        let bytes = match (result.result_ref, result.result_in_frame) {
+            (None, false) => return Ok(result.result),
+            (Some(r), _) => {
+                let Some((data, owner)) = self.link.arena() else {
+                    return Err(HandlerError::Failed(format!(
+                        "{what} of plugin {} answered with an arena reference, but it has no \
+                         data plane",
+                        self.link.name
+                    )));
+                };
+                data.take_block(&r.into(), owner)
+                    .map_err(|e| refused(&self.link, what, &e))?
+            }
+            (None, true) => from_frame.ok_or_else(|| {
+                HandlerError::Failed(format!(
+                    "{what} of plugin {} claims its result is in the call frame, but it never \
+                     completed one",
+                    self.link.name
+                ))
+            })?,
+        };
+        serde_json::from_slice(&bytes).map_err(|e| {
+            HandlerError::Failed(format!(
+                "{what} of plugin {}: the {} bytes of its result in the arena are not JSON: {e}",
+                self.link.name,
+                bytes.len()
+            ))
+        })
+    }
+}
+
+/// A reference the kernel's arena table refuses, as the call's failure.
+fn refused(link: &Link, what: &str, e: &hearth_ipc::ArenaError) -> HandlerError {
+    HandlerError::Failed(format!(
+        "{what} of plugin {}: the kernel refused its arena reference: {e}",
+        link.name
+    ))
 }
 
 /// A plugin's handler on one stage of the kernel's `StagePipeline`.
@@ -119,15 +195,28 @@ fn invoke<P: serde::Serialize, T: serde::de::DeserializeOwned>(
     method: &str,
     params: &P,
 ) -> Result<T, HandlerError> {
-    let Some(peer) = link.peer() else {
-        return Err(HandlerError::Unavailable(format!(
-            "{what}: plugin {} is not running ({})",
-            link.name,
-            link.last_exit().unwrap_or_else(|| "not started".into())
-        )));
-    };
-    peer.call_typed(method, params, link.call_timeout)
-        .map_err(|e| describe(link, what, e))
+    // Two tries: a call that reached the old process of a reload after it stopped serving is
+    // answered "not started" without running, and goes to the new process instead.
+    for attempt in 0..2 {
+        let Some(peer) = link.peer_wait(link.call_timeout) else {
+            return Err(HandlerError::Unavailable(format!(
+                "{what}: plugin {} is not running ({})",
+                link.name,
+                link.last_exit().unwrap_or_else(|| "not started".into())
+            )));
+        };
+        match peer.call_typed(method, params, link.call_timeout) {
+            Err(RpcError::Remote { error, .. })
+                if attempt == 0
+                    && error.kind == ErrorKind::Unavailable
+                    && (link.is_reloading() || link.peer().is_none_or(|p| !p.same(&peer))) => {}
+            other => return other.map_err(|e| describe(link, what, e)),
+        }
+    }
+    Err(HandlerError::Unavailable(format!(
+        "{what}: plugin {} was being reloaded and did not take the call",
+        link.name
+    )))
 }
 
 /// The typed control-plane error as the handler contract's kind, with the sentence the model and

@@ -323,3 +323,44 @@ fn start_stop_churn_with_crashes_leaves_no_child_and_never_hangs() {
         );
     });
 }
+
+#[test]
+fn a_reload_during_a_stream_of_tool_calls_loses_no_reply() {
+    watchdog(Duration::from_secs(90), || {
+        let fx = Fixture::new();
+        let host = fx.start_one("conformance", &sdk_binary("hearth-plugin-conformance"), "");
+        let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let callers: Vec<_> = (0..3)
+            .map(|c| {
+                let (tools, stop) = (Arc::clone(&fx.tables.tools), Arc::clone(&stop));
+                std::thread::spawn(move || {
+                    let mut answered = 0u64;
+                    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                        let n = format!("{c}-{answered}");
+                        let got = tools.call_tool("echo", &json!({"n": n}));
+                        let got = got.unwrap_or_else(|e| panic!("call {n} lost: {e}"));
+                        assert_eq!(got["args"]["n"], n.as_str(), "a reply for another call");
+                        answered += 1;
+                    }
+                    answered
+                })
+            })
+            .collect();
+        let mut pids = vec![host.status_of("conformance").and_then(|s| s.pid)];
+        for _ in 0..3 {
+            std::thread::sleep(Duration::from_millis(150));
+            host.reload("conformance").expect("reload");
+            let s = host.wait_for("conformance", LONG, running).expect("slot");
+            assert_eq!(s.state, PluginState::Running, "{s:?}");
+            pids.push(s.pid);
+        }
+        std::thread::sleep(Duration::from_millis(150));
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        let answered: u64 = callers.into_iter().map(|c| c.join().expect("caller")).sum();
+        pids.dedup();
+        assert_eq!(pids.len(), 4, "every reload swapped the process: {pids:?}");
+        assert!(answered > 100, "the calls kept flowing ({answered})");
+        assert!(fx.tables.tools.get("echo").is_some());
+        host.shutdown();
+    });
+}

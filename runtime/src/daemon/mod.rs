@@ -13,7 +13,6 @@ pub use sources::{EMBEDDED_SOURCE, OLLAMA_LOOPBACK, Sources};
 use crate::config::Config;
 use crate::socket::{Control, SocketServer};
 use hearth_kernel::durable::Durable;
-use hearth_kernel::events::EventBus;
 use hearth_kernel::graph::{self, GraphConfig, Kernel, Registries};
 use hearth_kernel::ingress::KernelHandle;
 use hearth_kernel::memory_service::MemoryConfig;
@@ -44,6 +43,8 @@ pub enum DaemonError {
     Kernel(#[from] hearth_engine::EngineError),
     #[error("plugins: {0}")]
     Plugins(#[from] hearth_plugin_host::PluginError),
+    #[error("settings: {0}")]
+    Settings(String),
     #[error("socket {path}: {source}")]
     Socket {
         path: String,
@@ -150,7 +151,7 @@ impl Daemon {
         };
         let registries = Registries::default();
         builtins::register(&registries.tools, cfg.agent.utc_offset_secs.unwrap_or(0));
-        let events = EventBus::with_default_ring("hearth");
+        let (data_plane, events) = plugins::shared_events()?;
         let store_path = cfg.data_dir.join("memory.db");
         let (durable, recovered) = Durable::open(&store_path, events.clone())
             .map_err(|e| DaemonError::Store(e.to_string()))?;
@@ -186,8 +187,16 @@ impl Daemon {
         let port = Arc::new(plugins::KernelPlugins {
             handle: kernel.handle(),
             events: kernel.events().clone(),
+            tools: tables.tools.clone(),
+            sources: sources.clone(),
         });
-        let plugins = PluginHost::open(HostConfig::new(&cfg.data_dir), tables, port)?;
+        let mut host_cfg = HostConfig::new(&cfg.data_dir);
+        host_cfg.data_plane = Some(data_plane);
+        host_cfg.settings = Some(Arc::new(
+            hearth_settings::Settings::open(&cfg.data_dir)
+                .map_err(|e| DaemonError::Settings(e.to_string()))?,
+        ));
+        let plugins = PluginHost::open(host_cfg, tables, port)?;
         let control = Arc::new(DaemonControl {
             handle: kernel.handle(),
             sources: sources.clone(),

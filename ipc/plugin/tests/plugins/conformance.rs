@@ -12,15 +12,37 @@ use hearth_plugin::{
     StageSpec, ToolDef, ToolError, Value, json,
 };
 
-#[derive(Default)]
+#[path = "conformance_data.rs"]
+mod conformance_data;
+
 struct Conformance {
+    /// `conformance`, or the name of the link it runs under when that starts with it (so two
+    /// plugins can run from one binary).
+    name: String,
     cancelled: Arc<AtomicU64>,
     host: Option<Host>,
 }
 
+impl Conformance {
+    fn from_argv0() -> Conformance {
+        let name = std::env::args()
+            .next()
+            .and_then(|a| {
+                let file = std::path::Path::new(&a).file_name()?.to_str()?.to_owned();
+                file.starts_with("conformance").then_some(file)
+            })
+            .unwrap_or_else(|| "conformance".to_owned());
+        Conformance {
+            name,
+            cancelled: Arc::default(),
+            host: None,
+        }
+    }
+}
+
 impl Plugin for Conformance {
     fn name(&self) -> &str {
-        "conformance"
+        &self.name
     }
 
     fn version(&self) -> &str {
@@ -30,6 +52,10 @@ impl Plugin for Conformance {
     fn start(&mut self, reg: &mut Registrar<'_>) -> Result<(), ToolError> {
         let host = reg.host().clone();
         self.host = Some(host.clone());
+        if let Some(suffix) = self.name.strip_prefix("conformance-") {
+            // A second instance: only the data-plane tools, under names of its own.
+            return conformance_data::register(reg, &format!("{suffix}_"));
+        }
         reg.tool(
             ToolDef::new("echo", "Returns its arguments."),
             |ctx, args| Ok(json!({"args": args, "task": ctx.task_id(), "caller": ctx.caller()})),
@@ -113,6 +139,7 @@ impl Plugin for Conformance {
                 Ok(json!({"delivered": true, "chars": text.chars().count()}))
             },
         )?;
+        conformance_data::register(reg, "")?;
         for n in 1..=3 {
             let host = host.clone();
             reg.on_stop(move || host.log("info", &format!("stop handler {n}")));
@@ -166,5 +193,5 @@ fn main() -> ExitCode {
         }
         out.flush().expect("stdout");
     }
-    hearth_plugin::run(Conformance::default())
+    hearth_plugin::run(Conformance::from_argv0())
 }

@@ -160,6 +160,11 @@ pub fn connect(
 }
 
 impl Peer {
+    /// Whether `other` is a handle to this same connection.
+    pub fn same(&self, other: &Peer) -> bool {
+        Arc::ptr_eq(&self.shared, &other.shared)
+    }
+
     /// Sends a request and returns the handle to wait for its answer.
     pub fn start_call(&self, method: &str, params: Value) -> Result<PendingCall, RpcError> {
         call::start(self, method, params)

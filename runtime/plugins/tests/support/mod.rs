@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hearth_plugin_host::session::{Tables, Timeouts};
-use hearth_plugin_host::{HostConfig, KernelPort, PluginHost, RestartPolicy};
+use hearth_plugin_host::{DataPlane, HostConfig, KernelPort, PluginHost, RestartPolicy};
 use hearth_rpc::Priority;
 use serde_json::Value;
 
@@ -25,7 +25,7 @@ pub fn sdk_binary(relative: &str) -> PathBuf {
     let path = dir.join(relative);
     assert!(
         path.exists(),
-        "{} is missing: run `cargo build -p hearth-plugin --bins --examples` and `cargo build -p hearth-plugin-timer` first",
+        "{} is missing: run `cargo build -p hearth-plugin --bins --examples` , `cargo build -p hearth-plugin-timer` and `cargo build -p hearth-plugin-files` first",
         path.display()
     );
     path
@@ -39,6 +39,8 @@ pub type Injected = (String, String, bool, Option<Priority>);
 pub struct Recorder {
     pub events: Mutex<Vec<(String, Value)>>,
     pub injected: Mutex<Vec<Injected>>,
+    /// Memory commits: plugin, content, summary.
+    pub committed: Mutex<Vec<(String, String, String)>>,
 }
 
 impl Recorder {
@@ -78,6 +80,43 @@ impl KernelPort for RecordingPort {
             priority,
         ));
         Ok(())
+    }
+
+    fn memory_recall(
+        &self,
+        plugin: &str,
+        query: &str,
+        top_k: usize,
+    ) -> Result<Value, hearth_rpc::HandlerError> {
+        Ok(serde_json::json!({"text": format!("{plugin} asked for {top_k} about {query}")}))
+    }
+
+    fn memory_commit(
+        &self,
+        plugin: &str,
+        content: &str,
+        summary: &str,
+    ) -> Result<Value, hearth_rpc::HandlerError> {
+        self.0.committed.lock().unwrap().push((
+            plugin.to_owned(),
+            content.to_owned(),
+            summary.to_owned(),
+        ));
+        Ok(serde_json::json!({"stored": true}))
+    }
+
+    fn llm_sources(&self) -> Result<Value, hearth_rpc::HandlerError> {
+        Ok(serde_json::json!({"sources": [{"name": "local", "available": true}]}))
+    }
+
+    fn llm_complete(
+        &self,
+        _plugin: &str,
+        messages: &[(String, String)],
+        _timeout: Duration,
+    ) -> Result<Value, hearth_rpc::HandlerError> {
+        let (role, content) = messages.last().cloned().unwrap_or_default();
+        Ok(serde_json::json!({"text": format!("{role} said {content}")}))
     }
 }
 
@@ -139,9 +178,35 @@ impl Fixture {
     }
 
     pub fn host(&self, policy: RestartPolicy, timeouts: Timeouts) -> Arc<PluginHost> {
+        self.host_with(policy, timeouts, None)
+    }
+
+    /// The host offering `data` (the shared segment) to every plugin.
+    pub fn host_on(&self, data: &Arc<DataPlane>) -> Arc<PluginHost> {
+        self.host_with(
+            RestartPolicy::default(),
+            Timeouts::default(),
+            Some(Arc::clone(data)),
+        )
+    }
+
+    fn host_with(
+        &self,
+        policy: RestartPolicy,
+        timeouts: Timeouts,
+        data: Option<Arc<DataPlane>>,
+    ) -> Arc<PluginHost> {
+        self.host_cfg(|cfg| {
+            cfg.policy = policy;
+            cfg.timeouts = timeouts;
+            cfg.data_plane = data;
+        })
+    }
+
+    /// The host with the defaults changed by `edit`.
+    pub fn host_cfg(&self, edit: impl FnOnce(&mut HostConfig)) -> Arc<PluginHost> {
         let mut cfg = HostConfig::new(self.data.path());
-        cfg.policy = policy;
-        cfg.timeouts = timeouts;
+        edit(&mut cfg);
         PluginHost::open(
             cfg,
             self.tables.clone(),

@@ -1,0 +1,174 @@
+//! The reverse calls that reach kernel services: memory and LLM through the [`KernelPort`],
+//! settings through the settings registry. The capability gate has run before any of these.
+
+use std::time::Duration;
+
+use hearth_rpc::{ErrorKind, HandlerError, methods};
+use hearth_settings::{Access, SettingDef, SettingsError};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use crate::service::PluginService;
+
+/// How long `llm.complete` may take when the call carries no deadline.
+const LLM_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+
+fn field<'a>(method: &str, params: &'a Value, name: &str) -> Result<&'a str, HandlerError> {
+    params[name].as_str().ok_or_else(|| {
+        HandlerError::invalid_arguments(format!("{method}: {name} must be a string"))
+    })
+}
+
+fn settings_error(method: &str, e: SettingsError) -> HandlerError {
+    let kind = match e {
+        SettingsError::Denied { .. } => ErrorKind::Denied,
+        SettingsError::BadKey { .. } | SettingsError::WrongType { .. } => {
+            ErrorKind::InvalidArguments
+        }
+        _ => ErrorKind::Failed,
+    };
+    HandlerError::new(kind, format!("{method}: {e}"))
+}
+
+#[derive(Deserialize)]
+struct ChatMessage {
+    role: String,
+    content: String,
+}
+
+impl PluginService {
+    /// `memory.recall` / `memory.commit`.
+    pub(crate) fn memory(&self, method: &str, params: &Value) -> Result<Value, HandlerError> {
+        let plugin = self.link.name.as_str();
+        if method == methods::MEMORY_RECALL {
+            // The original sent a list of entity names; a list is joined into one query.
+            let query = match &params["query"] {
+                Value::String(s) => s.clone(),
+                Value::Array(words) => words
+                    .iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                _ => {
+                    return Err(HandlerError::invalid_arguments(format!(
+                        "{method}: query must be a string or a list of strings"
+                    )));
+                }
+            };
+            let top_k = params["top_k"].as_u64().unwrap_or(3).clamp(1, 50) as usize;
+            return self.port.memory_recall(plugin, &query, top_k);
+        }
+        let content = field(method, params, "content")?;
+        let summary = params["summary"].as_str().unwrap_or_default();
+        self.port.memory_commit(plugin, content, summary)
+    }
+
+    /// `llm.listSources` / `llm.complete`.
+    pub(crate) fn llm(&self, method: &str, params: &Value) -> Result<Value, HandlerError> {
+        if method == methods::LLM_LIST_SOURCES {
+            return self.port.llm_sources();
+        }
+        let messages: Vec<ChatMessage> = serde_json::from_value(params["messages"].clone())
+            .map_err(|e| {
+                HandlerError::invalid_arguments(format!(
+                    "{method}: messages must be a list of {{role, content}}: {e}"
+                ))
+            })?;
+        if messages.is_empty() {
+            return Err(HandlerError::invalid_arguments(format!(
+                "{method}: messages is empty"
+            )));
+        }
+        let timeout = params["ctx"]["timeout_ms"]
+            .as_u64()
+            .map_or(LLM_DEFAULT_TIMEOUT, Duration::from_millis);
+        let messages: Vec<(String, String)> =
+            messages.into_iter().map(|m| (m.role, m.content)).collect();
+        self.port.llm_complete(&self.link.name, &messages, timeout)
+    }
+
+    /// `settings.*`: the plugin's own keys (`get`, `set`, `list`, `defs`, `registerDef`), and
+    /// with `settings_cross` everybody's (`getCore`, `setCore`, `getPlugin`, `setPlugin`,
+    /// `listCore`, `listPlugin`).
+    pub(crate) fn settings(&self, method: &str, params: &Value) -> Result<Value, HandlerError> {
+        let Some(settings) = &self.settings else {
+            return Err(HandlerError::new(
+                ErrorKind::Unavailable,
+                format!("{method}: this kernel has no settings registry"),
+            ));
+        };
+        let plugin = self.link.name.as_str();
+        let mut who = Access::plugin(plugin);
+        if self.grants.allows(hearth_rpc::capability::SETTINGS_CROSS) {
+            who = who.cross();
+        }
+        let err = |e| settings_error(method, e);
+        // The cross-namespace forms name the full key; `core.` / `plugin.<p>.` is added here.
+        let key = |prefix: String| -> Result<String, HandlerError> {
+            Ok(format!("{prefix}{}", field(method, params, "key")?))
+        };
+        let other = || -> Result<String, HandlerError> {
+            Ok(format!("plugin.{}.", field(method, params, "plugin")?))
+        };
+        let value = || params.get("value").cloned().unwrap_or(Value::Null);
+        let prefix = params["prefix"].as_str().unwrap_or_default();
+        match method {
+            methods::SETTINGS_GET => {
+                let key = key(String::new())?;
+                Ok(json!({"value": settings.get_as(&who, &key).map_err(err)?}))
+            }
+            methods::SETTINGS_SET => {
+                let key = key(String::new())?;
+                settings.set_as(&who, &key, value()).map_err(err)?;
+                Ok(json!({}))
+            }
+            "settings.getCore" | "settings.getPlugin" => {
+                let full = key(if method == "settings.getCore" {
+                    "core.".into()
+                } else {
+                    other()?
+                })?;
+                Ok(json!({"value": settings.get_as(&who, &full).map_err(err)?}))
+            }
+            "settings.setCore" | "settings.setPlugin" => {
+                let full = key(if method == "settings.setCore" {
+                    "core.".into()
+                } else {
+                    other()?
+                })?;
+                settings.set_as(&who, &full, value()).map_err(err)?;
+                Ok(json!({}))
+            }
+            "settings.list" | "settings.listCore" | "settings.listPlugin" => {
+                let base = match method {
+                    "settings.listCore" => format!("core.{prefix}"),
+                    "settings.listPlugin" => format!("{}{prefix}", other()?),
+                    _ => prefix.to_owned(),
+                };
+                let list = settings.list_as(&who, &base).map_err(err)?;
+                Ok(json!({"settings": list}))
+            }
+            "settings.defs" => {
+                let base = who.resolve_prefix(prefix).map_err(err)?;
+                Ok(json!({"defs": settings.defs(&base)}))
+            }
+            "settings.registerDef" => {
+                let def: SettingDef =
+                    serde_json::from_value(params["def"].clone()).map_err(|e| {
+                        HandlerError::invalid_arguments(format!(
+                            "{method}: def must be {{key, kind, default, description}}: {e}"
+                        ))
+                    })?;
+                // Only its own keys, whatever it is granted: definitions belong to their owner.
+                settings
+                    .define_as(&Access::plugin(plugin), def)
+                    .map_err(err)?;
+                Ok(json!({}))
+            }
+            other => Err(HandlerError::new(
+                ErrorKind::Unavailable,
+                format!("{other} is not served by this daemon yet"),
+            )),
+        }
+    }
+}

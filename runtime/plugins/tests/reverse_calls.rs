@@ -1,0 +1,184 @@
+//! Memory, LLM and settings reverse calls from a real plugin process, through the capability
+//! gate, the kernel port and the settings registry's SQLite file.
+
+mod support;
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use hearth_plugin_host::{PluginHost, PluginState};
+use hearth_settings::{SettingDef, SettingKind, Settings};
+use serde_json::{Value, json};
+use support::{CallTool, Fixture, LONG, sdk_binary, watchdog};
+
+/// Starts the conformance plugin with `capabilities` and a settings registry in the data dir.
+fn start(fx: &Fixture, capabilities: &str) -> (Arc<PluginHost>, Arc<Settings>) {
+    let settings = Arc::new(Settings::open(fx.data.path()).expect("settings"));
+    fx.install(
+        "conformance",
+        &sdk_binary("hearth-plugin-conformance"),
+        &format!(r#","capabilities":{capabilities}"#),
+    );
+    let host = fx.host_cfg(|cfg| cfg.settings = Some(Arc::clone(&settings)));
+    host.start_all().expect("order");
+    let s = host
+        .wait_for("conformance", LONG, |s| s.state == PluginState::Running)
+        .expect("slot");
+    assert_eq!(s.state, PluginState::Running, "{s:?}");
+    (host, settings)
+}
+
+fn call(fx: &Fixture, method: &str, params: Value) -> Result<Value, String> {
+    fx.tables
+        .tools
+        .call_tool("call", &json!({"method": method, "params": params}))
+}
+
+#[test]
+fn memory_calls_reach_the_kernel_port_and_llm_calls_are_denied_without_the_capability() {
+    watchdog(Duration::from_secs(60), || {
+        let fx = Fixture::new();
+        let (host, _settings) = start(&fx, r#"["memory"]"#);
+        let got = call(
+            &fx,
+            "memory.recall",
+            json!({"query": ["tea", "cups"], "top_k": 2}),
+        );
+        assert_eq!(
+            got.expect("recall")["text"],
+            "conformance asked for 2 about tea cups"
+        );
+        call(
+            &fx,
+            "memory.commit",
+            json!({"content": "likes tea", "summary": "tea"}),
+        )
+        .expect("commit");
+        assert_eq!(
+            *fx.seen.committed.lock().unwrap(),
+            [("conformance".into(), "likes tea".into(), "tea".into())]
+        );
+        let err = call(&fx, "memory.commit", json!({})).expect_err("no content");
+        assert!(err.contains("content must be a string"), "{err}");
+        for method in ["llm.complete", "llm.listSources"] {
+            let err = call(
+                &fx,
+                method,
+                json!({"messages": [{"role": "user", "content": "hi"}]}),
+            )
+            .expect_err("llm not granted");
+            assert!(err.contains(method) && err.contains("\"llm\""), "{err}");
+        }
+        host.shutdown();
+    });
+}
+
+#[test]
+fn llm_calls_complete_through_the_kernel_when_granted() {
+    watchdog(Duration::from_secs(60), || {
+        let fx = Fixture::new();
+        let (host, _settings) = start(&fx, r#"["llm"]"#);
+        let got = call(
+            &fx,
+            "llm.complete",
+            json!({"messages": [{"role": "system", "content": "terse"}, {"role": "user", "content": "hi"}]}),
+        );
+        assert_eq!(got.expect("complete")["text"], "user said hi");
+        let sources = call(&fx, "llm.listSources", json!({})).expect("sources");
+        assert_eq!(sources["sources"][0]["name"], "local");
+        let err = call(&fx, "llm.complete", json!({"messages": []})).expect_err("empty");
+        assert!(err.contains("messages is empty"), "{err}");
+        let err =
+            call(&fx, "memory.recall", json!({"query": "x"})).expect_err("memory not granted");
+        assert!(err.contains("\"memory\""), "{err}");
+        host.shutdown();
+    });
+}
+
+#[test]
+fn a_plugin_reads_and_writes_only_its_own_settings_unless_granted() {
+    watchdog(Duration::from_secs(60), || {
+        let fx = Fixture::new();
+        let (host, settings) = start(&fx, r#"["memory"]"#);
+        settings
+            .define(SettingDef::new(
+                "core.workers",
+                SettingKind::Integer,
+                json!(2),
+                "workers",
+            ))
+            .unwrap();
+        let def = json!({"key": "greeting", "kind": "string", "default": "hello", "description": "What it says"});
+        call(&fx, "settings.registerDef", json!({"def": def})).expect("define");
+        assert_eq!(
+            call(&fx, "settings.get", json!({"key": "greeting"})).unwrap()["value"],
+            "hello"
+        );
+        call(
+            &fx,
+            "settings.set",
+            json!({"key": "greeting", "value": "hi"}),
+        )
+        .expect("set");
+        assert_eq!(
+            settings.get("plugin.conformance.greeting").unwrap(),
+            json!("hi")
+        );
+        let err =
+            call(&fx, "settings.set", json!({"key": "greeting", "value": 3})).expect_err("typed");
+        assert!(err.contains("takes a string"), "{err}");
+        assert_eq!(
+            settings.get("plugin.conformance.greeting").unwrap(),
+            json!("hi")
+        );
+        // Re-registering with a new default keeps the user's value.
+        let def = json!({"key": "greeting", "kind": "string", "default": "howdy", "description": "What it says"});
+        call(&fx, "settings.registerDef", json!({"def": def})).expect("redefine");
+        assert_eq!(
+            call(&fx, "settings.get", json!({"key": "greeting"})).unwrap()["value"],
+            "hi"
+        );
+        for key in ["core.workers", "plugin.files.roots"] {
+            let err = call(&fx, "settings.get", json!({"key": key})).expect_err("foreign");
+            assert!(err.contains("may not access") && err.contains(key), "{err}");
+            assert!(call(&fx, "settings.set", json!({"key": key, "value": 1})).is_err());
+        }
+        let err =
+            call(&fx, "settings.getCore", json!({"key": "workers"})).expect_err("not granted");
+        assert!(err.contains("settings_cross"), "{err}");
+        let listed = call(&fx, "settings.list", json!({})).expect("list");
+        assert_eq!(
+            listed["settings"].as_array().map(Vec::len),
+            Some(1),
+            "{listed}"
+        );
+        assert_eq!(settings.get("core.workers").unwrap(), json!(2), "untouched");
+        host.shutdown();
+    });
+}
+
+#[test]
+fn settings_cross_reaches_core_and_other_plugins_keys() {
+    watchdog(Duration::from_secs(60), || {
+        let fx = Fixture::new();
+        let (host, settings) = start(&fx, r#"["settings_cross"]"#);
+        settings.set("core.workers", json!(2)).unwrap();
+        assert_eq!(
+            call(&fx, "settings.getCore", json!({"key": "workers"})).unwrap()["value"],
+            2
+        );
+        call(
+            &fx,
+            "settings.setPlugin",
+            json!({"plugin": "files", "key": "roots", "value": ["/srv"]}),
+        )
+        .expect("cross set");
+        assert_eq!(settings.get("plugin.files.roots").unwrap(), json!(["/srv"]));
+        // Definitions stay their owner's, even with settings_cross.
+        let def = json!({"key": "core.evil", "kind": "bool", "default": true, "description": "x"});
+        let err =
+            call(&fx, "settings.registerDef", json!({"def": def})).expect_err("own defs only");
+        assert!(err.contains("may not access"), "{err}");
+        host.shutdown();
+    });
+}

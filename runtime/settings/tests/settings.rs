@@ -1,0 +1,117 @@
+//! The registry over a real SQLite file.
+
+use hearth_settings::{Access, SettingDef, SettingKind, Settings, SettingsError};
+use serde_json::json;
+
+fn def(key: &str, kind: SettingKind, default: serde_json::Value) -> SettingDef {
+    SettingDef::new(key, kind, default, "test setting")
+}
+
+#[test]
+fn defaults_apply_until_set_and_a_new_default_never_overwrites_a_user_value() {
+    let dir = tempfile::tempdir().expect("dir");
+    {
+        let s = Settings::open(dir.path()).expect("open");
+        s.define(def("core.workers", SettingKind::Integer, json!(2)))
+            .unwrap();
+        assert_eq!(s.get("core.workers").unwrap(), json!(2));
+        s.set("core.workers", json!(4)).unwrap();
+        assert_eq!(s.get("core.workers").unwrap(), json!(4));
+        // An undefined key reads as null until set.
+        assert_eq!(s.get("core.unknown").unwrap(), json!(null));
+    }
+    // Reopened (a restart), with a new default: the user's 4 stays.
+    let s = Settings::open(dir.path()).expect("reopen");
+    s.define(def("core.workers", SettingKind::Integer, json!(8)))
+        .unwrap();
+    assert_eq!(s.get("core.workers").unwrap(), json!(4));
+    // Reset: back to the (new) default.
+    assert!(s.reset_as(&Access::kernel(), "core.workers").unwrap());
+    assert_eq!(s.get("core.workers").unwrap(), json!(8));
+    assert!(!s.reset_as(&Access::kernel(), "core.workers").unwrap());
+    assert!(dir.path().join("settings.db").exists());
+}
+
+#[test]
+fn values_are_typed_and_a_refused_value_keeps_the_old_one() {
+    let dir = tempfile::tempdir().expect("dir");
+    let s = Settings::open(dir.path()).expect("open");
+    s.define(def("core.name", SettingKind::String, json!("hearth")))
+        .unwrap();
+    s.define(def("core.roots", SettingKind::StringList, json!([])))
+        .unwrap();
+    s.set("core.name", json!("den")).unwrap();
+    let err = s.set("core.name", json!(3)).expect_err("typed");
+    assert!(matches!(err, SettingsError::WrongType { .. }), "{err}");
+    assert!(err.to_string().contains("core.name") && err.to_string().contains("a string"));
+    assert_eq!(s.get("core.name").unwrap(), json!("den"));
+    assert!(s.set("core.roots", json!(["/a", 1])).is_err());
+    s.set("core.roots", json!(["/a", "/b"])).unwrap();
+    // A default of the wrong type is refused at definition.
+    assert!(
+        s.define(def("core.bad", SettingKind::Bool, json!("yes")))
+            .is_err()
+    );
+    for bad in ["workers", "Core.x", "plugin.x", "core..x"] {
+        assert!(
+            matches!(s.set(bad, json!(1)), Err(SettingsError::BadKey { .. })),
+            "{bad}"
+        );
+    }
+}
+
+#[test]
+fn a_plugin_touches_only_its_own_namespace_unless_granted() {
+    let dir = tempfile::tempdir().expect("dir");
+    let s = Settings::open(dir.path()).expect("open");
+    let timer = Access::plugin("timer");
+    s.define_as(&timer, def("max", SettingKind::Integer, json!(20)))
+        .unwrap();
+    assert_eq!(s.get("plugin.timer.max").unwrap(), json!(20));
+    s.set_as(&timer, "max", json!(5)).unwrap();
+    s.set_as(&timer, "plugin.timer.label", json!("t")).unwrap();
+    assert_eq!(s.get("plugin.timer.max").unwrap(), json!(5));
+    for foreign in ["core.socket", "plugin.files.roots"] {
+        let err = s.get_as(&timer, foreign).expect_err("foreign");
+        assert!(matches!(err, SettingsError::Denied { .. }), "{err}");
+        assert!(err.to_string().contains("plugin timer"), "{err}");
+        assert!(s.set_as(&timer, foreign, json!(1)).is_err());
+    }
+    assert!(
+        s.define_as(&timer, def("core.x", SettingKind::Bool, json!(true)))
+            .is_err()
+    );
+    assert!(s.list_as(&timer, "core.").is_err());
+    let mine: Vec<String> = s
+        .list_as(&timer, "")
+        .unwrap()
+        .into_iter()
+        .map(|x| x.key)
+        .collect();
+    assert_eq!(mine, ["plugin.timer.label", "plugin.timer.max"]);
+    // Granted settings_cross: every key.
+    s.set("plugin.files.roots", json!(["/srv"])).unwrap();
+    let cross = Access::plugin("timer").cross();
+    assert_eq!(
+        s.get_as(&cross, "plugin.files.roots").unwrap(),
+        json!(["/srv"])
+    );
+    let all = s.list_as(&Access::kernel(), "plugin.").unwrap();
+    assert_eq!(all.len(), 3);
+    assert!(
+        all.iter()
+            .any(|x| x.key == "plugin.timer.max" && x.is_set && x.def.is_some())
+    );
+}
+
+#[test]
+fn the_file_has_one_owner() {
+    let dir = tempfile::tempdir().expect("dir");
+    let first = Settings::open(dir.path()).expect("open");
+    first.set("core.a", json!(1)).unwrap();
+    let err = Settings::open(dir.path()).expect_err("second owner");
+    assert!(matches!(err, SettingsError::Busy { .. }), "{err}");
+    drop(first);
+    let again = Settings::open(dir.path()).expect("free again");
+    assert_eq!(again.get("core.a").unwrap(), json!(1));
+}
