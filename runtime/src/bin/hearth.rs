@@ -293,11 +293,21 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
 fn bench_recall(args: &RecallArgs) -> ExitCode {
     use hearth_memory::recall_bench::{Measure, System, ablation_grid, run_variant};
     use hearth_memory::{MemoryModels, RecallConfig};
-    let models = if args.no_model {
+    let mut models = if args.no_model {
         MemoryModels::default()
     } else {
         MemoryModels::load(args.model_dir.clone(), 1)
     };
+    // A model whose list is not fused would only be embedded for nothing: without the
+    // ablation grid, which ranks every list on one ingest, it is not used at all.
+    if !args.ablate {
+        let ranked = args.dense.apply(RecallConfig::default());
+        if ranked.dense_weight == 0.0 && ranked.companion_weight == 0.0 {
+            models = MemoryModels::default();
+        } else if ranked.companion_weight == 0.0 {
+            models.companion = None;
+        }
+    }
     let chosen = args.priors.apply(args.dense.apply(RecallConfig::default()));
     let mut arms = vec![(
         format!("dense={},priors={}", args.dense.name(), args.priors.name()),
