@@ -9,6 +9,7 @@ mod outbox;
 pub mod protocol;
 mod pump;
 mod reactor;
+mod reap;
 mod server;
 mod worker;
 

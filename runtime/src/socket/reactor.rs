@@ -8,6 +8,7 @@ use super::connection::{Busy, Connection, Expiry, Line, MAX_LINE};
 use super::dispatch::{self, Started};
 use super::protocol::{Answer, Request};
 use super::pump::{Forward, PumpShared};
+use super::reap;
 use super::server::{Control, ServerState};
 use super::worker::Worker;
 use crate::config::SocketLimits;
@@ -141,6 +142,12 @@ impl Reactor {
                     return;
                 }
             };
+            if self.conns.len() >= self.limits.max_connections {
+                // A client that hung up holds no slot, even before its hang-up event is read.
+                for token in reap::gone(&self.conns) {
+                    self.close(token);
+                }
+            }
             if self.conns.len() >= self.limits.max_connections {
                 // A fresh socket's buffer is empty: this short line goes out without blocking.
                 let refusal = Answer::error(format!(
