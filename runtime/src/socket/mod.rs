@@ -15,4 +15,4 @@ mod worker;
 
 pub use client::{Client, ClientError};
 pub use protocol::{Answer, Request};
-pub use server::{Control, SocketServer};
+pub use server::{Control, ControlError, SocketServer};

@@ -42,9 +42,10 @@ pub(super) struct Wake {
 
 impl ReplyListener for Wake {
     fn admitted(&self, request_id: &str) {
+        // Called on the kernel's ingress worker: never wait for the reactor.
         if self
             .notices
-            .send(Notice::Admitted(request_id.into()))
+            .try_send(Notice::Admitted(request_id.into()))
             .is_ok()
         {
             let _ = self.waker.wake();
@@ -355,13 +356,13 @@ impl Reactor {
     }
 
     pub(super) fn follow(&mut self, request_id: &str, token: usize, ack: bool) {
-        self.pump.followed.write().insert(request_id.to_string());
+        self.pump.follow(request_id);
         self.follows
             .insert(request_id.to_string(), Follow { token, ack });
     }
 
     fn unfollow(&mut self, request_id: &str) -> Option<Follow> {
-        self.pump.followed.write().remove(request_id);
+        self.pump.unfollow(request_id);
         self.follows.remove(request_id)
     }
 
