@@ -168,3 +168,95 @@ fn serve(
         });
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hearth_llm::provider::StreamChunk;
+    use std::time::Duration;
+
+    /// Streams one chunk once `gate` lets it through: holds the provider thread on demand.
+    struct Gated {
+        gate: Receiver<()>,
+    }
+
+    impl ChatProvider for Gated {
+        fn name(&self) -> &str {
+            "gated"
+        }
+
+        fn chat_stream(
+            &self,
+            _request: &ChatRequest,
+            _cancel: &CancelToken,
+            sink: &mut dyn FnMut(StreamChunk),
+        ) -> Result<(), ProviderError> {
+            self.gate
+                .recv_timeout(Duration::from_secs(10))
+                .map_err(|_| ProviderError::Other("gate never opened".into()))?;
+            sink(StreamChunk {
+                content: "ok".into(),
+                ..StreamChunk::default()
+            });
+            Ok(())
+        }
+    }
+
+    fn call(n: u64) -> LlmCall {
+        LlmCall {
+            call: n,
+            request: ChatRequest::new(Vec::new(), Vec::new()),
+            cancel: CancelToken::new(),
+            channel: "cli".into(),
+            request_id: format!("req-{n}"),
+        }
+    }
+
+    #[test]
+    fn a_call_past_the_queue_bound_is_refused_at_once_and_the_queued_ones_all_finish() {
+        let (open, gate) = crossbeam_channel::unbounded();
+        let (done_tx, done) = crossbeam_channel::unbounded();
+        let (service, thread) = ProviderService::start(
+            Arc::new(Gated { gate }),
+            EventBus::with_default_ring("test"),
+            Sink::new(move |d: LlmDone| {
+                let _ = done_tx.send(d);
+            }),
+        );
+        service.call(call(0)).expect("the first call is taken");
+        // The thread holds call 0 once the queue has room for PROVIDER_QUEUE more.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while service.tx.len() > 0 {
+            assert!(std::time::Instant::now() < deadline, "call 0 taken");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for n in 1..=PROVIDER_QUEUE as u64 {
+            service.call(call(n)).expect("room in the queue");
+        }
+        let started = std::time::Instant::now();
+        assert!(matches!(
+            service.call(call(99)),
+            Err(KernelError::ProviderQueueFull)
+        ));
+        assert!(
+            started.elapsed() < Duration::from_millis(100),
+            "never waits"
+        );
+        for _ in 0..=PROVIDER_QUEUE {
+            open.send(()).expect("gate");
+        }
+        let mut finished: Vec<u64> = (0..=PROVIDER_QUEUE)
+            .map(|_| {
+                let d = done.recv_timeout(Duration::from_secs(10)).expect("done");
+                assert_eq!(d.result.expect("answered").content, "ok");
+                d.call
+            })
+            .collect();
+        finished.sort_unstable();
+        assert_eq!(finished, (0..=PROVIDER_QUEUE as u64).collect::<Vec<_>>());
+        drop(service);
+        thread
+            .join()
+            .expect("the provider thread ends with its last handle");
+    }
+}
