@@ -226,7 +226,7 @@ mod tests {
         service.call(call(0)).expect("the first call is taken");
         // The thread holds call 0 once the queue has room for PROVIDER_QUEUE more.
         let deadline = std::time::Instant::now() + Duration::from_secs(10);
-        while service.tx.len() > 0 {
+        while !service.tx.is_empty() {
             assert!(std::time::Instant::now() < deadline, "call 0 taken");
             std::thread::sleep(Duration::from_millis(1));
         }
