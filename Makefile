@@ -62,7 +62,7 @@ bench: setup
 # engine's park/wake handshake.
 loom:
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-ipc --release --test loom_ring --lib
-	RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-engine --release --lib loom_park
+	LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-engine --release --lib loom_park
 
 install: build
 	install -Dm755 target/release/hearthd $(DESTDIR)$(PREFIX)/bin/hearthd

@@ -11,7 +11,7 @@ use hearth_llm::http::HttpClient;
 use hearth_llm::provider::LuaSource;
 use hearth_llm::provider::SourceConfig;
 use hearth_runtime::config::SocketLimits;
-use hearth_runtime::socket::{Answer, Client, Control, Request, SocketServer};
+use hearth_runtime::socket::{Answer, Client, Control, ControlError, Request, SocketServer};
 use serde_json::{Value, json};
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -87,17 +87,17 @@ impl Control for BenchControl {
     fn sources(&self) -> Value {
         Value::Null
     }
-    fn add_source(&self, _: SourceConfig) -> Result<String, String> {
-        Err("not here".into())
+    fn add_source(&self, _: SourceConfig) -> Result<String, ControlError> {
+        Err(ControlError::Invalid("not here".into()))
     }
-    fn remove_source(&self, _: &str) -> Result<String, String> {
-        Err("not here".into())
+    fn remove_source(&self, _: &str) -> Result<String, ControlError> {
+        Err(ControlError::Invalid("not here".into()))
     }
-    fn test_source(&self, _: &str) -> Result<String, String> {
-        Err("not here".into())
+    fn test_source(&self, _: &str) -> Result<String, ControlError> {
+        Err(ControlError::Invalid("not here".into()))
     }
-    fn plugin(&self, _: &str, _: Option<&str>) -> Result<Value, String> {
-        Err("not here".into())
+    fn plugin(&self, _: &str, _: Option<&str>) -> Result<Value, ControlError> {
+        Err(ControlError::Invalid("not here".into()))
     }
 }
 

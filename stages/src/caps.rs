@@ -9,10 +9,15 @@ use serde::{Deserialize, Serialize};
 #[serde(transparent)]
 pub struct Caps(pub u32);
 
+/// Plain text.
 pub const CAP_TEXT: Caps = Caps(1);
+/// Files (sent as attachments).
 pub const CAP_FILE: Caps = Caps(2);
+/// Images.
 pub const CAP_IMAGE: Caps = Caps(4);
+/// Audio.
 pub const CAP_AUDIO: Caps = Caps(8);
+/// Structured data (JSON blocks).
 pub const CAP_STRUCTURED: Caps = Caps(16);
 
 const NAMED: [(Caps, &str); 5] = [
@@ -24,6 +29,7 @@ const NAMED: [(Caps, &str); 5] = [
 ];
 
 impl Caps {
+    /// The raw bits, as on the wire.
     pub const fn bits(self) -> u32 {
         self.0
     }

@@ -9,7 +9,9 @@ use serde_json::{Map, Value};
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ContextMsg {
+    /// `system`, `user`, `assistant` or `tool`.
     pub role: String,
+    /// The message text.
     pub content: String,
 }
 
@@ -17,9 +19,13 @@ pub struct ContextMsg {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ToolCall {
+    /// The call id the model gave it; the tool message answers with the same id.
     pub id: String,
+    /// The tool's name.
     pub name: String,
+    /// The plugin that owns the tool (empty for the kernel's own).
     pub plugin: String,
+    /// The arguments object as the model sent it.
     pub arguments: Value,
 }
 
@@ -27,10 +33,15 @@ pub struct ToolCall {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct ToolResult {
+    /// The id of the [`ToolCall`] this answers.
     pub call_id: String,
+    /// The tool's name.
     pub name: String,
+    /// The plugin that owns the tool.
     pub plugin: String,
+    /// Whether the tool returned a value rather than an error.
     pub success: bool,
+    /// The value (or the error text) the tool returned.
     pub result: Value,
 }
 
@@ -38,8 +49,11 @@ pub struct ToolResult {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct MemoryItem {
+    /// The role of the remembered message.
     pub role: String,
+    /// The remembered text.
     pub content: String,
+    /// Its relevance to the current input (higher is closer).
     pub score: f64,
 }
 
@@ -52,21 +66,33 @@ pub struct MemoryItem {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct StageContext {
+    /// The input's text as it arrived.
     pub raw_message: String,
+    /// Who sent it, as its source names them.
     pub user_id: String,
+    /// The conversation or group it belongs to, when the source has one.
     pub group_id: String,
+    /// The conversation window sent to the model.
     pub context_msgs: Vec<ContextMsg>,
+    /// The model's answer text of this step.
     pub llm_text: String,
+    /// The model's reasoning text of this step, when it streams one.
     pub reasoning_content: String,
     /// Keys `prompt_tokens`, `completion_tokens`, `total_tokens` once the LLM has answered.
     pub token_usage: BTreeMap<String, i64>,
+    /// The tool calls the model asked for in this step.
     pub tool_calls: Vec<ToolCall>,
+    /// The results of those calls, once they ran.
     pub tool_results: Vec<ToolResult>,
+    /// The text that will be delivered as the answer.
     pub final_text: String,
+    /// Set by a handler that answers in the model's place (see above).
     pub response: Option<String>,
     /// The wire name of the stage being run; set by `StagePipeline::run`.
     pub phase: String,
+    /// Memories recalled for this turn.
     pub memory: Vec<MemoryItem>,
+    /// This turn must not become a memory candidate.
     pub no_memory: bool,
     /// Open-ended data (`output_channel`, `input_source`, `media_type`, `media_blocks`, ...).
     pub extra: Map<String, Value>,

@@ -10,20 +10,40 @@
 pub enum StagesError {
     /// A tool of that name is already in the registry (names are global across plugins).
     #[error("tool {name} already registered")]
-    DuplicateTool { name: String },
+    DuplicateTool {
+        /// The tool's name.
+        name: String,
+    },
     /// The name would make an upstream LLM API reject the whole request (HTTP 400).
     #[error("invalid tool name {name:?}: it must match ^[a-zA-Z0-9_-]{{1,64}}$")]
-    InvalidToolName { name: String },
+    InvalidToolName {
+        /// The refused name.
+        name: String,
+    },
     /// An output channel name breaks the channel name rule.
     #[error("invalid output channel name {name:?}: {reason}")]
-    InvalidChannelName { name: String, reason: &'static str },
+    InvalidChannelName {
+        /// The refused name.
+        name: String,
+        /// Which rule it breaks.
+        reason: &'static str,
+    },
     /// An output channel must be able to send at least one kind of content.
     #[error("output channel {name} declares no capabilities")]
-    NoCapabilities { name: String },
+    NoCapabilities {
+        /// The channel's name.
+        name: String,
+    },
     /// A stage name that is not one of the seven.
     #[error("unknown stage {name:?}")]
-    UnknownStage { name: String },
+    UnknownStage {
+        /// The name given.
+        name: String,
+    },
     /// A trust name that is not `kernel`, `local` or `external` (e.g. in a journal row).
     #[error("unknown trust {name:?}")]
-    UnknownTrust { name: String },
+    UnknownTrust {
+        /// The name given.
+        name: String,
+    },
 }

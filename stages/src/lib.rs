@@ -105,6 +105,7 @@
 //! ```
 
 #![forbid(unsafe_code)]
+#![warn(missing_docs)]
 
 mod call;
 mod cancel;

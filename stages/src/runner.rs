@@ -6,7 +6,6 @@
 //! channel and the thread then exits) and the next handler gets a fresh runner. Runners are pooled
 //! so the common path is two channel hand-offs per handler and no thread spawn.
 
-use std::any::Any;
 use std::panic::{self, AssertUnwindSafe};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -83,16 +82,7 @@ impl Runner {
     }
 }
 
-/// The text of a panic payload (`panic!` gives `&str` or `String`).
-pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_owned()
-    }
-}
+pub(crate) use hearth_engine::panic_message;
 
 /// Idle runners shared by every run of one pipeline.
 #[derive(Default)]

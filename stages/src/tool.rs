@@ -37,12 +37,15 @@ pub struct ToolDef {
     pub name: String,
     /// The owning plugin; inferred from the name when empty (see `ToolRegistry::register`).
     pub plugin: String,
+    /// What the tool does, as the model is told.
     pub description: String,
     /// JSON schema of the arguments object.
     pub parameters: Value,
     /// The tool's output never becomes a memory candidate.
     pub no_memory: bool,
+    /// How the tool's output enters the conversation window.
     pub context_policy: ContextPolicy,
+    /// How recalled memory treats the tool's output.
     pub recall_policy: RecallPolicy,
     /// May run concurrently with the other tools of a batch.
     pub parallel_safe: bool,

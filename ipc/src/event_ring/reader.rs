@@ -89,6 +89,10 @@ impl fmt::Debug for Subscriber {
     }
 }
 
+/// Decides from an event's stream tag whether a reader wants it (see
+/// [`Reader::with_tag_filter`]).
+type TagFilter = std::sync::Arc<dyn Fn(u64) -> bool + Send + Sync>;
+
 /// Outcome of reading one slot.
 enum SlotRead {
     Delivered(EventKind),
@@ -111,6 +115,8 @@ pub struct Reader {
     mask: KindMask,
     /// Only events with this stream tag are delivered, when set.
     tag: Option<u64>,
+    /// Only events whose stream tag it accepts are delivered, when set.
+    tag_filter: Option<TagFilter>,
     missed_total: u64,
     spin: Duration,
 }
@@ -122,6 +128,7 @@ impl Reader {
             next,
             mask,
             tag: None,
+            tag_filter: None,
             missed_total: 0,
             spin: DEFAULT_SPIN,
         }
@@ -265,6 +272,17 @@ impl Reader {
         self
     }
 
+    /// Deliver only events whose stream tag `accept` returns true for: one reader following
+    /// many streams (the socket's pump, for every client's request) decides on one load of the
+    /// slot's tag word, before any payload byte is copied. Skipped events are not misses.
+    pub fn with_tag_filter(
+        mut self,
+        accept: impl Fn(u64) -> bool + Send + Sync + 'static,
+    ) -> Reader {
+        self.tag_filter = Some(std::sync::Arc::new(accept));
+        self
+    }
+
     /// The stream tag this reader filters on, if any.
     pub fn tag(&self) -> Option<u64> {
         self.tag
@@ -342,10 +360,16 @@ impl Reader {
         let capacity = shared.payload_capacity();
         // A length beyond the capacity can only be a torn or foreign value: never copy it.
         let sane = u64::from(len) <= capacity;
-        let wanted = self.mask.contains(kind)
-            && self
-                .tag
-                .is_none_or(|tag| slot.tag.load(Ordering::Relaxed) == tag);
+        let wanted = self.mask.contains(kind) && {
+            let filtered = self.tag.is_some() || self.tag_filter.is_some();
+            let tag = if filtered {
+                slot.tag.load(Ordering::Relaxed)
+            } else {
+                0
+            };
+            self.tag.is_none_or(|want| tag == want)
+                && self.tag_filter.as_ref().is_none_or(|accept| accept(tag))
+        };
         if wanted && sane {
             shared.read_payload(pos, len as usize, buf);
         }
@@ -445,6 +469,7 @@ impl fmt::Debug for Reader {
             .field("position", &self.next)
             .field("mask", &self.mask)
             .field("tag", &self.tag)
+            .field("tag_filter", &self.tag_filter.is_some())
             .field("missed_total", &self.missed_total)
             .finish()
     }

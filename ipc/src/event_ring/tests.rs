@@ -386,3 +386,39 @@ fn a_reader_parked_on_a_doorbell_is_rung_and_an_armed_reader_sees_a_ready_event(
     assert!(publisher.remove_doorbell(0).is_some());
     assert!(publisher.remove_doorbell(0).is_none());
 }
+
+#[test]
+fn a_tag_filtered_reader_takes_only_the_tags_it_accepts() {
+    let (mut publisher, subscriber) = ring(64, 4096, 256);
+    let followed = std::sync::Arc::new(std::sync::Mutex::new(vec![42u64]));
+    let view = followed.clone();
+    let mut pump = subscriber
+        .reader(KindMask::of(&[EventKind::ContentDelta]))
+        .with_tag_filter(move |tag| view.lock().expect("lock").contains(&tag));
+    for (tag, payload) in [(7u64, b"other"), (42, b"mine!"), (0, b"untag")] {
+        publisher
+            .publish_tagged(EventKind::ContentDelta, tag, payload)
+            .expect("fits");
+    }
+    let mut buf = Vec::new();
+    assert_eq!(
+        pump.try_next(&mut buf),
+        ReadResult::Event {
+            seq: 1,
+            kind: EventKind::ContentDelta
+        }
+    );
+    assert_eq!(buf, b"mine!");
+    assert_eq!(pump.try_next(&mut buf), ReadResult::Empty);
+    // A stream followed later is taken from then on; nothing skipped counts as missed.
+    followed.lock().expect("lock").push(7);
+    publisher
+        .publish_tagged(EventKind::ContentDelta, 7, b"later")
+        .expect("fits");
+    assert!(matches!(
+        pump.try_next(&mut buf),
+        ReadResult::Event { seq: 3, .. }
+    ));
+    assert_eq!(buf, b"later");
+    assert_eq!(pump.missed_total(), 0);
+}

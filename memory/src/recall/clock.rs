@@ -4,16 +4,7 @@
 
 const MS_PER_DAY: i64 = 86_400_000;
 
-/// Days since 1970-01-01 of the civil date `y-m-d`.
-pub(crate) fn days_from_civil(y: i64, m: i64, d: i64) -> i64 {
-    let y = if m <= 2 { y - 1 } else { y };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (m + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + d - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
+pub(crate) use hearth_engine::days_from_civil;
 
 /// The civil date of day `z` since 1970-01-01.
 pub(crate) fn civil_from_days(z: i64) -> (i64, i64, i64) {

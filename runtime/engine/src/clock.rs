@@ -1,4 +1,5 @@
-//! Wall-clock time as the kernel records it: milliseconds since the Unix epoch.
+//! Wall-clock time as the kernel records it: milliseconds since the Unix epoch, and the one
+//! calendar conversion every date parser and printer of the workspace uses.
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -7,4 +8,22 @@ pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as i64)
+}
+
+/// Days since 1970-01-01 of the proleptic Gregorian date `year-month-day` (H. Hinnant's
+/// `days_from_civil`: no time-zone database needed).
+///
+/// ```
+/// assert_eq!(hearth_engine::days_from_civil(1970, 1, 1), 0);
+/// assert_eq!(hearth_engine::days_from_civil(2000, 3, 1), 11_017);
+/// assert_eq!(hearth_engine::days_from_civil(1969, 12, 31), -1);
+/// ```
+pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
 }

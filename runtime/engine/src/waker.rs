@@ -61,7 +61,10 @@ impl WorkerSignal {
     /// Announces the intent to park. The worker must poll every node once more afterwards and park
     /// only if that pass found nothing to do.
     pub(crate) fn prepare_park(&self) {
-        self.sleeping.store(true, Ordering::Relaxed);
+        // A swap, not a store, here and in `awake`: every write to `sleeping` is then a
+        // read-modify-write, so its writes form one chain that a model checker sees as such (see
+        // `loom_park`). The value read is not needed; the cost is on the park path only.
+        self.sleeping.swap(true, Ordering::Relaxed);
         // SYNC: pairs with the fence in `notify` (and the edge fences that precede
         // `wake_if_sleeping`): the final pass after this fence sees every change published before a
         // waker's fence that read `sleeping == false`.
@@ -70,7 +73,7 @@ impl WorkerSignal {
 
     /// The worker is awake again (its final pass found work, or park returned).
     pub(crate) fn awake(&self) {
-        self.sleeping.store(false, Ordering::Relaxed);
+        self.sleeping.swap(false, Ordering::Relaxed);
     }
 
     /// The worker's whole side of the handshake: announce, run `final_pass` over `worker`, and

@@ -5,6 +5,7 @@
 
 use hearth_ipc::{EventKind, EventRing, Publisher, RingConfig, Subscriber};
 use parking_lot::Mutex;
+use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -75,8 +76,131 @@ impl EventBus {
         }
     }
 
+    /// Publishes one streamed delta of request `delta.request_id`, tagged with its
+    /// [`stream_tag`] so a reader can skip other requests' deltas on one load. The envelope is
+    /// written straight into `buf` (reused from call to call): no JSON value is built.
+    pub fn publish_delta(&self, buf: &mut Vec<u8>, kind: EventKind, delta: &Delta<'_>) {
+        buf.clear();
+        let envelope = DeltaEnvelope {
+            kind,
+            source: &self.inner.source,
+            payload: delta,
+            timestamp: hearth_engine::now_ms() / 1000,
+        };
+        serde_json::to_writer(&mut *buf, &envelope)
+            .expect("a delta of strings always serialises into a Vec");
+        let tag = stream_tag(delta.request_id);
+        if self
+            .inner
+            .publisher
+            .lock()
+            .publish_tagged(kind, tag, buf)
+            .is_err()
+        {
+            self.inner.refused.fetch_add(1, Ordering::Relaxed);
+            tracing::warn!(
+                kind = kind.as_str(),
+                len = buf.len(),
+                "delta too large for the ring, dropped"
+            );
+        }
+    }
+
     /// How many events the ring refused (too large for a slot).
     pub fn refused(&self) -> u64 {
         self.inner.refused.load(Ordering::Relaxed)
+    }
+}
+
+/// The payload of a `content_delta` / `reasoning_delta` event (SPEC §8.6).
+#[derive(Debug, Serialize)]
+pub struct Delta<'a> {
+    /// The streamed text.
+    pub content: &'a str,
+    /// The output channel of the task.
+    pub channel: &'a str,
+    /// The request whose answer this is.
+    pub request_id: &'a str,
+    /// The call was cut: what was streamed so far is void.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub reset: bool,
+}
+
+/// The envelope of [`EventBus::publish`] with a borrowed delta payload: the same fields in the
+/// same order, so readers cannot tell the two apart.
+#[derive(Serialize)]
+struct DeltaEnvelope<'a> {
+    #[serde(rename = "type")]
+    kind: EventKind,
+    source: &'a str,
+    payload: &'a Delta<'a>,
+    timestamp: i64,
+}
+
+/// The ring's stream tag of request `request_id` (64-bit FNV-1a; never 0, which means
+/// untagged). Two requests may share a tag, so a reader that filters on it still checks the
+/// request id of what it keeps.
+pub fn stream_tag(request_id: &str) -> u64 {
+    let hash = request_id.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    hash.max(1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hearth_ipc::{KindMask, ReadResult};
+
+    #[test]
+    fn a_delta_envelope_reads_like_a_published_one_and_carries_its_tag() {
+        let bus = EventBus::with_default_ring("agent-1");
+        let tag = stream_tag("req-7");
+        let mut mine = bus.ring().reader(KindMask::ALL).with_tag(tag);
+        let mut buf = Vec::new();
+        bus.publish_delta(
+            &mut buf,
+            EventKind::ContentDelta,
+            &Delta {
+                content: "hé \"x\"",
+                channel: "cli",
+                request_id: "req-7",
+                reset: false,
+            },
+        );
+        bus.publish_delta(
+            &mut buf,
+            EventKind::ContentDelta,
+            &Delta {
+                content: "",
+                channel: "cli",
+                request_id: "req-8",
+                reset: true,
+            },
+        );
+        let mut got = Vec::new();
+        assert!(matches!(mine.try_next(&mut got), ReadResult::Event { .. }));
+        let envelope = hearth_ipc::decode_envelope(&got).expect("an envelope");
+        assert_eq!(envelope.kind, EventKind::ContentDelta);
+        assert_eq!(envelope.source, "agent-1");
+        assert_eq!(
+            envelope.payload,
+            serde_json::json!({"content": "hé \"x\"", "channel": "cli", "request_id": "req-7"})
+        );
+        // The other request's delta (a reset) has another tag: skipped, not missed.
+        assert_eq!(mine.try_next(&mut got), ReadResult::Empty);
+        assert_eq!(mine.missed_total(), 0);
+        let mut all = bus.ring().reader_from_oldest(KindMask::ALL);
+        all.try_next(&mut got);
+        all.try_next(&mut got);
+        let reset = hearth_ipc::decode_envelope(&got).expect("an envelope");
+        assert_eq!(reset.payload["reset"], true);
+    }
+
+    #[test]
+    fn stream_tags_are_stable_and_never_untagged() {
+        assert_eq!(stream_tag("req-7"), stream_tag("req-7"));
+        assert_ne!(stream_tag("req-7"), stream_tag("req-8"));
+        assert_ne!(stream_tag(""), 0);
     }
 }

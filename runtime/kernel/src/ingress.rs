@@ -3,6 +3,7 @@
 //! A full edge is answered at once with a `queue_full` skipped reply — backpressure, never a
 //! caller left waiting and never a silent drop.
 
+use crate::KernelError;
 use crate::durable::Durable;
 use crate::input::{InputEvent, Reply, Trust, skip};
 use crate::kernel_node::Control;
@@ -84,9 +85,13 @@ impl KernelHandle {
     /// is journaled as the input's end before its reply is sent, so it never runs again after a
     /// restart. The reply arrives on the channel the caller attached.
     /// An input its trust does not allow is answered `denied` and never journaled.
-    pub fn submit_durably(&self, mut input: InputEvent, interrupt: bool) -> Result<(), String> {
+    pub fn submit_durably(
+        &self,
+        mut input: InputEvent,
+        interrupt: bool,
+    ) -> Result<(), KernelError> {
         if crate::admission::deny_if_refused(&mut input) {
-            return Err(skip::DENIED.to_owned());
+            return Err(KernelError::Denied);
         }
         let Some(durable) = &self.durable else {
             self.send(wrap(input, interrupt));
@@ -94,13 +99,13 @@ impl KernelHandle {
         };
         let kind = if interrupt { "interrupt" } else { "input" };
         if let Err(e) = durable.accept(&input, kind) {
-            let message = format!("the input could not be recorded, so it was not accepted: {e}");
+            let refused = KernelError::NotRecorded(e);
             input.send_reply(Reply {
-                content: message.clone(),
+                content: refused.to_string(),
                 error: true,
                 ..Reply::default()
             });
-            return Err(message);
+            return Err(refused);
         }
         if let Some((Submission::Input(mut i) | Submission::Interrupt(mut i), reason)) =
             self.offer(wrap(input, interrupt))

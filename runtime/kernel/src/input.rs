@@ -127,9 +127,17 @@ impl ReplyHandle {
 
     fn deliver(&mut self, mut reply: Reply) -> bool {
         reply.request_id.clone_from(&self.request_id);
-        // A private channel has capacity 1 and a shared one is unbounded: this cannot block;
-        // a dropped receiver is fine.
-        let sent = self.tx.take().is_some_and(|tx| tx.try_send(reply).is_ok());
+        // A private channel has capacity 1 and a shared one is sized for every request in
+        // flight: this never blocks the kernel. A dropped receiver is fine; a full one is logged
+        // (the reply is journaled when the input is durable).
+        let sent = self.tx.take().is_some_and(|tx| match tx.try_send(reply) {
+            Ok(()) => true,
+            Err(crossbeam_channel::TrySendError::Full(reply)) => {
+                tracing::warn!(request_id = %reply.request_id, "reply channel full; reply not delivered");
+                false
+            }
+            Err(crossbeam_channel::TrySendError::Disconnected(_)) => false,
+        });
         if sent && let Some(listener) = &self.listener {
             listener.0.replied();
         }
@@ -247,7 +255,7 @@ impl InputEvent {
         rx
     }
 
-    /// Attaches a shared, unbounded reply channel (the reply carries the request id) and a
+    /// Attaches a shared, bounded reply channel (the reply carries the request id) and a
     /// listener told when the input is admitted and when the reply is sent.
     pub fn reply_to(&mut self, tx: Sender<Reply>, listener: std::sync::Arc<dyn ReplyListener>) {
         self.reply = ReplyHandle {

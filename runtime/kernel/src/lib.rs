@@ -26,6 +26,7 @@
 pub mod admission;
 pub mod completion;
 pub mod durable;
+mod error;
 pub mod events;
 pub mod graph;
 pub mod ingress;
@@ -37,3 +38,5 @@ pub mod provider_service;
 pub mod stage_service;
 pub mod tool_pool;
 pub mod turn;
+
+pub use error::KernelError;

@@ -2,12 +2,12 @@
 //! worker never waits on the network. Deltas go to the event ring as they arrive; the
 //! accumulated answer goes back to the turn engine as an [`LlmDone`].
 
-use crate::events::EventBus;
+use crate::KernelError;
+use crate::events::{Delta, EventBus};
 use crossbeam_channel::{Receiver, Sender};
 use hearth_engine::{CancelToken, Sink, panic_message};
 use hearth_ipc::EventKind;
 use hearth_llm::provider::{Accumulator, ChatProvider, ChatRequest, ChatResponse, ProviderError};
-use serde_json::json;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -38,6 +38,10 @@ pub struct LlmDone {
     pub partial: String,
 }
 
+/// Calls queued for the provider thread. Tasks run one at a time and a task has at most one
+/// call in flight, so the queue holds one call plus the cancelled ones still draining.
+pub const PROVIDER_QUEUE: usize = 4;
+
 /// Handle used by the turn engine; dropping every handle stops the thread.
 #[derive(Clone)]
 pub struct ProviderService {
@@ -60,7 +64,7 @@ impl ProviderService {
         events: EventBus,
         done: Sink<LlmDone>,
     ) -> (Self, JoinHandle<()>) {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let (tx, rx) = crossbeam_channel::bounded(PROVIDER_QUEUE);
         let served = provider.clone();
         let handle = std::thread::Builder::new()
             .name("hearth-provider".into())
@@ -69,10 +73,13 @@ impl ProviderService {
         (Self { tx, provider }, handle)
     }
 
-    /// Queues one call.
-    pub fn call(&self, call: LlmCall) {
-        // The thread only exits when every handle is gone, so this cannot fail while we hold one.
-        let _ = self.tx.send(call);
+    /// Queues one call without waiting; refuses it when [`PROVIDER_QUEUE`] calls are already
+    /// waiting (the thread only exits when every handle is gone, so it is never gone while one
+    /// is held).
+    pub fn call(&self, call: LlmCall) -> Result<(), KernelError> {
+        self.tx
+            .try_send(call)
+            .map_err(|_| KernelError::ProviderQueueFull)
     }
 
     /// Asked at every turn: sources added or removed at run time change the budget.
@@ -87,6 +94,8 @@ fn serve(
     done: &Sink<LlmDone>,
     rx: &Receiver<LlmCall>,
 ) {
+    // One envelope buffer for every delta of every call: its capacity is reused.
+    let mut envelope = Vec::with_capacity(256);
     for LlmCall {
         call,
         request,
@@ -96,13 +105,29 @@ fn serve(
     } in rx.iter()
     {
         let mut acc = Accumulator::new();
+        fn delta<'a>(content: &'a str, channel: &'a str, request_id: &'a str) -> Delta<'a> {
+            Delta {
+                content,
+                channel,
+                request_id,
+                reset: false,
+            }
+        }
         let outcome = catch_unwind(AssertUnwindSafe(|| {
             provider.chat_stream(&request, &cancel, &mut |chunk| {
                 if !chunk.reasoning.is_empty() {
-                    events.publish(EventKind::ReasoningDelta, &json!({"content": chunk.reasoning, "channel": channel, "request_id": request_id}));
+                    events.publish_delta(
+                        &mut envelope,
+                        EventKind::ReasoningDelta,
+                        &delta(&chunk.reasoning, &channel, &request_id),
+                    );
                 }
                 if !chunk.content.is_empty() {
-                    events.publish(EventKind::ContentDelta, &json!({"content": chunk.content, "channel": channel, "request_id": request_id}));
+                    events.publish_delta(
+                        &mut envelope,
+                        EventKind::ContentDelta,
+                        &delta(&chunk.content, &channel, &request_id),
+                    );
                 }
                 acc.push(&chunk);
             })
@@ -127,7 +152,11 @@ fn serve(
             Ok(()) => Ok(acc.finish()),
             Err(e) => {
                 if e == ProviderError::Cancelled {
-                    events.publish(EventKind::ContentDelta, &json!({"content": "", "channel": channel, "request_id": request_id, "reset": true}));
+                    let reset = Delta {
+                        reset: true,
+                        ..delta("", &channel, &request_id)
+                    };
+                    events.publish_delta(&mut envelope, EventKind::ContentDelta, &reset);
                 }
                 Err(e)
             }
@@ -137,5 +166,97 @@ fn serve(
             result,
             partial,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hearth_llm::provider::StreamChunk;
+    use std::time::Duration;
+
+    /// Streams one chunk once `gate` lets it through: holds the provider thread on demand.
+    struct Gated {
+        gate: Receiver<()>,
+    }
+
+    impl ChatProvider for Gated {
+        fn name(&self) -> &str {
+            "gated"
+        }
+
+        fn chat_stream(
+            &self,
+            _request: &ChatRequest,
+            _cancel: &CancelToken,
+            sink: &mut dyn FnMut(StreamChunk),
+        ) -> Result<(), ProviderError> {
+            self.gate
+                .recv_timeout(Duration::from_secs(10))
+                .map_err(|_| ProviderError::Other("gate never opened".into()))?;
+            sink(StreamChunk {
+                content: "ok".into(),
+                ..StreamChunk::default()
+            });
+            Ok(())
+        }
+    }
+
+    fn call(n: u64) -> LlmCall {
+        LlmCall {
+            call: n,
+            request: ChatRequest::new(Vec::new(), Vec::new()),
+            cancel: CancelToken::new(),
+            channel: "cli".into(),
+            request_id: format!("req-{n}"),
+        }
+    }
+
+    #[test]
+    fn a_call_past_the_queue_bound_is_refused_at_once_and_the_queued_ones_all_finish() {
+        let (open, gate) = crossbeam_channel::unbounded();
+        let (done_tx, done) = crossbeam_channel::unbounded();
+        let (service, thread) = ProviderService::start(
+            Arc::new(Gated { gate }),
+            EventBus::with_default_ring("test"),
+            Sink::new(move |d: LlmDone| {
+                let _ = done_tx.send(d);
+            }),
+        );
+        service.call(call(0)).expect("the first call is taken");
+        // The thread holds call 0 once the queue has room for PROVIDER_QUEUE more.
+        let deadline = std::time::Instant::now() + Duration::from_secs(10);
+        while !service.tx.is_empty() {
+            assert!(std::time::Instant::now() < deadline, "call 0 taken");
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        for n in 1..=PROVIDER_QUEUE as u64 {
+            service.call(call(n)).expect("room in the queue");
+        }
+        let started = std::time::Instant::now();
+        assert!(matches!(
+            service.call(call(99)),
+            Err(KernelError::ProviderQueueFull)
+        ));
+        assert!(
+            started.elapsed() < Duration::from_millis(100),
+            "never waits"
+        );
+        for _ in 0..=PROVIDER_QUEUE {
+            open.send(()).expect("gate");
+        }
+        let mut finished: Vec<u64> = (0..=PROVIDER_QUEUE)
+            .map(|_| {
+                let d = done.recv_timeout(Duration::from_secs(10)).expect("done");
+                assert_eq!(d.result.expect("answered").content, "ok");
+                d.call
+            })
+            .collect();
+        finished.sort_unstable();
+        assert_eq!(finished, (0..=PROVIDER_QUEUE as u64).collect::<Vec<_>>());
+        drop(service);
+        thread
+            .join()
+            .expect("the provider thread ends with its last handle");
     }
 }

@@ -3,7 +3,7 @@
 //! is dropped. Idle threads are reused; a new one is started only when all are busy, so a hung
 //! tool never starves the next call.
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::{Receiver, Sender, TrySendError};
 use hearth_engine::{Sink, panic_message};
 use hearth_stages::{CallContext, HandlerError, OutputChannels, StagePipeline, ToolRegistry};
 use serde_json::Value;
@@ -65,13 +65,18 @@ pub struct ToolPool {
     done: Sink<ToolDone>,
 }
 
+/// Tool calls queued for the pool. A batch runs its calls at once, each claiming an idle
+/// thread or starting one, so the queue holds at most one batch; a call past this bound is
+/// answered `unavailable` at once instead of waiting.
+pub const TOOL_QUEUE: usize = 256;
+
 /// Idle pool threads exit after this long without work.
 const IDLE_EXIT: Duration = Duration::from_secs(30);
 
 impl ToolPool {
     /// A pool with no threads yet; results go to `done`.
     pub fn new(env: ToolEnv, done: Sink<ToolDone>) -> Self {
-        let (tx, rx) = crossbeam_channel::unbounded();
+        let (tx, rx) = crossbeam_channel::bounded(TOOL_QUEUE);
         Self {
             tx,
             rx,
@@ -87,19 +92,35 @@ impl ToolPool {
     }
 
     /// Runs tool `name` on a pool thread for `ctx` (its task, caller, stop and deadline); the
-    /// result arrives on the sink with `call`.
-    pub fn spawn(&self, call: u64, name: String, args: Value, ctx: CallContext) {
+    /// result arrives on the sink with `call`. Refused without waiting when [`TOOL_QUEUE`]
+    /// calls are queued already.
+    pub fn spawn(
+        &self,
+        call: u64,
+        name: String,
+        args: Value,
+        ctx: CallContext,
+    ) -> Result<(), HandlerError> {
         // Claim an idle thread if there is one; otherwise start another.
         let claimed = self
             .idle
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| n.checked_sub(1))
             .is_ok();
-        let _ = self.tx.send(Job {
+        let job = Job {
             call,
             name,
             args,
             ctx,
-        });
+        };
+        if let Err(e) = self.tx.try_send(job) {
+            if claimed {
+                self.idle.fetch_add(1, Ordering::AcqRel);
+            }
+            return Err(HandlerError::Unavailable(match e {
+                TrySendError::Full(_) => format!("the tool queue is full ({TOOL_QUEUE} calls)"),
+                TrySendError::Disconnected(_) => "the tool pool has stopped".to_string(),
+            }));
+        }
         if !claimed {
             let pool = self.clone();
             let spawned = std::thread::Builder::new()
@@ -109,6 +130,7 @@ impl ToolPool {
                 tracing::error!("cannot start a tool thread: {e}");
             }
         }
+        Ok(())
     }
 
     fn work(self) {

@@ -11,7 +11,7 @@ pub use data_dir::{DataDir, LOCK_FILE};
 pub use sources::{EMBEDDED_SOURCE, OLLAMA_LOOPBACK, Sources};
 
 use crate::config::Config;
-use crate::socket::{Control, SocketServer};
+use crate::socket::{Control, ControlError, SocketServer};
 use hearth_kernel::durable::Durable;
 use hearth_kernel::graph::{self, GraphConfig, Kernel, Registries};
 use hearth_kernel::ingress::KernelHandle;
@@ -79,38 +79,38 @@ impl Control for DaemonControl {
         self.sources.status()
     }
 
-    fn add_source(&self, source: SourceConfig) -> Result<String, String> {
-        self.sources.add(source)
+    fn add_source(&self, source: SourceConfig) -> Result<String, ControlError> {
+        self.sources.add(source).map_err(ControlError::Source)
     }
 
-    fn remove_source(&self, name: &str) -> Result<String, String> {
-        self.sources.remove(name)
+    fn remove_source(&self, name: &str) -> Result<String, ControlError> {
+        self.sources.remove(name).map_err(ControlError::Source)
     }
 
-    fn test_source(&self, name: &str) -> Result<String, String> {
-        self.sources.test(name)
+    fn test_source(&self, name: &str) -> Result<String, ControlError> {
+        self.sources.test(name).map_err(ControlError::Source)
     }
 
-    fn plugin(&self, action: &str, name: Option<&str>) -> Result<Value, String> {
+    fn plugin(&self, action: &str, name: Option<&str>) -> Result<Value, ControlError> {
         let host = &self.plugins;
-        let name = || name.ok_or_else(|| format!("plugin {action} needs a name"));
+        let name =
+            || name.ok_or_else(|| ControlError::Invalid(format!("plugin {action} needs a name")));
         let done = |r: Result<(), hearth_plugin_host::PluginError>| {
-            r.map(|()| json!({"ok": true})).map_err(|e| e.to_string())
+            r.map(|()| json!({"ok": true})).map_err(ControlError::from)
         };
         match action {
             "list" => Ok(host.list()),
-            "info" => host.info(name()?).map_err(|e| e.to_string()),
-            "install" => host
+            "info" => Ok(host.info(name()?)?),
+            "install" => Ok(host
                 .install(std::path::Path::new(name()?))
-                .map(|n| json!({"installed": n}))
-                .map_err(|e| e.to_string()),
+                .map(|n| json!({"installed": n}))?),
             "enable" => done(host.enable(name()?)),
             "disable" => done(host.disable(name()?)),
             "reload" => done(host.reload(name()?)),
             "remove" => done(host.remove(name()?)),
-            other => Err(format!(
+            other => Err(ControlError::Invalid(format!(
                 "unknown plugin action {other:?} (list, info, install, enable, disable, reload, remove)"
-            )),
+            ))),
         }
     }
 }

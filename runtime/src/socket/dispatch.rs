@@ -4,6 +4,7 @@
 use super::connection::Busy;
 use super::protocol::{Answer, HELP, Request};
 use super::reactor::{Notice, Reactor};
+use super::server::ControlError;
 use hearth_kernel::ingress::stop_input;
 use hearth_kernel::input::{InputEvent, Reply, ReplyListener, Trust};
 use serde_json::json;
@@ -98,7 +99,7 @@ fn control(reactor: &mut Reactor, token: usize, request: Request) -> Started {
             Request::SourceTest { name } => result(control.test_source(&name)),
             Request::Plugin { action, name } => match control.plugin(&action, name.as_deref()) {
                 Ok(plugins) => Answer::Plugins { plugins },
-                Err(error) => Answer::error(error),
+                Err(error) => Answer::error(error.to_string()),
             },
             other => Answer::error(format!("unexpected control request {other:?}")),
         };
@@ -113,13 +114,13 @@ fn control(reactor: &mut Reactor, token: usize, request: Request) -> Started {
     }
 }
 
-fn result(r: Result<String, String>) -> Answer {
+fn result(r: Result<String, ControlError>) -> Answer {
     match r {
         Ok(content) => Answer::Response {
             content,
             request_id: String::new(),
         },
-        Err(e) => Answer::error(e),
+        Err(e) => Answer::error(e.to_string()),
     }
 }
 

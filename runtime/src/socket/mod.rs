@@ -9,9 +9,10 @@ mod outbox;
 pub mod protocol;
 mod pump;
 mod reactor;
+mod reap;
 mod server;
 mod worker;
 
 pub use client::{Client, ClientError};
 pub use protocol::{Answer, Request};
-pub use server::{Control, SocketServer};
+pub use server::{Control, ControlError, SocketServer};

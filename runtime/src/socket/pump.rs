@@ -3,14 +3,20 @@
 //! every batch it read. Its position is published so the reactor holds a terminal line until
 //! every delta published before it has been forwarded (the order a client sees is the order the
 //! kernel produced); since each advance is followed by a wake, a held line is never forgotten.
+//!
+//! Deltas are filtered on the ring slot's stream tag ([`stream_tag`] of the request id), one
+//! load per slot, before any byte is copied: only the deltas of followed requests are parsed.
+//! Tags may collide, so the request id of a delta that passed is still checked.
 
 use super::protocol::Answer;
 use crossbeam_channel::Sender;
 use hearth_ipc::{EventKind, KindMask, ReadResult, Reader};
+use hearth_kernel::events::stream_tag;
 use mio::Waker;
 use parking_lot::RwLock;
 use serde_json::Value;
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
@@ -33,8 +39,8 @@ pub(super) enum Forward {
 /// State shared between the pump and the reactor.
 #[derive(Debug, Default)]
 pub(super) struct PumpShared {
-    /// Request ids some connection streams.
-    pub(super) followed: RwLock<HashSet<String>>,
+    /// Request ids some connection streams, and their stream tags.
+    followed: RwLock<Followed>,
     /// Ring sequence up to which everything has been forwarded.
     position: AtomicU64,
     stop: AtomicBool,
@@ -43,7 +49,44 @@ pub(super) struct PumpShared {
     gone: AtomicBool,
 }
 
+/// The followed requests: their ids, and how many of them have each stream tag.
+#[derive(Debug, Default)]
+struct Followed {
+    ids: HashSet<String>,
+    tags: HashMap<u64, usize>,
+}
+
 impl PumpShared {
+    /// Forwards the deltas of `request_id` from now on.
+    pub(super) fn follow(&self, request_id: &str) {
+        let mut followed = self.followed.write();
+        if followed.ids.insert(request_id.to_string()) {
+            *followed.tags.entry(stream_tag(request_id)).or_default() += 1;
+        }
+    }
+
+    /// Stops forwarding the deltas of `request_id`.
+    pub(super) fn unfollow(&self, request_id: &str) {
+        let mut followed = self.followed.write();
+        if followed.ids.remove(request_id) {
+            let tag = stream_tag(request_id);
+            if let Some(n) = followed.tags.get_mut(&tag) {
+                *n -= 1;
+                if *n == 0 {
+                    followed.tags.remove(&tag);
+                }
+            }
+        }
+    }
+
+    fn follows_tag(&self, tag: u64) -> bool {
+        self.followed.read().tags.contains_key(&tag)
+    }
+
+    fn follows(&self, request_id: &str) -> bool {
+        self.followed.read().ids.contains(request_id)
+    }
+
     /// Ring sequence up to which every delta has been handed to the reactor's channel.
     pub(super) fn position(&self) -> u64 {
         // SYNC: pairs with the Release store in `run`: the deltas sent before it are in the
@@ -65,7 +108,9 @@ impl PumpShared {
 const PARK: Duration = Duration::from_secs(1);
 
 /// Runs the pump until stopped, the ring closes or the reactor is gone.
-pub(super) fn run(ring: Reader, shared: &PumpShared, tx: &Sender<Forward>, waker: &Waker) {
+pub(super) fn run(ring: Reader, shared: &Arc<PumpShared>, tx: &Sender<Forward>, waker: &Waker) {
+    let filter = Arc::clone(shared);
+    let ring = ring.with_tag_filter(move |tag| filter.follows_tag(tag));
     pump(ring, shared, tx, waker);
     // SYNC: pairs with the Acquire load in `PumpShared::position`.
     shared.gone.store(true, Ordering::Release);
@@ -106,12 +151,11 @@ fn pump(mut ring: Reader, shared: &PumpShared, tx: &Sender<Forward>, waker: &Wak
 
 /// The client-facing delta of one ring event, when a connection follows its request.
 fn delta(kind: EventKind, envelope: &[u8], shared: &PumpShared) -> Option<Forward> {
-    // Hook: once a ring slot carries its stream's tag, compare it with `followed` here, before
-    // parsing, so nobody pays for other tasks' deltas. Until then the request id is in the JSON.
+    // The ring has already skipped every delta whose tag no followed request has.
     let envelope: Value = serde_json::from_slice(envelope).ok()?;
     let payload = &envelope["payload"];
     let request_id = payload["request_id"].as_str()?;
-    if !shared.followed.read().contains(request_id) {
+    if !shared.follows(request_id) {
         return None;
     }
     Some(Forward::Delta {

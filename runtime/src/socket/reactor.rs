@@ -8,6 +8,7 @@ use super::connection::{Busy, Connection, Expiry, Line, MAX_LINE};
 use super::dispatch::{self, Started};
 use super::protocol::{Answer, Request};
 use super::pump::{Forward, PumpShared};
+use super::reap;
 use super::server::{Control, ServerState};
 use super::worker::Worker;
 use crate::config::SocketLimits;
@@ -41,9 +42,10 @@ pub(super) struct Wake {
 
 impl ReplyListener for Wake {
     fn admitted(&self, request_id: &str) {
+        // Called on the kernel's ingress worker: never wait for the reactor.
         if self
             .notices
-            .send(Notice::Admitted(request_id.into()))
+            .try_send(Notice::Admitted(request_id.into()))
             .is_ok()
         {
             let _ = self.waker.wake();
@@ -141,6 +143,12 @@ impl Reactor {
                     return;
                 }
             };
+            if self.conns.len() >= self.limits.max_connections {
+                // A client that hung up holds no slot, even before its hang-up event is read.
+                for token in reap::gone(&self.conns) {
+                    self.close(token);
+                }
+            }
             if self.conns.len() >= self.limits.max_connections {
                 // A fresh socket's buffer is empty: this short line goes out without blocking.
                 let refusal = Answer::error(format!(
@@ -348,13 +356,13 @@ impl Reactor {
     }
 
     pub(super) fn follow(&mut self, request_id: &str, token: usize, ack: bool) {
-        self.pump.followed.write().insert(request_id.to_string());
+        self.pump.follow(request_id);
         self.follows
             .insert(request_id.to_string(), Follow { token, ack });
     }
 
     fn unfollow(&mut self, request_id: &str) -> Option<Follow> {
-        self.pump.followed.write().remove(request_id);
+        self.pump.unfollow(request_id);
         self.follows.remove(request_id)
     }
 

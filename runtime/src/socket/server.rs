@@ -19,17 +19,38 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
-/// What the socket may ask of the daemon beyond the kernel itself.
+/// What the socket may ask of the daemon beyond the kernel itself. Every answer the client
+/// sees as an `error` line is a [`ControlError`]; its `Display` is that line's text.
 pub trait Control: Send + Sync + 'static {
+    /// The kernel requests are submitted to.
     fn kernel(&self) -> &KernelHandle;
     /// Scheduler snapshot, providers and their availability.
     fn status(&self) -> Value;
+    /// The configured sources and their state.
     fn sources(&self) -> Value;
-    fn add_source(&self, source: SourceConfig) -> Result<String, String>;
-    fn remove_source(&self, name: &str) -> Result<String, String>;
-    fn test_source(&self, name: &str) -> Result<String, String>;
+    /// Adds (and saves) a source; the answer says what was done.
+    fn add_source(&self, source: SourceConfig) -> Result<String, ControlError>;
+    /// Removes (and saves) a source.
+    fn remove_source(&self, name: &str) -> Result<String, ControlError>;
+    /// Sends a short test request through a source.
+    fn test_source(&self, name: &str) -> Result<String, ControlError>;
     /// A `hearth plugin` action; `name` is the plugin (or the directory, for `install`).
-    fn plugin(&self, action: &str, name: Option<&str>) -> Result<Value, String>;
+    fn plugin(&self, action: &str, name: Option<&str>) -> Result<Value, ControlError>;
+}
+
+/// Why a control request failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ControlError {
+    /// A source could not be added, removed or tested (the message names it and why).
+    #[error("{0}")]
+    Source(String),
+    /// A plugin action failed.
+    #[error(transparent)]
+    Plugin(#[from] hearth_plugin_host::PluginError),
+    /// The request itself is wrong: a missing name, an unknown action.
+    #[error("{0}")]
+    Invalid(String),
 }
 
 /// What the owner of the socket has decided, read by the reactor on every wake.
@@ -86,8 +107,9 @@ impl SocketServer {
             accepting: AtomicBool::new(true),
             drain_until: Mutex::new(None),
         });
-        let (replies_tx, replies) = crossbeam_channel::unbounded();
-        let (notices_tx, notices) = crossbeam_channel::unbounded();
+        let (replies_tx, replies) = crossbeam_channel::bounded(REPLY_QUEUE);
+        let (notices_tx, notices) = crossbeam_channel::bounded(NOTICE_QUEUE);
+        let worker_queue = limits.max_connections;
         let (forwards_tx, forwards) = crossbeam_channel::bounded(FORWARD_QUEUE);
         let shared = Arc::new(PumpShared::default());
         let ring = control.kernel().subscribe(pump::delta_kinds());
@@ -112,8 +134,8 @@ impl SocketServer {
             replies,
             notices,
             forwards,
-            admit: Worker::start("hearth-admit")?,
-            control_worker: Worker::start("hearth-control")?,
+            admit: Worker::start("hearth-admit", worker_queue)?,
+            control_worker: Worker::start("hearth-control", worker_queue)?,
             conns: Default::default(),
             follows: Default::default(),
             held: Vec::new(),
@@ -160,6 +182,14 @@ impl SocketServer {
 
 /// Deltas the pump may have handed over before it waits for the reactor.
 const FORWARD_QUEUE: usize = 4096;
+/// Terminal replies of socket requests not yet taken by the reactor, which drains them on every
+/// wake. Every request in flight has one; the kernel holds far fewer inputs than this (its
+/// edges and ready queue are bounded), and a reply that still does not fit is journaled and
+/// logged by the kernel rather than waited for.
+const REPLY_QUEUE: usize = 4096;
+/// `accepted` notices and control answers not yet taken by the reactor; one per request in
+/// flight at most. An `accepted` that does not fit is skipped (the terminal line still comes).
+const NOTICE_QUEUE: usize = 4096;
 
 impl Drop for SocketServer {
     fn drop(&mut self) {

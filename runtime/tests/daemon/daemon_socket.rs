@@ -202,6 +202,22 @@ fn connections_past_the_cap_are_refused_with_a_clear_line() {
     });
 }
 
+/// A client that hung up frees its slot before the next one is counted, even when its hang-up
+/// is still unread behind the new connection (both queued before the daemon looks).
+#[test]
+fn a_client_that_hung_up_does_not_hold_a_slot() {
+    within(Duration::from_secs(60), || {
+        let daemon = Daemon::start("[socket]\nmax_connections = 1\n");
+        for round in 0..100 {
+            drop(Raw::connect(&daemon.socket));
+            let mut next = Raw::connect(&daemon.socket);
+            next.send(r#"{"op":"help"}"#);
+            let got = next.line();
+            assert_eq!(got["type"], "response", "round {round}: {got}");
+        }
+    });
+}
+
 #[test]
 fn an_http_request_is_refused_and_never_reaches_the_model() {
     within(Duration::from_secs(60), || {

@@ -15,3 +15,4 @@ mod daemon_real_model;
 mod daemon_shutdown;
 mod daemon_socket;
 mod daemon_stop;
+mod daemon_threads;

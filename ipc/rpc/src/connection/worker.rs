@@ -222,13 +222,5 @@ fn deliver(peer: &Peer, note: Notification) {
     }
 }
 
-/// The text of a panic payload (`&str` or `String`, as `panic!` makes them).
-pub fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
-    if let Some(s) = payload.downcast_ref::<&str>() {
-        (*s).to_owned()
-    } else if let Some(s) = payload.downcast_ref::<String>() {
-        s.clone()
-    } else {
-        "non-string panic payload".to_owned()
-    }
-}
+/// The text of a panic payload: the workspace's one wording, re-exported for plugins.
+pub use hearth_engine::panic_message;

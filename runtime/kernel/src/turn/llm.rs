@@ -42,13 +42,17 @@ impl TurnEngine {
         let cancel = CancelToken::new();
         let request_id = cur.task.input.request_id.clone();
         let channel = frame.output_channel.clone();
-        self.provider.call(LlmCall {
+        let queued = self.provider.call(LlmCall {
             call,
             request,
             cancel: cancel.clone(),
             channel,
             request_id,
         });
+        if let Err(full) = queued {
+            let refused = ProviderError::Other(full.to_string());
+            return self.on_llm_result(cur, Err(refused), String::new());
+        }
         cur.wait = Wait::Llm { call, cancel };
     }
 

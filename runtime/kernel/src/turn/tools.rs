@@ -26,8 +26,9 @@ impl TurnEngine {
         }
         let mut pending = Vec::new();
         for index in 0..cur.frame.batch.len() {
-            if cur.frame.batch_denied[index].is_none() {
-                let call = self.spawn_tool(cur, index, now);
+            if cur.frame.batch_denied[index].is_none()
+                && let Some(call) = self.spawn_tool(cur, index, now)
+            {
                 pending.push((call, index, now + self.cfg.tool_timeout));
             }
         }
@@ -55,8 +56,10 @@ impl TurnEngine {
 
     pub(super) fn tool_exec(&mut self, cur: &mut Current, now: Instant) {
         let index = cur.frame.tool_idx;
-        let call = self.spawn_tool(cur, index, now);
-        cur.wait = Wait::Tools(vec![(call, index, now + self.cfg.tool_timeout)]);
+        cur.wait = match self.spawn_tool(cur, index, now) {
+            Some(call) => Wait::Tools(vec![(call, index, now + self.cfg.tool_timeout)]),
+            None => Wait::Ready,
+        };
         cur.frame.step = Step::ToolAfter;
     }
 
@@ -102,8 +105,9 @@ impl TurnEngine {
     }
 
     /// Starts tool `index` on the pool. A cancellable tool sees the task's stop; any other
-    /// runs to its end (the engine stops waiting for it, but the tool is not told).
-    fn spawn_tool(&mut self, cur: &Current, index: usize, now: Instant) -> u64 {
+    /// runs to its end (the engine stops waiting for it, but the tool is not told). When the
+    /// pool refuses the call its error is the tool's result at once and nothing is waited for.
+    fn spawn_tool(&mut self, cur: &mut Current, index: usize, now: Instant) -> Option<u64> {
         let call = self.next_call_id();
         let tool = &cur.frame.batch[index];
         let env = self.pool.env();
@@ -119,9 +123,19 @@ impl TurnEngine {
             cancel,
             deadline.saturating_duration_since(Instant::now()),
         );
-        self.pool
-            .spawn(call, tool.name.clone(), tool.arguments.clone(), ctx);
-        call
+        match self
+            .pool
+            .spawn(call, tool.name.clone(), tool.arguments.clone(), ctx)
+        {
+            Ok(()) => Some(call),
+            Err(e) => {
+                cur.frame.batch_results[index] = Some(super::ToolOutcome {
+                    success: false,
+                    raw: Value::String(format!("error: {e}")),
+                });
+                None
+            }
+        }
     }
 
     /// Writes the tool message for a denied tool `index`.

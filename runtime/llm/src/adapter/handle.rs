@@ -3,7 +3,7 @@
 
 use super::AdapterError;
 use super::vm::{AdapterInfo, AdapterVm, Func};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, bounded, unbounded};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TryRecvError, bounded};
 use parking_lot::Mutex;
 use std::path::Path;
 use std::thread::JoinHandle;
@@ -138,7 +138,9 @@ impl Adapter {
             message,
         };
         let (ready_tx, ready_rx) = bounded::<Result<AdapterInfo, AdapterError>>(1);
-        let (jobs_tx, jobs_rx) = unbounded::<Job>();
+        // One job at a time: `run` holds the link's lock until its job has answered (or is
+        // marked stuck, after which no job is sent until it returns), so one slot is enough.
+        let (jobs_tx, jobs_rx) = bounded::<Job>(1);
         let (file, source) = (file_name.to_string(), source.to_string());
         // Thread names must be short and free of NUL bytes; the file name is only a hint.
         let stem: String = file_name

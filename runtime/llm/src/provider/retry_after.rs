@@ -1,6 +1,7 @@
 //! The `Retry-After` header of a 429 or 503 (RFC 9110 §10.2.3): either a number of seconds or
 //! an HTTP date (`Sun, 06 Nov 1994 08:49:37 GMT`), turned into the wait from now.
 
+use hearth_engine::days_from_civil;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 /// The wait `value` asks for, seen at `now`; `None` when it is neither form. A date already past
@@ -49,17 +50,6 @@ fn parse_imf_fixdate(value: &str) -> Option<u64> {
         .ok()?
         .checked_mul(86_400)?
         .checked_add(h * 3600 + m * 60 + s)
-}
-
-/// Days from 1970-01-01 to the given proleptic Gregorian date (H. Hinnant's algorithm).
-fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
 }
 
 #[cfg(test)]
