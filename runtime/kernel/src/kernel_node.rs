@@ -15,6 +15,8 @@ use std::time::Instant;
 pub enum Control {
     /// Asks for a snapshot of the scheduler.
     Snapshot(Sender<SchedulerSnapshot>),
+    /// The only caller of this request hung up (see [`TurnEngine::abandon`]).
+    Abandon(String),
 }
 
 /// The kernel's inbound edges.
@@ -83,6 +85,7 @@ impl Node for KernelNode {
                 Control::Snapshot(tx) => {
                     let _ = tx.try_send(self.engine.snapshot());
                 }
+                Control::Abandon(request_id) => self.engine.abandon(&request_id),
             }
         }
         while let Ok(interrupt) = self.inbox.interrupts.try_recv() {

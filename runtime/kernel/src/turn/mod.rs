@@ -7,6 +7,7 @@
 //! re-arms pending interrupts and suspends the task if a preemption was granted. Every task
 //! ends in exactly one terminal reply (I5), including on shutdown.
 
+mod abandon;
 mod backlog;
 mod finish;
 mod frame;
@@ -110,6 +111,8 @@ struct Current {
     cancel: CancelToken,
     /// The reply went out: the task is over and is not put back.
     done: bool,
+    /// Its caller hung up: the task ends `cancelled` at the next safe point.
+    abandoned: bool,
 }
 
 impl Current {
@@ -120,6 +123,7 @@ impl Current {
             wait: Wait::Ready,
             cancel: CancelToken::new(),
             done: false,
+            abandoned: false,
         }
     }
 
@@ -154,6 +158,8 @@ pub struct TurnEngine {
     recovered_frames: HashMap<String, (u64, TaskFrame)>,
     /// Inputs resumed after a restart that have not fit the ready queue yet.
     backlog: backlog::Backlog,
+    /// Inputs whose caller hung up before they ran.
+    abandoned: abandon::Abandoned,
 }
 
 impl std::fmt::Debug for TurnEngine {
@@ -187,6 +193,7 @@ impl TurnEngine {
             stage_service: None,
             recovered_frames: HashMap::new(),
             backlog: backlog::Backlog::default(),
+            abandoned: abandon::Abandoned::default(),
         }
     }
 
@@ -566,6 +573,12 @@ impl TurnEngine {
         let Some(cur) = self.current.as_mut() else {
             return false;
         };
+        if cur.abandoned {
+            cur.frame.terminal = Some(Terminal::Skipped(skip::CANCELLED.into()));
+            let cur = self.current.take().expect("checked above");
+            self.settle(cur);
+            return false;
+        }
         if cur.frame.step != Step::Input && self.sched.take_stop() {
             let text = if cur.frame.last_content.trim().is_empty() {
                 texts::stopped(cur.frame.lang).to_string()
@@ -783,7 +796,7 @@ impl TurnEngine {
             &task.input.output_channel,
             task.input.received_at_ms,
         );
-        self.current = Some(Current::new(task, frame));
+        self.make_current(task, frame);
     }
 
     fn resume(&mut self, task: Task<InputEvent>, frame: TaskFrame) {
@@ -807,7 +820,15 @@ impl TurnEngine {
         if frame.critical {
             self.sched.set_critical(true);
         }
-        self.current = Some(Current::new(task, frame));
+        self.make_current(task, frame);
+    }
+
+    /// Makes `task` the running one; a task whose caller hung up meanwhile ends at once.
+    fn make_current(&mut self, task: Task<InputEvent>, frame: TaskFrame) {
+        let mut cur = Current::new(task, frame);
+        cur.abandoned =
+            cur.task.input.has_reply() && self.abandoned.take(&cur.task.input.request_id);
+        self.current = Some(cur);
     }
 }
 
