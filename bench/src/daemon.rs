@@ -35,3 +35,15 @@ pub fn cpu_ticks(pid: u32) -> u64 {
     };
     field(11) + field(12)
 }
+
+/// A `kB` field of `/proc/<pid>/status` (`VmRSS:`, `VmHWM:`), or `None` once the process is gone.
+pub fn proc_status_kb(pid: u32, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
