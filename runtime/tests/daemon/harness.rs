@@ -44,7 +44,12 @@ impl Daemon {
             "\n[embedded]\nenabled = false\n"
         };
         std::fs::write(&config, format!("{base}{toml}{embedded}")).expect("config");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hearthd"));
+        // HEARTHD runs the tests against another build (a release daemon for the figures).
+        let bin = std::env::var_os("HEARTHD").map_or_else(
+            || PathBuf::from(env!("CARGO_BIN_EXE_hearthd")),
+            PathBuf::from,
+        );
+        let mut cmd = Command::new(bin);
         cmd.arg("--config")
             .arg(&config)
             .env(
