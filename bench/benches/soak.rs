@@ -12,10 +12,10 @@
 use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
-use hearth_bench::daemon::{hearthd_binary, proc_status_kb};
+use hearth_bench::daemon::{hearthd_binary, proc_status_kb, start_against_stub};
 use hearth_testkit::llm_server::{LlmServer, Script};
 
 /// Goal of the RSS slope over the last half, KB per turn (the vectors themselves).
@@ -74,33 +74,9 @@ struct Daemon {
 impl Daemon {
     fn start(bin: &Path, base_url: &str) -> (Self, Duration) {
         let dir = hearth_testkit::fresh_dir("soak");
-        let cfg = dir.join("hearth.toml");
-        let text = format!(
-            "data_dir = \"{}\"\nprobe_loopback = false\n\
-             [[sources]]\nname = \"stub\"\nbase_url = \"{base_url}\"\nmodel = \"test-model\"\n\
-             adapter = \"openai\"\npriority = 0\n[embedded]\nenabled = false\n",
-            dir.display()
-        );
-        std::fs::write(&cfg, text).expect("config");
         let started = Instant::now();
-        let child = Command::new(bin)
-            .arg("--config")
-            .arg(&cfg)
-            .env("HEARTH_LOG", "warn")
-            .env_remove("HEARTH_DATA_DIR")
-            .env_remove("HEARTH_SOCKET")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("hearthd starts");
-        let socket = dir.join("hearth.sock");
-        while UnixStream::connect(&socket).is_err() {
-            assert!(
-                started.elapsed() < Duration::from_secs(60),
-                "hearthd never opened its socket"
-            );
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        // Logging at warn: the model loading, or failing to, is on stderr with the figures.
+        let child = start_against_stub(bin, &dir, base_url, true, "warn");
         (Self { child, dir }, started.elapsed())
     }
 

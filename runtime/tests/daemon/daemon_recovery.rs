@@ -3,10 +3,9 @@
 //! prints the recovery times README quotes (set HEARTH_PENDING to change the count, at most
 //! 512: the ready queue and the input edge).
 
-use crate::harness::{Daemon, source, within};
+use crate::harness::{Daemon, held_server, source, within};
 use crate::raw::{Got, Raw};
 use hearth_memory::StoreReader;
-use hearth_testkit::llm_server::{LlmServer, Script};
 use std::os::unix::net::UnixStream;
 use std::time::{Duration, Instant};
 
@@ -21,14 +20,8 @@ fn pending_count() -> usize {
 fn every_input_pending_at_kill_9_is_answered_after_one_restart() {
     within(Duration::from_secs(600), || {
         let n = pending_count();
-        let server = LlmServer::start();
         // The first call never finishes before the kill: every input stays pending behind it.
-        let (gate, held) = crossbeam_channel::bounded::<()>(0);
-        server.push(Script::Gated {
-            pieces: vec!["never ".into(), "finished".into()],
-            after: 1,
-            gate: held,
-        });
+        let (server, gate) = held_server();
         let config = format!(
             "{}\n[socket]\nmax_connections = {}\n",
             source("remote", &server.base_url, 0),

@@ -2,28 +2,14 @@
 //! daemon on the same data dir, file modes under a permissive umask, and what is at the socket
 //! path before the daemon binds it.
 
-use crate::harness::{Daemon, source, within};
+use crate::harness::{Daemon, held_server, source, within};
 use crate::raw::{Got, Raw};
 use hearth_memory::StoreReader;
-use hearth_testkit::llm_server::{LlmServer, Script};
 use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
 use std::time::Duration;
 
 const CLIENTS: usize = 100;
-
-/// A model server whose first call never finishes (while the returned gate lives), so every
-/// later input stays queued behind it.
-fn held_server() -> (LlmServer, crossbeam_channel::Sender<()>) {
-    let server = LlmServer::start();
-    let (gate, held) = crossbeam_channel::bounded::<()>(0);
-    server.push(Script::Gated {
-        pieces: vec!["never ".into(), "finished".into()],
-        after: 1,
-        gate: held,
-    });
-    (server, gate)
-}
 
 #[test]
 fn sigterm_with_a_hundred_queued_inputs_gives_every_client_its_terminal_line() {
