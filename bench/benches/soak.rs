@@ -84,6 +84,12 @@ impl Daemon {
         proc_status_kb(self.child.id(), "VmRSS:").unwrap_or(0)
     }
 
+    /// The anonymous part of the RSS (heap, arenas): the file-backed rest is mostly the model
+    /// weights paged in as they are touched, bounded by their files and reclaimable.
+    fn anon_kb(&self) -> u64 {
+        proc_status_kb(self.child.id(), "RssAnon:").unwrap_or(0)
+    }
+
     /// The store's content in bytes (its pages in use, WAL included: a read-only connection
     /// sees the last commit whether or not it was checkpointed yet) and the WAL file's size.
     /// The file sizes alone would move in checkpoint-sized steps.
@@ -161,6 +167,7 @@ impl Client {
 struct Sample {
     turn: usize,
     rss_kb: u64,
+    anon_kb: u64,
     db: u64,
     wal: u64,
 }
@@ -218,12 +225,13 @@ fn main() {
         db_warm as f64 / 1024.0
     );
     println!(
-        "   {:>6}  {:>9}  {:>11}  {:>9}",
-        "turn", "RSS MB", "store KB", "WAL file KB"
+        "   {:>6}  {:>9}  {:>9}  {:>11}  {:>11}",
+        "turn", "RSS MB", "anon MB", "store KB", "WAL file KB"
     );
     let mut samples = vec![Sample {
         turn: 0,
         rss_kb: rss_warm,
+        anon_kb: daemon.anon_kb(),
         db: db_warm,
         wal: daemon.store_bytes().1,
     }];
@@ -235,13 +243,15 @@ fn main() {
             let s = Sample {
                 turn,
                 rss_kb: daemon.rss_kb(),
+                anon_kb: daemon.anon_kb(),
                 db,
                 wal,
             };
             println!(
-                "   {:>6}  {:>9.1}  {:>11.1}  {:>9.1}",
+                "   {:>6}  {:>9.1}  {:>9.1}  {:>11.1}  {:>11.1}",
                 s.turn,
                 s.rss_kb as f64 / 1024.0,
+                s.anon_kb as f64 / 1024.0,
                 s.db as f64 / 1024.0,
                 s.wal as f64 / 1024.0
             );
@@ -269,6 +279,12 @@ fn main() {
             .map(|s| (s.turn as f64, s.rss_kb as f64))
             .collect::<Vec<_>>(),
     );
+    let anon_slope = slope(
+        &half
+            .iter()
+            .map(|s| (s.turn as f64, s.anon_kb as f64))
+            .collect::<Vec<_>>(),
+    );
     let store_slope = slope(
         &half
             .iter()
@@ -281,6 +297,9 @@ fn main() {
         half.first().map_or(0, |s| s.turn),
         verdict(rss_slope, RSS_GOAL_KB),
         verdict(store_slope, STORE_GOAL_KB)
+    );
+    println!(
+        "   of the RSS slope, anonymous memory (heap, arenas): {anon_slope:.2} KB/turn; the rest is model weights paged in"
     );
     let peak = proc_status_kb(daemon.child.id(), "VmHWM:").unwrap_or(0);
     println!("   peak RSS {:.1} MB", peak as f64 / 1024.0);
