@@ -6,18 +6,7 @@ use std::os::unix::net::UnixStream;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use hearth_bench::daemon::{cpu_ticks, hearthd_binary};
-
-fn proc_field(pid: u32, key: &str) -> Option<u64> {
-    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
-    status
-        .lines()
-        .find(|l| l.starts_with(key))?
-        .split_whitespace()
-        .nth(1)?
-        .parse()
-        .ok()
-}
+use hearth_bench::daemon::{cpu_ticks, hearthd_binary, proc_status_kb as proc_field};
 
 /// Starts hearthd with no source and `memory_model` as given; returns it once its socket accepts.
 fn start(

@@ -12,13 +12,13 @@ use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
 use std::os::unix::net::UnixStream;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::Child;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
 
 use hearth_bench::Samples;
-use hearth_bench::daemon::{TICKS_PER_SEC, cpu_ticks, hearthd_binary};
+use hearth_bench::daemon::{TICKS_PER_SEC, cpu_ticks, hearthd_binary, start_against_stub};
 
 /// Numbers every send of the run: the kernel skips a text it saw moments ago as a duplicate.
 static SEQ: AtomicUsize = AtomicUsize::new(0);
@@ -41,32 +41,7 @@ struct Daemon {
 impl Daemon {
     fn start(bin: &Path, base_url: &str, tag: &str) -> Self {
         let dir = hearth_testkit::fresh_dir(&format!("throughput-{tag}"));
-        let cfg = dir.join("hearth.toml");
-        let text = format!(
-            "data_dir = \"{}\"\nprobe_loopback = false\nmemory_model = false\n\
-             [[sources]]\nname = \"stub\"\nbase_url = \"{base_url}\"\nmodel = \"test-model\"\n\
-             adapter = \"openai\"\npriority = 0\n[embedded]\nenabled = false\n",
-            dir.display()
-        );
-        std::fs::write(&cfg, text).expect("config");
-        let mut child = Command::new(bin)
-            .arg("--config")
-            .arg(&cfg)
-            .env("HEARTH_LOG", "error")
-            .env_remove("HEARTH_DATA_DIR")
-            .env_remove("HEARTH_SOCKET")
-            .stdout(Stdio::null())
-            .stderr(Stdio::inherit())
-            .spawn()
-            .expect("hearthd starts");
-        let deadline = Instant::now() + Duration::from_secs(60);
-        while UnixStream::connect(dir.join("hearth.sock")).is_err() {
-            if let Ok(Some(status)) = child.try_wait() {
-                panic!("hearthd exited before it was ready: {status}");
-            }
-            assert!(Instant::now() < deadline, "hearthd did not open its socket");
-            std::thread::sleep(Duration::from_millis(5));
-        }
+        let child = start_against_stub(bin, &dir, base_url, false, "error");
         Self { child, dir }
     }
 

@@ -1,6 +1,9 @@
 //! Finding and watching the `hearthd` a whole-daemon bench runs as a child.
 
-use std::path::PathBuf;
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
 
 /// The daemon binary: `HEARTHD` when set (to compare two builds), else the `hearthd` built in
 /// the same target profile as the running bench.
@@ -34,4 +37,55 @@ pub fn cpu_ticks(pid: u32) -> u64 {
             .unwrap_or(0)
     };
     field(11) + field(12)
+}
+
+/// A `kB` field of `/proc/<pid>/status` (`VmRSS:`, `VmHWM:`), or `None` once the process is gone.
+pub fn proc_status_kb(pid: u32, key: &str) -> Option<u64> {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    status
+        .lines()
+        .find(|l| l.starts_with(key))?
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+/// Starts `bin` on data dir `dir` with one OpenAI-compatible source at `base_url` (no probing,
+/// no embedded model; the embedding model as `memory_model` says, logging at `log`) and
+/// returns it once its socket accepts.
+pub fn start_against_stub(
+    bin: &Path,
+    dir: &Path,
+    base_url: &str,
+    memory_model: bool,
+    log: &str,
+) -> Child {
+    let cfg = dir.join("hearth.toml");
+    let text = format!(
+        "data_dir = \"{}\"\nprobe_loopback = false\nmemory_model = {memory_model}\n\
+         [[sources]]\nname = \"stub\"\nbase_url = \"{base_url}\"\nmodel = \"test-model\"\n\
+         adapter = \"openai\"\npriority = 0\n[embedded]\nenabled = false\n",
+        dir.display()
+    );
+    std::fs::write(&cfg, text).expect("config");
+    let mut child = Command::new(bin)
+        .arg("--config")
+        .arg(&cfg)
+        .env("HEARTH_LOG", log)
+        .env_remove("HEARTH_DATA_DIR")
+        .env_remove("HEARTH_SOCKET")
+        .stdout(Stdio::null())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("hearthd starts");
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while UnixStream::connect(dir.join("hearth.sock")).is_err() {
+        if let Ok(Some(status)) = child.try_wait() {
+            panic!("hearthd exited before it was ready: {status}");
+        }
+        assert!(Instant::now() < deadline, "hearthd did not open its socket");
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    child
 }

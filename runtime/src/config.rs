@@ -15,6 +15,17 @@ pub struct AgentConfig {
     pub max_context_size: usize,
     /// Seconds east of UTC for timeline stamps; `None` = the system's zone when it can be read.
     pub utc_offset_secs: Option<i64>,
+    /// The language of the kernel's texts (errors, stops, placeholders): `auto` picks it per
+    /// input from the share of CJK characters, `zh` or `en` fixes it.
+    pub language: String,
+}
+
+impl AgentConfig {
+    /// The `language` setting: `None` for `auto` (decided per input).
+    pub fn language(&self) -> Result<Option<hearth_kernel::lang::Lang>, String> {
+        hearth_kernel::lang::Lang::parse_setting(&self.language)
+            .map_err(|e| format!("agent.language: {e}"))
+    }
 }
 
 impl Default for AgentConfig {
@@ -25,6 +36,7 @@ impl Default for AgentConfig {
             max_tool_turns: turn.max_tool_turns,
             max_context_size: 30,
             utc_offset_secs: None,
+            language: "auto".into(),
         }
     }
 }
@@ -179,6 +191,7 @@ impl Config {
     }
 
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.agent.language().map_err(ConfigError::Invalid)?;
         let mut names = std::collections::HashSet::new();
         for source in &self.sources {
             source.validate().map_err(ConfigError::Invalid)?;
@@ -274,6 +287,20 @@ mod tests {
         cfg.sources.pop();
         cfg.sources[0].model = "null".into();
         assert!(cfg.validate().is_err());
+    }
+
+    #[test]
+    fn the_language_setting_is_auto_by_default_and_checked() {
+        use hearth_kernel::lang::Lang;
+        assert_eq!(Config::default().agent.language(), Ok(None));
+        let cfg = Config::parse("[agent]\nlanguage = \"zh\"\n").expect("parses");
+        assert_eq!(cfg.agent.language(), Ok(Some(Lang::Zh)));
+        let cfg = Config::parse("[agent]\nlanguage = \"klingon\"\n").expect("parses");
+        let err = cfg.validate().expect_err("unknown language").to_string();
+        assert!(
+            err.contains("agent.language") && err.contains("klingon"),
+            "{err}"
+        );
     }
 
     #[test]

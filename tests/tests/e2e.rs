@@ -10,6 +10,8 @@ mod kernel_cooldown;
 mod kernel_handler_contract;
 #[path = "e2e/kernel_invariants.rs"]
 mod kernel_invariants;
+#[path = "e2e/kernel_language.rs"]
+mod kernel_language;
 #[path = "e2e/kernel_preemption.rs"]
 mod kernel_preemption;
 #[path = "e2e/kernel_shutdown.rs"]

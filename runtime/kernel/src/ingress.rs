@@ -191,6 +191,14 @@ impl KernelHandle {
         rx.recv_timeout(timeout).ok()
     }
 
+    /// Tells the kernel that the only caller of `request_id` is gone (its client hung up
+    /// before the answer): the task's LLM call is cut and it ends journaled as `cancelled`.
+    pub fn abandon(&self, request_id: &str) {
+        self.send(Submission::Control(Control::Abandon(
+            request_id.to_string(),
+        )));
+    }
+
     /// The event ring itself (how far it has been published, new readers).
     pub fn ring(&self) -> &Subscriber {
         &self.ring

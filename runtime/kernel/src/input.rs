@@ -48,6 +48,8 @@ pub mod skip {
     /// The caller's trust does not allow what the input asks (an external stop, an external
     /// input on the consolidation channel).
     pub const DENIED: &str = "denied";
+    /// The caller hung up before the answer and nothing else waited for it.
+    pub const CANCELLED: &str = "cancelled";
 }
 
 /// Where an input comes from decides what it may do (SPEC §2.1): the one trust type of the

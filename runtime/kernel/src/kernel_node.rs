@@ -15,6 +15,8 @@ use std::time::Instant;
 pub enum Control {
     /// Asks for a snapshot of the scheduler.
     Snapshot(Sender<SchedulerSnapshot>),
+    /// The only caller of this request hung up (see [`TurnEngine::abandon`]).
+    Abandon(String),
 }
 
 /// The kernel's inbound edges.
@@ -47,9 +49,10 @@ impl KernelNode {
 
     /// Moves arrived inputs into the ready queue while it has room (SPEC §2.7 `pumpInbox`).
     /// What does not fit stays in the edge, so the ingress answers new callers `queue_full`.
+    /// Inputs resumed after a restart go first: they were accepted before anything in the edge.
     fn pump(&mut self, now: Instant) -> bool {
-        let mut moved = false;
-        while self.engine.has_room() {
+        let mut moved = self.engine.feed_backlog(now);
+        while self.engine.has_room() && self.engine.backlog_len() == 0 {
             let (input, kind) = match self.inbox.self_inputs.try_recv() {
                 Ok(i) => (i, TaskKind::SelfInput),
                 Err(_) => match self.inbox.inputs.try_recv() {
@@ -82,11 +85,12 @@ impl Node for KernelNode {
                 Control::Snapshot(tx) => {
                     let _ = tx.try_send(self.engine.snapshot());
                 }
+                Control::Abandon(request_id) => self.engine.abandon(&request_id),
             }
         }
         while let Ok(interrupt) = self.inbox.interrupts.try_recv() {
             progress = true;
-            let pending = self.inbox.inputs.len();
+            let pending = self.inbox.inputs.len() + self.engine.backlog_len();
             self.engine.accept_interrupt(interrupt, pending, now);
         }
         while let Ok(done) = self.inbox.completions.try_recv() {

@@ -32,6 +32,7 @@ pub mod graph;
 pub mod ingress;
 pub mod input;
 pub mod kernel_node;
+pub mod lang;
 pub mod memory_service;
 pub mod memory_tools;
 pub mod provider_service;

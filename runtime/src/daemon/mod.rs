@@ -142,6 +142,8 @@ impl Daemon {
             system_prompt: cfg.agent.system_prompt.clone(),
             max_tool_turns: cfg.agent.max_tool_turns,
             utc_offset_secs: cfg.agent.utc_offset_secs.unwrap_or(0),
+            // Validated with the rest of the config; an unreadable value means auto.
+            language: cfg.agent.language().ok().flatten(),
             ..TurnConfig::default()
         };
         let graph_cfg = GraphConfig {

@@ -369,9 +369,10 @@ impl Reactor {
     fn close(&mut self, token: usize) {
         if let Some(conn) = self.conns.remove(&token)
             && let Busy::Stream(request_id) = conn.busy
+            && self.unfollow(&request_id).is_some()
         {
-            // Nobody reads this answer any more; it is still journaled when it comes.
-            self.unfollow(&request_id);
+            // This connection was the answer's only reader: the task need not run on.
+            self.control.kernel().abandon(&request_id);
         }
     }
 

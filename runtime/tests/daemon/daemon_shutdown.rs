@@ -2,28 +2,14 @@
 //! daemon on the same data dir, file modes under a permissive umask, and what is at the socket
 //! path before the daemon binds it.
 
-use crate::harness::{Daemon, source, within};
+use crate::harness::{Daemon, held_server, source, within};
 use crate::raw::{Got, Raw};
 use hearth_memory::StoreReader;
-use hearth_testkit::llm_server::{LlmServer, Script};
 use std::os::unix::fs::PermissionsExt;
 use std::process::Stdio;
 use std::time::Duration;
 
 const CLIENTS: usize = 100;
-
-/// A model server whose first call never finishes (while the returned gate lives), so every
-/// later input stays queued behind it.
-fn held_server() -> (LlmServer, crossbeam_channel::Sender<()>) {
-    let server = LlmServer::start();
-    let (gate, held) = crossbeam_channel::bounded::<()>(0);
-    server.push(Script::Gated {
-        pieces: vec!["never ".into(), "finished".into()],
-        after: 1,
-        gate: held,
-    });
-    (server, gate)
-}
 
 #[test]
 fn sigterm_with_a_hundred_queued_inputs_gives_every_client_its_terminal_line() {
@@ -165,7 +151,56 @@ fn under_umask_000_the_data_dir_socket_and_files_are_private() {
             0o600,
             "sources.json"
         );
+        let readable = readable_by_another_user(&daemon.dir);
+        eprintln!("files of the data dir another user could read: {readable:?}");
+        assert!(readable.is_empty(), "another user reads {readable:?}");
     });
+}
+
+/// The files of `dir` that user `nobody` can open, tried for real with `setpriv` when the test
+/// runs as root (empty, and said so, otherwise).
+fn readable_by_another_user(dir: &std::path::Path) -> Vec<String> {
+    let status = std::fs::read_to_string("/proc/self/status").expect("status");
+    let root = status
+        .lines()
+        .find(|l| l.starts_with("Uid:"))
+        .and_then(|l| l.split_whitespace().nth(2))
+        == Some("0");
+    if !root {
+        eprintln!("not root: cannot switch to another user, only the modes were checked");
+        return Vec::new();
+    }
+    let opens = |path: &std::path::Path| {
+        std::process::Command::new("setpriv")
+            .args([
+                "--reuid=65534",
+                "--regid=65534",
+                "--clear-groups",
+                "head",
+                "-c1",
+            ])
+            .arg(path)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("setpriv runs")
+            .success()
+    };
+    // The probe itself works: a world-readable file outside the data dir opens.
+    let control = std::env::temp_dir().join(format!("hearth-probe-{}", std::process::id()));
+    std::fs::write(&control, "x").expect("probe file");
+    std::fs::set_permissions(&control, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+    assert!(
+        opens(&control),
+        "setpriv cannot read a 0644 file: the probe is broken"
+    );
+    let _ = std::fs::remove_file(&control);
+    std::fs::read_dir(dir)
+        .expect("list")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.is_file() && opens(p))
+        .map(|p| p.display().to_string())
+        .collect()
 }
 
 #[test]

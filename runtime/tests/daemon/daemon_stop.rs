@@ -28,6 +28,6 @@ fn stop_during_a_silent_prefill_closes_the_request_within_50ms() {
         );
         let text = read_rest(out);
         assert!(send.wait().expect("exits").success());
-        assert!(text.contains("已停止生成。"), "{text}");
+        assert!(text.contains("Generation stopped."), "{text}");
     });
 }

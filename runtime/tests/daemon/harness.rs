@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Child, ChildStdout, Command, Output, Stdio};
 use std::time::{Duration, Instant};
 
+use hearth_testkit::llm_server::{LlmServer, Script};
 pub use hearth_testkit::within;
 
 pub struct Daemon {
@@ -44,7 +45,12 @@ impl Daemon {
             "\n[embedded]\nenabled = false\n"
         };
         std::fs::write(&config, format!("{base}{toml}{embedded}")).expect("config");
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_hearthd"));
+        // HEARTHD runs the tests against another build (a release daemon for the figures).
+        let bin = std::env::var_os("HEARTHD").map_or_else(
+            || PathBuf::from(env!("CARGO_BIN_EXE_hearthd")),
+            PathBuf::from,
+        );
+        let mut cmd = Command::new(bin);
         cmd.arg("--config")
             .arg(&config)
             .env(
@@ -224,4 +230,17 @@ pub fn read_rest(out: ChildStdout) -> String {
 #[allow(dead_code)]
 pub fn lines(out: ChildStdout) -> impl Iterator<Item = String> {
     BufReader::new(out).lines().map_while(Result::ok)
+}
+
+/// A model server whose first call never finishes (while the returned gate lives), so every
+/// later input stays queued behind it.
+pub fn held_server() -> (LlmServer, crossbeam_channel::Sender<()>) {
+    let server = LlmServer::start();
+    let (gate, held) = crossbeam_channel::bounded::<()>(0);
+    server.push(Script::Gated {
+        pieces: vec!["never ".into(), "finished".into()],
+        after: 1,
+        gate: held,
+    });
+    (server, gate)
 }

@@ -7,7 +7,8 @@ use hearth_kernel::durable::Durable;
 use hearth_kernel::events::EventBus;
 use hearth_kernel::graph::{self, GraphConfig, Kernel, Registries};
 use hearth_kernel::input::{InputEvent, Trust, skip};
-use hearth_kernel::turn::{TurnConfig, texts};
+use hearth_kernel::turn::TurnConfig;
+use hearth_kernel::turn::texts::{self, Lang};
 use hearth_llm::provider::{Role, ScriptStep, ScriptedProvider};
 use hearth_scheduler::{CRITICAL_CHANNEL, TaskClass};
 use hearth_stages::{CallContext, HandlerError, HandlerSpec, Stage, StageContext, ToolDef};
@@ -77,7 +78,7 @@ fn a_stop_is_answered_at_once_while_a_stage_handler_sleeps() {
             "the stopped task answered after {:?}",
             stopped.elapsed()
         );
-        assert_eq!(reply.content, texts::STOPPED);
+        assert_eq!(reply.content, texts::stopped(Lang::En));
         assert_eq!(
             h.provider.request_count(),
             0,

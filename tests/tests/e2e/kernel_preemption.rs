@@ -4,7 +4,8 @@ use crate::support::{Harness, REPLY_WAIT, within};
 use hearth_ipc::EventKind;
 use hearth_kernel::graph::Registries;
 use hearth_kernel::input::InputEvent;
-use hearth_kernel::turn::{TurnConfig, texts};
+use hearth_kernel::turn::TurnConfig;
+use hearth_kernel::turn::texts::{self, Lang};
 use hearth_llm::provider::{Role, ScriptStep};
 use hearth_stages::ToolDef;
 use serde_json::{Value, json};
@@ -60,7 +61,7 @@ fn l3_interrupt_preempts_at_the_next_safe_point_and_the_victim_resumes_with_its_
         let int_msgs = &reqs[1].messages;
         assert!(int_msgs.iter().all(|m| m.role != Role::Tool));
         assert!(int_msgs.iter().any(|m| m.role == Role::System
-            && m.content == format!("{}oven timer", texts::INTERRUPT_PREFIX)));
+            && m.content == format!("{}oven timer", texts::interrupt_prefix(Lang::En))));
         // The victim's resumed request: rebuilt prefix (its timeline now holds the interrupt's
         // answer), then the old tail unchanged.
         let resumed = &reqs[2].messages;
@@ -79,7 +80,7 @@ fn l3_interrupt_preempts_at_the_next_safe_point_and_the_victim_resumes_with_its_
             .take(3)
             .map(|m| (m.role, m.content.as_str()))
             .collect();
-        assert_eq!(tail[0], (Role::User, texts::CONTINUE_AFTER_TOOLS));
+        assert_eq!(tail[0], (Role::User, texts::continue_after_tools(Lang::En)));
         assert_eq!(tail[1], (Role::Tool, "disk ok"));
         assert_eq!(tail[2].0, Role::Assistant);
 

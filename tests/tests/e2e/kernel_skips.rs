@@ -2,7 +2,7 @@
 
 use crate::support::{Harness, REPLY_WAIT, within};
 use hearth_kernel::input::skip;
-use hearth_kernel::turn::texts;
+use hearth_kernel::turn::texts::{self, Lang};
 use hearth_llm::provider::{ProviderError, ScriptStep};
 use std::time::Duration;
 
@@ -36,7 +36,7 @@ fn provider_failure_and_panic_become_error_replies() {
         assert!(failed.error);
         assert_eq!(
             failed.content,
-            texts::processing_error("api error 500: boom")
+            texts::processing_error(Lang::En, "api error 500: boom")
         );
         let panicked = h.ask("two");
         assert!(

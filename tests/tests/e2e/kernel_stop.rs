@@ -3,7 +3,7 @@
 
 use crate::support::{Harness, REPLY_WAIT, within};
 use hearth_ipc::EventKind;
-use hearth_kernel::turn::texts;
+use hearth_kernel::turn::texts::{self, Lang};
 use hearth_llm::provider::{ScriptStep, StreamChunk};
 use std::time::{Duration, Instant};
 
@@ -37,7 +37,7 @@ fn stop_mid_stream_keeps_the_partial_text_and_cancels_the_queue() {
         for rx in queued {
             assert_eq!(
                 rx.recv_timeout(REPLY_WAIT).expect("cancelled").content,
-                texts::CANCELLED_BY_STOP
+                texts::cancelled_by_stop(Lang::En)
             );
         }
         assert_eq!(
@@ -61,7 +61,7 @@ fn stop_before_any_text_replies_stopped() {
         handle.stop("cli").recv_timeout(REPLY_WAIT).expect("ack");
         assert_eq!(
             rx.recv_timeout(REPLY_WAIT).expect("reply").content,
-            texts::STOPPED
+            texts::stopped(Lang::En)
         );
         h.kernel.shutdown();
     });
@@ -122,7 +122,7 @@ fn stop_while_a_tool_runs_ends_the_task_at_once() {
             "stop took {:?}",
             asked.elapsed()
         );
-        assert_eq!(reply.content, texts::STOPPED);
+        assert_eq!(reply.content, texts::stopped(Lang::En));
         assert_eq!(
             h.provider.request_count(),
             1,
@@ -183,7 +183,7 @@ fn stop_cancels_inputs_still_in_the_inbox_edge() {
         for rx in waiting {
             assert_eq!(
                 rx.recv_timeout(REPLY_WAIT).expect("answered").content,
-                texts::CANCELLED_BY_STOP
+                texts::cancelled_by_stop(Lang::En)
             );
         }
         assert_eq!(

@@ -3,7 +3,8 @@
 use crate::support::{Harness, REPLY_WAIT, within};
 use hearth_ipc::EventKind;
 use hearth_kernel::graph::Registries;
-use hearth_kernel::turn::{TurnConfig, texts};
+use hearth_kernel::turn::TurnConfig;
+use hearth_kernel::turn::texts::{self, Lang};
 use hearth_llm::provider::{Role, ScriptStep};
 use hearth_stages::{HandlerSpec, Stage, StageContext, ToolDef};
 use serde_json::{Value, json};
@@ -81,12 +82,12 @@ fn two_round_tool_loop_feeds_results_back_in_one_assistant_message() {
         assert_eq!(last[last.len() - 2].content, "sunny in Rome");
         assert_eq!(
             last.last().map(|m| m.content.as_str()),
-            Some(texts::CONTINUE_AFTER_TOOLS)
+            Some(texts::continue_after_tools(Lang::En))
         );
         // Only one placeholder survives: the previous one was removed before the second call.
         assert_eq!(
             last.iter()
-                .filter(|m| m.content == texts::CONTINUE_AFTER_TOOLS)
+                .filter(|m| m.content == texts::continue_after_tools(Lang::En))
                 .count(),
             1
         );
@@ -223,7 +224,7 @@ fn blank_denial_gets_the_default_text() {
             .iter()
             .find(|m| m.role == Role::Tool)
             .expect("tool message");
-        assert_eq!(denial.content, texts::tool_denied("x_run"));
+        assert_eq!(denial.content, texts::tool_denied(Lang::En, "x_run"));
         h.kernel.shutdown();
     });
 }
@@ -334,7 +335,7 @@ fn max_tool_turns_stops_the_loop_with_its_text() {
         };
         let h = Harness::with_config(steps, turn, registries);
         let reply = h.ask("loop forever");
-        assert_eq!(reply.content, texts::max_tool_turns(3));
+        assert_eq!(reply.content, texts::max_tool_turns(Lang::En, 3));
         assert_eq!(
             h.provider.request_count(),
             3,
@@ -409,7 +410,7 @@ fn tool_timeout_answers_the_model_and_the_turn_goes_on() {
             .expect("tool message");
         assert_eq!(
             tool_msg.content,
-            texts::tool_timed_out("hang_forever", Duration::from_millis(200))
+            texts::tool_timed_out(Lang::En, "hang_forever", Duration::from_millis(200))
         );
         h.kernel.shutdown();
     });
@@ -452,7 +453,7 @@ fn reply_only_batches_get_the_delivery_placeholder() {
         );
         assert_eq!(
             msgs.last().map(|m| m.content.as_str()),
-            Some(texts::CONTINUE_AFTER_DELIVERY)
+            Some(texts::continue_after_delivery(Lang::En))
         );
         h.kernel.shutdown();
     });

@@ -152,3 +152,51 @@ fn f16_conversion_covers_normals_subnormals_and_specials() {
     assert_eq!(f16_to_f32(0x7c00), f32::INFINITY);
     assert!(f16_to_f32(0x7e00).is_nan());
 }
+
+/// Resident KB of the mapping that starts at `start`, from `/proc/self/smaps`.
+fn resident_kb(start: usize) -> u64 {
+    let smaps = std::fs::read_to_string("/proc/self/smaps").expect("smaps");
+    let mut inside = false;
+    for line in smaps.lines() {
+        let first = line.split_whitespace().next().unwrap_or("");
+        // A mapping's header starts with its address range; its fields with `Name:`.
+        if !first.ends_with(':')
+            && let Some((from, _)) = first.split_once('-')
+        {
+            inside = usize::from_str_radix(from, 16) == Ok(start);
+        } else if inside && let Some(rss) = line.strip_prefix("Rss:") {
+            return rss
+                .trim()
+                .trim_end_matches("kB")
+                .trim()
+                .parse()
+                .expect("kB");
+        }
+    }
+    panic!("mapping at {start:#x} not in /proc/self/smaps")
+}
+
+#[test]
+fn e5_word_rows_page_in_alone_not_their_neighbourhood() {
+    watchdog(60, || {
+        let assets = E5Assets::locate(None).unwrap_or_else(|e| panic!("{e}"));
+        let weights = E5Weights::open(&assets.weights).expect("weights");
+        let hidden = weights.header.hidden;
+        let mut row = vec![0.0f32; hidden];
+        // Rows 2,000 apart (~420 KB): each in a neighbourhood nothing else touched.
+        let ids: Vec<u32> = (0..100u32).map(|i| 1_000 + i * 2_000).collect();
+        assert!(ids.iter().all(|&id| (id as usize) < weights.header.vocab));
+        let before = resident_kb(weights.map_start());
+        for &id in &ids {
+            weights.word_row(id, &mut row);
+        }
+        let grown = resident_kb(weights.map_start()) - before;
+        // A row is 216 bytes: at most two 4 KB pages each. Fault-around or readahead would map
+        // 64-128 KB per row.
+        assert!(
+            grown <= ids.len() as u64 * 8,
+            "{grown} KB resident for {} rows",
+            ids.len()
+        );
+    });
+}

@@ -21,7 +21,7 @@ impl TurnEngine {
             Terminal::ShortCircuit(text) => self.emit_response(&mut cur, text, false),
             Terminal::Ok(text) => {
                 let text = if cur.frame.resumed_after_restart {
-                    format!("{}{text}", texts::RESUMED_NOTICE)
+                    format!("{}{text}", texts::resumed_notice(cur.frame.lang))
                 } else {
                     text
                 };
@@ -40,7 +40,7 @@ impl TurnEngine {
                 self.emit_response(&mut cur, text, false);
             }
             Terminal::Failed(err) => {
-                let text = texts::processing_error(&err);
+                let text = texts::processing_error(cur.frame.lang, &err);
                 tracing::warn!(task = id, "task failed: {err}");
                 if record {
                     let input = cur.frame.input.clone();

@@ -121,6 +121,9 @@ pub struct TaskFrame {
     /// Recalled memory for this turn's prompt ("" when none).
     #[serde(default)]
     pub memory_block: String,
+    /// The language the task's texts are written in, decided from its input.
+    #[serde(default)]
+    pub lang: crate::lang::Lang,
 }
 
 impl TaskFrame {
@@ -159,6 +162,7 @@ impl TaskFrame {
             terminal: None,
             resumed_after_restart: false,
             memory_block: String::new(),
+            lang: crate::lang::Lang::default(),
         }
     }
 

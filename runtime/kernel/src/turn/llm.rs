@@ -15,7 +15,7 @@ impl TurnEngine {
         let max = self.cfg.max_tool_turns;
         if max > 0 && frame.turn >= max {
             let text = if frame.last_content.trim().is_empty() {
-                texts::max_tool_turns(max)
+                texts::max_tool_turns(frame.lang, max)
             } else {
                 frame.last_content.clone()
             };
@@ -24,16 +24,16 @@ impl TurnEngine {
         }
         frame
             .msgs
-            .retain(|m| !(m.role == Role::User && is_placeholder(&m.content)));
+            .retain(|m| !(m.role == Role::User && texts::is_continuation(&m.content)));
         if frame
             .msgs
             .last()
             .is_some_and(|m| matches!(m.role, Role::Assistant | Role::Tool))
         {
             let text = if frame.last_batch_reply_only {
-                texts::CONTINUE_AFTER_DELIVERY
+                texts::continue_after_delivery(frame.lang)
             } else {
-                texts::CONTINUE_AFTER_TOOLS
+                texts::continue_after_tools(frame.lang)
             };
             frame.msgs.push(Message::user(text));
         }
@@ -71,7 +71,7 @@ impl TurnEngine {
             Err(ProviderError::Cancelled) => {
                 if self.sched.take_stop() {
                     let text = if partial.trim().is_empty() {
-                        texts::STOPPED.to_string()
+                        texts::stopped(frame.lang).to_string()
                     } else {
                         partial
                     };
@@ -189,10 +189,6 @@ impl TurnEngine {
             Step::ToolBegin
         };
     }
-}
-
-fn is_placeholder(text: &str) -> bool {
-    text == texts::CONTINUE_AFTER_TOOLS || text == texts::CONTINUE_AFTER_DELIVERY
 }
 
 fn plugin_of(env: &crate::tool_pool::ToolEnv, name: &str) -> String {

@@ -7,6 +7,8 @@
 //! re-arms pending interrupts and suspends the task if a preemption was granted. Every task
 //! ends in exactly one terminal reply (I5), including on shutdown.
 
+mod abandon;
+mod backlog;
 mod finish;
 mod frame;
 mod llm;
@@ -52,6 +54,8 @@ pub struct TurnConfig {
     pub utc_offset_secs: i64,
     /// Settings of the input scheduler.
     pub scheduler: SchedulerConfig,
+    /// The language of every user-visible text; `None` decides per input (see [`crate::lang`]).
+    pub language: Option<crate::lang::Lang>,
 }
 
 /// Default `core.agent.max_tool_turns`.
@@ -71,6 +75,7 @@ impl Default for TurnConfig {
             duplicate_window: DUPLICATE_WINDOW,
             utc_offset_secs: 0,
             scheduler: SchedulerConfig::default(),
+            language: None,
         }
     }
 }
@@ -106,6 +111,8 @@ struct Current {
     cancel: CancelToken,
     /// The reply went out: the task is over and is not put back.
     done: bool,
+    /// Its caller hung up: the task ends `cancelled` at the next safe point.
+    abandoned: bool,
 }
 
 impl Current {
@@ -116,6 +123,7 @@ impl Current {
             wait: Wait::Ready,
             cancel: CancelToken::new(),
             done: false,
+            abandoned: false,
         }
     }
 
@@ -148,6 +156,10 @@ pub struct TurnEngine {
     stage_service: Option<StageService>,
     /// Frames of tasks suspended before a restart, by request id (with their old task id).
     recovered_frames: HashMap<String, (u64, TaskFrame)>,
+    /// Inputs resumed after a restart that have not fit the ready queue yet.
+    backlog: backlog::Backlog,
+    /// Inputs whose caller hung up before they ran.
+    abandoned: abandon::Abandoned,
 }
 
 impl std::fmt::Debug for TurnEngine {
@@ -180,6 +192,8 @@ impl TurnEngine {
             memory: None,
             stage_service: None,
             recovered_frames: HashMap::new(),
+            backlog: backlog::Backlog::default(),
+            abandoned: abandon::Abandoned::default(),
         }
     }
 
@@ -203,25 +217,22 @@ impl TurnEngine {
         }
         let now = Instant::now();
         let resumed = recovered.pending.len();
-        for entry in recovered.pending {
-            let Value::Object(payload) = entry.payload else {
-                continue;
-            };
-            // A row whose trust does not parse grants nothing.
-            let trust = entry.trust.parse().unwrap_or(Trust::External);
-            let input =
-                InputEvent::recovered(entry.request_id, entry.source, payload, entry.accepted_ms)
-                    .with_trust(trust);
-            if entry.kind == "interrupt" {
-                let level = crate::admission::interrupt_level(&input);
-                self.register(input, level, now);
-            } else if let Err(input) = self.accept_input(input, TaskKind::Input, now) {
-                tracing::error!(request = %input.request_id, "ready queue full while recovering; input left pending");
-            }
+        let (interrupts, inputs): (Vec<_>, Vec<_>) = recovered
+            .pending
+            .into_iter()
+            .partition(|entry| entry.kind == "interrupt");
+        // Interrupts have their own, unbounded stack; queued inputs wait in the backlog and
+        // enter the ready queue as it has room.
+        for input in interrupts.into_iter().filter_map(backlog::rebuild) {
+            let level = crate::admission::interrupt_level(&input);
+            self.register(input, level, now);
         }
+        self.backlog.extend(inputs);
+        self.feed_backlog(now);
         if resumed > 0 {
             tracing::info!(
                 resumed,
+                waiting_for_room = self.backlog.len(),
                 frames = self.recovered_frames.len(),
                 "resuming inputs accepted before the restart"
             );
@@ -271,6 +282,30 @@ impl TurnEngine {
     /// The input scheduler.
     pub fn scheduler(&self) -> &Scheduler<InputEvent, TaskFrame> {
         &self.sched
+    }
+
+    /// Moves inputs resumed after a restart into the ready queue while it has room, oldest
+    /// first. The kernel's pump calls it before it takes new inputs, so acceptance order holds.
+    /// Returns whether any input moved.
+    pub fn feed_backlog(&mut self, now: Instant) -> bool {
+        let mut moved = false;
+        while self.has_room() {
+            let Some(input) = self.backlog.pop() else {
+                break;
+            };
+            moved = true;
+            if let Err(input) = self.accept_input(input, TaskKind::Input, now) {
+                // Room was just checked; should the queue refuse anyway, the input stays
+                // pending in the journal and resumes at the next start.
+                tracing::error!(request = %input.request_id, "ready queue refused a resumed input; left pending");
+            }
+        }
+        moved
+    }
+
+    /// Inputs resumed after a restart still waiting for room in the ready queue.
+    pub fn backlog_len(&self) -> usize {
+        self.backlog.len()
     }
 
     /// Whether the ready queue can take another queued input.
@@ -340,7 +375,7 @@ impl TurnEngine {
                 let mut cur = self.current.take().expect("checked above");
                 cur.wait = Wait::Ready;
                 let text = if cur.frame.last_content.trim().is_empty() {
-                    texts::STOPPED.to_string()
+                    texts::stopped(cur.frame.lang).to_string()
                 } else {
                     cur.frame.last_content.clone()
                 };
@@ -538,9 +573,15 @@ impl TurnEngine {
         let Some(cur) = self.current.as_mut() else {
             return false;
         };
+        if cur.abandoned {
+            cur.frame.terminal = Some(Terminal::Skipped(skip::CANCELLED.into()));
+            let cur = self.current.take().expect("checked above");
+            self.settle(cur);
+            return false;
+        }
         if cur.frame.step != Step::Input && self.sched.take_stop() {
             let text = if cur.frame.last_content.trim().is_empty() {
-                texts::STOPPED.to_string()
+                texts::stopped(cur.frame.lang).to_string()
             } else {
                 cur.frame.last_content.clone()
             };
@@ -593,9 +634,10 @@ impl TurnEngine {
         cur.cancel.cancel();
         let id = cur.task.id;
         let kernel_l4 = cur.task.class == TaskClass::Interrupt && cur.task.level == Level::L4;
+        let lang = cur.frame.lang;
         tracing::error!(task = id, "task panicked: {msg}");
         cur.input_reply(Reply {
-            content: texts::processing_error(&format!("task panicked: {msg}")),
+            content: texts::processing_error(lang, &format!("task panicked: {msg}")),
             error: true,
             ..Reply::default()
         });
@@ -607,7 +649,7 @@ impl TurnEngine {
         );
         // A panicking kernel interrupt must not raise another one: that could loop forever.
         if !kernel_l4 {
-            self.raise_kernel_interrupt(texts::task_panicked(id, msg), now);
+            self.raise_kernel_interrupt(texts::task_panicked(lang, id, msg), now);
         }
     }
 
@@ -670,6 +712,7 @@ impl TurnEngine {
             return;
         };
         let after = self.cfg.tool_timeout;
+        let lang = cur.frame.lang;
         pending.retain(|&(_, index, deadline)| {
             if now < deadline {
                 return true;
@@ -677,7 +720,7 @@ impl TurnEngine {
             let name = cur.frame.batch.get(index).map_or("?", |c| c.name.as_str());
             cur.frame.batch_results[index] = Some(ToolOutcome {
                 success: false,
-                raw: Value::String(texts::tool_timed_out(name, after)),
+                raw: Value::String(texts::tool_timed_out(lang, name, after)),
             });
             false
         });
@@ -753,7 +796,7 @@ impl TurnEngine {
             &task.input.output_channel,
             task.input.received_at_ms,
         );
-        self.current = Some(Current::new(task, frame));
+        self.make_current(task, frame);
     }
 
     fn resume(&mut self, task: Task<InputEvent>, frame: TaskFrame) {
@@ -777,7 +820,15 @@ impl TurnEngine {
         if frame.critical {
             self.sched.set_critical(true);
         }
-        self.current = Some(Current::new(task, frame));
+        self.make_current(task, frame);
+    }
+
+    /// Makes `task` the running one; a task whose caller hung up meanwhile ends at once.
+    fn make_current(&mut self, task: Task<InputEvent>, frame: TaskFrame) {
+        let mut cur = Current::new(task, frame);
+        cur.abandoned =
+            cur.task.input.has_reply() && self.abandoned.take(&cur.task.input.request_id);
+        self.current = Some(cur);
     }
 }
 

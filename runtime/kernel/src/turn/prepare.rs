@@ -15,6 +15,7 @@ impl TurnEngine {
     pub(super) fn prepare_input(&mut self, cur: &mut Current, now: Instant) {
         let input = &cur.task.input;
         let text = input.content().to_string();
+        cur.frame.lang = crate::lang::Lang::for_input(self.cfg.language, &text);
         if text.trim().is_empty() {
             cur.frame.terminal = Some(Terminal::Skipped(skip::EMPTY_INPUT.into()));
             return;
@@ -50,6 +51,7 @@ impl TurnEngine {
         ctx.context_msgs.push(ContextMsg {
             role: "system".into(),
             content: texts::source_note(
+                frame.lang,
                 &input.source,
                 &frame.output_channel,
                 device,
@@ -125,7 +127,7 @@ impl TurnEngine {
             return;
         }
         if self.sched.consume_cancel() {
-            frame.terminal = Some(Terminal::Ok(texts::CANCELLED_BY_STOP.into()));
+            frame.terminal = Some(Terminal::Ok(texts::cancelled_by_stop(frame.lang).into()));
             frame.stage_ctx = ctx;
             return;
         }
@@ -164,7 +166,7 @@ impl TurnEngine {
         if frame.is_interrupt {
             msgs.push(Message::system(format!(
                 "{}{}",
-                texts::INTERRUPT_PREFIX,
+                texts::interrupt_prefix(frame.lang),
                 frame.input
             )));
         } else {

@@ -136,6 +136,7 @@ impl TurnEngine {
             (Some(done), then) => self.after_stage(cur, then, done),
             (None, Then::BeforeOutput { .. }) => {
                 let ctx = StageContext::with_final_text(super::texts::processing_error(
+                    cur.frame.lang,
                     "the reply filter failed",
                 ));
                 self.emit_reply(cur, ctx, false, true);

@@ -1,62 +1,187 @@
-//! User-visible strings of the turn engine, kept as the original kernel wrote them so that
-//! prompts, logs and tests line up with it.
+//! User-visible strings of the turn engine and the placeholders it shows the model, each in
+//! the two languages of [`Lang`]. The Chinese wordings are the original kernel's, so prompts,
+//! logs and tests line up with it; which one a task uses is decided per input (see
+//! [`crate::lang`]).
+
+pub use crate::lang::Lang;
+
+/// Picks the wording of `lang`.
+fn pick(lang: Lang, en: &'static str, zh: &'static str) -> &'static str {
+    match lang {
+        Lang::En => en,
+        Lang::Zh => zh,
+    }
+}
 
 /// Reply of a task whose generation was stopped and produced no text.
-pub const STOPPED: &str = "已停止生成。";
+pub fn stopped(lang: Lang) -> &'static str {
+    pick(lang, "Generation stopped.", "已停止生成。")
+}
+
 /// Reply of a queued task cancelled by the stop budget.
-pub const CANCELLED_BY_STOP: &str = "已取消（用户停止）。";
+pub fn cancelled_by_stop(lang: Lang) -> &'static str {
+    pick(
+        lang,
+        "Cancelled (stopped by the user).",
+        "已取消（用户停止）。",
+    )
+}
+
 /// Continuation placeholder after ordinary tool results.
-pub const CONTINUE_AFTER_TOOLS: &str = "请根据以上工具结果继续。";
+pub fn continue_after_tools(lang: Lang) -> &'static str {
+    pick(
+        lang,
+        "Continue based on the tool results above.",
+        "请根据以上工具结果继续。",
+    )
+}
+
 /// Continuation placeholder after a batch that only delivered output; breaks send-loops.
-pub const CONTINUE_AFTER_DELIVERY: &str =
-    "若你的回复已完成，直接返回纯文本即可结束本轮，无需再调用任何工具。";
+pub fn continue_after_delivery(lang: Lang) -> &'static str {
+    pick(
+        lang,
+        "If your reply is complete, answer with plain text to end this turn; do not call any more tools.",
+        "若你的回复已完成，直接返回纯文本即可结束本轮，无需再调用任何工具。",
+    )
+}
+
+/// Whether `text` is a continuation placeholder, in either language (a resumed frame may carry
+/// one written before the language was decided).
+pub fn is_continuation(text: &str) -> bool {
+    [Lang::En, Lang::Zh]
+        .into_iter()
+        .any(|lang| text == continue_after_tools(lang) || text == continue_after_delivery(lang))
+}
+
 /// Prefix of an interrupt input shown to the model as a system message.
-pub const INTERRUPT_PREFIX: &str = "[中断消息] ";
+pub fn interrupt_prefix(lang: Lang) -> &'static str {
+    pick(lang, "[interrupt] ", "[中断消息] ")
+}
+
 /// Prefix of the reply of a task that was suspended when the daemon stopped and resumed after.
-pub const RESUMED_NOTICE: &str = "[resumed after a restart] ";
-/// Failure of a `_consolidation_` task whose LLM call was cancelled.
+pub fn resumed_notice(lang: Lang) -> &'static str {
+    pick(lang, "[resumed after a restart] ", "[重启后继续] ")
+}
+
+/// Failure of a `_consolidation_` task whose LLM call was cancelled (a log line, never shown).
 pub const INTERRUPTED_BY_INPUT: &str = "interrupted by user input";
 
 /// The reply when a task ran out of tool turns.
-pub fn max_tool_turns(n: u32) -> String {
-    format!("[系统] 已达到最大工具轮次 {n}，任务中止。")
+pub fn max_tool_turns(lang: Lang, n: u32) -> String {
+    match lang {
+        Lang::En => format!("[system] Reached the limit of {n} tool rounds; the task was stopped."),
+        Lang::Zh => format!("[系统] 已达到最大工具轮次 {n}，任务中止。"),
+    }
 }
 
 /// The tool result when a stage denied the call.
-pub fn tool_denied(name: &str) -> String {
-    format!("工具 {name} 已被插件拒绝")
+pub fn tool_denied(lang: Lang, name: &str) -> String {
+    match lang {
+        Lang::En => format!("tool {name} was denied by a plugin"),
+        Lang::Zh => format!("工具 {name} 已被插件拒绝"),
+    }
 }
 
 /// The reply when processing failed with `err`.
-pub fn processing_error(err: &str) -> String {
-    format!("处理错误: {err}")
+pub fn processing_error(lang: Lang, err: &str) -> String {
+    match lang {
+        Lang::En => format!("Processing error: {err}"),
+        Lang::Zh => format!("处理错误: {err}"),
+    }
 }
 
-/// The reply when task `id` panicked.
-pub fn task_panicked(id: u64, msg: &str) -> String {
-    format!("内核事件：任务 #{id} 发生 panic：{msg}（该任务已丢弃，调度器存活）")
+/// The kernel interrupt raised when task `id` panicked.
+pub fn task_panicked(lang: Lang, id: u64, msg: &str) -> String {
+    match lang {
+        Lang::En => format!(
+            "Kernel event: task #{id} panicked: {msg} (the task was discarded; the scheduler is alive)"
+        ),
+        Lang::Zh => format!("内核事件：任务 #{id} 发生 panic：{msg}（该任务已丢弃，调度器存活）"),
+    }
 }
 
 /// The tool result when a call ran past its timeout.
-pub fn tool_timed_out(name: &str, after: std::time::Duration) -> String {
-    format!("tool {name} timed out after {after:?}")
+pub fn tool_timed_out(lang: Lang, name: &str, after: std::time::Duration) -> String {
+    match lang {
+        Lang::En => format!("tool {name} timed out after {after:?}"),
+        Lang::Zh => format!("工具 {name} 在 {after:?} 后超时"),
+    }
 }
 
-/// The source note appended to every turn's stage context (three wordings, SPEC §3.2 step 7).
-/// Written in English: small local models follow the language of their context, and this note
-/// is in every prompt.
-pub fn source_note(source: &str, channel: &str, device: Option<&str>, interrupt: bool) -> String {
-    if interrupt {
-        format!(
+/// The source note appended to every turn's stage context (three wordings, SPEC §3.2 step 7),
+/// in the input's language like every other line the model is shown.
+pub fn source_note(
+    lang: Lang,
+    source: &str,
+    channel: &str,
+    device: Option<&str>,
+    interrupt: bool,
+) -> String {
+    match (lang, interrupt, device) {
+        (Lang::En, true, _) => format!(
             "This is an interrupting input from {source}; replies go to output channel {channel} by default."
-        )
-    } else if let Some(device) = device {
-        format!(
+        ),
+        (Lang::En, false, Some(device)) => format!(
             "This input comes from device {device} ({source}); replies go to output channel {channel} by default."
-        )
-    } else {
-        format!(
+        ),
+        (Lang::En, false, None) => format!(
             "This input comes from {source}; replies go to output channel {channel} by default."
-        )
+        ),
+        (Lang::Zh, true, _) => {
+            format!("这是来自 {source} 的中断消息；回复默认发往输出通道 {channel}。")
+        }
+        (Lang::Zh, false, Some(device)) => {
+            format!("这条输入来自设备 {device}（{source}）；回复默认发往输出通道 {channel}。")
+        }
+        (Lang::Zh, false, None) => {
+            format!("这条输入来自 {source}；回复默认发往输出通道 {channel}。")
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_text_exists_in_both_languages_and_differs() {
+        let en = Lang::En;
+        let zh = Lang::Zh;
+        let pairs = [
+            (stopped(en).to_string(), stopped(zh).to_string()),
+            (cancelled_by_stop(en).into(), cancelled_by_stop(zh).into()),
+            (
+                continue_after_tools(en).into(),
+                continue_after_tools(zh).into(),
+            ),
+            (
+                continue_after_delivery(en).into(),
+                continue_after_delivery(zh).into(),
+            ),
+            (interrupt_prefix(en).into(), interrupt_prefix(zh).into()),
+            (resumed_notice(en).into(), resumed_notice(zh).into()),
+            (max_tool_turns(en, 3), max_tool_turns(zh, 3)),
+            (tool_denied(en, "x"), tool_denied(zh, "x")),
+            (processing_error(en, "boom"), processing_error(zh, "boom")),
+            (task_panicked(en, 1, "m"), task_panicked(zh, 1, "m")),
+            (
+                source_note(en, "cli", "cli", None, false),
+                source_note(zh, "cli", "cli", None, false),
+            ),
+        ];
+        for (en_text, zh_text) in pairs {
+            assert_ne!(en_text, zh_text);
+            assert_eq!(Lang::detect(&en_text), Lang::En, "{en_text}");
+            assert_eq!(Lang::detect(&zh_text), Lang::Zh, "{zh_text}");
+        }
+    }
+
+    #[test]
+    fn placeholders_are_recognised_in_either_language() {
+        for lang in [Lang::En, Lang::Zh] {
+            assert!(is_continuation(continue_after_tools(lang)));
+            assert!(is_continuation(continue_after_delivery(lang)));
+        }
+        assert!(!is_continuation("continue"));
     }
 }

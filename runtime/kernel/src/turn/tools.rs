@@ -94,7 +94,7 @@ impl TurnEngine {
                 .response
                 .clone()
                 .filter(|t| !t.trim().is_empty())
-                .unwrap_or_else(|| texts::tool_denied(name));
+                .unwrap_or_else(|| texts::tool_denied(cur.frame.lang, name));
             cur.frame.batch_denied[index] = Some(text);
         } else if let Some(call) = ctx.tool_calls.first() {
             // Plugins may rewrite the arguments.
