@@ -6,6 +6,7 @@ mod pipeline_order;
 mod pipeline_requests;
 mod tool_contract;
 mod tool_registry;
+mod tool_sources;
 
 use std::time::Duration;
 

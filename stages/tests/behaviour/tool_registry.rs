@@ -33,10 +33,15 @@ fn a_duplicate_name_is_refused_and_the_first_tool_stays() {
     assert_eq!(
         err,
         StagesError::DuplicateTool {
-            name: "weather_now".into()
+            name: "weather_now".into(),
+            existing: "plugin weather".into(),
+            incoming: "plugin other".into(),
         }
     );
-    assert_eq!(err.to_string(), "tool weather_now already registered");
+    assert_eq!(
+        err.to_string(),
+        "tool weather_now is already offered by plugin weather; plugin other cannot offer it too"
+    );
     assert_eq!(
         reg.execute(&call(), "weather_now", &json!({})),
         Ok(json!("first"))
