@@ -78,7 +78,39 @@ impl Table {
     }
 }
 
-/// Every plugin tool, by name. Safe to share between plugin threads and the turn engine.
+fn insert(
+    table: &mut Table,
+    mut def: ToolDef,
+    owner: ToolOwner,
+    capability: &str,
+    handler: Arc<dyn ToolHandler>,
+) -> Result<(), StagesError> {
+    if !valid_function_name(&def.name) {
+        return Err(StagesError::InvalidToolName { name: def.name });
+    }
+    if def.plugin.is_empty() {
+        def.plugin = owner.name.clone();
+    }
+    if let Some(existing) = table.tools.get(&def.name) {
+        return Err(StagesError::DuplicateTool {
+            existing: existing.owner.to_string(),
+            incoming: owner.to_string(),
+            name: def.name,
+        });
+    }
+    table.order.push(def.name.clone());
+    let name = def.name.clone();
+    let tool = RegisteredTool {
+        def,
+        handler,
+        owner,
+        capability: capability.to_owned(),
+    };
+    table.tools.insert(name, tool);
+    Ok(())
+}
+
+/// Every tool, by name. Safe to share between plugin threads and the turn engine.
 ///
 /// Calls never hold the table lock, so a slow tool does not stall registration or other calls.
 #[derive(Default)]
@@ -121,36 +153,33 @@ impl ToolRegistry {
     /// a collision names both owners. An empty `def.plugin` becomes the owner's name.
     pub fn register_owned(
         &self,
-        mut def: ToolDef,
+        def: ToolDef,
         owner: ToolOwner,
         capability: &str,
         handler: impl ToolHandler,
     ) -> Result<(), StagesError> {
-        if !valid_function_name(&def.name) {
-            return Err(StagesError::InvalidToolName { name: def.name });
-        }
-        if def.plugin.is_empty() {
-            def.plugin = owner.name.clone();
-        }
-        let mut table = self.table.write();
-        if let Some(existing) = table.tools.get(&def.name) {
-            return Err(StagesError::DuplicateTool {
-                existing: existing.owner.to_string(),
-                incoming: owner.to_string(),
-                name: def.name,
-            });
-        }
-        table.order.push(def.name.clone());
-        let name = def.name.clone();
         let handler: Arc<dyn ToolHandler> = Arc::new(handler);
-        let tool = RegisteredTool {
-            def,
-            handler,
-            owner,
-            capability: capability.to_owned(),
-        };
-        table.tools.insert(name, tool);
-        Ok(())
+        insert(&mut self.table.write(), def, owner, capability, handler)
+    }
+
+    /// Replaces every tool of `owner` with `tools` in one step, so a caller never sees the
+    /// owner's tools half gone (an MCP server's list change). Returns the tools refused, by the
+    /// same rules as [`Self::register_owned`]; the others are in.
+    pub fn replace_owned(
+        &self,
+        owner: &ToolOwner,
+        tools: Vec<(ToolDef, String, Arc<dyn ToolHandler>)>,
+    ) -> Vec<StagesError> {
+        let mut table = self.table.write();
+        table.tools.retain(|_, t| t.owner != *owner);
+        let Table { order, tools: live, .. } = &mut *table;
+        order.retain(|n| live.contains_key(n));
+        tools
+            .into_iter()
+            .filter_map(|(def, capability, handler)| {
+                insert(&mut table, def, owner.clone(), &capability, handler).err()
+            })
+            .collect()
     }
 
     /// Replaces the policy; it applies to the next offer and the next call.

@@ -7,7 +7,7 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use hearth_plugin_host::supervisor::Supervised;
-use hearth_stages::{ToolOwner, ToolRegistry, ToolSource};
+use hearth_stages::{ToolDef, ToolHandler, ToolOwner, ToolRegistry, ToolSource};
 use parking_lot::{Mutex, RwLock};
 use serde::Serialize;
 use serde_json::Value;
@@ -230,26 +230,25 @@ impl Shared {
         // Cheap extras: counted once per connection, never fatal.
         let resources = client.list_resources().map_or(0, |r| r.len());
         let prompts = client.list_prompts().map_or(0, |p| p.len());
-        {
-            let mut report = self.report.lock();
-            report.connected = true;
-            report.protocol_version = Some(client.info().protocol_version.clone());
-            report.server_info = client.info().info.clone();
-            report.resources = resources;
-            report.prompts = prompts;
-            report.last_error = None;
-        }
         *self.client.write() = Some(Arc::clone(&client));
-        self.register_tools(&client)
+        self.register_tools(&client)?;
+        // Connected once the tools are in: whoever waits for it can call them.
+        let mut report = self.report.lock();
+        report.connected = true;
+        report.protocol_version = Some(client.info().protocol_version.clone());
+        report.server_info = client.info().info.clone();
+        report.resources = resources;
+        report.prompts = prompts;
+        report.last_error = None;
+        Ok(())
     }
 
-    /// Replaces the server's tools in the registry with what it lists now.
+    /// Replaces the server's tools in the registry with what it lists now, in one step.
     fn register_tools(&self, client: &McpClient) -> Result<(), McpError> {
         let listed = client.list_tools()?;
         let _serial = self.registering.lock();
-        self.tools.unregister_owner(&self.owner);
-        let mut names = Vec::new();
         let mut skipped = Vec::new();
+        let mut batch: Vec<(ToolDef, String, Arc<dyn ToolHandler>)> = Vec::new();
         for tool in &listed {
             let Some((def, capability)) = definition(self.name(), tool) else {
                 skipped.push(format!("{}: the prefixed name does not fit 64 characters", tool.name));
@@ -259,18 +258,18 @@ impl Shared {
                 server: self.me.clone(),
                 remote: tool.name.clone(),
             };
-            let name = def.name.clone();
-            match self
-                .tools
-                .register_owned(def, self.owner.clone(), capability, handler)
-            {
-                Ok(()) => names.push(name),
-                Err(e) => {
-                    tracing::warn!(server = %self.name(), "tool not registered: {e}");
-                    skipped.push(format!("{}: {e}", tool.name));
-                }
-            }
+            batch.push((def, capability.to_owned(), Arc::new(handler)));
         }
+        let wanted: Vec<String> = batch.iter().map(|(d, ..)| d.name.clone()).collect();
+        let refused = self.tools.replace_owned(&self.owner, batch);
+        for e in &refused {
+            tracing::warn!(server = %self.name(), "tool not registered: {e}");
+            skipped.push(e.to_string());
+        }
+        let names: Vec<String> = wanted
+            .into_iter()
+            .filter(|n| self.tools.get(n).is_some_and(|t| t.owner == self.owner))
+            .collect();
         tracing::info!(server = %self.name(), tools = names.len(), "mcp tools registered");
         let mut report = self.report.lock();
         report.tools = names;

@@ -1,0 +1,103 @@
+//! `server-everything` as a Streamable HTTP server: a session, calls answered as JSON or event
+//! streams with progress, a stop withdrawing a long call, and the session ended on disconnect.
+
+use std::net::{TcpListener, TcpStream};
+use std::process::{Child, Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use hearth_mcp::{McpServer, McpServerConfig, Watch};
+use hearth_stages::{HandlerError, ToolRegistry};
+use hearth_testkit::within;
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+
+use crate::{LIMIT, ctx, eventually, npm_server, plain};
+
+struct HttpServer {
+    child: Child,
+    port: u16,
+}
+
+impl HttpServer {
+    fn start() -> HttpServer {
+        let port = TcpListener::bind("127.0.0.1:0")
+            .and_then(|l| l.local_addr())
+            .expect("a free port")
+            .port();
+        let child = Command::new("node")
+            .args([&npm_server("server-everything"), "streamableHttp"])
+            .env("PORT", port.to_string())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("node starts");
+        assert!(
+            eventually(Duration::from_secs(20), || TcpStream::connect(("127.0.0.1", port)).is_ok()),
+            "the HTTP server did not listen on {port}"
+        );
+        HttpServer { child, port }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/mcp", self.port)
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+#[test]
+fn calls_progress_and_cancellation_over_streamable_http() {
+    within(LIMIT, || {
+        let http = HttpServer::start();
+        let tools = Arc::new(ToolRegistry::new());
+        let server = McpServer::new(McpServerConfig::http("web", &http.url()), Arc::clone(&tools))
+            .expect("a valid entry");
+        server.connect_http().expect("connects");
+        let report = server.report();
+        assert!(report.connected && report.tools.contains(&"web_echo".to_owned()), "{report:?}");
+
+        assert_eq!(
+            tools.execute(&plain(), "web_echo", &json!({"message": "over http"})),
+            Ok(json!("Echo: over http"))
+        );
+
+        let client = server.client().expect("connected");
+        let seen = Mutex::new(Vec::new());
+        let progress = |p: &Value| seen.lock().push(p["progress"].clone());
+        let watch = Watch {
+            cancelled: &|| false,
+            deadline: Instant::now() + Duration::from_secs(20),
+            progress: Some(&progress),
+        };
+        client
+            .call_tool("trigger-long-running-operation", &json!({"duration": 0.4, "steps": 2}), &watch)
+            .expect("completes");
+        assert_eq!(*seen.lock(), [json!(1), json!(2)]);
+
+        let stop = Arc::new(AtomicBool::new(false));
+        let call = ctx(&stop, Duration::from_secs(60));
+        let for_thread = Arc::clone(&tools);
+        let long = std::thread::spawn(move || {
+            for_thread.execute(&call, "web_trigger-long-running-operation", &json!({"duration": 30, "steps": 30}))
+        });
+        std::thread::sleep(Duration::from_millis(400));
+        stop.store(true, Ordering::SeqCst);
+        assert_eq!(long.join().expect("the call"), Err(HandlerError::Cancelled));
+        assert_eq!(
+            tools.execute(&plain(), "web_echo", &json!({"message": "again"})),
+            Ok(json!("Echo: again"))
+        );
+
+        server.disconnect("test over");
+        assert!(tools.is_empty(), "disconnecting removes the tools");
+        let gone = tools.execute(&plain(), "web_echo", &json!({"message": "x"}));
+        assert!(matches!(gone, Err(HandlerError::Unavailable(_))), "{gone:?}");
+    });
+}
