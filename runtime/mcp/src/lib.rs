@@ -41,6 +41,7 @@ pub mod server;
 mod servers;
 mod sse;
 mod stdio;
+mod store;
 pub mod tools;
 
 pub use calls::{NotificationSink, Watch};
@@ -50,3 +51,4 @@ pub use connection::Connection;
 pub use error::McpError;
 pub use server::{McpServer, ServerReport, supervised_name};
 pub use servers::McpServers;
+pub use store::{McpStore, STORE_FILE};

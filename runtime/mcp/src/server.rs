@@ -154,11 +154,11 @@ impl McpServer {
             .spawn()
             .map_err(|e| connect(format!("could not start it: {e}")))?;
         let attached = self.shared.attach_child(&mut child);
+        let report = self.report();
         self.disconnect("probe done");
         let _ = child.kill();
         let _ = child.wait();
-        attached?;
-        Ok(self.report())
+        attached.map(|()| report)
     }
 }
 

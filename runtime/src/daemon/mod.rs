@@ -4,6 +4,7 @@
 
 mod builtins;
 mod data_dir;
+mod mcp_servers;
 mod plugins;
 mod sources;
 
@@ -18,6 +19,7 @@ use hearth_kernel::graph::{self, GraphConfig, Kernel, Registries};
 use hearth_kernel::ingress::KernelHandle;
 use hearth_kernel::memory_service::MemoryConfig;
 use hearth_kernel::turn::TurnConfig;
+use hearth_mcp::McpServers;
 use hearth_llm::provider::SourceConfig;
 use hearth_plugin_host::session::Tables;
 use hearth_plugin_host::{HostConfig, PluginHost};
@@ -55,6 +57,7 @@ struct DaemonControl {
     handle: KernelHandle,
     sources: Arc<Sources>,
     plugins: Arc<PluginHost>,
+    mcp: Arc<McpServers>,
 }
 
 impl Control for DaemonControl {
@@ -71,6 +74,7 @@ impl Control for DaemonControl {
             "scheduler": scheduler,
             "sources": self.sources.status(),
             "plugins": self.plugins.list(),
+            "mcp": self.mcp.list(),
         })
     }
 
@@ -123,6 +127,7 @@ pub struct Daemon {
     /// Held for the daemon's whole life; released last.
     _data_dir: DataDir,
     plugins: Arc<PluginHost>,
+    mcp: Arc<McpServers>,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -188,10 +193,16 @@ impl Daemon {
             events: kernel.events().clone(),
         });
         let plugins = PluginHost::open(HostConfig::new(&cfg.data_dir), tables, port)?;
+        registries.tools.set_policy(cfg.tools.clone());
+        let mcp = Arc::new(McpServers::new(
+            plugins.supervisor().clone(),
+            registries.tools.clone(),
+        ));
         let control = Arc::new(DaemonControl {
             handle: kernel.handle(),
             sources: sources.clone(),
             plugins: plugins.clone(),
+            mcp: mcp.clone(),
         });
         let path = cfg.socket_path();
         let socket = SocketServer::bind(
@@ -211,6 +222,7 @@ impl Daemon {
             Ok(order) => tracing::info!(?order, "starting plugins"),
             Err(e) => tracing::error!("no plugin started: {e}"),
         }
+        mcp.start_all(&mcp_servers::entries(&cfg));
         Ok(Self {
             kernel,
             socket,
@@ -219,6 +231,7 @@ impl Daemon {
             grace: Duration::from_millis(cfg.socket.shutdown_grace_ms),
             _data_dir: data_dir,
             plugins,
+            mcp,
         })
     }
 
@@ -236,6 +249,7 @@ impl Daemon {
     pub fn shutdown(self) {
         self.socket.stop_accepting();
         // Every child stops before the kernel (and the segment it maps) goes away.
+        self.mcp.stop_all();
         self.plugins.shutdown();
         let report = self.kernel.shutdown();
         if !self.durable.flush(self.grace) {

@@ -128,3 +128,51 @@ fn unregistering_an_owner_leaves_a_plugin_of_the_same_name() {
     assert_eq!(reg.unregister_owner(&mcp("fs")), 1);
     assert!(reg.is_empty());
 }
+
+fn batch(names: &[&str]) -> Vec<(ToolDef, String, std::sync::Arc<dyn ToolHandler>)> {
+    names
+        .iter()
+        .map(|n| {
+            let handler: std::sync::Arc<dyn ToolHandler> = std::sync::Arc::new(answer(json!(n)));
+            (def(n), "mcp.read".to_owned(), handler)
+        })
+        .collect()
+}
+
+#[test]
+fn replacing_an_owners_tools_keeps_others_and_reports_collisions() {
+    let reg = ToolRegistry::new();
+    reg.register(def("web_get"), answer(json!("plugin"))).expect("plugin web");
+    assert!(reg.replace_owned(&mcp("fs"), batch(&["fs_a", "fs_b"])).is_empty());
+    let refused = reg.replace_owned(&mcp("fs"), batch(&["fs_b", "fs_c", "web_get"]));
+    assert_eq!(refused.len(), 1);
+    assert!(refused[0].to_string().contains("plugin web"), "{}", refused[0]);
+    assert_eq!(offered(&reg), ["web_get", "fs_b", "fs_c"]);
+    assert_eq!(reg.execute(&call(), "web_get", &json!({})), Ok(json!("plugin")));
+}
+
+/// A reader never sees an owner's tools half replaced.
+#[test]
+fn a_replacement_is_seen_whole_or_not_at_all() {
+    hearth_testkit::within(std::time::Duration::from_secs(30), || {
+        let reg = std::sync::Arc::new(ToolRegistry::new());
+        let names: Vec<String> = (0..8).map(|i| format!("fs_t{i}")).collect();
+        let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+        assert!(reg.replace_owned(&mcp("fs"), batch(&refs)).is_empty());
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let writer = {
+            let (reg, stop, names) = (reg.clone(), stop.clone(), names.clone());
+            std::thread::spawn(move || {
+                let refs: Vec<&str> = names.iter().map(String::as_str).collect();
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    assert!(reg.replace_owned(&mcp("fs"), batch(&refs)).is_empty());
+                }
+            })
+        };
+        for _ in 0..20_000 {
+            assert_eq!(reg.defs().len(), 8);
+        }
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        writer.join().expect("writer");
+    });
+}
