@@ -320,7 +320,12 @@ mod tests {
         assert!(dup.validate().unwrap_err().to_string().contains("twice"));
         let both = Config::parse("[[mcp]]\nname = \"x\"\ncommand = \"a\"\nurl = \"http://b\"\n")
             .expect("parses");
-        assert!(both.validate().unwrap_err().to_string().contains("not both"));
+        assert!(
+            both.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("not both")
+        );
     }
 
     #[test]

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use crate::runner::panic_message;
 use crate::{
-    CallContext, HandlerError, StagesError, ToolDef, ToolHandler, ToolOwner, ToolPolicy, ToolSource,
-    valid_function_name,
+    CallContext, HandlerError, StagesError, ToolDef, ToolHandler, ToolOwner, ToolPolicy,
+    ToolSource, valid_function_name,
 };
 
 /// The capability of a tool registered without one.
@@ -172,7 +172,9 @@ impl ToolRegistry {
     ) -> Vec<StagesError> {
         let mut table = self.table.write();
         table.tools.retain(|_, t| t.owner != *owner);
-        let Table { order, tools: live, .. } = &mut *table;
+        let Table {
+            order, tools: live, ..
+        } = &mut *table;
         order.retain(|n| live.contains_key(n));
         tools
             .into_iter()

@@ -6,6 +6,8 @@
 //   crash     "die" exits the process in the middle of the call
 //   garbage   a line of junk before every answer, and "noise" answers only junk
 //   silent    answers initialize with junk only (the handshake never completes)
+//   echo      one tool, "echo", answering its arguments (the round-trip bench)
+//   pingpong  no protocol: every line in is answered with $REPLY_LINE (the bench's baseline)
 import { createInterface } from "node:readline";
 
 const mode = process.argv[2] || "paged";
@@ -13,7 +15,8 @@ const send = (m) => process.stdout.write(JSON.stringify({ jsonrpc: "2.0", ...m }
 const junk = () => process.stdout.write("this is not json {{{\n");
 const tool = (name) => ({ name, description: `the ${name} tool`, inputSchema: { type: "object" } });
 
-let tools = mode === "paged" ? ["t1", "t2", "t3", "t4", "t5"].map(tool) : [tool("echo"), tool("die")];
+let tools = mode === "paged" ? ["t1", "t2", "t3", "t4", "t5"].map(tool)
+  : mode === "echo" ? [tool("echo")] : [tool("echo"), tool("die")];
 
 function answer(req) {
   const p = req.params || {};
@@ -46,7 +49,10 @@ function answer(req) {
 if (mode === "changing") tools.push(tool("grow"));
 if (mode === "garbage") tools.push(tool("noise"));
 
-createInterface({ input: process.stdin }).on("line", (line) => {
+if (mode === "pingpong") {
+  const reply = process.env.REPLY_LINE + "\n";
+  createInterface({ input: process.stdin }).on("line", () => process.stdout.write(reply));
+} else createInterface({ input: process.stdin }).on("line", (line) => {
   const req = JSON.parse(line);
   if (req.id === undefined) return;
   if (mode === "garbage" || mode === "silent") junk();

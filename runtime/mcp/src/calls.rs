@@ -156,7 +156,10 @@ impl Calls {
                 tracing::warn!(server = %self.server, bad_frames = n, "skipped a bad frame: {e}");
                 None
             }
-            Ok(Message::Response(Response { id: Some(id), outcome })) => {
+            Ok(Message::Response(Response {
+                id: Some(id),
+                outcome,
+            })) => {
                 if let Some(tx) = self.pending.lock().remove(&id) {
                     let _ = tx.send(Reply::Done(outcome));
                 }

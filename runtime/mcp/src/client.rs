@@ -127,7 +127,12 @@ impl McpClient {
     }
 
     /// Calls tool `name` (the server's name for it) under `watch`; the raw `CallToolResult`.
-    pub fn call_tool(&self, name: &str, arguments: &Value, watch: &Watch) -> Result<Value, McpError> {
+    pub fn call_tool(
+        &self,
+        name: &str,
+        arguments: &Value,
+        watch: &Watch,
+    ) -> Result<Value, McpError> {
         let arguments = if arguments.is_null() {
             json!({})
         } else {

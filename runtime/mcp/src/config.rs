@@ -136,7 +136,12 @@ mod tests {
             url: Some("http://x".into()),
             ..stdio.clone()
         };
-        assert!(both.endpoint().unwrap_err().to_string().contains("not both"));
+        assert!(
+            both.endpoint()
+                .unwrap_err()
+                .to_string()
+                .contains("not both")
+        );
         let neither = McpServerConfig {
             name: "x".into(),
             ..McpServerConfig::default()

@@ -39,7 +39,12 @@ impl Connection {
     /// Sends `method` and waits under `watch`. A stopped or timed-out request is withdrawn with
     /// `notifications/cancelled`, so the server can stop its work. With a progress callback the
     /// request carries a progress token (its id).
-    pub fn request(&self, method: &str, mut params: Value, watch: &Watch) -> Result<Value, McpError> {
+    pub fn request(
+        &self,
+        method: &str,
+        mut params: Value,
+        watch: &Watch,
+    ) -> Result<Value, McpError> {
         let (id, rx) = self.calls.open(method)?;
         if watch.progress.is_some() {
             if !params.is_object() {
@@ -105,6 +110,8 @@ impl Drop for Connection {
 pub(crate) fn encode(message: &Message) -> Vec<u8> {
     let mut out = Vec::with_capacity(128);
     // A `Value` always serialises.
-    message.encode_into(&mut out).expect("a JSON value serialises");
+    message
+        .encode_into(&mut out)
+        .expect("a JSON value serialises");
     out
 }

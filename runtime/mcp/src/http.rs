@@ -18,6 +18,10 @@ use crate::connection::{Transport, encode};
 use crate::sse::read_events;
 
 const SESSION_HEADER: &str = "mcp-session-id";
+
+/// The error code a request ends with when the server answers HTTP 404: the session is gone
+/// (the server restarted), so the client must initialize again.
+pub(crate) const SESSION_GONE: i64 = -32404;
 const VERSION_HEADER: &str = "mcp-protocol-version";
 
 #[derive(Clone)]
@@ -88,7 +92,11 @@ impl Inner {
 
     /// Reads a response body (JSON or events) into the calls table.
     fn take_body(self: &Arc<Self>, resp: ureq::http::Response<ureq::Body>) {
-        if let Some(s) = resp.headers().get(SESSION_HEADER).and_then(|v| v.to_str().ok()) {
+        if let Some(s) = resp
+            .headers()
+            .get(SESSION_HEADER)
+            .and_then(|v| v.to_str().ok())
+        {
             *self.session.lock() = Some(s.to_owned());
         }
         let events = resp
@@ -104,7 +112,10 @@ impl Inner {
             });
         } else {
             let mut body = Vec::new();
-            if let Err(e) = reader.take(crate::stdio::MAX_FRAME as u64).read_to_end(&mut body) {
+            if let Err(e) = reader
+                .take(crate::stdio::MAX_FRAME as u64)
+                .read_to_end(&mut body)
+            {
                 self.deliver(Err(FrameError::InvalidJson {
                     reason: e.to_string(),
                 }));
@@ -163,6 +174,7 @@ impl Transport for HttpTransport {
                 Ok(resp) if resp.status().is_success() => me.take_body(resp),
                 Ok(resp) => {
                     let status = resp.status().as_u16();
+                    let had_session = me.session.lock().is_some();
                     let text = resp
                         .into_body()
                         .read_to_string()
@@ -170,9 +182,10 @@ impl Transport for HttpTransport {
                         .chars()
                         .take(300)
                         .collect::<String>();
-                    me.calls.fail(request.id, http_error(status, &text));
+                    me.calls
+                        .fail(request.id, http_error(status, &text, had_session));
                 }
-                Err(e) => me.calls.fail(request.id, http_error(0, &e)),
+                Err(e) => me.calls.fail(request.id, http_error(0, &e, false)),
             });
         spawned.map(drop).map_err(|e| McpError::Connect {
             server: self.inner.calls.server.clone(),
@@ -186,7 +199,10 @@ impl Transport for HttpTransport {
             server: self.inner.calls.server.clone(),
             reason: format!("could not send {method}: {reason}"),
         };
-        let resp = self.inner.post(encode(&Message::Notification(note))).map_err(failed)?;
+        let resp = self
+            .inner
+            .post(encode(&Message::Notification(note)))
+            .map_err(failed)?;
         if resp.status().is_success() {
             Ok(())
         } else {
@@ -197,22 +213,54 @@ impl Transport for HttpTransport {
     fn close(&self) {
         let session = self.inner.session.lock().take();
         if let Some(s) = session {
-            let req = self.inner.agent.delete(&self.inner.url).header(SESSION_HEADER, &s);
+            let req = self
+                .inner
+                .agent
+                .delete(&self.inner.url)
+                .header(SESSION_HEADER, &s);
             let _ = req.call();
         }
     }
 }
 
-/// An HTTP failure as the JSON-RPC error its request ends with.
-fn http_error(status: u16, text: &str) -> ErrorObject {
-    let message = match status {
-        0 => format!("HTTP request failed: {text}"),
-        404 => format!("HTTP 404: the session is gone or the endpoint is wrong ({text})"),
-        _ => format!("HTTP {status}: {text}"),
+/// An HTTP failure as the JSON-RPC error its request ends with. The protocol answers a lost
+/// session with 404; servers on older SDKs answer 400 naming the session, taken the same way.
+fn http_error(status: u16, text: &str, had_session: bool) -> ErrorObject {
+    let gone = status == 404
+        || (status == 400 && had_session && text.to_ascii_lowercase().contains("session"));
+    let (code, message) = match status {
+        0 => (-32000, format!("HTTP request failed: {text}")),
+        _ if gone => (
+            SESSION_GONE,
+            format!("HTTP {status}: the session is gone or the endpoint is wrong ({text})"),
+        ),
+        _ => (-32000 - i64::from(status), format!("HTTP {status}: {text}")),
     };
     ErrorObject {
-        code: -32000 - i64::from(status),
+        code,
         message,
         data: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_lost_session_is_told_apart_from_other_failures() {
+        assert_eq!(http_error(404, "", true).code, SESSION_GONE);
+        assert_eq!(http_error(404, "", false).code, SESSION_GONE);
+        assert_eq!(
+            http_error(400, "No valid session ID provided", true).code,
+            SESSION_GONE
+        );
+        assert_ne!(
+            http_error(400, "No valid session ID provided", false).code,
+            SESSION_GONE
+        );
+        assert_ne!(http_error(400, "bad json", true).code, SESSION_GONE);
+        assert_ne!(http_error(500, "session", true).code, SESSION_GONE);
+        assert_eq!(http_error(0, "refused", false).code, -32000);
     }
 }

@@ -67,9 +67,18 @@ mod tests {
     #[test]
     fn a_known_revision_is_kept_an_unknown_one_refused() {
         assert_eq!(negotiate("2025-06-18"), Ok("2025-06-18"));
-        assert_eq!(negotiate(LATEST_PROTOCOL_VERSION), Ok(LATEST_PROTOCOL_VERSION));
+        assert_eq!(
+            negotiate(LATEST_PROTOCOL_VERSION),
+            Ok(LATEST_PROTOCOL_VERSION)
+        );
         let err = negotiate("1999-01-01").unwrap_err();
-        assert!(err.contains("1999-01-01") && err.contains("2024-11-05"), "{err}");
-        assert_eq!(initialize_params()["protocolVersion"], LATEST_PROTOCOL_VERSION);
+        assert!(
+            err.contains("1999-01-01") && err.contains("2024-11-05"),
+            "{err}"
+        );
+        assert_eq!(
+            initialize_params()["protocolVersion"],
+            LATEST_PROTOCOL_VERSION
+        );
     }
 }

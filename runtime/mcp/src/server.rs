@@ -12,6 +12,7 @@ use parking_lot::{Mutex, RwLock};
 use serde::Serialize;
 use serde_json::Value;
 
+use crate::McpError;
 use crate::calls::{Calls, NotificationSink};
 use crate::client::{HANDSHAKE_TIMEOUT, McpClient};
 use crate::config::{Endpoint, McpServerConfig};
@@ -20,7 +21,6 @@ use crate::http::HttpTransport;
 use crate::protocol::methods;
 use crate::stdio::StdioTransport;
 use crate::tools::{DEFAULT_CALL_TIMEOUT, McpTool, definition};
-use crate::McpError;
 
 /// The supervisor's name of server `name`.
 pub fn supervised_name(name: &str) -> String {
@@ -60,6 +60,8 @@ pub(crate) struct Shared {
     client: RwLock<Option<Arc<McpClient>>>,
     report: Mutex<ServerReport>,
     refreshing: AtomicBool,
+    /// Set once the server is removed: no reconnecting after that.
+    retired: AtomicBool,
     /// Serialises connecting and refreshing, so two refreshes never interleave their writes.
     registering: Mutex<()>,
     me: Weak<Shared>,
@@ -87,6 +89,7 @@ impl McpServer {
             tools,
             client: RwLock::new(None),
             refreshing: AtomicBool::new(false),
+            retired: AtomicBool::new(false),
             registering: Mutex::new(()),
             me: me.clone(),
         });
@@ -134,6 +137,35 @@ impl McpServer {
         self.shared.detach(why);
     }
 
+    /// Disconnects for good: an HTTP server is not connected again after this.
+    pub fn retire(&self) {
+        // SYNC: pairs with the load in `is_retired`.
+        self.shared.retired.store(true, Ordering::Release);
+        self.disconnect("removed");
+    }
+
+    /// Whether [`Self::retire`] was called.
+    pub fn is_retired(&self) -> bool {
+        // SYNC: pairs with the store in `retire`.
+        self.shared.retired.load(Ordering::Acquire)
+    }
+
+    /// The command that starts a stdio server, pipes set up for [`Self::attach`].
+    pub fn command(&self) -> Result<Command, McpError> {
+        SupervisedServer(Arc::clone(&self.shared))
+            .command()
+            .map_err(|reason| McpError::Config {
+                name: self.name().to_owned(),
+                reason,
+            })
+    }
+
+    /// Brings up a stdio server spawned from [`Self::command`] outside the supervisor (the
+    /// supervisor does the same through [`Self::supervised`]).
+    pub fn attach(&self, child: &mut Child) -> Result<(), McpError> {
+        self.shared.attach_child(child)
+    }
+
     /// Starts the server once outside any supervisor, connects, reports and stops it: what
     /// `hearth mcp test` shows.
     pub fn probe(&self) -> Result<ServerReport, McpError> {
@@ -143,17 +175,11 @@ impl McpServer {
             self.disconnect("probe done");
             return Ok(report);
         }
-        let target = SupervisedServer(Arc::clone(&self.shared));
-        let connect = |reason: String| McpError::Connect {
+        let mut child = self.command()?.spawn().map_err(|e| McpError::Connect {
             server: self.name().to_owned(),
-            reason,
-        };
-        let mut child = target
-            .command()
-            .map_err(connect)?
-            .spawn()
-            .map_err(|e| connect(format!("could not start it: {e}")))?;
-        let attached = self.shared.attach_child(&mut child);
+            reason: format!("could not start it: {e}"),
+        })?;
+        let attached = self.attach(&mut child);
         let report = self.report();
         self.disconnect("probe done");
         let _ = child.kill();
@@ -169,6 +195,25 @@ impl Shared {
 
     pub(crate) fn client(&self) -> Option<Arc<McpClient>> {
         self.client.read().clone()
+    }
+
+    pub(crate) fn is_http(&self) -> bool {
+        matches!(self.config.endpoint(), Ok(Endpoint::Http { .. }))
+    }
+
+    /// Drops the lost session and runs the handshake again (not after the server is removed).
+    pub(crate) fn reconnect_http(&self) -> Result<(), McpError> {
+        // SYNC: pairs with the store in `McpServer::retire`.
+        if self.retired.load(Ordering::Acquire) {
+            return Err(McpError::Connect {
+                server: self.name().to_owned(),
+                reason: "the server was removed".into(),
+            });
+        }
+        if let Some(old) = self.client.write().take() {
+            old.connection().close();
+        }
+        self.connect_http()
     }
 
     pub(crate) fn call_timeout(&self) -> Duration {
@@ -223,8 +268,15 @@ impl Shared {
         self.bring_up_with(conn, |_| {})
     }
 
-    fn bring_up_with(&self, conn: Connection, negotiated: impl FnOnce(&str)) -> Result<(), McpError> {
-        let limit = self.config.timeout_secs.map_or(HANDSHAKE_TIMEOUT, Duration::from_secs);
+    fn bring_up_with(
+        &self,
+        conn: Connection,
+        negotiated: impl FnOnce(&str),
+    ) -> Result<(), McpError> {
+        let limit = self
+            .config
+            .timeout_secs
+            .map_or(HANDSHAKE_TIMEOUT, Duration::from_secs);
         let client = Arc::new(McpClient::initialize(conn, limit)?);
         negotiated(&client.info().protocol_version);
         // Cheap extras: counted once per connection, never fatal.
@@ -251,7 +303,10 @@ impl Shared {
         let mut batch: Vec<(ToolDef, String, Arc<dyn ToolHandler>)> = Vec::new();
         for tool in &listed {
             let Some((def, capability)) = definition(self.name(), tool) else {
-                skipped.push(format!("{}: the prefixed name does not fit 64 characters", tool.name));
+                skipped.push(format!(
+                    "{}: the prefixed name does not fit 64 characters",
+                    tool.name
+                ));
                 continue;
             };
             let handler = McpTool {
@@ -355,4 +410,3 @@ impl Supervised for SupervisedServer {
         let _ = timeout;
     }
 }
-

@@ -52,11 +52,7 @@ impl McpServers {
             let name = server.name().to_owned();
             std::thread::Builder::new()
                 .name(format!("mcp-{name}-connect"))
-                .spawn(move || {
-                    if let Err(e) = server.connect_http() {
-                        tracing::error!("{e}");
-                    }
-                })
+                .spawn(move || connect_until_up(&server))
                 .map_err(|e| McpError::Connect {
                     server: name,
                     reason: format!("no thread: {e}"),
@@ -88,7 +84,7 @@ impl McpServers {
         if server.is_stdio() {
             self.supervisor.forget(&supervised_name(server.name()));
         }
-        server.disconnect("stopped");
+        server.retire();
     }
 
     /// One server.
@@ -123,5 +119,25 @@ impl McpServers {
             })
             .collect();
         Value::Array(rows)
+    }
+}
+
+/// An HTTP server may come up after the daemon: try again after 1 s, 2 s, 4 s … 60 s until it
+/// answers or is removed.
+fn connect_until_up(server: &McpServer) {
+    let mut delay = Duration::from_secs(1);
+    loop {
+        match server.connect_http() {
+            Ok(()) => return,
+            Err(e) => tracing::warn!("{e}; trying again in {delay:?}"),
+        }
+        let until = Instant::now() + delay;
+        while Instant::now() < until {
+            if server.is_retired() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        delay = (delay * 2).min(Duration::from_secs(60));
     }
 }

@@ -32,7 +32,8 @@ mod tests {
 
     #[test]
     fn events_join_data_lines_and_skip_the_rest() {
-        let stream = ": comment\nevent: message\nid: 1\ndata: {\"a\":\ndata: 1}\n\ndata:x\n\n\ndata: tail";
+        let stream =
+            ": comment\nevent: message\nid: 1\ndata: {\"a\":\ndata: 1}\n\ndata:x\n\n\ndata: tail";
         let mut seen = Vec::new();
         read_events(stream.as_bytes(), |d| {
             seen.push(d.to_owned());

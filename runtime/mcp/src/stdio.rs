@@ -63,7 +63,10 @@ impl StdioTransport {
     }
 }
 
-fn write_to(writer: &Mutex<Option<FrameWriter<ChildStdin>>>, message: &Message) -> Result<(), String> {
+fn write_to(
+    writer: &Mutex<Option<FrameWriter<ChildStdin>>>,
+    message: &Message,
+) -> Result<(), String> {
     match writer.lock().as_mut() {
         Some(w) => w.write(message).map_err(|e| e.to_string()),
         None => Err("the connection is closed".into()),

@@ -110,10 +110,18 @@ mod tests {
         store
             .add(McpServerConfig::http("web", "http://127.0.0.1:3001/mcp"))
             .expect("added");
-        assert_eq!(store.load().expect("two"), [fs.clone(), McpServerConfig::http("web", "http://127.0.0.1:3001/mcp")]);
+        assert_eq!(
+            store.load().expect("two"),
+            [
+                fs.clone(),
+                McpServerConfig::http("web", "http://127.0.0.1:3001/mcp")
+            ]
+        );
         let dup = store.add(fs).unwrap_err();
         assert!(dup.to_string().contains("already"), "{dup}");
-        let bad = store.add(McpServerConfig::stdio("a_b", "x", &[])).unwrap_err();
+        let bad = store
+            .add(McpServerConfig::stdio("a_b", "x", &[]))
+            .unwrap_err();
         assert!(bad.to_string().contains("letters"), "{bad}");
         assert_eq!(store.remove("fs"), Ok(true));
         assert_eq!(store.remove("fs"), Ok(false));
@@ -128,6 +136,9 @@ mod tests {
         let err = store.load().unwrap_err().to_string();
         assert!(err.contains("mcp.toml") && err.contains("nme"), "{err}");
         assert!(store.add(McpServerConfig::stdio("x", "y", &[])).is_err());
-        assert_eq!(std::fs::read_to_string(store.path()).expect("kept"), "[[mcp]]\nnme = 1\n");
+        assert_eq!(
+            std::fs::read_to_string(store.path()).expect("kept"),
+            "[[mcp]]\nnme = 1\n"
+        );
     }
 }

@@ -13,6 +13,7 @@ use crate::McpError;
 use crate::calls::Watch;
 use crate::client::RemoteTool;
 use crate::content::map_call_result;
+use crate::http::SESSION_GONE;
 use crate::server::Shared;
 
 /// How long a tool call may run when neither the task nor the entry sets a limit.
@@ -73,8 +74,33 @@ impl ToolHandler for McpTool {
             .server
             .upgrade()
             .ok_or_else(|| HandlerError::Unavailable("the mcp server was removed".into()))?;
-        let client = shared.client().ok_or_else(|| {
-            HandlerError::Unavailable(format!("mcp server {} is not connected", shared.name()))
+        let first = self.call_once(&shared, call, args);
+        match first {
+            // An HTTP server that restarted forgot the session: initialize again, once.
+            Err(McpError::Remote {
+                code: SESSION_GONE, ..
+            }) if shared.is_http() => {
+                tracing::info!(server = %shared.name(), "the session is gone; connecting again");
+                shared
+                    .reconnect_http()
+                    .map_err(|e| HandlerError::Unavailable(e.to_string()))?;
+                into_result(self.call_once(&shared, call, args))
+            }
+            other => into_result(other),
+        }
+    }
+}
+
+impl McpTool {
+    fn call_once(
+        &self,
+        shared: &Shared,
+        call: &CallContext,
+        args: &Value,
+    ) -> Result<Value, McpError> {
+        let client = shared.client().ok_or_else(|| McpError::Connect {
+            server: shared.name().to_owned(),
+            reason: "not connected".into(),
         })?;
         let limit = shared.call_timeout();
         let cancelled = || call.is_cancelled();
@@ -87,18 +113,26 @@ impl ToolHandler for McpTool {
             deadline: call.deadline().min(Instant::now() + limit),
             progress: Some(&progress),
         };
-        match client.call_tool(&self.remote, args, &watch) {
-            Ok(result) => map_call_result(&result),
-            Err(McpError::Cancelled { .. }) => Err(HandlerError::Cancelled),
-            Err(McpError::TimedOut { .. }) => Err(HandlerError::TimedOut),
-            Err(e @ McpError::Closed { .. }) => Err(HandlerError::Unavailable(format!(
-                "{e}; it is restarted by its supervisor, try again shortly"
-            ))),
-            Err(McpError::Remote { code: -32602, message, .. }) => {
-                Err(HandlerError::InvalidArguments(message))
-            }
-            Err(e) => Err(HandlerError::Failed(e.to_string())),
-        }
+        client.call_tool(&self.remote, args, &watch)
+    }
+}
+
+/// A call's outcome as the tool's result or typed error.
+fn into_result(outcome: Result<Value, McpError>) -> Result<Value, HandlerError> {
+    match outcome {
+        Ok(result) => map_call_result(&result),
+        Err(McpError::Cancelled { .. }) => Err(HandlerError::Cancelled),
+        Err(McpError::TimedOut { .. }) => Err(HandlerError::TimedOut),
+        Err(e @ McpError::Closed { .. }) => Err(HandlerError::Unavailable(format!(
+            "{e}; it is restarted by its supervisor, try again shortly"
+        ))),
+        Err(e @ McpError::Connect { .. }) => Err(HandlerError::Unavailable(e.to_string())),
+        Err(McpError::Remote {
+            code: -32602,
+            message,
+            ..
+        }) => Err(HandlerError::InvalidArguments(message)),
+        Err(e) => Err(HandlerError::Failed(e.to_string())),
     }
 }
 
@@ -108,7 +142,10 @@ mod tests {
 
     #[test]
     fn names_are_prefixed_and_cleaned_or_refused() {
-        assert_eq!(tool_name("fs", "read_file").as_deref(), Some("fs_read_file"));
+        assert_eq!(
+            tool_name("fs", "read_file").as_deref(),
+            Some("fs_read_file")
+        );
         assert_eq!(tool_name("ev", "get-sum").as_deref(), Some("ev_get-sum"));
         assert_eq!(tool_name("x", "a.b/c").as_deref(), Some("x_a_b_c"));
         assert_eq!(tool_name("x", &"y".repeat(70)), None);

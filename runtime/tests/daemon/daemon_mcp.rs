@@ -42,7 +42,11 @@ fn mcp_tools_reach_the_model_less_the_disabled_and_a_call_goes_through() {
             assert!(Instant::now() < deadline, "the mcp server never connected");
             std::thread::sleep(Duration::from_millis(50));
         };
-        assert_eq!(server["tools"].as_array().map(Vec::len), Some(5), "{server}");
+        assert_eq!(
+            server["tools"].as_array().map(Vec::len),
+            Some(5),
+            "{server}"
+        );
         assert_eq!(server["process"]["state"], "running", "{server}");
 
         let out = daemon.run(&["send", "use the tool"]);
@@ -59,14 +63,19 @@ fn mcp_tools_reach_the_model_less_the_disabled_and_a_call_goes_through() {
         for name in ["pg_t1", "pg_t2", "pg_t3", "pg_t5"] {
             assert!(offered.contains(&name), "{name} not offered: {offered:?}");
         }
-        assert!(!offered.contains(&"pg_t4"), "a disabled tool was offered: {offered:?}");
+        assert!(
+            !offered.contains(&"pg_t4"),
+            "a disabled tool was offered: {offered:?}"
+        );
         let messages = seen[1].body["messages"].as_array().expect("messages");
         let result = messages
             .iter()
             .find(|m| m["role"] == "tool")
             .expect("the tool result goes back to the model");
         assert!(
-            result["content"].as_str().is_some_and(|c| c.contains("\\\"q\\\":\\\"hi\\\"") || c.contains("\"q\":\"hi\"")),
+            result["content"]
+                .as_str()
+                .is_some_and(|c| c.contains("\\\"q\\\":\\\"hi\\\"") || c.contains("\"q\":\"hi\"")),
             "{result}"
         );
     });

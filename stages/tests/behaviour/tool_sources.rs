@@ -37,8 +37,13 @@ fn set(items: &[&str]) -> BTreeSet<String> {
 #[test]
 fn a_collision_across_sources_names_both_owners() {
     let reg = ToolRegistry::new();
-    reg.register_owned(def("fs_read"), ToolOwner::builtin(), "tool", answer(json!(1)))
-        .expect("built-in");
+    reg.register_owned(
+        def("fs_read"),
+        ToolOwner::builtin(),
+        "tool",
+        answer(json!(1)),
+    )
+    .expect("built-in");
     let err = reg
         .register_owned(def("fs_read"), mcp("fs"), "mcp.read", answer(json!(2)))
         .expect_err("taken");
@@ -62,7 +67,8 @@ fn each_tool_carries_its_owner_and_capability() {
     let reg = ToolRegistry::new();
     reg.register_owned(def("fs_read"), mcp("fs"), "mcp.read", answer(json!(1)))
         .expect("ok");
-    reg.register(def("weather_now"), answer(json!(1))).expect("ok");
+    reg.register(def("weather_now"), answer(json!(1)))
+        .expect("ok");
     let entries = reg.entries();
     assert_eq!(entries[0].owner, "mcp:fs");
     assert_eq!(entries[0].capability, "mcp.read");
@@ -70,7 +76,10 @@ fn each_tool_carries_its_owner_and_capability() {
     assert_eq!(entries[1].capability, "tool");
     let tool = reg.get("fs_read").expect("there");
     assert_eq!(tool.owner, mcp("fs"));
-    assert_eq!(tool.def.plugin, "fs", "the owner's name fills an empty plugin");
+    assert_eq!(
+        tool.def.plugin, "fs",
+        "the owner's name fills an empty plugin"
+    );
 }
 
 #[test]
@@ -82,9 +91,17 @@ fn a_disabled_or_denied_tool_is_never_offered_nor_run() {
         .expect("ok");
     reg.register_owned(def("web_get"), mcp("web"), "mcp.read", answer(json!(3)))
         .expect("ok");
-    reg.register_owned(def("time_now"), ToolOwner::builtin(), "tool", answer(json!(4)))
-        .expect("ok");
-    assert_eq!(offered(&reg), ["fs_read", "fs_write", "web_get", "time_now"]);
+    reg.register_owned(
+        def("time_now"),
+        ToolOwner::builtin(),
+        "tool",
+        answer(json!(4)),
+    )
+    .expect("ok");
+    assert_eq!(
+        offered(&reg),
+        ["fs_read", "fs_write", "web_get", "time_now"]
+    );
 
     reg.set_policy(ToolPolicy {
         denied: set(&["mcp.write"]),
@@ -110,7 +127,11 @@ fn a_disabled_or_denied_tool_is_never_offered_nor_run() {
         reg.execute(&call(), "time_now", &json!({})),
         Err(HandlerError::Denied(_))
     ));
-    let withheld: Vec<_> = reg.entries().into_iter().filter(|e| e.withheld.is_some()).collect();
+    let withheld: Vec<_> = reg
+        .entries()
+        .into_iter()
+        .filter(|e| e.withheld.is_some())
+        .collect();
     assert_eq!(withheld.len(), 2);
 
     reg.set_policy(ToolPolicy::default());
@@ -122,7 +143,8 @@ fn unregistering_an_owner_leaves_a_plugin_of_the_same_name() {
     let reg = ToolRegistry::new();
     reg.register_owned(def("fs_read"), mcp("fs"), "mcp.read", answer(json!(1)))
         .expect("ok");
-    reg.register(def("fs_list"), answer(json!(1))).expect("plugin fs");
+    reg.register(def("fs_list"), answer(json!(1)))
+        .expect("plugin fs");
     assert_eq!(reg.unregister_plugin("fs"), 1, "only the plugin's tool");
     assert!(reg.contains("fs_read"));
     assert_eq!(reg.unregister_owner(&mcp("fs")), 1);
@@ -142,13 +164,24 @@ fn batch(names: &[&str]) -> Vec<(ToolDef, String, std::sync::Arc<dyn ToolHandler
 #[test]
 fn replacing_an_owners_tools_keeps_others_and_reports_collisions() {
     let reg = ToolRegistry::new();
-    reg.register(def("web_get"), answer(json!("plugin"))).expect("plugin web");
-    assert!(reg.replace_owned(&mcp("fs"), batch(&["fs_a", "fs_b"])).is_empty());
+    reg.register(def("web_get"), answer(json!("plugin")))
+        .expect("plugin web");
+    assert!(
+        reg.replace_owned(&mcp("fs"), batch(&["fs_a", "fs_b"]))
+            .is_empty()
+    );
     let refused = reg.replace_owned(&mcp("fs"), batch(&["fs_b", "fs_c", "web_get"]));
     assert_eq!(refused.len(), 1);
-    assert!(refused[0].to_string().contains("plugin web"), "{}", refused[0]);
+    assert!(
+        refused[0].to_string().contains("plugin web"),
+        "{}",
+        refused[0]
+    );
     assert_eq!(offered(&reg), ["web_get", "fs_b", "fs_c"]);
-    assert_eq!(reg.execute(&call(), "web_get", &json!({})), Ok(json!("plugin")));
+    assert_eq!(
+        reg.execute(&call(), "web_get", &json!({})),
+        Ok(json!("plugin"))
+    );
 }
 
 /// A reader never sees an owner's tools half replaced.

@@ -23,29 +23,62 @@ fn lists_and_calls_with_text_media_and_structured_results() {
         let rig = Rig::new();
         let report = rig.up(everything());
         assert!(report.protocol_version.is_some());
-        for tool in ["ev_echo", "ev_get-sum", "ev_get-tiny-image", "ev_trigger-long-running-operation"] {
-            assert!(rig.tools.contains(tool), "{tool} missing from {:?}", report.tools);
+        for tool in [
+            "ev_echo",
+            "ev_get-sum",
+            "ev_get-tiny-image",
+            "ev_trigger-long-running-operation",
+        ] {
+            assert!(
+                rig.tools.contains(tool),
+                "{tool} missing from {:?}",
+                report.tools
+            );
         }
-        let entry = rig.tools.entries().into_iter().find(|e| e.name == "ev_echo").expect("echo");
+        let entry = rig
+            .tools
+            .entries()
+            .into_iter()
+            .find(|e| e.name == "ev_echo")
+            .expect("echo");
         assert_eq!(entry.owner, "mcp:ev");
-        let echo = rig.tools.execute(&plain(), "ev_echo", &json!({"message": "hi"}));
+        let echo = rig
+            .tools
+            .execute(&plain(), "ev_echo", &json!({"message": "hi"}));
         assert_eq!(echo, Ok(json!("Echo: hi")));
-        let sum = rig.tools.execute(&plain(), "ev_get-sum", &json!({"a": 2, "b": 40})).expect("sum");
+        let sum = rig
+            .tools
+            .execute(&plain(), "ev_get-sum", &json!({"a": 2, "b": 40}))
+            .expect("sum");
         assert!(sum.as_str().expect("text").contains("42"), "{sum}");
-        let image = rig.tools.execute(&plain(), "ev_get-tiny-image", &json!({})).expect("image");
+        let image = rig
+            .tools
+            .execute(&plain(), "ev_get-tiny-image", &json!({}))
+            .expect("image");
         let blocks = image.as_array().expect("media blocks");
         assert!(
             blocks.iter().any(|b| b["type"] == "image_url"
-                && b["image_url"]["url"].as_str().is_some_and(|u| u.starts_with("data:image/png;base64,"))),
+                && b["image_url"]["url"]
+                    .as_str()
+                    .is_some_and(|u| u.starts_with("data:image/png;base64,"))),
             "{image}"
         );
         let structured = rig
             .tools
-            .execute(&plain(), "ev_get-structured-content", &json!({"location": "New York"}))
+            .execute(
+                &plain(),
+                "ev_get-structured-content",
+                &json!({"location": "New York"}),
+            )
             .expect("structured");
         assert!(structured["structured"].is_object(), "{structured}");
-        let bad = rig.tools.execute(&plain(), "ev_get-sum", &json!({"a": "x"}));
-        assert!(bad.is_err(), "a schema violation is the tool's error: {bad:?}");
+        let bad = rig
+            .tools
+            .execute(&plain(), "ev_get-sum", &json!({"a": "x"}));
+        assert!(
+            bad.is_err(),
+            "a schema violation is the tool's error: {bad:?}"
+        );
         assert!(report.resources > 0, "resources are listed: {report:?}");
     });
 }
@@ -55,7 +88,11 @@ fn progress_reaches_the_caller() {
     within(LIMIT, || {
         let rig = Rig::new();
         rig.up(everything());
-        let client = rig.servers.get("ev").and_then(|s| s.client()).expect("connected");
+        let client = rig
+            .servers
+            .get("ev")
+            .and_then(|s| s.client())
+            .expect("connected");
         let seen = Mutex::new(Vec::new());
         let progress = |p: &Value| seen.lock().push(p["progress"].as_f64().unwrap_or(-1.0));
         let watch = Watch {
@@ -64,9 +101,17 @@ fn progress_reaches_the_caller() {
             progress: Some(&progress),
         };
         let result = client
-            .call_tool("trigger-long-running-operation", &json!({"duration": 0.6, "steps": 3}), &watch)
+            .call_tool(
+                "trigger-long-running-operation",
+                &json!({"duration": 0.6, "steps": 3}),
+                &watch,
+            )
             .expect("completes");
-        assert!(result["content"][0]["text"].as_str().is_some_and(|t| t.contains("completed")));
+        assert!(
+            result["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("completed"))
+        );
         assert_eq!(*seen.lock(), [1.0, 2.0, 3.0]);
     });
 }
@@ -81,16 +126,30 @@ fn a_stop_cancels_a_long_call_and_the_server_stays_usable() {
         let tools = Arc::clone(&rig.tools);
         let started = Instant::now();
         let long = std::thread::spawn(move || {
-            tools.execute(&call, "ev_trigger-long-running-operation", &json!({"duration": 30, "steps": 30}))
+            tools.execute(
+                &call,
+                "ev_trigger-long-running-operation",
+                &json!({"duration": 30, "steps": 30}),
+            )
         });
         std::thread::sleep(Duration::from_millis(500));
         stop.store(true, Ordering::SeqCst);
         let outcome = long.join().expect("the call thread");
         assert_eq!(outcome, Err(HandlerError::Cancelled));
-        assert!(started.elapsed() < Duration::from_secs(5), "cancelled at once: {:?}", started.elapsed());
-        let echo = rig.tools.execute(&plain(), "ev_echo", &json!({"message": "still here"}));
+        assert!(
+            started.elapsed() < Duration::from_secs(5),
+            "cancelled at once: {:?}",
+            started.elapsed()
+        );
+        let echo = rig
+            .tools
+            .execute(&plain(), "ev_echo", &json!({"message": "still here"}));
         assert_eq!(echo, Ok(json!("Echo: still here")));
-        let conn = rig.servers.get("ev").and_then(|s| s.client()).expect("connected");
+        let conn = rig
+            .servers
+            .get("ev")
+            .and_then(|s| s.client())
+            .expect("connected");
         assert_eq!(conn.connection().bad_frames(), 0);
     });
 }

@@ -43,14 +43,28 @@ fn garbage_lines_are_skipped_and_counted_and_a_junk_answer_times_out() {
         let mut cfg = scripted("junk", "garbage");
         cfg.timeout_secs = Some(2);
         rig.up(cfg);
-        let echo = rig.tools.execute(&plain(), "junk_echo", &json!({"a": true}));
+        let echo = rig
+            .tools
+            .execute(&plain(), "junk_echo", &json!({"a": true}));
         assert_eq!(echo, Ok(json!("{\"a\":true}")));
         let noise = rig.tools.execute(&plain(), "junk_noise", &json!({}));
         assert_eq!(noise, Err(HandlerError::TimedOut));
-        let client = rig.servers.get("junk").and_then(|s| s.client()).expect("connected");
-        assert!(client.connection().bad_frames() >= 4, "{}", client.connection().bad_frames());
+        let client = rig
+            .servers
+            .get("junk")
+            .and_then(|s| s.client())
+            .expect("connected");
+        assert!(
+            client.connection().bad_frames() >= 4,
+            "{}",
+            client.connection().bad_frames()
+        );
         let echo = rig.tools.execute(&plain(), "junk_echo", &json!({"b": 2}));
-        assert_eq!(echo, Ok(json!("{\"b\":2}")), "the connection survives the junk");
+        assert_eq!(
+            echo,
+            Ok(json!("{\"b\":2}")),
+            "the connection survives the junk"
+        );
     });
 }
 
@@ -116,10 +130,16 @@ fn a_collision_with_another_owner_is_reported_and_the_rest_registered() {
         let report = rig.up(scripted("pg", "paged"));
         assert_eq!(report.tools, ["pg_t1", "pg_t2", "pg_t4", "pg_t5"]);
         assert!(
-            report.skipped.iter().any(|s| s.contains("plugin pg") && s.contains("mcp server pg")),
+            report
+                .skipped
+                .iter()
+                .any(|s| s.contains("plugin pg") && s.contains("mcp server pg")),
             "{:?}",
             report.skipped
         );
-        assert_eq!(rig.tools.execute(&plain(), "pg_t3", &json!({})), Ok(json!("plugin")));
+        assert_eq!(
+            rig.tools.execute(&plain(), "pg_t3", &json!({})),
+            Ok(json!("plugin"))
+        );
     });
 }

@@ -30,8 +30,14 @@ fn reads_and_writes_a_real_file_and_a_denied_write_is_withheld() {
             .into_iter()
             .map(|e| (e.name, e.capability))
             .collect();
-        assert!(caps.contains(&("fs_read_text_file".into(), CAP_READ.into())), "{caps:?}");
-        assert!(caps.contains(&("fs_write_file".into(), CAP_WRITE.into())), "{caps:?}");
+        assert!(
+            caps.contains(&("fs_read_text_file".into(), CAP_READ.into())),
+            "{caps:?}"
+        );
+        assert!(
+            caps.contains(&("fs_write_file".into(), CAP_WRITE.into())),
+            "{caps:?}"
+        );
 
         let path = root.join("note.txt").to_string_lossy().into_owned();
         let text = rig
@@ -41,25 +47,45 @@ fn reads_and_writes_a_real_file_and_a_denied_write_is_withheld() {
         assert!(text.to_string().contains("second line"), "{text}");
         let out = root.join("out.txt").to_string_lossy().into_owned();
         rig.tools
-            .execute(&plain(), "fs_write_file", &json!({"path": out, "content": "from hearth"}))
+            .execute(
+                &plain(),
+                "fs_write_file",
+                &json!({"path": out, "content": "from hearth"}),
+            )
             .expect("write");
-        assert_eq!(std::fs::read_to_string(root.join("out.txt")).expect("written"), "from hearth");
-        let outside = rig
-            .tools
-            .execute(&plain(), "fs_read_text_file", &json!({"path": "/etc/hostname"}));
-        assert!(matches!(outside, Err(HandlerError::Failed(_))), "{outside:?}");
+        assert_eq!(
+            std::fs::read_to_string(root.join("out.txt")).expect("written"),
+            "from hearth"
+        );
+        let outside = rig.tools.execute(
+            &plain(),
+            "fs_read_text_file",
+            &json!({"path": "/etc/hostname"}),
+        );
+        assert!(
+            matches!(outside, Err(HandlerError::Failed(_))),
+            "{outside:?}"
+        );
 
         rig.tools.set_policy(ToolPolicy {
             denied: BTreeSet::from([CAP_WRITE.to_owned()]),
             ..ToolPolicy::default()
         });
         let offered: Vec<String> = rig.tools.defs().into_iter().map(|d| d.name).collect();
-        assert!(!offered.contains(&"fs_write_file".to_owned()), "{offered:?}");
+        assert!(
+            !offered.contains(&"fs_write_file".to_owned()),
+            "{offered:?}"
+        );
         assert!(offered.contains(&"fs_read_text_file".to_owned()));
-        let denied = rig
-            .tools
-            .execute(&plain(), "fs_write_file", &json!({"path": out, "content": "x"}));
+        let denied = rig.tools.execute(
+            &plain(),
+            "fs_write_file",
+            &json!({"path": out, "content": "x"}),
+        );
         assert!(matches!(denied, Err(HandlerError::Denied(_))), "{denied:?}");
-        assert_eq!(std::fs::read_to_string(root.join("out.txt")).expect("kept"), "from hearth");
+        assert_eq!(
+            std::fs::read_to_string(root.join("out.txt")).expect("kept"),
+            "from hearth"
+        );
     });
 }

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
-use hearth_mcp::{McpServer, McpServerConfig, Watch};
+use hearth_mcp::{McpServer, McpServerConfig, McpServers, Watch};
+use hearth_plugin_host::RestartPolicy;
+use hearth_plugin_host::supervisor::{StopTimeouts, Supervisor};
 use hearth_stages::{HandlerError, ToolRegistry};
 use hearth_testkit::within;
 use parking_lot::Mutex;
@@ -20,12 +22,19 @@ struct HttpServer {
     port: u16,
 }
 
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .expect("a free port")
+        .port()
+}
+
 impl HttpServer {
     fn start() -> HttpServer {
-        let port = TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .expect("a free port")
-            .port();
+        HttpServer::on(free_port())
+    }
+
+    fn on(port: u16) -> HttpServer {
         let child = Command::new("node")
             .args([&npm_server("server-everything"), "streamableHttp"])
             .env("PORT", port.to_string())
@@ -34,7 +43,11 @@ impl HttpServer {
             .spawn()
             .expect("node starts");
         assert!(
-            eventually(Duration::from_secs(20), || TcpStream::connect(("127.0.0.1", port)).is_ok()),
+            eventually(Duration::from_secs(20), || TcpStream::connect((
+                "127.0.0.1",
+                port
+            ))
+            .is_ok()),
             "the HTTP server did not listen on {port}"
         );
         HttpServer { child, port }
@@ -57,11 +70,17 @@ fn calls_progress_and_cancellation_over_streamable_http() {
     within(LIMIT, || {
         let http = HttpServer::start();
         let tools = Arc::new(ToolRegistry::new());
-        let server = McpServer::new(McpServerConfig::http("web", &http.url()), Arc::clone(&tools))
-            .expect("a valid entry");
+        let server = McpServer::new(
+            McpServerConfig::http("web", &http.url()),
+            Arc::clone(&tools),
+        )
+        .expect("a valid entry");
         server.connect_http().expect("connects");
         let report = server.report();
-        assert!(report.connected && report.tools.contains(&"web_echo".to_owned()), "{report:?}");
+        assert!(
+            report.connected && report.tools.contains(&"web_echo".to_owned()),
+            "{report:?}"
+        );
 
         assert_eq!(
             tools.execute(&plain(), "web_echo", &json!({"message": "over http"})),
@@ -77,7 +96,11 @@ fn calls_progress_and_cancellation_over_streamable_http() {
             progress: Some(&progress),
         };
         client
-            .call_tool("trigger-long-running-operation", &json!({"duration": 0.4, "steps": 2}), &watch)
+            .call_tool(
+                "trigger-long-running-operation",
+                &json!({"duration": 0.4, "steps": 2}),
+                &watch,
+            )
             .expect("completes");
         assert_eq!(*seen.lock(), [json!(1), json!(2)]);
 
@@ -85,7 +108,11 @@ fn calls_progress_and_cancellation_over_streamable_http() {
         let call = ctx(&stop, Duration::from_secs(60));
         let for_thread = Arc::clone(&tools);
         let long = std::thread::spawn(move || {
-            for_thread.execute(&call, "web_trigger-long-running-operation", &json!({"duration": 30, "steps": 30}))
+            for_thread.execute(
+                &call,
+                "web_trigger-long-running-operation",
+                &json!({"duration": 30, "steps": 30}),
+            )
         });
         std::thread::sleep(Duration::from_millis(400));
         stop.store(true, Ordering::SeqCst);
@@ -98,6 +125,47 @@ fn calls_progress_and_cancellation_over_streamable_http() {
         server.disconnect("test over");
         assert!(tools.is_empty(), "disconnecting removes the tools");
         let gone = tools.execute(&plain(), "web_echo", &json!({"message": "x"}));
-        assert!(matches!(gone, Err(HandlerError::Unavailable(_))), "{gone:?}");
+        assert!(
+            matches!(gone, Err(HandlerError::Unavailable(_))),
+            "{gone:?}"
+        );
+    });
+}
+
+#[test]
+fn a_server_that_comes_up_late_is_connected_and_a_lost_session_is_renewed() {
+    within(LIMIT, || {
+        let port = free_port();
+        let tools = Arc::new(ToolRegistry::new());
+        let supervisor = Arc::new(Supervisor::new(
+            RestartPolicy::scaled(10),
+            Arc::new(|_: &str, _: &Value| {}),
+            StopTimeouts::default(),
+        ));
+        let servers = McpServers::new(supervisor, Arc::clone(&tools));
+        let url = format!("http://127.0.0.1:{port}/mcp");
+        servers
+            .start(McpServerConfig::http("late", &url))
+            .expect("a valid entry");
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(!servers.get("late").expect("kept").report().connected);
+        let first = HttpServer::on(port);
+        let report = servers
+            .wait_connected("late", Duration::from_secs(20))
+            .expect("kept");
+        assert!(report.connected, "{report:?}");
+        assert_eq!(
+            tools.execute(&plain(), "late_echo", &json!({"message": "one"})),
+            Ok(json!("Echo: one"))
+        );
+        // A restarted server has forgotten the session: the next call initializes again.
+        drop(first);
+        let _second = HttpServer::on(port);
+        assert_eq!(
+            tools.execute(&plain(), "late_echo", &json!({"message": "two"})),
+            Ok(json!("Echo: two"))
+        );
+        assert!(servers.remove("late"));
+        assert!(tools.is_empty());
     });
 }

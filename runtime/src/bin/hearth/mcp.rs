@@ -74,7 +74,11 @@ impl AddArgs {
 }
 
 /// Runs one command against the store of `data_dir`; `live` is the daemon's status, if it runs.
-pub fn run(command: &McpCommand, data_dir: &Path, live: impl FnOnce() -> Option<serde_json::Value>) -> ExitCode {
+pub fn run(
+    command: &McpCommand,
+    data_dir: &Path,
+    live: impl FnOnce() -> Option<serde_json::Value>,
+) -> ExitCode {
     let store = McpStore::new(data_dir);
     let outcome = match command {
         McpCommand::Add(args) => args
@@ -101,7 +105,10 @@ pub fn run(command: &McpCommand, data_dir: &Path, live: impl FnOnce() -> Option<
                 "kept": kept,
                 "daemon": live().map(|s| s["mcp"].clone()),
             });
-            println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+            println!(
+                "{}",
+                serde_json::to_string_pretty(&report).unwrap_or_default()
+            );
         }),
         McpCommand::Test { name } => test(&store, name),
     };
@@ -123,6 +130,9 @@ fn test(store: &McpStore, name: &str) -> Result<(), String> {
         .ok_or_else(|| format!("no server {name} in {}", store.path().display()))?;
     let server = McpServer::new(entry, Arc::new(ToolRegistry::new())).map_err(|e| e.to_string())?;
     let report = server.probe().map_err(|e| e.to_string())?;
-    println!("{}", serde_json::to_string_pretty(&report).unwrap_or_default());
+    println!(
+        "{}",
+        serde_json::to_string_pretty(&report).unwrap_or_default()
+    );
     Ok(())
 }
