@@ -20,7 +20,7 @@ fn everything() -> McpServerConfig {
 #[test]
 fn lists_and_calls_with_text_media_and_structured_results() {
     within(LIMIT, || {
-        let rig = Rig::new();
+        let rig = Rig::start();
         let report = rig.up(everything());
         assert!(report.protocol_version.is_some());
         for tool in [
@@ -86,7 +86,7 @@ fn lists_and_calls_with_text_media_and_structured_results() {
 #[test]
 fn progress_reaches_the_caller() {
     within(LIMIT, || {
-        let rig = Rig::new();
+        let rig = Rig::start();
         rig.up(everything());
         let client = rig
             .servers
@@ -119,7 +119,7 @@ fn progress_reaches_the_caller() {
 #[test]
 fn a_stop_cancels_a_long_call_and_the_server_stays_usable() {
     within(LIMIT, || {
-        let rig = Rig::new();
+        let rig = Rig::start();
         rig.up(everything());
         let stop = Arc::new(AtomicBool::new(false));
         let call = ctx(&stop, Duration::from_secs(60));

@@ -14,7 +14,7 @@ use crate::{LIMIT, Rig, eventually, plain, scripted};
 #[test]
 fn a_server_that_crashes_mid_call_fails_the_call_and_is_restarted() {
     within(LIMIT, || {
-        let rig = Rig::new();
+        let rig = Rig::start();
         rig.up(scripted("sc", "crash"));
         let died = rig.tools.execute(&plain(), "sc_die", &json!({}));
         assert!(
@@ -39,7 +39,7 @@ fn a_server_that_crashes_mid_call_fails_the_call_and_is_restarted() {
 #[test]
 fn garbage_lines_are_skipped_and_counted_and_a_junk_answer_times_out() {
     within(LIMIT, || {
-        let rig = Rig::new();
+        let rig = Rig::start();
         let mut cfg = scripted("junk", "garbage");
         cfg.timeout_secs = Some(2);
         rig.up(cfg);
@@ -71,7 +71,7 @@ fn garbage_lines_are_skipped_and_counted_and_a_junk_answer_times_out() {
 #[test]
 fn a_handshake_that_never_completes_fails_the_start_with_the_reason() {
     within(LIMIT, || {
-        let rig = Rig::new();
+        let rig = Rig::start();
         let mut cfg = scripted("mute", "silent");
         cfg.timeout_secs = Some(1);
         rig.servers.start(cfg).expect("a valid entry");
@@ -91,7 +91,7 @@ fn a_handshake_that_never_completes_fails_the_start_with_the_reason() {
 #[test]
 fn every_page_of_a_paginated_list_is_registered() {
     within(LIMIT, || {
-        let rig = Rig::new();
+        let rig = Rig::start();
         let report = rig.up(scripted("pg", "paged"));
         assert_eq!(report.tools, ["pg_t1", "pg_t2", "pg_t3", "pg_t4", "pg_t5"]);
     });
@@ -100,7 +100,7 @@ fn every_page_of_a_paginated_list_is_registered() {
 #[test]
 fn a_list_change_registers_the_new_tool() {
     within(LIMIT, || {
-        let rig = Rig::new();
+        let rig = Rig::start();
         rig.up(scripted("chg", "changing"));
         assert!(!rig.tools.contains("chg_grown"));
         let grew = rig.tools.execute(&plain(), "chg_grow", &json!({}));
@@ -117,7 +117,7 @@ fn a_list_change_registers_the_new_tool() {
 #[test]
 fn a_collision_with_another_owner_is_reported_and_the_rest_registered() {
     within(LIMIT, || {
-        let rig = Rig::new();
+        let rig = Rig::start();
         rig.tools
             .register(
                 hearth_stages::ToolDef {

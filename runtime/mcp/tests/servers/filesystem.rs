@@ -17,7 +17,7 @@ fn reads_and_writes_a_real_file_and_a_denied_write_is_withheld() {
         let dir = tempfile::tempdir().expect("a temp dir");
         let root = dir.path().canonicalize().expect("canonical");
         std::fs::write(root.join("note.txt"), "first line\nsecond line\n").expect("write");
-        let rig = Rig::new();
+        let rig = Rig::start();
         let cfg = McpServerConfig::stdio(
             "fs",
             "node",

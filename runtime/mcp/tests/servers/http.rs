@@ -8,14 +8,12 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use hearth_mcp::{McpServer, McpServerConfig, McpServers, Watch};
-use hearth_plugin_host::RestartPolicy;
-use hearth_plugin_host::supervisor::{StopTimeouts, Supervisor};
 use hearth_stages::{HandlerError, ToolRegistry};
 use hearth_testkit::within;
 use parking_lot::Mutex;
 use serde_json::{Value, json};
 
-use crate::{LIMIT, ctx, eventually, npm_server, plain};
+use crate::{LIMIT, ctx, eventually, fast_supervisor, npm_server, plain};
 
 struct HttpServer {
     child: Child,
@@ -137,12 +135,7 @@ fn a_server_that_comes_up_late_is_connected_and_a_lost_session_is_renewed() {
     within(LIMIT, || {
         let port = free_port();
         let tools = Arc::new(ToolRegistry::new());
-        let supervisor = Arc::new(Supervisor::new(
-            RestartPolicy::scaled(10),
-            Arc::new(|_: &str, _: &Value| {}),
-            StopTimeouts::default(),
-        ));
-        let servers = McpServers::new(supervisor, Arc::clone(&tools));
+        let servers = McpServers::new(fast_supervisor(), Arc::clone(&tools));
         let url = format!("http://127.0.0.1:{port}/mcp");
         servers
             .start(McpServerConfig::http("late", &url))

@@ -51,17 +51,22 @@ pub struct Rig {
     pub servers: McpServers,
 }
 
+/// A supervisor with restarts 10× faster than the daemon's and short stop timeouts.
+pub fn fast_supervisor() -> Arc<Supervisor> {
+    Arc::new(Supervisor::new(
+        RestartPolicy::scaled(10),
+        Arc::new(|_: &str, _: &serde_json::Value| {}),
+        StopTimeouts {
+            graceful: Duration::from_millis(300),
+            term: Duration::from_millis(500),
+        },
+    ))
+}
+
 impl Rig {
-    pub fn new() -> Rig {
+    pub fn start() -> Rig {
         let tools = Arc::new(ToolRegistry::new());
-        let supervisor = Arc::new(Supervisor::new(
-            RestartPolicy::scaled(10),
-            Arc::new(|_: &str, _: &serde_json::Value| {}),
-            StopTimeouts {
-                graceful: Duration::from_millis(300),
-                term: Duration::from_millis(500),
-            },
-        ));
+        let supervisor = fast_supervisor();
         let servers = McpServers::new(Arc::clone(&supervisor), Arc::clone(&tools));
         Rig {
             tools,
