@@ -8,14 +8,14 @@
 //! - also, when `make setup` installed it: the same call to `server-everything`'s `echo` (the
 //!   official TypeScript SDK with schema validation), for scale.
 
-use std::io::{BufRead, BufReader, Write};
 use std::path::PathBuf;
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
+use std::process::{Child, Command, ExitCode, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use criterion::Criterion;
-use hearth_bench::{Samples, report};
+use hearth_bench::line_pipe::LinePingPong;
+use hearth_bench::{Samples, report, timed};
 use hearth_mcp::{McpServer, McpServerConfig};
 use hearth_stages::{CallContext, ToolRegistry};
 use serde_json::{Value, json};
@@ -67,19 +67,10 @@ impl McpSide {
 
     fn run(&self, rounds: u64, samples: &mut Vec<Duration>) -> Duration {
         let call = CallContext::kernel(Duration::from_secs(10));
-        let start = Instant::now();
-        let mut last = start;
-        for _ in 0..rounds {
-            let got = self
-                .tools
-                .execute(&call, &self.tool, &self.args)
-                .expect("tool call");
-            std::hint::black_box(got);
-            let now = Instant::now();
-            samples.push(now - last);
-            last = now;
-        }
-        start.elapsed()
+        timed(rounds, samples, || {
+            let got = self.tools.execute(&call, &self.tool, &self.args);
+            std::hint::black_box(got.expect("tool call"));
+        })
     }
 
     fn stop(mut self) {
@@ -89,58 +80,22 @@ impl McpSide {
     }
 }
 
-struct PipeSide {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    request: Vec<u8>,
-}
-
-impl PipeSide {
-    fn start() -> PipeSide {
-        let request = json!({"jsonrpc": "2.0", "id": 1000, "method": "tools/call",
-            "params": {"name": "echo", "arguments": args(), "_meta": {"progressToken": 1000}}});
-        let text = serde_json::to_string(&args()).expect("json");
-        let reply = json!({"jsonrpc": "2.0", "id": 1000,
-            "result": {"content": [{"type": "text", "text": text}]}});
-        let mut child = Command::new("node")
-            .args([&script(), "pingpong"])
-            .env("REPLY_LINE", reply.to_string())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .spawn()
-            .expect("node starts");
-        PipeSide {
-            stdin: child.stdin.take().expect("stdin"),
-            stdout: BufReader::new(child.stdout.take().expect("stdout")),
-            child,
-            request: (request.to_string() + "\n").into_bytes(),
-        }
-    }
-
-    fn run(&mut self, rounds: u64, samples: &mut Vec<Duration>) -> Duration {
-        let mut reply = Vec::with_capacity(1024);
-        let start = Instant::now();
-        let mut last = start;
-        for _ in 0..rounds {
-            self.stdin.write_all(&self.request).expect("write");
-            self.stdin.flush().expect("flush");
-            reply.clear();
-            self.stdout.read_until(b'\n', &mut reply).expect("read");
-            std::hint::black_box(&reply);
-            let now = Instant::now();
-            samples.push(now - last);
-            last = now;
-        }
-        start.elapsed()
-    }
-
-    fn stop(self) {
-        drop(self.stdin);
-        let mut child = self.child;
-        let _ = child.kill();
-        let _ = child.wait();
-    }
+/// The same request and response lines as the MCP side, with a Node child that answers every
+/// line with the response unparsed.
+fn pipe_side() -> LinePingPong {
+    let request = json!({"jsonrpc": "2.0", "id": 1000, "method": "tools/call",
+        "params": {"name": "echo", "arguments": args(), "_meta": {"progressToken": 1000}}});
+    let text = serde_json::to_string(&args()).expect("json");
+    let reply = json!({"jsonrpc": "2.0", "id": 1000,
+        "result": {"content": [{"type": "text", "text": text}]}});
+    let child = Command::new("node")
+        .args([&script(), "pingpong"])
+        .env("REPLY_LINE", reply.to_string())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .expect("node starts");
+    LinePingPong::new(child, &request.to_string())
 }
 
 fn main() -> ExitCode {
@@ -153,7 +108,7 @@ fn main() -> ExitCode {
         "sc_echo",
         args(),
     );
-    let mut pipe = PipeSide::start();
+    let mut pipe = pipe_side();
     let (mut scratch, mut mcp_samples, mut pipe_samples) = (Vec::new(), Vec::new(), Vec::new());
     mcp.run(rounds / 4, &mut scratch);
     pipe.run(rounds / 4, &mut scratch);
