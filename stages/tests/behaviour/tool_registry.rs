@@ -1,20 +1,9 @@
 //! The plugin tool registry.
 
-use hearth_stages::{HandlerError, StagesError, ToolDef, ToolHandler, ToolRegistry, tool_fn};
+use hearth_stages::{HandlerError, StagesError, ToolDef, ToolRegistry, tool_fn};
 use serde_json::{Value, json};
 
-use crate::call;
-
-fn def(name: &str) -> ToolDef {
-    ToolDef {
-        name: name.into(),
-        ..ToolDef::default()
-    }
-}
-
-fn answer(v: Value) -> impl ToolHandler {
-    tool_fn(move |_: &Value| Ok(v.clone()))
-}
+use crate::{answer, call, def};
 
 #[test]
 fn a_duplicate_name_is_refused_and_the_first_tool_stays() {

@@ -5,22 +5,11 @@ use std::collections::BTreeSet;
 
 use hearth_stages::{
     HandlerError, StagesError, ToolDef, ToolHandler, ToolOwner, ToolPolicy, ToolRegistry,
-    ToolSource, tool_fn,
+    ToolSource,
 };
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::call;
-
-fn def(name: &str) -> ToolDef {
-    ToolDef {
-        name: name.into(),
-        ..ToolDef::default()
-    }
-}
-
-fn answer(v: Value) -> impl ToolHandler {
-    tool_fn(move |_: &Value| Ok(v.clone()))
-}
+use crate::{answer, call, def};
 
 fn mcp(server: &str) -> ToolOwner {
     ToolOwner::new(ToolSource::Mcp, server)

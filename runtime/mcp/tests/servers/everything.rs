@@ -1,17 +1,14 @@
 //! `@modelcontextprotocol/server-everything` over stdio: list, call, media and structured
 //! results, progress, a long call cancelled by a stop, and its post-initialize list change.
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use hearth_mcp::{McpServerConfig, Watch};
+use hearth_mcp::McpServerConfig;
 use hearth_stages::HandlerError;
 use hearth_testkit::within;
-use parking_lot::Mutex;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::{LIMIT, Rig, ctx, npm_server, plain};
+use crate::{LIMIT, Rig, npm_server, plain, progress_of, stopped_long_call};
 
 fn everything() -> McpServerConfig {
     McpServerConfig::stdio("ev", "node", &[&npm_server("server-everything"), "stdio"])
@@ -93,26 +90,7 @@ fn progress_reaches_the_caller() {
             .get("ev")
             .and_then(|s| s.client())
             .expect("connected");
-        let seen = Mutex::new(Vec::new());
-        let progress = |p: &Value| seen.lock().push(p["progress"].as_f64().unwrap_or(-1.0));
-        let watch = Watch {
-            cancelled: &|| false,
-            deadline: Instant::now() + Duration::from_secs(20),
-            progress: Some(&progress),
-        };
-        let result = client
-            .call_tool(
-                "trigger-long-running-operation",
-                &json!({"duration": 0.6, "steps": 3}),
-                &watch,
-            )
-            .expect("completes");
-        assert!(
-            result["content"][0]["text"]
-                .as_str()
-                .is_some_and(|t| t.contains("completed"))
-        );
-        assert_eq!(*seen.lock(), [1.0, 2.0, 3.0]);
+        assert_eq!(progress_of(&client, 0.6, 3), [json!(1), json!(2), json!(3)]);
     });
 }
 
@@ -121,25 +99,12 @@ fn a_stop_cancels_a_long_call_and_the_server_stays_usable() {
     within(LIMIT, || {
         let rig = Rig::start();
         rig.up(everything());
-        let stop = Arc::new(AtomicBool::new(false));
-        let call = ctx(&stop, Duration::from_secs(60));
-        let tools = Arc::clone(&rig.tools);
-        let started = Instant::now();
-        let long = std::thread::spawn(move || {
-            tools.execute(
-                &call,
-                "ev_trigger-long-running-operation",
-                &json!({"duration": 30, "steps": 30}),
-            )
-        });
-        std::thread::sleep(Duration::from_millis(500));
-        stop.store(true, Ordering::SeqCst);
-        let outcome = long.join().expect("the call thread");
+        let (outcome, took) = stopped_long_call(&rig.tools, "ev", Duration::from_millis(500));
         assert_eq!(outcome, Err(HandlerError::Cancelled));
         assert!(
-            started.elapsed() < Duration::from_secs(5),
+            took < Duration::from_secs(5),
             "cancelled at once: {:?}",
-            started.elapsed()
+            took
         );
         let echo = rig
             .tools

@@ -4,16 +4,16 @@
 use std::net::{TcpListener, TcpStream};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use hearth_mcp::{McpServer, McpServerConfig, McpServers, Watch};
+use hearth_mcp::{McpServer, McpServerConfig, McpServers};
 use hearth_stages::{HandlerError, ToolRegistry};
 use hearth_testkit::within;
-use parking_lot::Mutex;
-use serde_json::{Value, json};
+use serde_json::json;
 
-use crate::{LIMIT, ctx, eventually, fast_supervisor, npm_server, plain};
+use crate::{
+    LIMIT, eventually, fast_supervisor, npm_server, plain, progress_of, stopped_long_call,
+};
 
 struct HttpServer {
     child: Child,
@@ -86,35 +86,10 @@ fn calls_progress_and_cancellation_over_streamable_http() {
         );
 
         let client = server.client().expect("connected");
-        let seen = Mutex::new(Vec::new());
-        let progress = |p: &Value| seen.lock().push(p["progress"].clone());
-        let watch = Watch {
-            cancelled: &|| false,
-            deadline: Instant::now() + Duration::from_secs(20),
-            progress: Some(&progress),
-        };
-        client
-            .call_tool(
-                "trigger-long-running-operation",
-                &json!({"duration": 0.4, "steps": 2}),
-                &watch,
-            )
-            .expect("completes");
-        assert_eq!(*seen.lock(), [json!(1), json!(2)]);
+        assert_eq!(progress_of(&client, 0.4, 2), [json!(1), json!(2)]);
 
-        let stop = Arc::new(AtomicBool::new(false));
-        let call = ctx(&stop, Duration::from_secs(60));
-        let for_thread = Arc::clone(&tools);
-        let long = std::thread::spawn(move || {
-            for_thread.execute(
-                &call,
-                "web_trigger-long-running-operation",
-                &json!({"duration": 30, "steps": 30}),
-            )
-        });
-        std::thread::sleep(Duration::from_millis(400));
-        stop.store(true, Ordering::SeqCst);
-        assert_eq!(long.join().expect("the call"), Err(HandlerError::Cancelled));
+        let (outcome, _) = stopped_long_call(&tools, "web", Duration::from_millis(400));
+        assert_eq!(outcome, Err(HandlerError::Cancelled));
         assert_eq!(
             tools.execute(&plain(), "web_echo", &json!({"message": "again"})),
             Ok(json!("Echo: again"))

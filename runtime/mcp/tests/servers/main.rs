@@ -11,10 +11,61 @@ use std::sync::Arc;
 use std::sync::atomic::AtomicBool;
 use std::time::{Duration, Instant};
 
-use hearth_mcp::{McpServerConfig, McpServers};
+use hearth_mcp::{McpClient, McpServerConfig, McpServers, Watch};
 use hearth_plugin_host::RestartPolicy;
 use hearth_plugin_host::supervisor::{StopTimeouts, Supervisor};
-use hearth_stages::{CallContext, Caller, Cancel, ToolRegistry, Trust};
+use hearth_stages::{CallContext, Caller, Cancel, HandlerError, ToolRegistry, Trust};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+
+/// The server-everything tool that reports progress and takes as long as asked.
+pub const LONG_TOOL: &str = "trigger-long-running-operation";
+
+/// Runs the long tool for `duration` seconds in `steps`; the progress values seen.
+pub fn progress_of(client: &McpClient, duration: f64, steps: u32) -> Vec<Value> {
+    let seen = Mutex::new(Vec::new());
+    let progress = |p: &Value| seen.lock().push(p["progress"].clone());
+    let watch = Watch {
+        cancelled: &|| false,
+        deadline: Instant::now() + Duration::from_secs(20),
+        progress: Some(&progress),
+    };
+    let result = client
+        .call_tool(
+            LONG_TOOL,
+            &json!({"duration": duration, "steps": steps}),
+            &watch,
+        )
+        .expect("completes");
+    assert!(
+        result["content"][0]["text"]
+            .as_str()
+            .is_some_and(|t| t.contains("completed")),
+        "{result}"
+    );
+    seen.into_inner()
+}
+
+/// Starts a 30 s call of the long tool registered as `<prefix>_…`, stops it after `after`;
+/// its outcome and how long it took.
+pub fn stopped_long_call(
+    tools: &Arc<ToolRegistry>,
+    prefix: &str,
+    after: Duration,
+) -> (Result<Value, HandlerError>, Duration) {
+    let stop = Arc::new(AtomicBool::new(false));
+    let call = ctx(&stop, Duration::from_secs(60));
+    let tools = Arc::clone(tools);
+    let name = format!("{prefix}_{LONG_TOOL}");
+    let started = Instant::now();
+    let long = std::thread::spawn(move || {
+        tools.execute(&call, &name, &json!({"duration": 30, "steps": 30}))
+    });
+    std::thread::sleep(after);
+    stop.store(true, std::sync::atomic::Ordering::SeqCst);
+    let outcome = long.join().expect("the call thread");
+    (outcome, started.elapsed())
+}
 
 /// Every test body runs under this watchdog.
 pub const LIMIT: Duration = Duration::from_secs(90);
