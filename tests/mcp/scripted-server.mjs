@@ -6,6 +6,7 @@
 //   crash     "die" exits the process in the middle of the call
 //   garbage   a line of junk before every answer, and "noise" answers only junk
 //   silent    answers initialize with junk only (the handshake never completes)
+//   slow      "wait" never answers; "cancelled" lists the notifications/cancelled received
 //   echo      one tool, "echo", answering its arguments (the round-trip bench)
 //   pingpong  no protocol: every line in is answered with $REPLY_LINE (the bench's baseline)
 import { createInterface } from "node:readline";
@@ -16,7 +17,9 @@ const junk = () => process.stdout.write("this is not json {{{\n");
 const tool = (name) => ({ name, description: `the ${name} tool`, inputSchema: { type: "object" } });
 
 let tools = mode === "paged" ? ["t1", "t2", "t3", "t4", "t5"].map(tool)
-  : mode === "echo" ? [tool("echo")] : [tool("echo"), tool("die")];
+  : mode === "echo" ? [tool("echo")]
+  : mode === "slow" ? [tool("wait"), tool("cancelled")] : [tool("echo"), tool("die")];
+const cancelled = [];
 
 function answer(req) {
   const p = req.params || {};
@@ -40,6 +43,8 @@ function answer(req) {
         return { content: [{ type: "text", text: "grew" }] };
       }
       if (p.name === "noise") return null;
+      if (p.name === "wait") return null;
+      if (p.name === "cancelled") return { content: [{ type: "text", text: JSON.stringify(cancelled) }] };
       return { content: [{ type: "text", text: JSON.stringify(p.arguments) }] };
     default:
       return undefined;
@@ -54,10 +59,11 @@ if (mode === "pingpong") {
   createInterface({ input: process.stdin }).on("line", () => process.stdout.write(reply));
 } else createInterface({ input: process.stdin }).on("line", (line) => {
   const req = JSON.parse(line);
+  if (req.method === "notifications/cancelled") cancelled.push(req.params);
   if (req.id === undefined) return;
   if (mode === "garbage" || mode === "silent") junk();
   const result = answer(req);
-  if (result === null) return junk();
+  if (result === null) return mode === "slow" ? undefined : junk();
   if (result === undefined) return send({ id: req.id, error: { code: -32601, message: "no such method" } });
   send({ id: req.id, result });
 });

@@ -143,3 +143,35 @@ fn a_collision_with_another_owner_is_reported_and_the_rest_registered() {
         );
     });
 }
+
+#[test]
+fn a_stopped_call_is_withdrawn_with_notifications_cancelled() {
+    within(LIMIT, || {
+        let rig = Rig::start();
+        rig.up(scripted("sl", "slow"));
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let call = crate::ctx(&stop, Duration::from_secs(30));
+        let tools = std::sync::Arc::clone(&rig.tools);
+        let waiting = std::thread::spawn(move || tools.execute(&call, "sl_wait", &json!({})));
+        std::thread::sleep(Duration::from_millis(200));
+        stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        assert_eq!(
+            waiting.join().expect("the call"),
+            Err(HandlerError::Cancelled)
+        );
+        let seen = rig
+            .tools
+            .execute(&plain(), "sl_cancelled", &json!({}))
+            .expect("the list");
+        let seen: serde_json::Value =
+            serde_json::from_str(seen.as_str().expect("text")).expect("json");
+        let first = &seen[0];
+        assert!(first["requestId"].is_u64(), "{seen}");
+        assert!(
+            first["reason"]
+                .as_str()
+                .is_some_and(|r| r.contains("cancelled")),
+            "{seen}"
+        );
+    });
+}
