@@ -13,6 +13,7 @@ RECALL_STORES ?= target/recall-stores
 # Installs what the build and the tests need (idempotent; prints what it does).
 setup:
 	@scripts/setup.sh
+	@scripts/setup-mcp-servers.sh
 
 build: setup
 	$(CARGO) build --workspace --release --bins

@@ -12,11 +12,12 @@
 //! criterion times the same batches for its own statistics.
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Child, Command, ExitCode, Stdio};
+use std::time::Duration;
 
 use criterion::Criterion;
-use hearth_bench::{Samples, report};
+use hearth_bench::line_pipe::LinePingPong;
+use hearth_bench::{Samples, report, timed};
 use hearth_plugin::{Plugin, Registrar, ToolDef, ToolError, Value, json};
 use hearth_rpc::{
     ConnectionConfig, HandlerError, HandshakeParams, Incoming, Message, PROTOCOL_VERSION, Peer,
@@ -133,19 +134,12 @@ impl RpcSide {
     }
 
     fn run(&self, rounds: u64, samples: &mut Vec<Duration>) -> Duration {
-        let start = Instant::now();
-        let mut last = start;
-        for _ in 0..rounds {
+        timed(rounds, samples, || {
             let got = self
                 .peer
-                .call(methods::TOOL_INVOKE, self.params.clone(), TIMEOUT)
-                .expect("tool call");
-            std::hint::black_box(got);
-            let now = Instant::now();
-            samples.push(now - last);
-            last = now;
-        }
-        start.elapsed()
+                .call(methods::TOOL_INVOKE, self.params.clone(), TIMEOUT);
+            std::hint::black_box(got.expect("tool call"));
+        })
     }
 
     fn stop(mut self) {
@@ -154,57 +148,19 @@ impl RpcSide {
     }
 }
 
-struct PipeSide {
-    child: Child,
-    stdin: ChildStdin,
-    stdout: BufReader<ChildStdout>,
-    request: Vec<u8>,
-}
-
-impl PipeSide {
-    /// The same bytes as the RPC side: its request line out, its response line back.
-    fn start() -> PipeSide {
-        let params = tool_params();
-        let request = line(&Message::Request(Request {
-            id: 1_000,
-            method: methods::TOOL_INVOKE.into(),
-            params: params.clone(),
-        }));
-        let reply = line(&Message::Response(Response {
-            id: Some(1_000),
-            outcome: Ok(json!({"result": params["args"]})),
-        }));
-        let mut child = spawn("pipe", &reply);
-        PipeSide {
-            stdin: child.stdin.take().expect("stdin"),
-            stdout: BufReader::new(child.stdout.take().expect("stdout")),
-            child,
-            request: (request + "\n").into_bytes(),
-        }
-    }
-
-    fn run(&mut self, rounds: u64, samples: &mut Vec<Duration>) -> Duration {
-        let mut reply = Vec::with_capacity(1024);
-        let start = Instant::now();
-        let mut last = start;
-        for _ in 0..rounds {
-            self.stdin.write_all(&self.request).expect("write");
-            self.stdin.flush().expect("flush");
-            reply.clear();
-            self.stdout.read_until(b'\n', &mut reply).expect("read");
-            std::hint::black_box(&reply);
-            let now = Instant::now();
-            samples.push(now - last);
-            last = now;
-        }
-        start.elapsed()
-    }
-
-    fn stop(self) {
-        drop(self.stdin);
-        let mut child = self.child;
-        let _ = child.wait();
-    }
+/// The same bytes as the RPC side: its request line out, its response line back.
+fn pipe_side() -> LinePingPong {
+    let params = tool_params();
+    let request = line(&Message::Request(Request {
+        id: 1_000,
+        method: methods::TOOL_INVOKE.into(),
+        params: params.clone(),
+    }));
+    let reply = line(&Message::Response(Response {
+        id: Some(1_000),
+        outcome: Ok(json!({"result": params["args"]})),
+    }));
+    LinePingPong::new(spawn("pipe", &reply), &request)
 }
 
 fn main() -> ExitCode {
@@ -218,7 +174,7 @@ fn main() -> ExitCode {
     let (batches, rounds) = if full { (10, 2_000) } else { (2, 200) };
 
     let rpc = RpcSide::start();
-    let mut pipe = PipeSide::start();
+    let mut pipe = pipe_side();
     let (mut scratch, mut rpc_samples, mut pipe_samples) = (Vec::new(), Vec::new(), Vec::new());
     rpc.run(rounds / 4, &mut scratch);
     pipe.run(rounds / 4, &mut scratch);
@@ -230,7 +186,7 @@ fn main() -> ExitCode {
     }
     println!(
         "   request {} B, response {} B",
-        pipe.request.len(),
+        pipe.request_len(),
         line(&Message::Response(Response {
             id: Some(1_000),
             outcome: Ok(json!({"result": tool_params()["args"]})),

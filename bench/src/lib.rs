@@ -7,6 +7,20 @@ pub mod sse_feed;
 use std::time::Duration;
 
 pub mod daemon;
+pub mod line_pipe;
+
+/// Runs `round` `rounds` times, pushing each one's duration to `samples`; the total.
+pub fn timed(rounds: u64, samples: &mut Vec<Duration>, mut round: impl FnMut()) -> Duration {
+    let start = std::time::Instant::now();
+    let mut last = start;
+    for _ in 0..rounds {
+        round();
+        let now = std::time::Instant::now();
+        samples.push(now - last);
+        last = now;
+    }
+    start.elapsed()
+}
 
 /// Sorted latency samples.
 #[derive(Clone, Debug)]

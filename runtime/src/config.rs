@@ -85,6 +85,10 @@ pub struct Config {
     pub sources: Vec<SourceConfig>,
     /// Limits of the client socket (`[socket]`).
     pub socket: SocketLimits,
+    /// MCP servers (`[[mcp]]`); `hearth mcp add` keeps more in `<data_dir>/mcp.toml`.
+    pub mcp: Vec<hearth_mcp::McpServerConfig>,
+    /// Tools kept from the model (`[tools] disabled = [...]`, `denied = [...]`).
+    pub tools: hearth_stages::ToolPolicy,
 }
 
 /// How long and how many clients the socket serves.
@@ -131,6 +135,8 @@ impl Default for Config {
             memory_model_dir: None,
             sources: Vec::new(),
             socket: SocketLimits::default(),
+            mcp: Vec::new(),
+            tools: hearth_stages::ToolPolicy::default(),
         }
     }
 }
@@ -199,6 +205,18 @@ impl Config {
                 return Err(ConfigError::Invalid(format!(
                     "source {:?} is defined twice",
                     source.name
+                )));
+            }
+        }
+        let mut servers = std::collections::HashSet::new();
+        for server in &self.mcp {
+            server
+                .endpoint()
+                .map_err(|e| ConfigError::Invalid(e.to_string()))?;
+            if !servers.insert(server.name.as_str()) {
+                return Err(ConfigError::Invalid(format!(
+                    "mcp server {:?} is defined twice",
+                    server.name
                 )));
             }
         }
@@ -300,6 +318,40 @@ mod tests {
         assert!(
             err.contains("agent.language") && err.contains("klingon"),
             "{err}"
+        );
+    }
+
+    #[test]
+    fn mcp_servers_and_the_tool_policy_parse_and_bad_entries_are_refused() {
+        let cfg = Config::parse(
+            r#"
+            [tools]
+            disabled = ["mcp:web"]
+            denied = ["mcp.write"]
+            [[mcp]]
+            name = "fs"
+            command = "npx"
+            args = ["-y", "@modelcontextprotocol/server-filesystem", "/home/me"]
+            [[mcp]]
+            name = "web"
+            url = "http://127.0.0.1:3001/mcp"
+            "#,
+        )
+        .expect("parses");
+        assert_eq!(cfg.mcp.len(), 2);
+        assert_eq!(cfg.mcp[0].args.len(), 3);
+        assert!(cfg.tools.denied.contains("mcp.write"));
+        cfg.validate().expect("valid");
+        let mut dup = cfg.clone();
+        dup.mcp.push(dup.mcp[0].clone());
+        assert!(dup.validate().unwrap_err().to_string().contains("twice"));
+        let both = Config::parse("[[mcp]]\nname = \"x\"\ncommand = \"a\"\nurl = \"http://b\"\n")
+            .expect("parses");
+        assert!(
+            both.validate()
+                .unwrap_err()
+                .to_string()
+                .contains("not both")
         );
     }
 

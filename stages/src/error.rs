@@ -8,11 +8,15 @@
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum StagesError {
-    /// A tool of that name is already in the registry (names are global across plugins).
-    #[error("tool {name} already registered")]
+    /// A tool of that name is already in the registry (names are global across every source).
+    #[error("tool {name} is already offered by {existing}; {incoming} cannot offer it too")]
     DuplicateTool {
         /// The tool's name.
         name: String,
+        /// The owner that has it (`plugin weather`, `mcp server fs`).
+        existing: String,
+        /// The owner that was refused.
+        incoming: String,
     },
     /// The name would make an upstream LLM API reject the whole request (HTTP 400).
     #[error("invalid tool name {name:?}: it must match ^[a-zA-Z0-9_-]{{1,64}}$")]

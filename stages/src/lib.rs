@@ -122,6 +122,7 @@ mod runner;
 mod stage;
 mod stage_job;
 mod tool;
+mod tool_owner;
 mod tool_registry;
 mod trust;
 
@@ -143,7 +144,8 @@ pub use pipeline::{StagePipeline, StageRun};
 pub use stage::Stage;
 pub use stage_job::{StageDone, StageJob, StageStep};
 pub use tool::{ContextPolicy, RecallPolicy, ToolDef, ToolHandler, batch_is_parallel, tool_fn};
-pub use tool_registry::{RegisteredTool, ToolRegistry, infer_plugin};
+pub use tool_owner::{ToolOwner, ToolPolicy, ToolSource};
+pub use tool_registry::{RegisteredTool, ToolEntry, ToolRegistry, infer_plugin};
 pub use trust::Trust;
 
 /// The registries are shared between plugin threads and the turn engine.

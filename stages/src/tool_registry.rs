@@ -1,4 +1,6 @@
-//! The kernel's table of plugin tools (the original's StageHost tool half).
+//! The kernel's one table of tools from every source (built-in, process plugins, MCP servers,
+//! Lua, skills): names unique across all of them, each tool marked with its owner and
+//! capability, and a [`ToolPolicy`] that keeps disabled or denied tools from the model.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -9,7 +11,13 @@ use parking_lot::RwLock;
 use serde_json::Value;
 
 use crate::runner::panic_message;
-use crate::{CallContext, HandlerError, StagesError, ToolDef, ToolHandler, valid_function_name};
+use crate::{
+    CallContext, HandlerError, StagesError, ToolDef, ToolHandler, ToolOwner, ToolPolicy,
+    ToolSource, valid_function_name,
+};
+
+/// The capability of a tool registered without one.
+pub const DEFAULT_CAPABILITY: &str = "tool";
 
 /// A tool as stored: its declaration and its code.
 #[derive(Clone)]
@@ -18,6 +26,24 @@ pub struct RegisteredTool {
     pub def: ToolDef,
     /// The code.
     pub handler: Arc<dyn ToolHandler>,
+    /// Who offers it.
+    pub owner: ToolOwner,
+    /// What it may touch (`mcp.read`, `mcp.write`, `tool`); a policy can deny it.
+    pub capability: String,
+}
+
+/// One tool as listed for people (`hearth mcp list`, status): its name, owner and capability,
+/// and why the model is not offered it, if it is not.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+pub struct ToolEntry {
+    /// The tool's name.
+    pub name: String,
+    /// Its owner (`mcp:fs`).
+    pub owner: String,
+    /// Its capability.
+    pub capability: String,
+    /// `None` when offered; otherwise the policy's reason.
+    pub withheld: Option<String>,
 }
 
 impl RegisteredTool {
@@ -31,6 +57,8 @@ impl fmt::Debug for RegisteredTool {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RegisteredTool")
             .field("def", &self.def)
+            .field("owner", &self.owner)
+            .field("capability", &self.capability)
             .finish_non_exhaustive()
     }
 }
@@ -40,9 +68,49 @@ struct Table {
     /// Names in registration order (what `defs` lists and the model sees).
     order: Vec<String>,
     tools: HashMap<String, RegisteredTool>,
+    policy: ToolPolicy,
 }
 
-/// Every plugin tool, by name. Safe to share between plugin threads and the turn engine.
+impl Table {
+    fn refusal(&self, tool: &RegisteredTool) -> Option<String> {
+        self.policy
+            .refusal(&tool.def.name, &tool.owner, &tool.capability)
+    }
+}
+
+fn insert(
+    table: &mut Table,
+    mut def: ToolDef,
+    owner: ToolOwner,
+    capability: &str,
+    handler: Arc<dyn ToolHandler>,
+) -> Result<(), StagesError> {
+    if !valid_function_name(&def.name) {
+        return Err(StagesError::InvalidToolName { name: def.name });
+    }
+    if def.plugin.is_empty() {
+        def.plugin = owner.name.clone();
+    }
+    if let Some(existing) = table.tools.get(&def.name) {
+        return Err(StagesError::DuplicateTool {
+            existing: existing.owner.to_string(),
+            incoming: owner.to_string(),
+            name: def.name,
+        });
+    }
+    table.order.push(def.name.clone());
+    let name = def.name.clone();
+    let tool = RegisteredTool {
+        def,
+        handler,
+        owner,
+        capability: capability.to_owned(),
+    };
+    table.tools.insert(name, tool);
+    Ok(())
+}
+
+/// Every tool, by name. Safe to share between plugin threads and the turn engine.
 ///
 /// Calls never hold the table lock, so a slow tool does not stall registration or other calls.
 #[derive(Default)]
@@ -67,27 +135,63 @@ impl ToolRegistry {
         ToolRegistry::default()
     }
 
-    /// Add a tool. Names are global: a second tool of the same name is refused (the first stays).
+    /// Add a plugin's tool (its owner is `plugin:<def.plugin>`). Names are global: a second
+    /// tool of the same name is refused (the first stays).
     ///
     /// An empty `def.plugin` is inferred from the name (`weather_now` → `weather`; a name without
     /// `_` → `""`). A name that breaks `^[a-zA-Z0-9_-]{1,64}$` is refused, since offering it would
     /// make the upstream reject every request.
     pub fn register(&self, mut def: ToolDef, handler: impl ToolHandler) -> Result<(), StagesError> {
-        if !valid_function_name(&def.name) {
-            return Err(StagesError::InvalidToolName { name: def.name });
-        }
         if def.plugin.is_empty() {
             def.plugin = infer_plugin(&def.name).to_owned();
         }
-        let mut table = self.table.write();
-        if table.tools.contains_key(&def.name) {
-            return Err(StagesError::DuplicateTool { name: def.name });
-        }
-        table.order.push(def.name.clone());
-        let name = def.name.clone();
+        let owner = ToolOwner::new(ToolSource::Plugin, &def.plugin);
+        self.register_owned(def, owner, DEFAULT_CAPABILITY, handler)
+    }
+
+    /// Add a tool of `owner`, marked with `capability`. The same rules as [`Self::register`];
+    /// a collision names both owners. An empty `def.plugin` becomes the owner's name.
+    pub fn register_owned(
+        &self,
+        def: ToolDef,
+        owner: ToolOwner,
+        capability: &str,
+        handler: impl ToolHandler,
+    ) -> Result<(), StagesError> {
         let handler: Arc<dyn ToolHandler> = Arc::new(handler);
-        table.tools.insert(name, RegisteredTool { def, handler });
-        Ok(())
+        insert(&mut self.table.write(), def, owner, capability, handler)
+    }
+
+    /// Replaces every tool of `owner` with `tools` in one step, so a caller never sees the
+    /// owner's tools half gone (an MCP server's list change). Returns the tools refused, by the
+    /// same rules as [`Self::register_owned`]; the others are in.
+    pub fn replace_owned(
+        &self,
+        owner: &ToolOwner,
+        tools: Vec<(ToolDef, String, Arc<dyn ToolHandler>)>,
+    ) -> Vec<StagesError> {
+        let mut table = self.table.write();
+        table.tools.retain(|_, t| t.owner != *owner);
+        let Table {
+            order, tools: live, ..
+        } = &mut *table;
+        order.retain(|n| live.contains_key(n));
+        tools
+            .into_iter()
+            .filter_map(|(def, capability, handler)| {
+                insert(&mut table, def, owner.clone(), &capability, handler).err()
+            })
+            .collect()
+    }
+
+    /// Replaces the policy; it applies to the next offer and the next call.
+    pub fn set_policy(&self, policy: ToolPolicy) {
+        self.table.write().policy = policy;
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> ToolPolicy {
+        self.table.read().policy.clone()
     }
 
     /// Remove one tool; false when there was none of that name.
@@ -101,12 +205,21 @@ impl ToolRegistry {
         }
     }
 
-    /// Remove every tool of `plugin`; returns how many were removed.
+    /// Remove every tool of process plugin `plugin`; returns how many were removed.
     pub fn unregister_plugin(&self, plugin: &str) -> usize {
+        self.unregister_where(|t| t.owner.source == ToolSource::Plugin && t.def.plugin == plugin)
+    }
+
+    /// Remove every tool of `owner`; returns how many were removed.
+    pub fn unregister_owner(&self, owner: &ToolOwner) -> usize {
+        self.unregister_where(|t| t.owner == *owner)
+    }
+
+    fn unregister_where(&self, gone: impl Fn(&RegisteredTool) -> bool) -> usize {
         let mut table = self.table.write();
         let before = table.tools.len();
-        table.tools.retain(|_, t| t.def.plugin != plugin);
-        let Table { order, tools } = &mut *table;
+        table.tools.retain(|_, t| !gone(t));
+        let Table { order, tools, .. } = &mut *table;
         order.retain(|n| tools.contains_key(n));
         before - table.tools.len()
     }
@@ -131,13 +244,32 @@ impl ToolRegistry {
         self.len() == 0
     }
 
-    /// Every definition, in registration order.
+    /// Every definition the model may be offered, in registration order: a tool the policy
+    /// disables or denies is left out.
     pub fn defs(&self) -> Vec<ToolDef> {
         let table = self.table.read();
         table
             .order
             .iter()
-            .filter_map(|n| table.tools.get(n).map(|t| t.def.clone()))
+            .filter_map(|n| table.tools.get(n))
+            .filter(|t| table.refusal(t).is_none())
+            .map(|t| t.def.clone())
+            .collect()
+    }
+
+    /// Every tool with its owner, capability and whether it is withheld, in registration order.
+    pub fn entries(&self) -> Vec<ToolEntry> {
+        let table = self.table.read();
+        table
+            .order
+            .iter()
+            .filter_map(|n| table.tools.get(n))
+            .map(|t| ToolEntry {
+                name: t.def.name.clone(),
+                owner: t.owner.key(),
+                capability: t.capability.clone(),
+                withheld: table.refusal(t),
+            })
             .collect()
     }
 
@@ -151,22 +283,28 @@ impl ToolRegistry {
     }
 
     /// Call tool `name` for `call`. An unknown name is `Unavailable("tool <name> not found in any
-    /// plugin")`; a panic in the tool is `Failed("tool <name> handler panic: <msg>")`; a call
-    /// already cancelled or past its deadline does not start the tool.
+    /// plugin")`; a tool the policy withholds is `Denied` (the model may have guessed its name);
+    /// a panic in the tool is `Failed("tool <name> handler panic: <msg>")`; a call already
+    /// cancelled or past its deadline does not start the tool.
     pub fn execute(
         &self,
         call: &CallContext,
         name: &str,
         args: &Value,
     ) -> Result<Value, HandlerError> {
-        let handler = match self.table.read().tools.get(name) {
-            Some(t) => Arc::clone(&t.handler),
+        let table = self.table.read();
+        let handler = match table.tools.get(name) {
+            Some(t) => match table.refusal(t) {
+                Some(reason) => return Err(HandlerError::Denied(reason)),
+                None => Arc::clone(&t.handler),
+            },
             None => {
                 return Err(HandlerError::Unavailable(format!(
                     "tool {name} not found in any plugin"
                 )));
             }
         };
+        drop(table);
         call.check()?;
         match panic::catch_unwind(AssertUnwindSafe(|| handler.call(call, args))) {
             Ok(result) => result,

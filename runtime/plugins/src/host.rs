@@ -213,6 +213,12 @@ impl PluginHost {
             .ok_or_else(|| PluginError::NotInstalled { name: name.into() })
     }
 
+    /// The one supervisor of the daemon's children, for other kinds of child (MCP servers)
+    /// to run under the same crash policy.
+    pub fn supervisor(&self) -> &Arc<Supervisor> {
+        &self.supervisor
+    }
+
     /// The status of one plugin (`Disabled` / `Stopped` when it has not run).
     pub fn status_of(&self, name: &str) -> Option<PluginStatus> {
         if !self.installed.lock().contains_key(name) {

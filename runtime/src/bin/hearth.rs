@@ -8,6 +8,9 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+#[path = "hearth/mcp.rs"]
+mod mcp;
+
 #[derive(Parser, Debug)]
 #[command(
     version,
@@ -56,6 +59,9 @@ enum Command {
     /// Manage plugins (in `<data_dir>/plugins/<name>/`).
     #[command(subcommand)]
     Plugin(PluginCommand),
+    /// Manage MCP servers (kept in `<data_dir>/mcp.toml`, started by hearthd).
+    #[command(subcommand)]
+    Mcp(mcp::McpCommand),
     /// Benchmarks that run locally (no daemon needed).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -243,6 +249,16 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
     if let Command::Store(command) = &cli.command {
         return Ok(store_command(command, &cli));
     }
+    if let Command::Mcp(command) = &cli.command {
+        let live = || {
+            let mut client = Client::connect(&socket_path(&cli), cli.key.as_deref()).ok()?;
+            match client.request(&Request::Status, |_| {}).ok()? {
+                Answer::Status { status } => Some(status),
+                _ => None,
+            }
+        };
+        return Ok(mcp::run(command, &config(&cli).data_dir, live));
+    }
     let path = socket_path(&cli);
     let mut client = Client::connect(&path, cli.key.as_deref())?;
     let request = match cli.command {
@@ -266,7 +282,9 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
             );
         }
         Command::Chat => return chat(client, &path, cli.key.as_deref()),
-        Command::Bench(_) | Command::Store(_) => unreachable!("handled before connecting"),
+        Command::Bench(_) | Command::Store(_) | Command::Mcp(_) => {
+            unreachable!("handled before connecting")
+        }
         Command::Stop => Request::Stop,
         Command::Status => Request::Status,
         Command::Plugin(p) => p.request(),

@@ -4,6 +4,7 @@
 
 mod builtins;
 mod data_dir;
+mod mcp_servers;
 mod plugins;
 mod sources;
 
@@ -18,6 +19,7 @@ use hearth_kernel::ingress::KernelHandle;
 use hearth_kernel::memory_service::MemoryConfig;
 use hearth_kernel::turn::TurnConfig;
 use hearth_llm::provider::SourceConfig;
+use hearth_mcp::McpServers;
 use hearth_plugin_host::session::Tables;
 use hearth_plugin_host::{HostConfig, PluginHost};
 use serde_json::{Value, json};
@@ -56,6 +58,7 @@ struct DaemonControl {
     handle: KernelHandle,
     sources: Arc<Sources>,
     plugins: Arc<PluginHost>,
+    mcp: Arc<McpServers>,
 }
 
 impl Control for DaemonControl {
@@ -72,6 +75,7 @@ impl Control for DaemonControl {
             "scheduler": scheduler,
             "sources": self.sources.status(),
             "plugins": self.plugins.list(),
+            "mcp": self.mcp.list(),
         })
     }
 
@@ -124,6 +128,7 @@ pub struct Daemon {
     /// Held for the daemon's whole life; released last.
     _data_dir: DataDir,
     plugins: Arc<PluginHost>,
+    mcp: Arc<McpServers>,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -199,10 +204,16 @@ impl Daemon {
                 .map_err(|e| DaemonError::Settings(e.to_string()))?,
         ));
         let plugins = PluginHost::open(host_cfg, tables, port)?;
+        registries.tools.set_policy(cfg.tools.clone());
+        let mcp = Arc::new(McpServers::new(
+            plugins.supervisor().clone(),
+            registries.tools.clone(),
+        ));
         let control = Arc::new(DaemonControl {
             handle: kernel.handle(),
             sources: sources.clone(),
             plugins: plugins.clone(),
+            mcp: mcp.clone(),
         });
         let path = cfg.socket_path();
         let socket = SocketServer::bind(
@@ -222,6 +233,7 @@ impl Daemon {
             Ok(order) => tracing::info!(?order, "starting plugins"),
             Err(e) => tracing::error!("no plugin started: {e}"),
         }
+        mcp.start_all(&mcp_servers::entries(&cfg));
         Ok(Self {
             kernel,
             socket,
@@ -230,6 +242,7 @@ impl Daemon {
             grace: Duration::from_millis(cfg.socket.shutdown_grace_ms),
             _data_dir: data_dir,
             plugins,
+            mcp,
         })
     }
 
@@ -247,6 +260,7 @@ impl Daemon {
     pub fn shutdown(self) {
         self.socket.stop_accepting();
         // Every child stops before the kernel (and the segment it maps) goes away.
+        self.mcp.stop_all();
         self.plugins.shutdown();
         let report = self.kernel.shutdown();
         if !self.durable.flush(self.grace) {

@@ -10,6 +10,7 @@ mod daemon_crash;
 mod daemon_fallback;
 mod daemon_flood;
 mod daemon_hangup;
+mod daemon_mcp;
 mod daemon_memory;
 mod daemon_plugins;
 mod daemon_real_model;

@@ -1,20 +1,9 @@
 //! The plugin tool registry.
 
-use hearth_stages::{HandlerError, StagesError, ToolDef, ToolHandler, ToolRegistry, tool_fn};
+use hearth_stages::{HandlerError, StagesError, ToolDef, ToolRegistry, tool_fn};
 use serde_json::{Value, json};
 
-use crate::call;
-
-fn def(name: &str) -> ToolDef {
-    ToolDef {
-        name: name.into(),
-        ..ToolDef::default()
-    }
-}
-
-fn answer(v: Value) -> impl ToolHandler {
-    tool_fn(move |_: &Value| Ok(v.clone()))
-}
+use crate::{answer, call, def};
 
 #[test]
 fn a_duplicate_name_is_refused_and_the_first_tool_stays() {
@@ -33,10 +22,15 @@ fn a_duplicate_name_is_refused_and_the_first_tool_stays() {
     assert_eq!(
         err,
         StagesError::DuplicateTool {
-            name: "weather_now".into()
+            name: "weather_now".into(),
+            existing: "plugin weather".into(),
+            incoming: "plugin other".into(),
         }
     );
-    assert_eq!(err.to_string(), "tool weather_now already registered");
+    assert_eq!(
+        err.to_string(),
+        "tool weather_now is already offered by plugin weather; plugin other cannot offer it too"
+    );
     assert_eq!(
         reg.execute(&call(), "weather_now", &json!({})),
         Ok(json!("first"))
