@@ -183,7 +183,25 @@ pub fn build_with(
         outputs: registries.outputs.clone(),
         stages: registries.stages.clone(),
     };
-    let memory = memory.map(|m| MemoryService::start(m, done.map(Completion::from)));
+    let memory = memory.and_then(|m| {
+        // The memory service runs on the store's owner: the kernel's when it is durable, else
+        // one opened for memory alone.
+        let durable = match durability.as_ref() {
+            Some((durable, _)) => durable.clone(),
+            None => match Durable::open(&m.store, events.clone()) {
+                Ok((durable, _)) => durable,
+                Err(e) => {
+                    tracing::error!("memory store unavailable, recall and pruning are off: {e}");
+                    return None;
+                }
+            },
+        };
+        Some(MemoryService::attach(
+            &durable,
+            m,
+            done.map(Completion::from),
+        ))
+    });
     if let Some(memory) = &memory {
         crate::memory_tools::register(&registries.tools, memory);
     }

@@ -238,7 +238,9 @@ impl Daemon {
         // Every child stops before the kernel (and the segment it maps) goes away.
         self.plugins.shutdown();
         let report = self.kernel.shutdown();
-        if !self.durable.flush(self.grace) {
+        // Closed, not only flushed: the file is free for the next open even while a handle
+        // lingers somewhere.
+        if !self.durable.close(self.grace) {
             tracing::warn!("the journal did not confirm its last writes in time");
         }
         self.socket.finish(self.grace);
