@@ -201,6 +201,8 @@ struct Ready {
     cfg: MemoryConfig,
     done: Sink<MemoryDone>,
     has_companion: bool,
+    /// A dense model is loaded: passes, queries and commits embed.
+    embeds: bool,
     /// Companion vectors are still to be filled in idle time.
     backfill: bool,
 }
@@ -222,6 +224,7 @@ impl MemoryState {
         // The companion's vectors are written in idle time, never on the turn path: at start
         // for entries archived before it was installed, after each pass that archived some.
         let has_companion = models.companion.is_some();
+        let embeds = models.dense.is_some() || has_companion;
         if let Some(companion) = models.companion {
             fresh = fresh.with_companion(companion).defer_companion();
         }
@@ -233,9 +236,19 @@ impl MemoryState {
             cfg,
             done,
             has_companion,
+            embeds,
             backfill: has_companion,
         });
         (fresh, waiting)
+    }
+
+    /// Whether `op` runs a model (and so takes milliseconds, not microseconds).
+    pub(crate) fn embeds(&self, op: &MemoryOp) -> bool {
+        let work = matches!(
+            op,
+            MemoryOp::Pass { .. } | MemoryOp::Query { .. } | MemoryOp::Commit { .. }
+        );
+        work && matches!(&self.phase, Phase::Ready(r) if r.embeds)
     }
 
     /// How long the owner may wait for work before an idle step is due (`None`: none is).

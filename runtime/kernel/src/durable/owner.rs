@@ -172,6 +172,7 @@ impl Owner {
         };
         let mut after = Vec::with_capacity(ops.len());
         let mut close = None;
+        let mut unrun = None;
         let mut ops = ops.into_iter();
         while let Some(op) = ops.next() {
             match op {
@@ -188,6 +189,12 @@ impl Owner {
                     let rest: Vec<Op> = deferred.into_iter().map(Op::Memory).chain(ops).collect();
                     ops = rest.into_iter();
                 }
+                // An embedding pass takes milliseconds of ONNX: the acknowledgements already
+                // in this group are committed and answered first, not kept waiting behind it.
+                Op::Memory(m) if self.memory.embeds(&m) && has_acks(&after) => {
+                    unrun = Some(Op::Memory(m));
+                    break;
+                }
                 op => {
                     let Some(cold) = self.cold.as_mut() else {
                         break;
@@ -202,6 +209,9 @@ impl Owner {
         }
         // Not run in this group (after a Close or a lost group): first in the next one.
         for op in ops.rev() {
+            self.carry.push_front(op);
+        }
+        if let Some(op) = unrun {
             self.carry.push_front(op);
         }
         let cold = self.cold.as_mut()?;
@@ -277,6 +287,13 @@ impl Owner {
             After::Then(then) => then(committed),
         }
     }
+}
+
+/// Whether someone waits for this group's commit.
+fn has_acks(after: &[After]) -> bool {
+    after
+        .iter()
+        .any(|a| matches!(a, After::Accept { .. } | After::Reply { .. }))
 }
 
 /// Runs one op inside the open group; what must wait for the commit goes to `after`.
