@@ -169,10 +169,14 @@ impl Durable {
     /// Commits everything handed over so far and closes the store (releasing its file for a
     /// next open in this process), whatever handles remain; later ops find the owner gone.
     /// A stopping daemon calls it so the answers of its last moments are journaled before it
-    /// exits. False when that did not happen within `timeout`.
+    /// exits. False when that did not happen within `timeout`; true at once when the store is
+    /// already closed.
     pub fn close(&self, timeout: Duration) -> bool {
         let (tx, rx) = crossbeam_channel::bounded(1);
-        self.tx.send(Op::Close(tx)).is_ok() && rx.recv_timeout(timeout).is_ok()
+        match self.tx.send(Op::Close(tx)) {
+            Ok(()) => rx.recv_timeout(timeout).is_ok(),
+            Err(_) => true,
+        }
     }
 
     /// Appends an event to the durable timeline.

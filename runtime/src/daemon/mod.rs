@@ -238,8 +238,7 @@ impl Daemon {
         // Every child stops before the kernel (and the segment it maps) goes away.
         self.plugins.shutdown();
         let report = self.kernel.shutdown();
-        // Closed, not only flushed: the file is free for the next open even while a handle
-        // lingers somewhere.
+        // The kernel's shutdown closed the store already; this bounds it by the grace period.
         if !self.durable.close(self.grace) {
             tracing::warn!("the journal did not confirm its last writes in time");
         }
