@@ -32,8 +32,7 @@ fn a_second_read_write_open_of_the_file_is_refused_until_the_owner_closes() {
         let db = dir.join("memory.db");
         let (first, _) = open(&db);
         let err = Durable::open(&db, EventBus::with_default_ring("second"))
-            .err()
-            .expect("a second owner of one file is refused");
+            .expect_err("a second owner of one file is refused");
         assert!(matches!(err, StoreError::AlreadyOpen { .. }), "{err}");
         let held = first.clone();
         assert!(first.close(WAIT), "the owner closes");
