@@ -403,6 +403,12 @@ impl ColdContext {
         &mut self.store
     }
 
+    /// The store for writes to tables cold context does not index (the journal, frames, plain
+    /// window events without vectors): the vector indexes are kept.
+    pub fn journal_store(&mut self) -> &mut Store {
+        &mut self.store
+    }
+
     pub fn into_store(self) -> Store {
         self.store
     }

@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
-use rusqlite::{Row, TransactionBehavior, params};
+use rusqlite::{Row, params};
 
 use super::error::{SqlContext, StoreError};
 use super::events::{
@@ -133,9 +133,7 @@ impl Store {
     pub fn cold_insert(&mut self, record: &ColdRecord, now_ms: i64) -> Result<i64, StoreError> {
         const OP: &str = "cold_insert";
         let (conn, path) = self.conn_mut();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(OP, path)?;
+        let tx = conn.savepoint().ctx(OP, path)?;
         tx.prepare_cached(INSERT_COLD)
             .ctx(OP, path)?
             .execute(params![
@@ -167,9 +165,7 @@ impl Store {
     ) -> Result<Vec<i64>, StoreError> {
         const OP: &str = "move_to_cold";
         let (conn, path) = self.conn_mut();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(OP, path)?;
+        let tx = conn.savepoint().ctx(OP, path)?;
         let mut ids = Vec::with_capacity(moves.len());
         {
             let mut select = tx
@@ -220,9 +216,7 @@ impl Store {
     pub fn cold_touch(&mut self, ids: &[i64], now_ms: i64) -> Result<usize, StoreError> {
         const OP: &str = "cold_touch";
         let (conn, path) = self.conn_mut();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(OP, path)?;
+        let tx = conn.savepoint().ctx(OP, path)?;
         let mut touched = 0;
         {
             let mut stmt = tx
@@ -244,9 +238,7 @@ impl Store {
     pub fn cold_remove(&mut self, ids: &[i64]) -> Result<usize, StoreError> {
         const OP: &str = "cold_remove";
         let (conn, path) = self.conn_mut();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(OP, path)?;
+        let tx = conn.savepoint().ctx(OP, path)?;
         let mut removed = 0;
         {
             let mut stmt = tx
@@ -297,9 +289,7 @@ impl Store {
         updates: &[(i64, DenseVector)],
     ) -> Result<(), StoreError> {
         let (conn, path) = self.conn_mut();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(op, path)?;
+        let tx = conn.savepoint().ctx(op, path)?;
         {
             let mut stmt = tx.prepare_cached(sql).ctx(op, path)?;
             for (id, dense) in updates {

@@ -60,6 +60,14 @@ pub enum StoreError {
     /// operation was written.
     #[error("{op}: disk full writing {path}; the operation was rolled back, nothing was written")]
     DiskFull { op: &'static str, path: PathBuf },
+    /// Another [`Store`](super::Store) in this process already has the file open for writing.
+    /// One file has one writer; everything else sends its writes to that one.
+    #[error("{op}: {path} is already open for writing in this process; send writes to its owner")]
+    AlreadyOpen { op: &'static str, path: PathBuf },
+    /// SQLite rolled the open group commit back on its own (after a full disk or an I/O
+    /// error): none of the group's writes is in the store.
+    #[error("{op}: SQLite rolled back the group of writes to {path}; none of them was written")]
+    GroupLost { op: &'static str, path: PathBuf },
     /// The database was written by a newer Hearth.
     #[error(
         "{op}: {path} has schema version {found}, newer than this build knows ({known}); upgrade Hearth"
@@ -175,6 +183,8 @@ impl StoreError {
             | StoreError::Unrecoverable { op, .. }
             | StoreError::Foreign { op, .. }
             | StoreError::DiskFull { op, .. }
+            | StoreError::AlreadyOpen { op, .. }
+            | StoreError::GroupLost { op, .. }
             | StoreError::TooNew { op, .. }
             | StoreError::NotMigrated { op, .. }
             | StoreError::Busy { op, .. }
@@ -196,6 +206,8 @@ impl StoreError {
             | StoreError::Unrecoverable { path, .. }
             | StoreError::Foreign { path, .. }
             | StoreError::DiskFull { path, .. }
+            | StoreError::AlreadyOpen { path, .. }
+            | StoreError::GroupLost { path, .. }
             | StoreError::TooNew { path, .. }
             | StoreError::NotMigrated { path, .. }
             | StoreError::Busy { path, .. }

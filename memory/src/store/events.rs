@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Row, TransactionBehavior, params};
+use rusqlite::{Row, params};
 
 use super::error::{SqlContext, StoreError};
 use super::{Store, StoreReader};
@@ -183,9 +183,7 @@ impl Store {
     pub fn events_drop_recalled(&mut self, ids: &[i64]) -> Result<usize, StoreError> {
         const OP: &str = "events_drop_recalled";
         let (conn, path) = self.conn_mut();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(OP, path)?;
+        let tx = conn.savepoint().ctx(OP, path)?;
         let mut dropped = 0;
         {
             let mut select = tx
@@ -227,9 +225,7 @@ impl Store {
         records: &[EventRecord],
     ) -> Result<Vec<i64>, StoreError> {
         let (conn, path) = self.conn_mut();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(op, path)?;
+        let tx = conn.savepoint().ctx(op, path)?;
         let mut ids = Vec::with_capacity(records.len());
         {
             let mut stmt = tx
@@ -269,9 +265,7 @@ impl Store {
     pub fn events_set_dense(&mut self, updates: &[(i64, DenseVector)]) -> Result<(), StoreError> {
         const OP: &str = "events_set_dense";
         let (conn, path) = self.conn_mut();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(OP, path)?;
+        let tx = conn.savepoint().ctx(OP, path)?;
         {
             let mut stmt = tx
                 .prepare_cached("UPDATE events SET dense = ?2, dense_fp = ?3 WHERE id = ?1")

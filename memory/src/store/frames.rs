@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use rusqlite::{Row, TransactionBehavior, params};
+use rusqlite::{Row, params};
 use serde_json::Value;
 
 use super::error::{SqlContext, StoreError};
@@ -44,9 +44,7 @@ impl Store {
         let task_id = i64::try_from(frame.task_id)
             .map_err(|_| StoreError::data(OP, path, format!("task_id {}", frame.task_id)))?;
         let body = super::to_json(OP, path, &frame.frame)?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(OP, path)?;
+        let tx = conn.savepoint().ctx(OP, path)?;
         tx.prepare_cached(
             "INSERT INTO frames (task_id, request_id, level, preempt_count, frame, stack_pos, saved_ms) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
@@ -75,9 +73,7 @@ impl Store {
         let Ok(task_id) = i64::try_from(task_id) else {
             return Ok(false);
         };
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(OP, path)?;
+        let tx = conn.savepoint().ctx(OP, path)?;
         let n = tx
             .execute("DELETE FROM frames WHERE task_id = ?1", [task_id])
             .ctx(OP, path)?;

@@ -5,7 +5,7 @@
 
 use std::path::Path;
 
-use rusqlite::{ErrorCode, Row, TransactionBehavior, params};
+use rusqlite::{ErrorCode, Row, params};
 use serde_json::Value;
 
 use super::error::{SqlContext, StoreError};
@@ -85,9 +85,7 @@ impl Store {
         const OP: &str = "journal_accept";
         let (conn, path) = self.conn_mut();
         let payload = super::to_json(OP, path, payload)?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(OP, path)?;
+        let tx = conn.savepoint().ctx(OP, path)?;
         let inserted = tx
             .prepare_cached(
                 "INSERT INTO journal (request_id, source, kind, payload, accepted_ms, trust) \
@@ -139,9 +137,7 @@ impl Store {
         const OP: &str = "journal_reply";
         let (conn, path) = self.conn_mut();
         let reply = super::to_json(OP, path, reply)?;
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(OP, path)?;
+        let tx = conn.savepoint().ctx(OP, path)?;
         let updated = tx
             .prepare_cached(
                 "UPDATE journal SET reply = ?2, replied_ms = ?3 \
@@ -182,9 +178,7 @@ impl Store {
     pub fn journal_forget_replied(&mut self, before_ms: i64) -> Result<usize, StoreError> {
         const OP: &str = "journal_forget_replied";
         let (conn, path) = self.conn_mut();
-        let tx = conn
-            .transaction_with_behavior(TransactionBehavior::Immediate)
-            .ctx(OP, path)?;
+        let tx = conn.savepoint().ctx(OP, path)?;
         let n = tx
             .execute(
                 "DELETE FROM journal WHERE reply IS NOT NULL AND accepted_ms < ?1",

@@ -2,17 +2,22 @@
 //! window (L1 events), cold context (L2, with a full-text index), the journal of accepted inputs
 //! and their replies, and the suspended scheduler frames.
 //!
-//! There is exactly one [`Store`] (the writer) per file; the runtime owns it on a service thread
-//! so no worker ever waits on SQLite. Readers that must not queue behind the writer open a
-//! [`StoreReader`]; every read method is also available on the `Store` itself (it derefs to its
-//! own reader). Every write is one transaction, committed and synced before the method returns
-//! (WAL, `synchronous = FULL`); see `memory/DESIGN.md` for the schema and the durability rules.
+//! There is exactly one [`Store`] (the writer) per file in a process: it is not `Clone`, and
+//! opening a second one on the same file fails with [`StoreError::AlreadyOpen`]. The runtime owns
+//! it on one service thread, so no worker ever waits on SQLite. Readers that must not queue
+//! behind the writer open a [`StoreReader`]; every read method is also available on the `Store`
+//! itself (it derefs to its own reader). Every write is one transaction (a savepoint), committed
+//! and synced before the method returns (WAL, `synchronous = FULL`) — unless a group is open
+//! ([`Store::begin_group`]), which commits many writes with one fsync. See `memory/DESIGN.md` for
+//! the schema and the durability rules.
 
+mod claim;
 mod cold;
 mod error;
 mod events;
 mod files;
 mod frames;
+mod group;
 mod integrity;
 mod journal;
 mod recover;
@@ -53,6 +58,8 @@ const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 /// is the single-writer lock. Reads are on [`StoreReader`], which this derefs to.
 pub struct Store {
     db: StoreReader,
+    /// Released after the connection closes (fields drop in order).
+    _claim: claim::Claim,
 }
 
 /// A connection that only reads (opened `SQLITE_OPEN_READONLY`). In WAL mode it sees the last
@@ -68,11 +75,13 @@ impl Store {
     /// them (`memory/DESIGN.md` §1.4): a damaged store, or a missing or empty database beside a
     /// WAL with content, is refused with [`StoreError::Damaged`] after its files were copied to
     /// `<path>.damaged-<time>/`. A file that belongs to another application or was written by a
-    /// newer Hearth is refused too. Refused files are left byte-for-byte as they were. The
+    /// newer Hearth is refused too, and so is a file another `Store` of this process has open
+    /// ([`StoreError::AlreadyOpen`]). Refused files are left byte-for-byte as they were. The
     /// database, its WAL and shared-memory file are made 0600 whatever the umask.
     pub fn open(path: impl AsRef<Path>) -> Result<Store, StoreError> {
         const OP: &str = "open";
         let path = path.as_ref().to_path_buf();
+        let claim = claim::Claim::take(OP, &path)?;
         let files = files::StoreFiles::new(&path);
         let health = integrity::examine(&files, OP)?;
         if let StoreHealth::Damaged { detail } = health {
@@ -123,6 +132,7 @@ impl Store {
         }
         Ok(Store {
             db: StoreReader { conn, path },
+            _claim: claim,
         })
     }
 

@@ -2,35 +2,38 @@
 //! every reply before it is emitted, every context event and every suspended frame as it happens,
 //! all in one SQLite file (`<data_dir>/memory.db`, WAL, synchronous=FULL).
 //!
-//! Acceptance is synchronous in the caller's thread (the socket's admit thread, never a worker
-//! and never its reactor): the caller may say "accepted" only after it returns. Everything the kernel writes goes to the
-//! store writer thread instead, so the kernel's worker never waits on an fsync; a reply is handed
-//! over with its input and is sent to the caller only once the journal holds it.
+//! The file has one owner: the `hearth-store` thread holds its only read-write connection (the
+//! [`Store`] is not `Clone`, and a second read-write open of the file in this process is refused
+//! with [`StoreError::AlreadyOpen`]). [`Durable`] and the memory service are typed handles that
+//! send it work on one bounded queue ([`STORE_QUEUE`] ops). The owner takes whatever is queued
+//! (acceptances from many clients, replies, context events, frames, memory passes) into one
+//! transaction with one fsync — a group commit — and answers each caller only after the commit
+//! that holds its write: an input is offered to the kernel (and its client told `accepted`)
+//! only once it is journaled, a reply is sent only once it is journaled. A reply whose journal
+//! write fails (a full disk) is not sent: the caller gets an error and the input stays pending,
+//! so it runs again after a restart instead of being both answered and re-run.
+
+mod owner;
 
 use crate::events::EventBus;
 use crate::input::{InputEvent, Reply, ReplyHandle};
-use crossbeam_channel::{Receiver, Sender};
-use hearth_ipc::EventKind;
-use hearth_memory::{ContextEvent, EventRecord, FrameRecord, JournalEntry, Store, StoreError};
-use parking_lot::Mutex;
-use serde_json::Value;
-use std::path::Path;
-use std::sync::Arc;
+use crossbeam_channel::Sender;
+use hearth_memory::{ContextEvent, FrameRecord, JournalEntry, Store, StoreError};
+use owner::{Acceptance, Op, Owner};
 
-/// Work for the store writer thread.
-enum Op {
-    /// Journal the reply, then send it, then publish `agent_output`.
-    Reply {
-        handle: ReplyHandle,
-        reply: Reply,
-        output: Option<Value>,
-    },
-    Event(ContextEvent),
-    SaveFrame(FrameRecord),
-    RemoveFrame(u64),
-    /// Answered once every earlier op is written.
-    Flush(Sender<()>),
-}
+pub(crate) use owner::Then;
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+/// The bound of the owner's queue, in ops. A sender waits while it is full: the store is then
+/// the bottleneck, and waiting is the back-pressure that reaches the clients (their `accepted`
+/// comes later). At one pass, one reply and a few events per turn, the kernel itself never
+/// comes near it.
+pub const STORE_QUEUE: usize = 1024;
+
+/// At most this many ops share one transaction; the rest wait for the next commit.
+pub const GROUP_MAX: usize = 256;
 
 /// What the kernel found in the store at start-up.
 #[derive(Debug, Default)]
@@ -43,23 +46,26 @@ pub struct Recovered {
     pub frames: Vec<FrameRecord>,
 }
 
-/// The kernel's handle on its store: journal, replies, timeline and frames, written off the worker.
+/// A handle on the store's owner thread: journal, replies, timeline and frames, written off the
+/// caller's thread and grouped into shared commits. Clones share the one owner.
 #[derive(Clone)]
 pub struct Durable {
-    store: Arc<Mutex<Store>>,
     tx: Sender<Op>,
+    path: PathBuf,
 }
 
 impl std::fmt::Debug for Durable {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Durable")
-            .field("path", &self.store.lock().path())
-            .finish()
+        f.debug_struct("Durable").field("path", &self.path).finish()
     }
 }
 
+/// What becomes of an input once its acceptance is durable: `None` when the kernel's queue took
+/// it, or its handle with the reply to journal as its end (a `queue_full` or `shutdown` skip).
+pub type Offer = Box<dyn FnOnce(InputEvent) -> Option<(ReplyHandle, Reply)> + Send>;
+
 impl Durable {
-    /// Opens (or creates) the store and starts its writer thread.
+    /// Opens (or creates) the store and starts its owner thread, `hearth-store`.
     pub fn open(path: &Path, events: EventBus) -> Result<(Self, Recovered), StoreError> {
         let store = Store::open(path)?;
         let recovered = Recovered {
@@ -71,58 +77,106 @@ impl Durable {
             pending: store.journal_pending()?,
             frames: store.frames_load()?,
         };
-        let store = Arc::new(Mutex::new(store));
-        let (tx, rx) = crossbeam_channel::unbounded();
-        let writer = store.clone();
+        let (tx, rx) = crossbeam_channel::bounded(STORE_QUEUE);
+        let owner = Owner::new(store, events);
         std::thread::Builder::new()
             .name("hearth-store".into())
-            .spawn(move || write_loop(&writer, &rx, &events))
+            .spawn(move || owner.run(&rx))
             .map_err(|source| StoreError::Io {
-                op: "start store writer",
+                op: "start the store owner",
                 path: path.to_path_buf(),
                 source,
             })?;
-        Ok((Self { store, tx }, recovered))
+        let path = path.to_path_buf();
+        Ok((Self { tx, path }, recovered))
     }
 
-    /// Journals an input; only after this returns may its caller be told it was accepted.
-    pub fn accept(&self, input: &InputEvent, kind: &str) -> Result<(), StoreError> {
-        let payload = Value::Object(input.payload.clone());
-        self.store.lock().journal_accept_with_trust(
-            &input.request_id,
-            &input.source,
-            kind,
-            input.trust.as_str(),
-            &payload,
-            input.received_at_ms,
-        )
+    /// Journals an input and waits for the commit that holds it; only after this returns `Ok`
+    /// may its caller be told it was accepted.
+    pub fn accept(&self, input: &InputEvent, kind: &'static str) -> Result<(), StoreError> {
+        let (done, rx) = crossbeam_channel::bounded(1);
+        let gone = || StoreError::Sqlite {
+            op: "journal_accept",
+            path: self.path.clone(),
+            detail: "the store owner has stopped".into(),
+        };
+        self.tx
+            .send(Op::Accept {
+                entry: owner::Entry::of(input, kind),
+                then: Acceptance::Wait(done),
+            })
+            .map_err(|_| gone())?;
+        rx.recv().map_err(|_| gone())?
     }
 
-    /// Hands a reply over: it is journaled, then sent, then `output` is published.
+    /// Journals an input without waiting; once the commit holding it is done, `offer` hands it
+    /// on. If it cannot be journaled its caller is answered with an error and it goes nowhere.
+    /// `Err` only when the owner has stopped (the input was answered with the error).
+    pub fn accept_then(
+        &self,
+        input: InputEvent,
+        kind: &'static str,
+        offer: Offer,
+    ) -> Result<(), String> {
+        let entry = owner::Entry::of(&input, kind);
+        let op = Op::Accept {
+            entry,
+            then: Acceptance::Offer { input, offer },
+        };
+        let Err(unsent) = self.tx.send(op) else {
+            return Ok(());
+        };
+        let message = "the input could not be recorded, so it was not accepted: the store owner \
+                       has stopped"
+            .to_string();
+        if let Op::Accept {
+            then: Acceptance::Offer { mut input, .. },
+            ..
+        } = unsent.into_inner()
+        {
+            owner::refuse_unrecorded(&mut input, &message);
+        }
+        Err(message)
+    }
+
+    /// Hands a reply over: it is journaled, then sent, then `output` is published. If the
+    /// journal cannot take it, an error is sent instead and the input stays pending.
     pub fn reply(&self, handle: ReplyHandle, reply: Reply, output: Option<Value>) {
         if let Err(e) = self.tx.send(Op::Reply {
             handle,
             reply,
             output,
         }) {
-            // The writer is gone (shutdown): answer directly rather than never.
+            // The owner is gone (shutdown): answer directly rather than never.
             if let Op::Reply { handle, reply, .. } = e.into_inner() {
                 handle.send(reply);
             }
         }
     }
 
-    /// Journals `reply` as the input's end and sends it, in the calling thread (which must be
-    /// allowed to wait for an fsync): for an input refused right after it was journaled.
-    pub fn reply_now(&self, handle: ReplyHandle, mut reply: Reply) {
-        journal_then_send(&self.store, handle, &mut reply);
+    /// Journals `reply` as the input's end and sends it: for an input refused right after it
+    /// was journaled. Like [`reply`](Self::reply), it never waits.
+    pub fn reply_now(&self, handle: ReplyHandle, reply: Reply) {
+        self.reply(handle, reply, None);
     }
 
-    /// Waits until every op handed over so far is written, or `timeout` passed: a stopping
-    /// daemon calls it so the answers of its last moments are journaled before it exits.
-    pub fn flush(&self, timeout: std::time::Duration) -> bool {
+    /// Waits until every op handed over so far is committed, or `timeout` passed.
+    pub fn flush(&self, timeout: Duration) -> bool {
         let (tx, rx) = crossbeam_channel::bounded(1);
         self.tx.send(Op::Flush(tx)).is_ok() && rx.recv_timeout(timeout).is_ok()
+    }
+
+    /// Commits everything handed over so far and closes the store (releasing its file for a
+    /// next open in this process), whatever handles remain; later ops find the owner gone.
+    /// A stopping daemon calls it so the answers of its last moments are journaled before it
+    /// exits. False when that did not happen within `timeout`; true at once when the store is
+    /// already closed.
+    pub fn close(&self, timeout: Duration) -> bool {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        match self.tx.send(Op::Close(tx)) {
+            Ok(()) => rx.recv_timeout(timeout).is_ok(),
+            Err(_) => true,
+        }
     }
 
     /// Appends an event to the durable timeline.
@@ -140,57 +194,32 @@ impl Durable {
         let _ = self.tx.send(Op::RemoveFrame(task_id));
     }
 
+    /// Runs `work` on the owner's connection, inside the current group, and waits for its
+    /// result (`None` when the owner has stopped). For maintenance (a page cap on a small
+    /// device, a checkpoint) and for tests that must reach the one connection there is.
+    pub fn with_store<R: Send + 'static>(
+        &self,
+        work: impl FnOnce(&mut Store) -> R + Send + 'static,
+    ) -> Option<R> {
+        let (tx, rx) = crossbeam_channel::bounded(1);
+        let run = Box::new(move |store: &mut Store| {
+            let _ = tx.send(work(store));
+        });
+        self.tx.send(Op::Run(run)).ok()?;
+        rx.recv().ok()
+    }
+
+    /// Sends a memory service op to the owner (false when it has stopped).
+    pub(crate) fn memory(&self, op: crate::memory_service::MemoryOp) -> bool {
+        self.tx.send(Op::Memory(op)).is_ok()
+    }
+
     /// The store's file.
-    pub fn path(&self) -> std::path::PathBuf {
-        self.store.lock().path().to_path_buf()
+    pub fn path(&self) -> PathBuf {
+        self.path.clone()
     }
 }
 
-/// Journals `reply` for its input, then sends it.
-fn journal_then_send(store: &Mutex<Store>, handle: ReplyHandle, reply: &mut Reply) {
-    reply.request_id = handle.request_id().to_string();
-    let value = serde_json::to_value(&*reply).unwrap_or(Value::Null);
-    let journaled =
-        store
-            .lock()
-            .journal_reply(handle.request_id(), &value, hearth_engine::now_ms());
-    // An input that was never journaled (a self-input, a test kernel) has nothing to update;
-    // the reply still goes out. A real write failure is logged and the reply still goes out:
-    // a caller waiting forever would be worse than a missing record.
-    match journaled {
-        Ok(()) | Err(StoreError::UnknownRequest { .. }) => {}
-        Err(e) => tracing::error!(request = %handle.request_id(), "reply not journaled: {e}"),
-    }
-    handle.send(std::mem::take(reply));
-}
-
-fn write_loop(store: &Mutex<Store>, rx: &Receiver<Op>, events: &EventBus) {
-    for op in rx.iter() {
-        let result = match op {
-            Op::Reply {
-                handle,
-                mut reply,
-                output,
-            } => {
-                journal_then_send(store, handle, &mut reply);
-                if let Some(output) = output {
-                    events.publish(EventKind::AgentOutput, &output);
-                }
-                Ok(())
-            }
-            Op::Flush(done) => {
-                let _ = done.send(());
-                Ok(())
-            }
-            Op::Event(event) => store
-                .lock()
-                .event_append(&EventRecord::new(event))
-                .map(|_| ()),
-            Op::SaveFrame(frame) => store.lock().frames_save(&frame, hearth_engine::now_ms()),
-            Op::RemoveFrame(id) => store.lock().frames_remove(id).map(|_| ()),
-        };
-        if let Err(e) = result {
-            tracing::error!("store write failed: {e}");
-        }
-    }
-}
+#[cfg(test)]
+#[path = "durable_tests.rs"]
+mod tests;

@@ -1,7 +1,6 @@
 //! The kernel crate's one error type: why a caller's request was not taken.
 
 use crate::provider_service::PROVIDER_QUEUE;
-use hearth_memory::StoreError;
 
 /// Why the kernel did not take an input or a call. Each case has already been answered to the
 /// input's reply channel where one exists; the error tells the submitting code what happened.
@@ -11,9 +10,10 @@ pub enum KernelError {
     /// The input's trust does not allow what it asks (answered `denied`, never journaled).
     #[error("denied: the caller may not submit this input")]
     Denied,
-    /// The journal could not record the input, so it was not accepted.
-    #[error("the input could not be recorded, so it was not accepted: {0}")]
-    NotRecorded(#[source] StoreError),
+    /// The store's owner has stopped, so the input could not be recorded; it was answered
+    /// with this message.
+    #[error("{0}")]
+    StoreStopped(String),
     /// [`PROVIDER_QUEUE`] LLM calls are already waiting for the provider thread.
     #[error("the provider queue is full ({PROVIDER_QUEUE} calls waiting)")]
     ProviderQueueFull,

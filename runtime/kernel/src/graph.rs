@@ -86,6 +86,8 @@ pub struct Kernel {
     ingress_worker: usize,
     registries: Registries,
     events: EventBus,
+    /// The store's owner, closed at shutdown once the last answers are committed.
+    store: Option<Durable>,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -128,9 +130,20 @@ impl Kernel {
         while !self.gate.is_closed() && std::time::Instant::now() < deadline {
             std::thread::sleep(Duration::from_micros(200));
         }
-        self.engine.shutdown()
+        let report = self.engine.shutdown();
+        // Closed, not only flushed: the file is free for the next open in this process even
+        // while a handle lingers somewhere.
+        if let Some(store) = &self.store
+            && !store.close(STORE_CLOSE_WAIT)
+        {
+            tracing::warn!("the store did not confirm its last writes in time");
+        }
+        report
     }
 }
+
+/// How long a shutdown waits for the store to commit its last writes and close.
+const STORE_CLOSE_WAIT: Duration = Duration::from_secs(5);
 
 /// Builds and starts the kernel graph.
 pub fn build(
@@ -183,7 +196,27 @@ pub fn build_with(
         outputs: registries.outputs.clone(),
         stages: registries.stages.clone(),
     };
-    let memory = memory.map(|m| MemoryService::start(m, done.map(Completion::from)));
+    let mut store = durability.as_ref().map(|(d, _)| d.clone());
+    let memory = memory.and_then(|m| {
+        // The memory service runs on the store's owner: the kernel's when it is durable, else
+        // one opened for memory alone.
+        let durable = match durability.as_ref() {
+            Some((durable, _)) => durable.clone(),
+            None => match Durable::open(&m.store, events.clone()) {
+                Ok((durable, _)) => durable,
+                Err(e) => {
+                    tracing::error!("memory store unavailable, recall and pruning are off: {e}");
+                    return None;
+                }
+            },
+        };
+        store.get_or_insert_with(|| durable.clone());
+        Some(MemoryService::attach(
+            &durable,
+            m,
+            done.map(Completion::from),
+        ))
+    });
     if let Some(memory) = &memory {
         crate::memory_tools::register(&registries.tools, memory);
     }
@@ -233,6 +266,7 @@ pub fn build_with(
         ingress_worker,
         registries,
         events,
+        store,
     })
 }
 

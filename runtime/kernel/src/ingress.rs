@@ -79,11 +79,14 @@ impl KernelHandle {
         }
     }
 
-    /// Journals `input` (when the kernel is durable) and submits it. `Ok` means the input is
-    /// durable and offered to the kernel: its admission is told to the input's
+    /// Journals `input` (when the kernel is durable) and submits it, without waiting: the store's
+    /// owner offers it to the kernel once the commit that holds it is done (many clients'
+    /// inputs share one commit). Its admission is then told to the input's
     /// [`ReplyListener`](crate::input::ReplyListener), and a refusal (`queue_full`, `shutdown`)
     /// is journaled as the input's end before its reply is sent, so it never runs again after a
-    /// restart. The reply arrives on the channel the caller attached.
+    /// restart; an input the journal cannot take is answered with an error. The reply arrives on
+    /// the channel the caller attached. `Err` when it was answered at once (denied, or the
+    /// store has stopped).
     /// An input its trust does not allow is answered `denied` and never journaled.
     pub fn submit_durably(
         &self,
@@ -98,36 +101,20 @@ impl KernelHandle {
             return Ok(());
         };
         let kind = if interrupt { "interrupt" } else { "input" };
-        if let Err(e) = durable.accept(&input, kind) {
-            let refused = KernelError::NotRecorded(e);
-            input.send_reply(Reply {
-                content: refused.to_string(),
-                error: true,
-                ..Reply::default()
-            });
-            return Err(refused);
-        }
-        if let Some((Submission::Input(mut i) | Submission::Interrupt(mut i), reason)) =
-            self.offer(wrap(input, interrupt))
-        {
-            durable.reply_now(i.take_reply(), skip_reply(reason));
-        }
-        Ok(())
-    }
-
-    /// Hands `submission` to the ingress, or gives it back with the reason it was refused.
-    fn offer(&self, submission: Submission) -> Option<(Submission, &'static str)> {
-        if self.gate.is_closing() {
-            return Some((submission, skip::SHUTDOWN));
-        }
-        self.submit.try_send(submission).err().map(|e| {
-            let reason = if e.is_full() {
-                skip::QUEUE_FULL
-            } else {
-                skip::SHUTDOWN
-            };
-            (e.into_inner(), reason)
-        })
+        let (gate, submit) = (self.gate.clone(), self.submit.clone());
+        // Offered from the store's owner once the commit holding it is done, so the kernel
+        // never sees an input the journal lacks.
+        let offer = Box::new(move |input| {
+            offer(&gate, &submit, wrap(input, interrupt)).map(|(submission, reason)| {
+                let (Submission::Input(mut i) | Submission::Interrupt(mut i)) = submission else {
+                    unreachable!("an input or interrupt was offered");
+                };
+                (i.take_reply(), skip_reply(reason))
+            })
+        });
+        durable
+            .accept_then(input, kind, offer)
+            .map_err(KernelError::StoreStopped)
     }
 
     fn send(&self, mut submission: Submission) {
@@ -137,7 +124,7 @@ impl KernelHandle {
         {
             return;
         }
-        if let Some((submission, reason)) = self.offer(submission) {
+        if let Some((submission, reason)) = offer(&self.gate, &self.submit, submission) {
             refuse(submission, reason);
         }
     }
@@ -219,6 +206,25 @@ pub fn stop_input(source: &str) -> InputEvent {
     payload.insert("interrupt".into(), Value::Bool(true));
     payload.insert("priority".into(), Value::String("L4".into()));
     InputEvent::new(source, payload).with_trust(Trust::Local)
+}
+
+/// Hands `submission` to the ingress, or gives it back with the reason it was refused.
+fn offer(
+    gate: &IngressGate,
+    submit: &EdgeTx<Submission>,
+    submission: Submission,
+) -> Option<(Submission, &'static str)> {
+    if gate.is_closing() {
+        return Some((submission, skip::SHUTDOWN));
+    }
+    submit.try_send(submission).err().map(|e| {
+        let reason = if e.is_full() {
+            skip::QUEUE_FULL
+        } else {
+            skip::SHUTDOWN
+        };
+        (e.into_inner(), reason)
+    })
 }
 
 fn wrap(input: InputEvent, interrupt: bool) -> Submission {

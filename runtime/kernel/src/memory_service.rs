@@ -1,16 +1,23 @@
-//! The memory node's service thread (DESIGN §3: `[embedder]`, `[pruner / memory]`): it owns the
-//! embedder and the cold context over the store, so embedding, pruning and recall — all of which
-//! can only block (ONNX inference, SQLite) — never run on a worker.
+//! The memory node's service (DESIGN §3: `[embedder]`, `[pruner / memory]`): embedding, pruning
+//! and recall — all of which can only block (ONNX inference, SQLite) — never run on a worker.
+//! They run on the store's owner thread (`hearth-store`, see [`crate::durable`]), which holds
+//! the only read-write connection of the file and cold context over it, so a pass's writes share
+//! the group commit of the journal's. The models load on a thread of their own
+//! (`hearth-memory`, gone once they are loaded); memory ops that arrive meanwhile wait for them,
+//! the journal does not.
 //!
 //! The kernel keeps a mirror of the working window for the timeline; each memory pass answers
 //! with the window as the store now holds it, so the mirror cannot drift.
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crate::durable::Durable;
+use crate::durable::Then;
+use crossbeam_channel::Sender;
 use hearth_engine::Sink;
 use hearth_memory::{
-    ColdContext, ContextEvent, ContextWindow, MemoryModels, PruneLimits, RecallConfig, Store,
+    ColdContext, ContextEvent, ContextWindow, MemoryModels, PruneLimits, RecallConfig,
     estimate_tokens,
 };
+use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::Duration;
 
@@ -34,7 +41,18 @@ pub struct MemoryDone {
     pub result: Result<MemoryPass, String>,
 }
 
-enum Op {
+/// The models and settings the service runs with, once loaded.
+pub(crate) struct Install {
+    models: MemoryModels,
+    cfg: MemoryConfig,
+    done: Sink<MemoryDone>,
+}
+
+/// Work for the memory service, run on the store's owner thread.
+pub(crate) enum MemoryOp {
+    /// A service is starting: later memory ops wait for its [`Install`].
+    Attach,
+    Install(Box<Install>),
     Append(ContextEvent),
     Pass {
         call: u64,
@@ -59,7 +77,7 @@ enum Op {
 /// Settings of the memory service.
 #[derive(Clone, Debug)]
 pub struct MemoryConfig {
-    /// The SQLite store file.
+    /// The SQLite store file (opened by [`Durable`] when the kernel has none).
     pub store: PathBuf,
     /// Load the dense embedding model (off: keyword recall only).
     pub model: bool,
@@ -73,28 +91,35 @@ pub struct MemoryConfig {
     pub utc_offset_secs: i64,
 }
 
-/// Handle on the memory thread; dropping every handle stops it.
+/// Handle on the memory service; its ops go to the store's owner.
 #[derive(Clone, Debug)]
 pub struct MemoryService {
-    tx: Sender<Op>,
+    durable: Durable,
 }
 
 impl MemoryService {
-    /// Starts the memory thread; pass results go to `done`.
-    pub fn start(cfg: MemoryConfig, done: Sink<MemoryDone>) -> Self {
-        let (tx, rx) = crossbeam_channel::unbounded();
+    /// Starts the memory service on `durable`'s owner; pass results go to `done`. The models
+    /// load on the `hearth-memory` thread meanwhile.
+    pub fn attach(durable: &Durable, cfg: MemoryConfig, done: Sink<MemoryDone>) -> Self {
+        durable.memory(MemoryOp::Attach);
+        let owner = durable.clone();
         let spawned = std::thread::Builder::new()
             .name("hearth-memory".into())
-            .spawn(move || serve(&cfg, &rx, &done));
+            .spawn(move || {
+                let models = load_models(&cfg);
+                owner.memory(MemoryOp::Install(Box::new(Install { models, cfg, done })));
+            });
         if let Err(e) = spawned {
             tracing::error!("cannot start the memory thread: {e}");
         }
-        Self { tx }
+        Self {
+            durable: durable.clone(),
+        }
     }
 
     /// Appends an event to the working window in the store.
     pub fn append(&self, event: ContextEvent) {
-        let _ = self.tx.send(Op::Append(event));
+        self.durable.memory(MemoryOp::Append(event));
     }
 
     /// Prunes and/or recalls for `query`; the answer arrives as a [`MemoryDone`].
@@ -107,7 +132,7 @@ impl MemoryService {
         context_tokens: usize,
         memory_tokens: usize,
     ) {
-        let _ = self.tx.send(Op::Pass {
+        self.durable.memory(MemoryOp::Pass {
             call,
             query,
             prune,
@@ -120,27 +145,28 @@ impl MemoryService {
     /// Recall for the `coldcontext_query` tool (blocking; tools run on the tool pool).
     pub fn query(&self, query: String, k: usize) -> Result<String, String> {
         let (reply, rx) = crossbeam_channel::bounded(1);
-        self.tx
-            .send(Op::Query { query, k, reply })
-            .map_err(|_| "memory is not running".to_string())?;
+        if !self.durable.memory(MemoryOp::Query { query, k, reply }) {
+            return Err("memory is not running".into());
+        }
         rx.recv().map_err(|_| "memory stopped".to_string())?
     }
 
-    /// Stores a note in cold context for the `doc_commit` tool.
+    /// Stores a note in cold context for the `doc_commit` tool; answered once it is committed.
     pub fn commit(&self, content: String, summary: String) -> Result<String, String> {
         let (reply, rx) = crossbeam_channel::bounded(1);
-        self.tx
-            .send(Op::Commit {
-                content,
-                summary,
-                reply,
-            })
-            .map_err(|_| "memory is not running".to_string())?;
+        let op = MemoryOp::Commit {
+            content,
+            summary,
+            reply,
+        };
+        if !self.durable.memory(op) {
+            return Err("memory is not running".into());
+        }
         rx.recv().map_err(|_| "memory stopped".to_string())?
     }
 }
 
-fn serve(cfg: &MemoryConfig, rx: &Receiver<Op>, done: &Sink<MemoryDone>) {
+fn load_models(cfg: &MemoryConfig) -> MemoryModels {
     let models = if cfg.model {
         MemoryModels::load(cfg.model_dir.clone(), 1)
     } else {
@@ -152,49 +178,123 @@ fn serve(cfg: &MemoryConfig, rx: &Receiver<Op>, done: &Sink<MemoryDone>) {
     if let Some(dense) = &models.dense {
         tracing::info!(fingerprint = %dense.fingerprint(), "embedding model loaded");
     }
-    let store = match Store::open(&cfg.store) {
-        Ok(store) => store,
-        Err(e) => {
-            tracing::error!("memory store unavailable, recall and pruning are off: {e}");
-            return drain_without_store(rx, done);
-        }
-    };
-    let config = RecallConfig {
-        utc_offset_secs: cfg.utc_offset_secs,
-        ..RecallConfig::default()
-    };
-    let mut cold = ColdContext::new(store, models.dense.clone()).with_config(config);
-    // Entries archived before the companion was installed get its vectors in idle time.
-    // The companion's vectors are written in idle time, never on the turn path: at start for
-    // entries archived before it was installed, after each pass that archived something.
-    let has_companion = models.companion.is_some();
-    let mut backfill = has_companion;
-    if let Some(companion) = models.companion {
-        cold = cold.with_companion(companion).defer_companion();
-    }
-    loop {
-        // Only a pending back-fill wakes the thread without work: an idle daemon stays asleep.
-        let received = if backfill {
-            rx.recv_timeout(BACKFILL_IDLE)
-        } else {
-            rx.recv().map_err(|_| RecvTimeoutError::Disconnected)
+    models
+}
+
+/// The memory service's side of the owner thread.
+#[derive(Default)]
+pub(crate) struct MemoryState {
+    phase: Phase,
+}
+
+#[derive(Default)]
+enum Phase {
+    /// No service attached: memory ops are answered as unavailable.
+    #[default]
+    Off,
+    /// Attached, models loading: ops wait here in order.
+    Loading(VecDeque<MemoryOp>),
+    Ready(Ready),
+}
+
+struct Ready {
+    cfg: MemoryConfig,
+    done: Sink<MemoryDone>,
+    has_companion: bool,
+    /// A dense model is loaded: passes, queries and commits embed.
+    embeds: bool,
+    /// Companion vectors are still to be filled in idle time.
+    backfill: bool,
+}
+
+impl MemoryState {
+    /// Installs the loaded models on cold context; the ops that waited for them, in order.
+    pub(crate) fn install(
+        &mut self,
+        cold: ColdContext,
+        install: Install,
+    ) -> (ColdContext, VecDeque<MemoryOp>) {
+        let Install { models, cfg, done } = install;
+        let config = RecallConfig {
+            utc_offset_secs: cfg.utc_offset_secs,
+            ..RecallConfig::default()
         };
-        let op = match received {
-            Ok(op) => op,
-            Err(RecvTimeoutError::Timeout) => {
-                backfill = backfill_step(&mut cold);
-                continue;
+        let mut fresh =
+            ColdContext::new(cold.into_store(), models.dense.clone()).with_config(config);
+        // The companion's vectors are written in idle time, never on the turn path: at start
+        // for entries archived before it was installed, after each pass that archived some.
+        let has_companion = models.companion.is_some();
+        let embeds = models.dense.is_some() || has_companion;
+        if let Some(companion) = models.companion {
+            fresh = fresh.with_companion(companion).defer_companion();
+        }
+        let waiting = match std::mem::take(&mut self.phase) {
+            Phase::Loading(waiting) => waiting,
+            Phase::Off | Phase::Ready(_) => VecDeque::new(),
+        };
+        self.phase = Phase::Ready(Ready {
+            cfg,
+            done,
+            has_companion,
+            embeds,
+            backfill: has_companion,
+        });
+        (fresh, waiting)
+    }
+
+    /// Whether `op` runs a model (and so takes milliseconds, not microseconds).
+    pub(crate) fn embeds(&self, op: &MemoryOp) -> bool {
+        let work = matches!(
+            op,
+            MemoryOp::Pass { .. } | MemoryOp::Query { .. } | MemoryOp::Commit { .. }
+        );
+        work && matches!(&self.phase, Phase::Ready(r) if r.embeds)
+    }
+
+    /// How long the owner may wait for work before an idle step is due (`None`: none is).
+    pub(crate) fn idle_wait(&self) -> Option<Duration> {
+        match &self.phase {
+            Phase::Ready(r) if r.backfill => Some(BACKFILL_IDLE),
+            _ => None,
+        }
+    }
+
+    /// One idle step (the companion back-fill).
+    pub(crate) fn idle(&mut self, cold: &mut ColdContext) {
+        if let Phase::Ready(r) = &mut self.phase {
+            r.backfill = backfill_step(cold);
+        }
+    }
+
+    /// Runs one op; answers that must wait for the commit go to `after`.
+    pub(crate) fn handle(&mut self, cold: &mut ColdContext, op: MemoryOp, after: &mut Vec<Then>) {
+        let ready = match &mut self.phase {
+            Phase::Ready(ready) => ready,
+            Phase::Loading(waiting) => {
+                if !matches!(op, MemoryOp::Attach) {
+                    waiting.push_back(op);
+                }
+                return;
             }
-            Err(RecvTimeoutError::Disconnected) => break,
+            Phase::Off => {
+                if matches!(op, MemoryOp::Attach) {
+                    self.phase = Phase::Loading(VecDeque::new());
+                } else {
+                    Self::refuse(op);
+                }
+                return;
+            }
         };
         let now = hearth_engine::now_ms();
+        let cfg = &ready.cfg;
         match op {
-            Op::Append(event) => {
+            MemoryOp::Attach | MemoryOp::Install(_) => {}
+            MemoryOp::Append(event) => {
                 if let Err(e) = cold.append(vec![event]) {
                     tracing::error!("context event not stored: {e}");
                 }
             }
-            Op::Pass {
+            MemoryOp::Pass {
                 call,
                 query,
                 prune,
@@ -203,7 +303,7 @@ fn serve(cfg: &MemoryConfig, rx: &Receiver<Op>, done: &Sink<MemoryDone>) {
                 memory_tokens,
             } => {
                 let result = pass(
-                    &mut cold,
+                    cold,
                     cfg,
                     &query,
                     prune,
@@ -212,28 +312,55 @@ fn serve(cfg: &MemoryConfig, rx: &Receiver<Op>, done: &Sink<MemoryDone>) {
                     memory_tokens,
                     now,
                 );
-                backfill |= has_companion && result.as_ref().is_ok_and(|p| p.archived > 0);
-                done.send(MemoryDone { call, result });
+                ready.backfill |=
+                    ready.has_companion && result.as_ref().is_ok_and(|p| p.archived > 0);
+                // Sent before the commit: the pass acknowledges nothing to a user, and the
+                // next pass reads the window as the store holds it, so nothing can drift.
+                ready.done.send(MemoryDone { call, result });
             }
-            Op::Query { query, k, reply } => {
-                let _ = reply.send(query_into_window(
-                    &mut cold,
-                    &query,
-                    k,
-                    now,
-                    cfg.utc_offset_secs,
-                ));
+            MemoryOp::Query { query, k, reply } => {
+                let found = query_into_window(cold, &query, k, now, cfg.utc_offset_secs);
+                after.push(answer_after_commit(reply, found));
             }
-            Op::Commit {
+            MemoryOp::Commit {
                 content,
                 summary,
                 reply,
             } => {
-                let _ = reply.send(commit(&mut cold, content, summary, now));
-                backfill = has_companion;
+                let stored = commit(cold, content, summary, now);
+                ready.backfill = ready.has_companion;
+                after.push(answer_after_commit(reply, stored));
             }
         }
     }
+
+    /// Answers an op that cannot run, so nobody waits forever.
+    pub(crate) fn refuse(op: MemoryOp) {
+        let why = "memory store unavailable";
+        match op {
+            MemoryOp::Attach | MemoryOp::Install(_) | MemoryOp::Append(_) => {}
+            MemoryOp::Pass { call, .. } => {
+                tracing::warn!(call, "memory pass refused: {why}");
+            }
+            MemoryOp::Query { reply, .. } | MemoryOp::Commit { reply, .. } => {
+                let _ = reply.send(Err(why.into()));
+            }
+        }
+    }
+}
+
+/// A tool's answer, sent once the commit holding its writes is known.
+fn answer_after_commit(
+    reply: Sender<Result<String, String>>,
+    result: Result<String, String>,
+) -> Then {
+    Box::new(move |committed| {
+        let answer = match committed {
+            Ok(()) => result,
+            Err(e) => Err(format!("not stored: {e}")),
+        };
+        let _ = reply.send(answer);
+    })
 }
 
 /// How long the service waits for work before spending a moment on the back-fill.
@@ -396,22 +523,6 @@ fn commit(
         "stored as memory {} ({tokens} tokens)",
         ids.first().copied().unwrap_or_default()
     ))
-}
-
-/// Without a store, passes still answer (with the window unknown) so no task waits forever.
-fn drain_without_store(rx: &Receiver<Op>, done: &Sink<MemoryDone>) {
-    for op in rx.iter() {
-        match op {
-            Op::Append(_) => {}
-            Op::Pass { call, .. } => done.send(MemoryDone {
-                call,
-                result: Err("memory store unavailable".into()),
-            }),
-            Op::Query { reply, .. } | Op::Commit { reply, .. } => {
-                let _ = reply.send(Err("memory store unavailable".into()));
-            }
-        }
-    }
 }
 
 #[cfg(test)]

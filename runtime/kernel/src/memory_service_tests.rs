@@ -27,7 +27,10 @@ fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
         protected: 10,
         utc_offset_secs: 0,
     };
-    let mut cold = ColdContext::new(Store::open(&path).expect("store opens"), None);
+    let mut cold = ColdContext::new(
+        hearth_memory::Store::open(&path).expect("store opens"),
+        None,
+    );
     let events: Vec<ContextEvent> = (0..20)
         .map(|i| {
             ContextEvent::new(1_000 + i64::from(i), "cli", format!("note number {i}"))

@@ -263,7 +263,8 @@ impl Daemon {
         self.mcp.stop_all();
         self.plugins.shutdown();
         let report = self.kernel.shutdown();
-        if !self.durable.flush(self.grace) {
+        // The kernel's shutdown closed the store already; this bounds it by the grace period.
+        if !self.durable.close(self.grace) {
             tracing::warn!("the journal did not confirm its last writes in time");
         }
         self.socket.finish(self.grace);

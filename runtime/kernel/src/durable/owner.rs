@@ -1,0 +1,435 @@
+//! The `hearth-store` thread: the one read-write connection of `memory.db` and the group commit
+//! over it. Each round takes what is queued (up to [`GROUP_MAX`](super::GROUP_MAX) ops), runs
+//! every op inside one transaction, commits it with one fsync, and only then answers the ops'
+//! callers. A write that fails rolls back alone (its savepoint); a group SQLite rolled back as a
+//! whole (a full disk) fails every op that ran in it, and the ops not yet run go to the next.
+
+use crate::events::EventBus;
+use crate::input::{InputEvent, Reply, ReplyHandle};
+use crate::memory_service::{MemoryOp, MemoryState};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use hearth_ipc::EventKind;
+use hearth_memory::{ColdContext, EventRecord, FrameRecord, Store, StoreError};
+use serde_json::Value;
+use std::collections::VecDeque;
+use std::path::{Path, PathBuf};
+
+use super::{GROUP_MAX, Offer};
+
+/// What is journaled for an accepted input.
+pub(super) struct Entry {
+    request_id: String,
+    source: String,
+    kind: &'static str,
+    trust: &'static str,
+    payload: Value,
+    received_at_ms: i64,
+}
+
+impl Entry {
+    pub(super) fn of(input: &InputEvent, kind: &'static str) -> Self {
+        Self {
+            request_id: input.request_id.clone(),
+            source: input.source.clone(),
+            kind,
+            trust: input.trust.as_str(),
+            payload: Value::Object(input.payload.clone()),
+            received_at_ms: input.received_at_ms,
+        }
+    }
+}
+
+/// Who learns that an acceptance is durable.
+pub(super) enum Acceptance {
+    /// A caller blocked in [`Durable::accept`](super::Durable::accept).
+    Wait(Sender<Result<(), StoreError>>),
+    /// The input itself, handed on by `offer` once it is journaled.
+    Offer { input: InputEvent, offer: Offer },
+}
+
+/// Work for the owner.
+pub(super) enum Op {
+    Accept {
+        entry: Entry,
+        then: Acceptance,
+    },
+    /// Journal the reply; once committed, send it and publish `output`.
+    Reply {
+        handle: ReplyHandle,
+        reply: Reply,
+        output: Option<Value>,
+    },
+    Event(hearth_memory::ContextEvent),
+    SaveFrame(FrameRecord),
+    RemoveFrame(u64),
+    Memory(MemoryOp),
+    Run(Box<dyn FnOnce(&mut Store) + Send>),
+    /// Answered once every earlier op is committed.
+    Flush(Sender<()>),
+    /// Commit, close the store, answer, stop.
+    Close(Sender<()>),
+}
+
+/// Told the outcome of the commit that holds a write, after it.
+pub(crate) type Then = Box<dyn FnOnce(&Result<(), StoreError>) + Send>;
+
+/// What is done once the group's commit is known.
+enum After {
+    Accept {
+        journaled: Result<(), StoreError>,
+        then: Acceptance,
+    },
+    Reply {
+        handle: ReplyHandle,
+        reply: Reply,
+        output: Option<Value>,
+        journaled: Result<(), StoreError>,
+    },
+    Then(Then),
+}
+
+pub(super) struct Owner {
+    /// `None` once closed.
+    cold: Option<ColdContext>,
+    memory: MemoryState,
+    events: EventBus,
+    /// Ops taken from the queue but left for the next group, and refusals to journal.
+    carry: VecDeque<Op>,
+    path: PathBuf,
+}
+
+impl Owner {
+    pub(super) fn new(store: Store, events: EventBus) -> Self {
+        Self {
+            path: store.path().to_path_buf(),
+            cold: Some(ColdContext::new(store, None)),
+            memory: MemoryState::default(),
+            events,
+            carry: VecDeque::new(),
+        }
+    }
+
+    pub(super) fn run(mut self, rx: &Receiver<Op>) {
+        while let Some(first) = self.next(rx) {
+            let mut ops = vec![first];
+            while ops.len() < GROUP_MAX {
+                match self.carry.pop_front().or_else(|| rx.try_recv().ok()) {
+                    Some(op) => ops.push(op),
+                    None => break,
+                }
+            }
+            if let Some(closed) = self.group(ops) {
+                self.cold = None;
+                let _ = closed.send(());
+                break;
+            }
+        }
+        // Closed (or every handle dropped): whatever is still queued is answered without the
+        // journal rather than never.
+        let rest: Vec<Op> = self.carry.drain(..).chain(rx.try_iter()).collect();
+        for op in rest {
+            answer_unjournaled(&self.path, op);
+        }
+    }
+
+    /// The next op: carried ones first; while idle, the memory service's back-fill.
+    fn next(&mut self, rx: &Receiver<Op>) -> Option<Op> {
+        if let Some(op) = self.carry.pop_front() {
+            return Some(op);
+        }
+        loop {
+            let Some(idle) = self.memory.idle_wait() else {
+                return rx.recv().ok();
+            };
+            match rx.recv_timeout(idle) {
+                Ok(op) => return Some(op),
+                Err(RecvTimeoutError::Timeout) => {
+                    if let Some(cold) = self.cold.as_mut() {
+                        self.memory.idle(cold);
+                    }
+                }
+                Err(RecvTimeoutError::Disconnected) => return None,
+            }
+        }
+    }
+
+    /// Runs `ops` in one transaction and answers them after its commit; the sender of a
+    /// `Close` among them when the owner must stop.
+    fn group(&mut self, ops: Vec<Op>) -> Option<Sender<()>> {
+        let Some(cold) = self.cold.as_mut() else {
+            for op in ops {
+                answer_unjournaled(&self.path, op);
+            }
+            return None;
+        };
+        let grouped = match cold.journal_store().begin_group() {
+            Ok(()) => true,
+            Err(e) => {
+                // Each write then commits alone: slower, still durable before it is answered.
+                tracing::warn!("group commit unavailable, writing op by op: {e}");
+                false
+            }
+        };
+        let mut after = Vec::with_capacity(ops.len());
+        let mut close = None;
+        let mut unrun = None;
+        let mut ops = ops.into_iter();
+        while let Some(op) = ops.next() {
+            match op {
+                Op::Close(done) => {
+                    close = Some(done);
+                    break;
+                }
+                Op::Memory(MemoryOp::Install(install)) => {
+                    let Some(old) = self.cold.take() else {
+                        break;
+                    };
+                    let (fresh, deferred) = self.memory.install(old, *install);
+                    self.cold = Some(fresh);
+                    let rest: Vec<Op> = deferred.into_iter().map(Op::Memory).chain(ops).collect();
+                    ops = rest.into_iter();
+                }
+                // An embedding pass takes milliseconds of ONNX: the acknowledgements already
+                // in this group are committed and answered first, not kept waiting behind it.
+                Op::Memory(m) if self.memory.embeds(&m) && has_acks(&after) => {
+                    unrun = Some(Op::Memory(m));
+                    break;
+                }
+                op => {
+                    let Some(cold) = self.cold.as_mut() else {
+                        break;
+                    };
+                    run_op(cold, &mut self.memory, op, &mut after);
+                    if grouped && !cold.journal_store().group_intact() {
+                        // SQLite dropped the transaction: what ran is lost, the rest waits.
+                        break;
+                    }
+                }
+            }
+        }
+        // Not run in this group (after a Close or a lost group): first in the next one.
+        for op in ops.rev() {
+            self.carry.push_front(op);
+        }
+        if let Some(op) = unrun {
+            self.carry.push_front(op);
+        }
+        let cold = self.cold.as_mut()?;
+        let committed = if grouped {
+            cold.journal_store().commit_group()
+        } else {
+            Ok(())
+        };
+        if let Err(e) = &committed {
+            tracing::error!("store commit failed, {} writes lost: {e}", after.len());
+            // The vector indexes may hold entries the store does not: reload them.
+            let _ = cold.store_mut();
+        }
+        for a in after {
+            self.finish(a, &committed);
+        }
+        close
+    }
+
+    fn finish(&mut self, after: After, committed: &Result<(), StoreError>) {
+        match after {
+            After::Accept { journaled, then } => {
+                let outcome = journaled.and_then(|()| committed.as_ref().map_err(again).copied());
+                match (outcome, then) {
+                    (outcome, Acceptance::Wait(tx)) => {
+                        let _ = tx.send(outcome);
+                    }
+                    (Ok(()), Acceptance::Offer { input, offer }) => {
+                        if let Some((handle, reply)) = offer(input) {
+                            self.carry.push_back(Op::Reply {
+                                handle,
+                                reply,
+                                output: None,
+                            });
+                        }
+                    }
+                    (Err(e), Acceptance::Offer { mut input, .. }) => {
+                        let message =
+                            format!("the input could not be recorded, so it was not accepted: {e}");
+                        refuse_unrecorded(&mut input, &message);
+                    }
+                }
+            }
+            After::Reply {
+                handle,
+                reply,
+                output,
+                journaled,
+            } => {
+                let outcome = match journaled {
+                    // Nothing to record (a self-input, a kernel without a journal row), or
+                    // the journal already holds its one terminal reply: it may go out.
+                    Err(StoreError::UnknownRequest { .. } | StoreError::AlreadyReplied { .. }) => {
+                        Ok(())
+                    }
+                    journaled => {
+                        journaled.and_then(|()| committed.as_ref().map_err(again).copied())
+                    }
+                };
+                match outcome {
+                    Ok(()) => {
+                        handle.send(reply);
+                        if let Some(output) = output {
+                            self.events.publish(EventKind::AgentOutput, &output);
+                        }
+                    }
+                    Err(e) => {
+                        tracing::error!(request = %handle.request_id(), "reply not journaled, not sent: {e}");
+                        handle.send(unrecorded_reply(&e));
+                    }
+                }
+            }
+            After::Then(then) => then(committed),
+        }
+    }
+}
+
+/// Whether someone waits for this group's commit.
+fn has_acks(after: &[After]) -> bool {
+    after
+        .iter()
+        .any(|a| matches!(a, After::Accept { .. } | After::Reply { .. }))
+}
+
+/// Runs one op inside the open group; what must wait for the commit goes to `after`.
+fn run_op(cold: &mut ColdContext, memory: &mut MemoryState, op: Op, after: &mut Vec<After>) {
+    let now = hearth_engine::now_ms();
+    let logged = |what: &str, r: Result<(), StoreError>| {
+        if let Err(e) = r {
+            tracing::error!("{what} not stored: {e}");
+        }
+    };
+    match op {
+        Op::Accept { entry, then } => {
+            let journaled = cold.journal_store().journal_accept_with_trust(
+                &entry.request_id,
+                &entry.source,
+                entry.kind,
+                entry.trust,
+                &entry.payload,
+                entry.received_at_ms,
+            );
+            after.push(After::Accept { journaled, then });
+        }
+        Op::Reply {
+            handle,
+            mut reply,
+            output,
+        } => {
+            reply.request_id = handle.request_id().to_string();
+            let value = serde_json::to_value(&reply).unwrap_or(Value::Null);
+            let journaled = cold
+                .journal_store()
+                .journal_reply(handle.request_id(), &value, now);
+            after.push(After::Reply {
+                handle,
+                reply,
+                output,
+                journaled,
+            });
+        }
+        Op::Event(event) => logged(
+            "context event",
+            cold.journal_store()
+                .event_append(&EventRecord::new(event))
+                .map(|_| ()),
+        ),
+        Op::SaveFrame(frame) => logged("frame", cold.journal_store().frames_save(&frame, now)),
+        Op::RemoveFrame(id) => logged(
+            "frame removal",
+            cold.journal_store().frames_remove(id).map(|_| ()),
+        ),
+        Op::Memory(op) => {
+            let mut thens = Vec::new();
+            memory.handle(cold, op, &mut thens);
+            after.extend(thens.into_iter().map(After::Then));
+        }
+        // Arbitrary work may touch any table: the vector indexes are reloaded after it.
+        Op::Run(work) => work(cold.store_mut()),
+        Op::Flush(done) => after.push(After::Then(Box::new(move |_| {
+            let _ = done.send(());
+        }))),
+        // Taken by the group before it gets here.
+        Op::Close(done) => {
+            let _ = done.send(());
+        }
+    }
+}
+
+/// A commit failure, once more for each op it concerns (`StoreError` is not `Clone`).
+fn again(e: &StoreError) -> StoreError {
+    match e {
+        StoreError::DiskFull { op, path } => StoreError::DiskFull {
+            op,
+            path: path.clone(),
+        },
+        other => StoreError::GroupLost {
+            op: other.op(),
+            path: other.path().to_path_buf(),
+        },
+    }
+}
+
+/// The answer to a caller whose reply could not be journaled.
+fn unrecorded_reply(e: &StoreError) -> Reply {
+    Reply {
+        content: format!(
+            "the answer could not be recorded, so it was not sent ({e}); the input stays \
+             pending and runs again after a restart"
+        ),
+        error: true,
+        ..Reply::default()
+    }
+}
+
+/// Answers an input that could not be journaled with `message`.
+pub(super) fn refuse_unrecorded(input: &mut InputEvent, message: &str) {
+    tracing::error!(request = %input.request_id, "{message}");
+    input.send_reply(Reply {
+        content: message.to_owned(),
+        error: true,
+        ..Reply::default()
+    });
+}
+
+/// An op that arrives after the store closed: answered without the journal, never dropped
+/// silently (a dropped reply handle would leave its caller with `dropped`).
+fn answer_unjournaled(path: &Path, op: Op) {
+    match op {
+        Op::Accept {
+            then: Acceptance::Wait(tx),
+            ..
+        } => {
+            let _ = tx.send(Err(StoreError::Sqlite {
+                op: "journal_accept",
+                path: path.to_path_buf(),
+                detail: "the store is closed".into(),
+            }));
+        }
+        Op::Accept {
+            then: Acceptance::Offer { mut input, .. },
+            ..
+        } => refuse_unrecorded(
+            &mut input,
+            "the input could not be recorded, so it was not accepted: the store is closed",
+        ),
+        Op::Reply { handle, .. } => {
+            let closed = StoreError::Sqlite {
+                op: "journal_reply",
+                path: path.to_path_buf(),
+                detail: "the store is closed".into(),
+            };
+            handle.send(unrecorded_reply(&closed));
+        }
+        Op::Memory(op) => MemoryState::refuse(op),
+        Op::Flush(done) | Op::Close(done) => {
+            let _ = done.send(());
+        }
+        Op::Event(_) | Op::SaveFrame(_) | Op::RemoveFrame(_) | Op::Run(_) => {}
+    }
+}
