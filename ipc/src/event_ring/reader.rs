@@ -174,7 +174,15 @@ impl Reader {
     /// [`set_spin`](Self::set_spin)), then park until the publisher wakes it.
     /// Returns [`ReadResult::Empty`] only when the timeout passed with nothing to deliver.
     pub fn next_timeout(&mut self, buf: &mut Vec<u8>, timeout: Duration) -> ReadResult {
-        self.next_parking(buf, timeout, |reader, left| reader.park(left))
+        self.next_parking(buf, timeout, false, |reader, left| reader.park(left))
+    }
+
+    /// [`next_timeout`](Self::next_timeout) for a reader whose [`position`](Self::position)
+    /// someone waits on: it also returns [`ReadResult::Empty`] as soon as it has moved past
+    /// events its kind mask or tag filter skip, so a skipped event advances the position at
+    /// once instead of at the timeout.
+    pub fn next_or_skipped(&mut self, buf: &mut Vec<u8>, timeout: Duration) -> ReadResult {
+        self.next_parking(buf, timeout, true, |reader, left| reader.park(left))
     }
 
     /// [`next_timeout`](Self::next_timeout), sleeping on `doorbell` (an eventfd the
@@ -187,7 +195,7 @@ impl Reader {
         doorbell: &Doorbell,
         timeout: Duration,
     ) -> ReadResult {
-        self.next_parking(buf, timeout, |reader, left| {
+        self.next_parking(buf, timeout, false, |reader, left| {
             let armed = reader.arm();
             if !armed.ready() {
                 doorbell.wait(left);
@@ -215,13 +223,18 @@ impl Reader {
         &mut self,
         buf: &mut Vec<u8>,
         timeout: Duration,
+        return_on_skip: bool,
         park: impl Fn(&Reader, Duration),
     ) -> ReadResult {
         let start = Instant::now();
         let deadline = start.checked_add(timeout);
+        let entered = self.next;
         let mut spun = false;
         loop {
             match self.try_next(buf) {
+                ReadResult::Empty if return_on_skip && self.next != entered => {
+                    return ReadResult::Empty;
+                }
                 ReadResult::Empty => {}
                 other => return other,
             }

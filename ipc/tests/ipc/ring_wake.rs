@@ -156,3 +156,63 @@ fn timeout_with_nothing_published_returns_empty_after_the_timeout() {
         );
     });
 }
+
+/// A reader someone waits on (the socket pump) must report a skipped event at once: a terminal
+/// line held until the pump's position passes the reply's would otherwise wait for the timeout.
+#[test]
+fn a_parked_filtering_reader_returns_as_soon_as_it_skips_an_event() {
+    with_watchdog(Duration::from_secs(30), || {
+        let (mut publisher, subscriber) = small_ring();
+        let mut reader = subscriber
+            .reader(KindMask::ALL)
+            .with_tag_filter(|tag| tag == 7);
+        reader.set_spin(Duration::ZERO);
+        let waiter = thread::spawn(move || {
+            let mut buf = Vec::new();
+            let started = Instant::now();
+            let result = reader.next_or_skipped(&mut buf, PARK_TIMEOUT);
+            (result, reader.position(), started.elapsed())
+        });
+        wait_until_parked(&publisher, 1);
+        publisher
+            .publish_tagged(EventKind::ContentDelta, 3, b"someone else's")
+            .expect("fits");
+        let (result, position, waited) = waiter.join().expect("reader thread");
+        assert_eq!(result, ReadResult::Empty);
+        assert_eq!(position, 1, "the skipped event is behind the reader");
+        assert!(
+            waited < PARK_TIMEOUT / 2,
+            "the skip waited for the timeout: {waited:?}"
+        );
+    });
+}
+
+/// `next_timeout` keeps its promise: skipped events alone do not end the wait.
+#[test]
+fn next_timeout_waits_past_skipped_events_for_a_wanted_one() {
+    with_watchdog(Duration::from_secs(30), || {
+        let (mut publisher, subscriber) = small_ring();
+        let mut reader = subscriber
+            .reader(KindMask::ALL)
+            .with_tag_filter(|tag| tag == 7);
+        let mut buf = Vec::new();
+        publisher
+            .publish_tagged(EventKind::ContentDelta, 3, b"skipped")
+            .expect("fits");
+        assert_eq!(
+            reader.next_timeout(&mut buf, Duration::from_millis(30)),
+            ReadResult::Empty
+        );
+        publisher
+            .publish_tagged(EventKind::ContentDelta, 7, b"wanted")
+            .expect("fits");
+        assert_eq!(
+            reader.next_or_skipped(&mut buf, PARK_TIMEOUT),
+            ReadResult::Event {
+                seq: 1,
+                kind: EventKind::ContentDelta
+            }
+        );
+        assert_eq!(buf, b"wanted");
+    });
+}

@@ -123,7 +123,9 @@ fn pump(mut ring: Reader, shared: &PumpShared, tx: &Sender<Forward>, waker: &Wak
     ring.set_spin(Duration::ZERO);
     while !shared.stop.load(Ordering::Relaxed) {
         let before = ring.position();
-        let mut next = ring.next_timeout(&mut buf, PARK);
+        // Events the filters skip (other requests' deltas, every non-delta) still advance the
+        // position a held terminal line waits for, so they must end the wait at once.
+        let mut next = ring.next_or_skipped(&mut buf, PARK);
         loop {
             let forward = match next {
                 ReadResult::Event { kind, .. } => delta(kind, &buf, shared),

@@ -232,3 +232,37 @@ fn malformed_client_lines_get_errors_and_the_connection_survives() {
         let _ = writer.join();
     });
 }
+
+/// A terminal line waits until the socket's ring reader has passed every event published before
+/// the reply; events that reader skips (other requests' deltas, every non-delta) must advance
+/// it at once. When they did not, each answer waited for the reader's one-second park.
+#[test]
+fn answers_are_not_held_back_by_the_ring_reader() {
+    within(Duration::from_secs(90), || {
+        let server = LlmServer::start();
+        const SENDS: usize = 6;
+        for i in 0..SENDS {
+            server.push(Script::text(&format!("answer number {i}")));
+        }
+        let daemon = Daemon::start(&format!(
+            "memory_model = false\n{}",
+            source("remote", &server.base_url, 0)
+        ));
+        let started = Instant::now();
+        for i in 0..SENDS {
+            let out = daemon.run(&["send", &format!("question number {i}")]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            assert!(
+                stdout(&out).contains(&format!("answer number {i}")),
+                "{}",
+                stdout(&out)
+            );
+        }
+        let took = started.elapsed();
+        // Held back, the six answers take at least six seconds; unheld, well under one each.
+        assert!(
+            took < Duration::from_secs(5),
+            "{SENDS} answers took {took:?}"
+        );
+    });
+}
