@@ -35,9 +35,11 @@ pub mod kernel_node;
 pub mod lang;
 pub mod memory_service;
 pub mod memory_tools;
+mod model_loads;
 pub mod provider_service;
 pub mod stage_service;
 pub mod tool_pool;
 pub mod turn;
 
 pub use error::KernelError;
+pub use model_loads::wait_for_model_loads;

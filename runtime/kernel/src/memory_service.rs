@@ -103,10 +103,13 @@ impl MemoryService {
     pub fn attach(durable: &Durable, cfg: MemoryConfig, done: Sink<MemoryDone>) -> Self {
         durable.memory(MemoryOp::Attach);
         let owner = durable.clone();
+        // Counted before the thread starts, so a shutdown right after start waits for it.
+        let loading = crate::model_loads::Loading::start();
         let spawned = std::thread::Builder::new()
             .name("hearth-memory".into())
             .spawn(move || {
                 let models = load_models(&cfg);
+                drop(loading);
                 owner.memory(MemoryOp::Install(Box::new(Install { models, cfg, done })));
             });
         if let Err(e) = spawned {

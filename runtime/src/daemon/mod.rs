@@ -269,6 +269,11 @@ impl Daemon {
         }
         self.socket.finish(self.grace);
         self.sources.shutdown();
+        // An embedding model still loading must finish before the process exits: its runtime's
+        // global destructors would otherwise run under the loader.
+        if !hearth_kernel::wait_for_model_loads(self.grace) {
+            tracing::warn!("an embedding model was still loading at exit");
+        }
         tracing::info!(joined = report.all_joined(), "hearthd stopped");
     }
 }
