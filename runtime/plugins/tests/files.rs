@@ -71,6 +71,8 @@ fn call(fx: &Fixture, tool: &str, args: Value) -> Result<Value, String> {
 fn refused(fx: &Fixture, tool: &str, args: Value, why: &str) {
     let err = call(fx, tool, args.clone()).expect_err("refused");
     assert!(err.contains(why), "{tool} {args}: {err}");
+    // A path the plugin may not touch is a denial, not a failure of the operation.
+    assert!(err.starts_with("denied: "), "{tool} {args}: {err}");
     assert!(!err.contains("SECRET"), "{err}");
 }
 

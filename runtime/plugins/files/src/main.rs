@@ -27,19 +27,6 @@ fn path_arg(args: &Value) -> Result<&str, ToolError> {
         .ok_or_else(|| ToolError::invalid_arguments("path must be a string"))
 }
 
-fn denied(e: String) -> ToolError {
-    ToolError::new(hearth_plugin::ErrorKind::Denied, e)
-}
-
-/// The error kind for a refusal of the path itself versus a failed operation.
-fn failed(e: String) -> ToolError {
-    if e.contains("refused") || e.contains("outside the allowed") || e.contains("read-only") {
-        denied(e)
-    } else {
-        ToolError::failed(e)
-    }
-}
-
 impl Plugin for FilesPlugin {
     fn name(&self) -> &str {
         "files"
@@ -84,9 +71,9 @@ impl Plugin for FilesPlugin {
                 "required": ["path"]
             })).parallel_safe(),
             move |_, args| {
-                let target = r.resolve(path_arg(&args)?).map_err(failed)?;
+                let target = r.resolve(path_arg(&args)?)?;
                 let offset = args["offset"].as_u64().unwrap_or(0);
-                ops::read(&target, offset, args["length"].as_u64(), r.max_read).map_err(failed)
+                ops::read(&target, offset, args["length"].as_u64(), r.max_read)
             },
         )?;
         let r = Arc::clone(&roots);
@@ -96,8 +83,8 @@ impl Plugin for FilesPlugin {
                 "properties": {"path": {"type": "string", "description": "Default: the first allowed directory"}}
             })).parallel_safe(),
             move |_, args| {
-                let target = r.resolve(args["path"].as_str().unwrap_or(".")).map_err(failed)?;
-                ops::list(&target).map_err(failed)
+                let target = r.resolve(args["path"].as_str().unwrap_or("."))?;
+                ops::list(&target)
             },
         )?;
         let r = Arc::clone(&roots);
@@ -115,9 +102,9 @@ impl Plugin for FilesPlugin {
                 let query = args["query"]
                     .as_str()
                     .ok_or_else(|| ToolError::invalid_arguments("query must be a string"))?;
-                let target = r.resolve(args["path"].as_str().unwrap_or(".")).map_err(failed)?;
+                let target = r.resolve(args["path"].as_str().unwrap_or("."))?;
                 let max = args["max_results"].as_u64().unwrap_or(50).clamp(1, 1000) as usize;
-                ops::search(&target, query, max, r.max_read).map_err(failed)
+                ops::search(&target, query, max, r.max_read)
             },
         )?;
         let r = roots;
@@ -135,9 +122,9 @@ impl Plugin for FilesPlugin {
                 let content = args["content"]
                     .as_str()
                     .ok_or_else(|| ToolError::invalid_arguments("content must be a string"))?;
-                let target = r.resolve(path_arg(&args)?).map_err(failed)?;
+                let target = r.resolve(path_arg(&args)?)?;
                 let append = args["append"].as_bool().unwrap_or(false);
-                ops::write(&target, content, append).map_err(failed)
+                ops::write(&target, content, append)
             },
         )?;
         Ok(())

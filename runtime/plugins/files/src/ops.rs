@@ -10,8 +10,10 @@ use nix::fcntl::{AtFlags, OFlag, openat};
 use nix::sys::stat::{Mode, SFlag, fstatat};
 use serde_json::{Value, json};
 
+use hearth_plugin::ToolError;
+
 use crate::beneath;
-use crate::roots::Target;
+use crate::roots::{Target, io_failed, refused};
 
 /// How deep a search descends, and how many files it opens at most.
 const SEARCH_DEPTH: usize = 16;
@@ -35,26 +37,24 @@ pub fn read(
     offset: u64,
     length: Option<u64>,
     max: u64,
-) -> Result<Value, String> {
+) -> Result<Value, ToolError> {
     let fd = beneath::open(target, OFlag::O_RDONLY, Mode::empty())?;
     let mut file = File::from(fd);
-    let meta = file
-        .metadata()
-        .map_err(|e| format!("{}: {e}", target.shown().display()))?;
+    let meta = file.metadata().map_err(|e| io_failed(target, e))?;
     if meta.is_dir() {
-        return Err(format!(
+        return Err(ToolError::failed(format!(
             "{}: is a directory (use files_list)",
             target.shown().display()
-        ));
+        )));
     }
     let size = meta.len();
     let want = length.unwrap_or(max).min(max);
     file.seek(SeekFrom::Start(offset))
-        .map_err(|e| format!("{}: {e}", target.shown().display()))?;
+        .map_err(|e| io_failed(target, e))?;
     let mut bytes = Vec::new();
     file.take(want)
         .read_to_end(&mut bytes)
-        .map_err(|e| format!("{}: {e}", target.shown().display()))?;
+        .map_err(|e| io_failed(target, e))?;
     let text = match String::from_utf8(bytes) {
         Ok(text) => text,
         // A window may end inside a character: stop before it, the next read starts there.
@@ -65,10 +65,10 @@ pub fn read(
             String::from_utf8(bytes).expect("valid up to here")
         }
         Err(_) => {
-            return Err(format!(
+            return Err(ToolError::failed(format!(
                 "{}: not UTF-8 text (a binary file); files_read returns text only",
                 target.shown().display()
-            ));
+            )));
         }
     };
     let end = offset + text.len() as u64;
@@ -84,10 +84,10 @@ pub fn read(
 }
 
 /// The entries of a directory, sorted by name; symlinks are listed as such, never followed.
-pub fn list(target: &Target<'_>) -> Result<Value, String> {
+pub fn list(target: &Target<'_>) -> Result<Value, ToolError> {
     let fd = beneath::open_dir_at(target, &target.rel)?;
-    let probe = fd.try_clone().map_err(|e| e.to_string())?;
-    let mut dir = Dir::from_fd(fd).map_err(|e| format!("{}: {e}", target.shown().display()))?;
+    let probe = fd.try_clone().map_err(|e| io_failed(target, e))?;
+    let mut dir = Dir::from_fd(fd).map_err(|e| io_failed(target, e))?;
     let mut entries = Vec::new();
     for entry in dir.iter().flatten() {
         let name = entry.file_name();
@@ -126,9 +126,9 @@ pub fn search(
     query: &str,
     max_results: usize,
     max_read: u64,
-) -> Result<Value, String> {
+) -> Result<Value, ToolError> {
     if query.is_empty() {
-        return Err("files_search: query is empty".into());
+        return Err(ToolError::failed("files_search: query is empty"));
     }
     let fd = beneath::open_dir_at(target, &target.rel)?;
     let base = target.shown();
@@ -235,16 +235,19 @@ impl Search<'_> {
 
 /// Writes (or appends) `content` to a file in a writable root. The file is opened beneath the
 /// root with `O_NOFOLLOW`: writing through a symlink is refused, even one pointing inside.
-pub fn write(target: &Target<'_>, content: &str, append: bool) -> Result<Value, String> {
+pub fn write(target: &Target<'_>, content: &str, append: bool) -> Result<Value, ToolError> {
     if !target.root.write {
-        return Err(format!(
+        return Err(refused(format!(
             "{}: {} is read-only for the files plugin (allow writes with {{\"path\": ..., \"write\": true}} in its config)",
             target.shown().display(),
             target.root.path.display()
-        ));
+        )));
     }
     if target.rel == Path::new(".") {
-        return Err(format!("{}: is a directory", target.shown().display()));
+        return Err(ToolError::failed(format!(
+            "{}: is a directory",
+            target.shown().display()
+        )));
     }
     let mode = if append {
         OFlag::O_APPEND
@@ -256,6 +259,6 @@ pub fn write(target: &Target<'_>, content: &str, append: bool) -> Result<Value, 
     let mut file = File::from(fd);
     file.write_all(content.as_bytes())
         .and_then(|()| file.sync_data())
-        .map_err(|e| format!("{}: {e}", target.shown().display()))?;
+        .map_err(|e| io_failed(target, e))?;
     Ok(json!({"path": target.shown(), "bytes": content.len(), "appended": append}))
 }

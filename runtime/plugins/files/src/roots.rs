@@ -2,6 +2,7 @@
 
 use std::path::{Component, Path, PathBuf};
 
+use hearth_plugin::{ErrorKind, ToolError};
 use serde::Deserialize;
 use serde_json::Value;
 
@@ -51,6 +52,17 @@ impl Target<'_> {
     }
 }
 
+/// A refusal of the path itself (outside the roots, through a symlink, read-only): the
+/// request names something the plugin may not touch, so it is `denied`, not a failure.
+pub fn refused(message: String) -> ToolError {
+    ToolError::new(ErrorKind::Denied, message)
+}
+
+/// A failed operation on `target` (I/O), naming the path.
+pub fn io_failed(target: &Target<'_>, e: impl std::fmt::Display) -> ToolError {
+    ToolError::failed(format!("{}: {e}", target.shown().display()))
+}
+
 impl Roots {
     /// From the `plugin.init` config: every root must exist and be a directory.
     pub fn from_config(config: &Value) -> Result<Roots, String> {
@@ -88,16 +100,20 @@ impl Roots {
     /// Maps `path` into a root: relative paths are under the first root; absolute ones must
     /// lie (lexically) inside one. `..` is refused outright, so no request can even name a
     /// way out; symlinks are dealt with when opening (`beneath`).
-    pub fn resolve(&self, path: &str) -> Result<Target<'_>, String> {
+    pub fn resolve(&self, path: &str) -> Result<Target<'_>, ToolError> {
         let requested = Path::new(path);
         if requested
             .components()
             .any(|c| matches!(c, Component::ParentDir))
         {
-            return Err(format!("{path:?}: path traversal (`..`) is refused"));
+            return Err(refused(format!(
+                "{path:?}: path traversal (`..`) is refused"
+            )));
         }
         let Some(first) = self.roots.first() else {
-            return Err("files: no directory is allowed (config.roots is empty)".into());
+            return Err(ToolError::failed(
+                "files: no directory is allowed (config.roots is empty)",
+            ));
         };
         if !requested.is_absolute() {
             return Ok(Target {
@@ -117,10 +133,10 @@ impl Roots {
             .max_by_key(|(root, _)| root.path.as_os_str().len())
             .map(|(root, rel)| Target { root, rel })
             .ok_or_else(|| {
-                format!(
+                refused(format!(
                     "{path:?} is outside the allowed directories ({})",
                     self.listed()
-                )
+                ))
             })
     }
 
