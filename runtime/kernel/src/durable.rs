@@ -15,6 +15,7 @@
 
 mod owner;
 
+use crate::KernelError;
 use crate::events::EventBus;
 use crate::input::{InputEvent, Reply, ReplyHandle};
 use crossbeam_channel::Sender;
@@ -117,7 +118,7 @@ impl Durable {
         input: InputEvent,
         kind: &'static str,
         offer: Offer,
-    ) -> Result<(), String> {
+    ) -> Result<(), KernelError> {
         let entry = owner::Entry::of(&input, kind);
         let op = Op::Accept {
             entry,
@@ -126,17 +127,14 @@ impl Durable {
         let Err(unsent) = self.tx.send(op) else {
             return Ok(());
         };
-        let message = "the input could not be recorded, so it was not accepted: the store owner \
-                       has stopped"
-            .to_string();
         if let Op::Accept {
             then: Acceptance::Offer { mut input, .. },
             ..
         } = unsent.into_inner()
         {
-            owner::refuse_unrecorded(&mut input, &message);
+            owner::refuse_unrecorded(&mut input, &KernelError::StoreStopped.to_string());
         }
-        Err(message)
+        Err(KernelError::StoreStopped)
     }
 
     /// Hands a reply over: it is journaled, then sent, then `output` is published. If the

@@ -10,10 +10,9 @@ pub enum KernelError {
     /// The input's trust does not allow what it asks (answered `denied`, never journaled).
     #[error("denied: the caller may not submit this input")]
     Denied,
-    /// The store's owner has stopped, so the input could not be recorded; it was answered
-    /// with this message.
-    #[error("{0}")]
-    StoreStopped(String),
+    /// The store's owner has stopped, so the input could not be recorded (and was answered so).
+    #[error("the input could not be recorded, so it was not accepted: the store owner has stopped")]
+    StoreStopped,
     /// [`PROVIDER_QUEUE`] LLM calls are already waiting for the provider thread.
     #[error("the provider queue is full ({PROVIDER_QUEUE} calls waiting)")]
     ProviderQueueFull,

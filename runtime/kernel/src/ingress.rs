@@ -112,9 +112,7 @@ impl KernelHandle {
                 (i.take_reply(), skip_reply(reason))
             })
         });
-        durable
-            .accept_then(input, kind, offer)
-            .map_err(KernelError::StoreStopped)
+        durable.accept_then(input, kind, offer)
     }
 
     fn send(&self, mut submission: Submission) {
