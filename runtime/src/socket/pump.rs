@@ -14,7 +14,8 @@ use hearth_ipc::{EventKind, KindMask, ReadResult, Reader};
 use hearth_kernel::events::stream_tag;
 use mio::Waker;
 use parking_lot::RwLock;
-use serde_json::Value;
+use serde::Deserialize;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
@@ -151,21 +152,37 @@ fn pump(mut ring: Reader, shared: &PumpShared, tx: &Sender<Forward>, waker: &Wak
     }
 }
 
+/// The part of a delta event's envelope the pump reads; everything else is skipped unparsed.
+#[derive(Deserialize)]
+struct DeltaEnvelope<'a> {
+    #[serde(borrow)]
+    payload: DeltaPayload<'a>,
+}
+
+/// A delta's payload, borrowed from the ring slot where no escape forces a copy.
+#[derive(Deserialize)]
+struct DeltaPayload<'a> {
+    #[serde(borrow)]
+    request_id: Cow<'a, str>,
+    #[serde(default, borrow)]
+    content: Cow<'a, str>,
+    #[serde(default)]
+    reset: bool,
+}
+
 /// The client-facing delta of one ring event, when a connection follows its request.
 fn delta(kind: EventKind, envelope: &[u8], shared: &PumpShared) -> Option<Forward> {
     // The ring has already skipped every delta whose tag no followed request has.
-    let envelope: Value = serde_json::from_slice(envelope).ok()?;
-    let payload = &envelope["payload"];
-    let request_id = payload["request_id"].as_str()?;
-    if !shared.follows(request_id) {
+    let DeltaEnvelope { payload } = serde_json::from_slice(envelope).ok()?;
+    if !shared.follows(&payload.request_id) {
         return None;
     }
     Some(Forward::Delta {
-        request_id: request_id.to_string(),
+        request_id: payload.request_id.into_owned(),
         answer: Answer::Delta {
-            content: payload["content"].as_str().unwrap_or_default().to_string(),
+            content: payload.content.into_owned(),
             reasoning: kind == EventKind::ReasoningDelta,
-            reset: payload["reset"].as_bool().unwrap_or(false),
+            reset: payload.reset,
         },
     })
 }
