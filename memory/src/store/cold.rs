@@ -354,7 +354,8 @@ impl StoreReader {
     ) -> Result<Vec<(i64, f64)>, StoreError> {
         const OP: &str = "cold_fts";
         let path = &self.path;
-        let Some((query, limit)) = fts_args(query_tokens, limit) else {
+        let tokens = self.informative_terms(query_tokens)?;
+        let Some((query, limit)) = fts_args(&tokens, limit) else {
             return Ok(Vec::new());
         };
         let mut stmt = self
@@ -383,7 +384,8 @@ impl StoreReader {
     ) -> Result<Vec<KeywordHit>, StoreError> {
         const OP: &str = "cold_fts";
         let path = &self.path;
-        let Some((query, limit)) = fts_args(query_tokens, limit) else {
+        let tokens = self.informative_terms(query_tokens)?;
+        let Some((query, limit)) = fts_args(&tokens, limit) else {
             return Ok(Vec::new());
         };
         let mut stmt = self

@@ -13,6 +13,7 @@
 
 mod claim;
 mod cold;
+mod common_terms;
 mod error;
 mod events;
 mod files;

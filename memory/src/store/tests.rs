@@ -8,6 +8,7 @@ use proptest::prelude::*;
 use rusqlite::Connection;
 use serde_json::json;
 
+use super::common_terms::COMMON_TERM_MIN_ENTRIES;
 use super::events::floats_from_blob;
 use super::schema::{MIGRATIONS, Migration, migrate};
 use super::*;
@@ -439,6 +440,57 @@ fn store_cold_fts_ranks_higher_is_better() {
         assert_eq!(store.cold_remove(&[other, other]).expect("remove"), 1);
         assert!(store.cold_fts("rust", 10).expect("fts").is_empty());
         assert_eq!(store.cold_get(other).expect("get"), None);
+    });
+}
+
+#[test]
+fn store_cold_fts_skips_terms_held_by_most_entries_once_the_store_is_large() {
+    watchdog(|| {
+        let dir = TempDir::new("fts-common");
+        let mut store = Store::open(dir.db()).expect("open");
+        let mut ids = Vec::new();
+        for n in 0..COMMON_TERM_MIN_ENTRIES as i64 {
+            let tokens = format!("turn number n{n}");
+            ids.push(
+                store
+                    .cold_insert(&cold_record(n, &tokens), 1)
+                    .expect("insert"),
+            );
+        }
+        let rare = store
+            .cold_insert(&cold_record(1_000, "turn lisbon"), 1)
+            .expect("insert");
+        // "turn" is in every entry: it weighs nothing, so only the entries the other words
+        // match come back, in the same order and with the scores they had with it.
+        let hits = store.cold_fts("turn n17 lisbon", 50).expect("fts");
+        let got: Vec<i64> = hits.iter().map(|h| h.0).collect();
+        assert_eq!(got.len(), 2, "{hits:?}");
+        assert!(got.contains(&ids[17]) && got.contains(&rare), "{hits:?}");
+        let before = store
+            .cold_fts_before("TURN n17", 50, i64::MAX)
+            .expect("fts");
+        assert_eq!(before.iter().map(|h| h.id).collect::<Vec<_>>(), [ids[17]]);
+        // Only common words: nothing to rank by, nothing read.
+        assert!(store.cold_fts("turn number", 50).expect("fts").is_empty());
+        // A rare word is kept whatever its case.
+        assert_eq!(store.cold_fts("Lisbon", 50).expect("fts").len(), 1);
+        // A read-only reader drops the same terms (its count table is its own temp table).
+        let reader = StoreReader::open(dir.db()).expect("reader");
+        assert_eq!(reader.cold_fts("turn n17", 50).expect("fts").len(), 1);
+    });
+}
+
+#[test]
+fn store_cold_fts_keeps_common_terms_in_a_small_store() {
+    watchdog(|| {
+        let dir = TempDir::new("fts-small");
+        let mut store = Store::open(dir.db()).expect("open");
+        for n in 0..10 {
+            store
+                .cold_insert(&cold_record(n, &format!("turn n{n}")), 1)
+                .expect("insert");
+        }
+        assert_eq!(store.cold_fts("turn", 50).expect("fts").len(), 10);
     });
 }
 
