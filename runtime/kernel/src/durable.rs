@@ -13,24 +13,27 @@
 //! write fails (a full disk) is not sent: the caller gets an error and the input stays pending,
 //! so it runs again after a restart instead of being both answered and re-run.
 
+mod lanes;
 mod owner;
 
 use crate::KernelError;
 use crate::events::EventBus;
 use crate::input::{InputEvent, Reply, ReplyHandle};
-use crossbeam_channel::Sender;
 use hearth_memory::{ContextEvent, FrameRecord, JournalEntry, Store, StoreError};
+use lanes::LaneSenders;
 use owner::{Acceptance, Op, Owner};
+
+pub use lanes::KERNEL_LANE;
 
 pub(crate) use owner::Then;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-/// The bound of the owner's queue, in ops. A sender waits while it is full: the store is then
-/// the bottleneck, and waiting is the back-pressure that reaches the clients (their `accepted`
-/// comes later). At one pass, one reply and a few events per turn, the kernel itself never
-/// comes near it.
+/// The bound of the owner's shared lane (acceptances, flushes, maintenance), in ops. A sender
+/// waits while it is full: the store is then the bottleneck, and waiting is the back-pressure
+/// that reaches the clients (their `accepted` comes later). The kernel's own writes go on a lane
+/// of their own ([`KERNEL_LANE`]), read first, so a flood of clients never holds the kernel.
 pub const STORE_QUEUE: usize = 1024;
 
 /// At most this many ops share one transaction; the rest wait for the next commit.
@@ -51,7 +54,7 @@ pub struct Recovered {
 /// caller's thread and grouped into shared commits. Clones share the one owner.
 #[derive(Clone)]
 pub struct Durable {
-    tx: Sender<Op>,
+    lanes: LaneSenders,
     path: PathBuf,
 }
 
@@ -78,7 +81,7 @@ impl Durable {
             pending: store.journal_pending()?,
             frames: store.frames_load()?,
         };
-        let (tx, rx) = crossbeam_channel::bounded(STORE_QUEUE);
+        let (lanes, rx) = lanes::lanes(STORE_QUEUE);
         let owner = Owner::new(store, events);
         std::thread::Builder::new()
             .name("hearth-store".into())
@@ -89,7 +92,7 @@ impl Durable {
                 source,
             })?;
         let path = path.to_path_buf();
-        Ok((Self { tx, path }, recovered))
+        Ok((Self { lanes, path }, recovered))
     }
 
     /// Journals an input and waits for the commit that holds it; only after this returns `Ok`
@@ -101,7 +104,8 @@ impl Durable {
             path: self.path.clone(),
             detail: "the store owner has stopped".into(),
         };
-        self.tx
+        self.lanes
+            .shared
             .send(Op::Accept {
                 entry: owner::Entry::of(input, kind),
                 then: Acceptance::Wait(done),
@@ -124,7 +128,7 @@ impl Durable {
             entry,
             then: Acceptance::Offer { input, offer },
         };
-        let Err(unsent) = self.tx.send(op) else {
+        let Err(unsent) = self.lanes.shared.send(op) else {
             return Ok(());
         };
         if let Op::Accept {
@@ -140,7 +144,7 @@ impl Durable {
     /// Hands a reply over: it is journaled, then sent, then `output` is published. If the
     /// journal cannot take it, an error is sent instead and the input stays pending.
     pub fn reply(&self, handle: ReplyHandle, reply: Reply, output: Option<Value>) {
-        if let Err(e) = self.tx.send(Op::Reply {
+        if let Err(e) = self.lanes.kernel.send(Op::Reply {
             handle,
             reply,
             output,
@@ -161,7 +165,7 @@ impl Durable {
     /// Waits until every op handed over so far is committed, or `timeout` passed.
     pub fn flush(&self, timeout: Duration) -> bool {
         let (tx, rx) = crossbeam_channel::bounded(1);
-        self.tx.send(Op::Flush(tx)).is_ok() && rx.recv_timeout(timeout).is_ok()
+        self.lanes.shared.send(Op::Flush(tx)).is_ok() && rx.recv_timeout(timeout).is_ok()
     }
 
     /// Commits everything handed over so far and closes the store (releasing its file for a
@@ -171,7 +175,7 @@ impl Durable {
     /// already closed.
     pub fn close(&self, timeout: Duration) -> bool {
         let (tx, rx) = crossbeam_channel::bounded(1);
-        match self.tx.send(Op::Close(tx)) {
+        match self.lanes.shared.send(Op::Close(tx)) {
             Ok(()) => rx.recv_timeout(timeout).is_ok(),
             Err(_) => true,
         }
@@ -179,17 +183,17 @@ impl Durable {
 
     /// Appends an event to the durable timeline.
     pub fn record_event(&self, event: ContextEvent) {
-        let _ = self.tx.send(Op::Event(event));
+        let _ = self.lanes.kernel.send(Op::Event(event));
     }
 
     /// Saves (or replaces) a suspended task's frame.
     pub fn save_frame(&self, frame: FrameRecord) {
-        let _ = self.tx.send(Op::SaveFrame(frame));
+        let _ = self.lanes.kernel.send(Op::SaveFrame(frame));
     }
 
     /// Removes a task's frame once the task has ended.
     pub fn remove_frame(&self, task_id: u64) {
-        let _ = self.tx.send(Op::RemoveFrame(task_id));
+        let _ = self.lanes.kernel.send(Op::RemoveFrame(task_id));
     }
 
     /// Runs `work` on the owner's connection, inside the current group, and waits for its
@@ -203,13 +207,13 @@ impl Durable {
         let run = Box::new(move |store: &mut Store| {
             let _ = tx.send(work(store));
         });
-        self.tx.send(Op::Run(run)).ok()?;
+        self.lanes.shared.send(Op::Run(run)).ok()?;
         rx.recv().ok()
     }
 
     /// Sends a memory service op to the owner (false when it has stopped).
     pub(crate) fn memory(&self, op: crate::memory_service::MemoryOp) -> bool {
-        self.tx.send(Op::Memory(op)).is_ok()
+        self.lanes.kernel.send(Op::Memory(op)).is_ok()
     }
 
     /// The store's file.

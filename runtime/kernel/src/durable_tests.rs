@@ -177,3 +177,64 @@ fn an_input_the_journal_cannot_take_is_refused_and_never_offered() {
         let _ = std::fs::remove_dir_all(dir);
     });
 }
+
+/// A flood of clients fills the shared lane while the owner is busy: the kernel's writes still
+/// go in at once, and a flush sent after them finds them in the store.
+#[test]
+fn the_kernel_never_waits_behind_a_flood_of_acceptances() {
+    within(LIMIT, || {
+        let dir = fresh_dir("durable-lanes");
+        let db = dir.join("memory.db");
+        let (durable, _) = open(&db);
+        // Hold the owner inside one op until released.
+        let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
+        let (held_tx, held_rx) = crossbeam_channel::bounded::<()>(1);
+        let holder = {
+            let durable = durable.clone();
+            std::thread::spawn(move || {
+                durable.with_store(move |_| {
+                    let _ = held_tx.send(());
+                    let _ = release_rx.recv();
+                })
+            })
+        };
+        held_rx.recv_timeout(WAIT).expect("the owner is held");
+        // More acceptances than the shared lane holds: the flood's sender ends up waiting.
+        let flood = {
+            let durable = durable.clone();
+            std::thread::spawn(move || {
+                for n in 0..STORE_QUEUE + 64 {
+                    let input = InputEvent::text("cli", format!("flood {n}"));
+                    let offer: Offer = Box::new(|_| None);
+                    durable.accept_then(input, "input", offer).expect("queued");
+                }
+            })
+        };
+        let full_by = std::time::Instant::now() + WAIT;
+        while durable.lanes.shared.len() < STORE_QUEUE {
+            assert!(std::time::Instant::now() < full_by, "the shared lane fills");
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        // The kernel's writes do not wait for the owner to drain the flood.
+        let started = std::time::Instant::now();
+        for n in 0..32 {
+            durable.record_event(ContextEvent::new(n, "cli", format!("kernel event {n}")));
+        }
+        let took = started.elapsed();
+        assert!(
+            took < Duration::from_millis(500),
+            "the kernel's writes waited {took:?} behind client acceptances"
+        );
+        assert!(!flood.is_finished(), "the flood is still held back");
+        release_tx.send(()).expect("release the owner");
+        holder.join().expect("holder");
+        flood.join().expect("flood");
+        assert!(durable.flush(LIMIT));
+        let reader = StoreReader::open(&db).expect("reader");
+        let events = reader.events_window().expect("events");
+        assert_eq!(events.len(), 32, "every kernel write is in the store");
+        assert_eq!(pending_ids(&db).len(), STORE_QUEUE + 64);
+        assert!(durable.close(WAIT));
+        let _ = std::fs::remove_dir_all(dir);
+    });
+}

@@ -7,13 +7,14 @@
 use crate::events::EventBus;
 use crate::input::{InputEvent, Reply, ReplyHandle};
 use crate::memory_service::{MemoryOp, MemoryState};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::Sender;
 use hearth_ipc::EventKind;
 use hearth_memory::{ColdContext, EventRecord, FrameRecord, Store, StoreError};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
 
+use super::lanes::{Lanes, Wait};
 use super::{GROUP_MAX, Offer};
 
 /// What is journaled for an accepted input.
@@ -70,6 +71,13 @@ pub(super) enum Op {
     Close(Sender<()>),
 }
 
+impl Op {
+    /// Ops that must find every write sent before them already in the store.
+    pub(super) fn is_barrier(&self) -> bool {
+        matches!(self, Op::Run(_) | Op::Flush(_) | Op::Close(_))
+    }
+}
+
 /// Told the outcome of the commit that holds a write, after it.
 pub(crate) type Then = Box<dyn FnOnce(&Result<(), StoreError>) + Send>;
 
@@ -109,11 +117,11 @@ impl Owner {
         }
     }
 
-    pub(super) fn run(mut self, rx: &Receiver<Op>) {
-        while let Some(first) = self.next(rx) {
+    pub(super) fn run(mut self, lanes: &Lanes) {
+        while let Some(first) = self.next(lanes) {
             let mut ops = vec![first];
             while ops.len() < GROUP_MAX {
-                match self.carry.pop_front().or_else(|| rx.try_recv().ok()) {
+                match lanes.try_next(&mut self.carry) {
                     Some(op) => ops.push(op),
                     None => break,
                 }
@@ -126,29 +134,23 @@ impl Owner {
         }
         // Closed (or every handle dropped): whatever is still queued is answered without the
         // journal rather than never.
-        let rest: Vec<Op> = self.carry.drain(..).chain(rx.try_iter()).collect();
+        let rest: Vec<Op> = self.carry.drain(..).chain(lanes.drain()).collect();
         for op in rest {
             answer_unjournaled(&self.path, op);
         }
     }
 
     /// The next op: carried ones first; while idle, the memory service's back-fill.
-    fn next(&mut self, rx: &Receiver<Op>) -> Option<Op> {
-        if let Some(op) = self.carry.pop_front() {
-            return Some(op);
-        }
+    fn next(&mut self, lanes: &Lanes) -> Option<Op> {
         loop {
-            let Some(idle) = self.memory.idle_wait() else {
-                return rx.recv().ok();
-            };
-            match rx.recv_timeout(idle) {
-                Ok(op) => return Some(op),
-                Err(RecvTimeoutError::Timeout) => {
+            match lanes.wait(self.memory.idle_wait(), &mut self.carry) {
+                Wait::Op(op) => return Some(*op),
+                Wait::Closed => return None,
+                Wait::Idle => {
                     if let Some(cold) = self.cold.as_mut() {
                         self.memory.idle(cold);
                     }
                 }
-                Err(RecvTimeoutError::Disconnected) => return None,
             }
         }
     }
