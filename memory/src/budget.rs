@@ -12,10 +12,15 @@ const TARGET_USAGE: f64 = 0.8;
 /// How a provider window is split for one turn.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TokenBudget {
+    /// The provider's window in tokens ([`DEFAULT_MAX_CONTEXT_TOKENS`] when it declared none).
     pub max_context: usize,
+    /// The working band: 80% of the window, capped at [`MAX_TARGET_TOKENS`].
     pub target_usage: usize,
+    /// Tokens left outside the band for the answer.
     pub reserved: usize,
+    /// Estimated tokens of the system prompt, spent before anything else.
     pub fixed: usize,
+    /// What the band leaves after the system prompt, split between memory and timeline.
     pub available: usize,
     /// Ceiling for recalled memory (one third of what is available).
     pub memory_tokens: usize,

@@ -6,7 +6,9 @@ use serde::{Deserialize, Serialize};
 /// A tool's output as kept in the context window.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ToolOutput {
+    /// The tool that produced the output.
     pub name: String,
+    /// What the tool returned, as text.
     pub output: String,
 }
 
@@ -14,20 +16,30 @@ pub struct ToolOutput {
 /// of the event, kept when the event moves between memory layers.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct ContextEvent {
+    /// Caller-chosen identity, empty when none; [`RECALLED_PREFIX`](crate::RECALLED_PREFIX)
+    /// marks a copy recalled from cold context.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub id: String,
+    /// When the event happened, in Unix milliseconds.
     pub timestamp_ms: i64,
+    /// The input channel it came from, or [`AGENT_SOURCE`](crate::AGENT_SOURCE) for the
+    /// agent's own turns.
     pub source: String,
+    /// What was said to the agent.
     pub input: String,
+    /// The agent's reply, empty while there is none.
     #[serde(default, skip_serializing_if = "String::is_empty")]
     pub response: String,
+    /// Names of the tools the reply called, in call order.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tools_used: Vec<String>,
+    /// The outputs those tools returned.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_results: Vec<ToolOutput>,
 }
 
 impl ContextEvent {
+    /// An event with no id, reply or tools yet.
     pub fn new(timestamp_ms: i64, source: impl Into<String>, input: impl Into<String>) -> Self {
         Self {
             timestamp_ms,
@@ -37,6 +49,7 @@ impl ContextEvent {
         }
     }
 
+    /// The same event with `response` as its reply.
     pub fn with_response(mut self, response: impl Into<String>) -> Self {
         self.response = response.into();
         self

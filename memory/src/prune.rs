@@ -102,6 +102,8 @@ pub struct PruneLimits {
 }
 
 impl PruneLimits {
+    /// Both limits for a window of `len` events holding `accumulated_tokens`, with the same
+    /// arguments [`context_top_k`] takes.
     pub fn compute(
         max_context_size: usize,
         cfg_cap: usize,
@@ -125,6 +127,7 @@ impl PruneLimits {
 /// A dense vector and the fingerprint of the space it lives in (as stored: `model:sha:dim:pool`).
 #[derive(Clone, Copy, Debug)]
 pub struct DenseRef<'a> {
+    /// The [`Fingerprint`](crate::Fingerprint) in its stored text form.
     pub fingerprint: &'a str,
     /// Unit length, as every [`Embedder`](crate::Embedder) returns.
     pub values: &'a [f32],
@@ -133,8 +136,11 @@ pub struct DenseRef<'a> {
 /// What pruning needs of one window event.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PruneEvent<'a> {
+    /// When the event happened, in Unix milliseconds.
     pub timestamp_ms: i64,
+    /// The event's dense vector, if it was embedded.
     pub dense: Option<DenseRef<'a>>,
+    /// The event's sparse vector, the fallback when the dense spaces differ.
     pub sparse: Option<&'a SparseVector>,
 }
 
@@ -142,7 +148,9 @@ pub struct PruneEvent<'a> {
 /// scores nothing, so the newest candidates are kept.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct PruneQuery<'a> {
+    /// The query's dense vector, if it was embedded.
     pub dense: Option<DenseRef<'a>>,
+    /// The query's sparse vector.
     pub sparse: Option<&'a SparseVector>,
 }
 
@@ -205,7 +213,9 @@ fn score_with(
 /// once.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PrunePlan {
+    /// Events that stay in the window.
     pub keep: Vec<usize>,
+    /// Events that move to cold context.
     pub archive: Vec<usize>,
 }
 

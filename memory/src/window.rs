@@ -3,16 +3,19 @@
 
 use crate::ContextEvent;
 
+/// The window's events in memory, oldest first.
 #[derive(Clone, Debug, Default)]
 pub struct ContextWindow {
     events: Vec<ContextEvent>,
 }
 
 impl ContextWindow {
+    /// An empty window.
     pub fn new() -> Self {
         Self::default()
     }
 
+    /// Adds `event` as the newest, whatever its timestamp.
     pub fn append(&mut self, event: ContextEvent) {
         self.events.push(event);
     }
@@ -25,18 +28,22 @@ impl ContextWindow {
         self.events.insert(at, event);
     }
 
+    /// Every event, oldest first.
     pub fn events(&self) -> &[ContextEvent] {
         &self.events
     }
 
+    /// Number of events.
     pub fn len(&self) -> usize {
         self.events.len()
     }
 
+    /// Whether the window holds no event.
     pub fn is_empty(&self) -> bool {
         self.events.is_empty()
     }
 
+    /// The newest `n` events (all of them when there are fewer), oldest first.
     pub fn recent(&self, n: usize) -> &[ContextEvent] {
         &self.events[self.events.len().saturating_sub(n)..]
     }

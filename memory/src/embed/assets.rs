@@ -5,13 +5,16 @@ use std::path::{Path, PathBuf};
 
 use super::EmbedError;
 
-/// File names written by scripts/setup-embedder.sh.
+/// File names written by scripts/setup-embedder.sh. This one is the ONNX Runtime library.
 pub const RUNTIME_LIB_FILE: &str = "libonnxruntime.so.1.32.0";
+/// The default embedder's stripped graph.
 pub const MODEL_FILE: &str = "use_m3.onnx";
+/// The default embedder's SentencePiece tokenizer, in `tokenizers`' JSON format.
 pub const TOKENIZER_FILE: &str = "tokenizer.json";
 /// The companion model: its 4-bit weights file (vocabulary and word table read by Hearth) and
 /// the graph of its layers.
 pub const E5_WEIGHTS_FILE: &str = "e5-small-q4.bin";
+/// The companion model's layer graph, converted from its weights file.
 pub const E5_GRAPH_FILE: &str = "e5_small.onnx";
 const SUMS_FILE: &str = "SHA256SUMS";
 const READY_FILE: &str = "READY";
@@ -25,6 +28,7 @@ pub struct EmbedAssets {
     pub runtime_lib: PathBuf,
     /// The stripped graph: `ids: int32[N]`, `row_splits: int64[B+1]` → `outputs: f32[B, dim]`.
     pub model: PathBuf,
+    /// `tokenizer.json`, the model's SentencePiece tokenizer.
     pub tokenizer: PathBuf,
     /// Hex sha256 of `model`, the root of the embedder's [`Fingerprint`](super::Fingerprint).
     pub model_sha256: String,
@@ -83,6 +87,7 @@ impl EmbedAssets {
 /// The files an [`E5Embedder`](super::E5Embedder) loads.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct E5Assets {
+    /// `libonnxruntime.so.*`, the same library [`EmbedAssets::runtime_lib`] names.
     pub runtime_lib: PathBuf,
     /// `e5_small.onnx`: `embeds: f32[B, T, 384]`, `mask: f32[B, T]` → `outputs: f32[B, 384]`.
     pub graph: PathBuf,

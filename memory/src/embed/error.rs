@@ -10,19 +10,40 @@ use std::path::PathBuf;
 pub enum EmbedError {
     /// The assets from `make setup` are absent or incomplete.
     #[error("embedding model not installed: run `make setup` ({what} in {})", dir.display())]
-    NotInstalled { dir: PathBuf, what: String },
+    NotInstalled {
+        /// The `embedder/` directory that was looked in.
+        dir: PathBuf,
+        /// What is missing there (the `READY` marker, a file, the cache dir itself).
+        what: String,
+    },
     /// An asset file exists but cannot be used as it is.
     #[error("embedding asset {}: {message}", path.display())]
-    Asset { path: PathBuf, message: String },
+    Asset {
+        /// The unusable file.
+        path: PathBuf,
+        /// Why it cannot be used.
+        message: String,
+    },
     /// ONNX Runtime refused an operation (`op` names it: load library, create session, run, ...).
     #[error("onnx runtime: {op}: {message}")]
-    Runtime { op: &'static str, message: String },
+    Runtime {
+        /// The runtime operation that failed.
+        op: &'static str,
+        /// ONNX Runtime's own error text.
+        message: String,
+    },
     /// The tokenizer failed to load or to encode.
     #[error("tokenizer: {message}")]
-    Tokenizer { message: String },
+    Tokenizer {
+        /// The tokenizer's own error text.
+        message: String,
+    },
     /// The graph answered with something other than `f32[batch, dim]`.
     #[error("embedding model output: {message}")]
-    Output { message: String },
+    Output {
+        /// What the graph answered instead.
+        message: String,
+    },
 }
 
 impl EmbedError {

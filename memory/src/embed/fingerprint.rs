@@ -45,7 +45,9 @@ pub struct Fingerprint {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("invalid embedding fingerprint {input:?}: {reason}")]
 pub struct FingerprintParseError {
+    /// The rejected text (for [`Fingerprint::new`], its arguments joined as a fingerprint).
     pub input: String,
+    /// Which rule it breaks.
     pub reason: &'static str,
 }
 
@@ -81,6 +83,7 @@ impl Fingerprint {
         })
     }
 
+    /// The model's short name (no `:`), e.g. `use-m3`.
     pub fn model(&self) -> &str {
         &self.model
     }
@@ -90,10 +93,12 @@ impl Fingerprint {
         &self.sha
     }
 
+    /// Components of each vector in this space (never 0).
     pub fn dim(&self) -> usize {
         self.dim
     }
 
+    /// How the model pooled token states into the vector.
     pub fn pooling(&self) -> Pooling {
         self.pooling
     }

@@ -39,6 +39,7 @@ pub trait Embedder: Send + Sync {
     /// The space the vectors live in; never compare vectors of different fingerprints.
     fn fingerprint(&self) -> &Fingerprint;
 
+    /// Entries of every vector this embedder returns (its fingerprint's dimension).
     fn dim(&self) -> usize;
 
     /// One vector per text, in order. An empty text still gets a vector.

@@ -106,10 +106,12 @@ pub struct TokenBatch {
 }
 
 impl TokenBatch {
+    /// Sentences in the batch.
     pub fn len(&self) -> usize {
         self.row_splits.len().saturating_sub(1)
     }
 
+    /// Whether the batch holds no sentence.
     pub fn is_empty(&self) -> bool {
         self.len() == 0
     }

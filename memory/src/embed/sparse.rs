@@ -46,18 +46,22 @@ impl SparseVector {
         Self { entries }
     }
 
+    /// The `(feature hash, weight)` pairs, sorted by feature.
     pub fn entries(&self) -> &[(u64, f32)] {
         &self.entries
     }
 
+    /// Features with a weight.
     pub fn len(&self) -> usize {
         self.entries.len()
     }
 
+    /// Whether no feature has a weight (the vector of a text with no words).
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
+    /// Euclidean (L2) norm of the weights.
     pub fn norm(&self) -> f32 {
         self.entries.iter().map(|&(_, w)| w * w).sum::<f32>().sqrt()
     }

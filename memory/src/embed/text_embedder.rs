@@ -12,6 +12,7 @@ use super::{E5Embedder, Embedder, OnnxEmbedder, SparseEmbedder};
 pub enum TextEmbedder {
     /// Boxed: the loaded model is large next to the zero-sized fallback.
     Dense(Box<OnnxEmbedder>),
+    /// No model loaded: term-frequency vectors only.
     Sparse(SparseEmbedder),
 }
 

@@ -65,6 +65,7 @@ pub struct OkapiBm25 {
 }
 
 impl OkapiBm25 {
+    /// An index with no documents.
     pub fn new() -> Self {
         Self::default()
     }
@@ -85,10 +86,12 @@ impl OkapiBm25 {
         doc
     }
 
+    /// Documents added so far.
     pub fn len(&self) -> usize {
         self.doc_len.len()
     }
 
+    /// Whether no document was added.
     pub fn is_empty(&self) -> bool {
         self.doc_len.is_empty()
     }

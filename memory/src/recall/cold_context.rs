@@ -369,6 +369,7 @@ impl ColdContext {
         self
     }
 
+    /// Ranks recall by `config` instead of [`RecallConfig::default`].
     pub fn with_config(mut self, config: RecallConfig) -> Self {
         self.config = config;
         self
@@ -380,6 +381,7 @@ impl ColdContext {
         self
     }
 
+    /// How recall ranks now.
     pub fn config(&self) -> &RecallConfig {
         &self.config
     }
@@ -389,6 +391,7 @@ impl ColdContext {
         self.config = config;
     }
 
+    /// The owned store, for reads.
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -409,6 +412,7 @@ impl ColdContext {
         &mut self.store
     }
 
+    /// Gives the store back, dropping the in-memory vector indexes.
     pub fn into_store(self) -> Store {
         self.store
     }

@@ -5,6 +5,7 @@
 use crate::StoreError;
 use crate::simd::SimdError;
 
+/// Failure of a cold-context prune, archive or recall.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum RecallError {

@@ -29,15 +29,20 @@ pub enum FusionMethod {
 /// One ranked list of ids (best first) and how much it counts.
 #[derive(Clone, Copy, Debug)]
 pub struct Ranked<'a> {
+    /// The ranked ids, best first.
     pub ids: &'a [i64],
+    /// Multiplier of every contribution this list makes.
     pub weight: f64,
 }
 
 /// A fused item: its fused score and its best (lowest, 1-based) rank in any list.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Fused {
+    /// The item, as the lists named it.
     pub id: i64,
+    /// Sum of its contributions over every list; higher ranks first.
     pub score: f64,
+    /// Its best 1-based rank in any single list.
     pub best_rank: usize,
 }
 
@@ -87,7 +92,9 @@ fn into_order(acc: HashMap<i64, Fused>) -> Vec<Fused> {
 /// it counts.
 #[derive(Clone, Copy, Debug)]
 pub struct Scored<'a> {
+    /// `(id, score)` pairs, best first.
     pub ids: &'a [(i64, f64)],
+    /// Multiplier of every contribution this list makes.
     pub weight: f64,
 }
 

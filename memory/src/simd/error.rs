@@ -9,13 +9,26 @@ use super::Kernel;
 pub enum SimdError {
     /// A vector's length is not the matrix's dimension (vectors of different models never mix).
     #[error("vector has {got} dimensions, the matrix holds {expected}")]
-    DimMismatch { expected: usize, got: usize },
+    DimMismatch {
+        /// The matrix's dimension.
+        expected: usize,
+        /// The vector's length.
+        got: usize,
+    },
     /// A component is NaN or infinite; it would poison every score and the ranking.
     #[error("vector component {index} is not finite")]
-    NonFinite { index: usize },
+    NonFinite {
+        /// Position of the first bad component.
+        index: usize,
+    },
     /// The score buffer is shorter than the matrix.
     #[error("score buffer holds {got} entries, the matrix has {needed} rows")]
-    OutputTooShort { needed: usize, got: usize },
+    OutputTooShort {
+        /// Rows in the matrix, one score each.
+        needed: usize,
+        /// Length of the buffer given.
+        got: usize,
+    },
     /// The kernel needs CPU features this machine lacks.
     #[error("kernel {0:?} is not supported by this CPU")]
     Unsupported(Kernel),

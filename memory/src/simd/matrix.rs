@@ -71,6 +71,7 @@ impl Matrix {
         self.len
     }
 
+    /// Whether the matrix has no rows.
     pub fn is_empty(&self) -> bool {
         self.len == 0
     }

@@ -31,18 +31,26 @@ const VECTOR_BATCH: usize = 512;
 /// and source.
 #[derive(Clone, Debug, PartialEq)]
 pub struct KeywordHit {
+    /// The cold entry's id.
     pub id: i64,
+    /// BM25 relevance to the query; higher is better.
     pub score: f64,
+    /// When the archived event happened, in Unix milliseconds.
     pub timestamp_ms: i64,
+    /// The archived event's source.
     pub source: String,
 }
 
 /// One dense vector of a cold entry, with the entry's original timestamp and source.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ColdVector {
+    /// The cold entry's id.
     pub id: i64,
+    /// When the archived event happened, in Unix milliseconds.
     pub timestamp_ms: i64,
+    /// The archived event's source.
     pub source: String,
+    /// The vector's components, in the space the scan was asked for.
     pub values: Vec<f32>,
 }
 
@@ -55,6 +63,7 @@ pub struct ColdRecord {
     pub text: String,
     /// `text` already tokenised, tokens joined by single spaces; this is what FTS5 indexes.
     pub tokens: String,
+    /// The entry's vector in the main dense space, if it was embedded.
     pub dense: Option<DenseVector>,
     /// Where the entry came from, e.g. `prune`.
     pub archived_from: String,
@@ -63,22 +72,34 @@ pub struct ColdRecord {
 /// One window event to archive, with the search text and tokens computed by the caller.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ColdMove {
+    /// The window row to move ([`StoredEvent::id`](super::StoredEvent::id)).
     pub event_id: i64,
+    /// The text the entry is searched by (`textForVector`).
     pub text: String,
+    /// `text` tokenised, tokens joined by single spaces, for FTS5.
     pub tokens: String,
 }
 
 /// A cold entry as stored.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ColdEntry {
+    /// The entry's row id; new entries always get higher ids.
     pub id: i64,
+    /// The archived event, with its original timestamp.
     pub event: ContextEvent,
+    /// The text the entry is searched by.
     pub text: String,
+    /// `text` tokenised, as FTS5 indexes it.
     pub tokens: String,
+    /// The entry's vector in the main dense space, if it has one.
     pub dense: Option<DenseVector>,
+    /// How many times recall has returned the entry.
     pub access_count: u64,
+    /// Unix milliseconds of the last access; the archival time until the first.
     pub last_access_ms: i64,
+    /// Unix milliseconds when the entry was archived.
     pub created_ms: i64,
+    /// Where the entry came from, e.g. `prune`.
     pub archived_from: String,
 }
 

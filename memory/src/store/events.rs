@@ -14,11 +14,14 @@ use crate::{ContextEvent, ToolOutput, estimate_tokens};
 /// fingerprints are never compared. Stored as little-endian `f32`s.
 #[derive(Clone, Debug, PartialEq)]
 pub struct DenseVector {
+    /// The [`Fingerprint`](crate::Fingerprint) of the model space, in its text form.
     pub fingerprint: String,
+    /// The embedding's components.
     pub values: Vec<f32>,
 }
 
 impl DenseVector {
+    /// `values` in the space named by `fingerprint`.
     pub fn new(fingerprint: impl Into<String>, values: Vec<f32>) -> Self {
         Self {
             fingerprint: fingerprint.into(),
@@ -80,7 +83,9 @@ pub const RECALLED_PREFIX: &str = "cold:";
 /// An event as written to the window: the event itself, its vectors and its token estimate.
 #[derive(Clone, Debug, PartialEq)]
 pub struct EventRecord {
+    /// The context event itself.
     pub event: ContextEvent,
+    /// Its vector in the main dense space, if it was embedded.
     pub dense: Option<DenseVector>,
     /// The sparse vector as JSON text, in whatever shape its embedder writes; SQLite checks
     /// only that it is valid JSON.
@@ -107,11 +112,13 @@ impl EventRecord {
         }
     }
 
+    /// The same record carrying `dense` as its dense vector.
     pub fn with_dense(mut self, dense: DenseVector) -> Self {
         self.dense = Some(dense);
         self
     }
 
+    /// The same record carrying `sparse_json` as its sparse vector (JSON text).
     pub fn with_sparse(mut self, sparse_json: impl Into<String>) -> Self {
         self.sparse = Some(sparse_json.into());
         self
@@ -121,14 +128,18 @@ impl EventRecord {
 /// An event read back from the window, with the row id the store gave it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct StoredEvent {
+    /// The window row id, what [`ColdMove::event_id`](super::ColdMove::event_id) names.
     pub id: i64,
+    /// The event as it was written.
     pub record: EventRecord,
 }
 
 /// Size of the window, for the token budget.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct WindowStats {
+    /// Events in the window.
     pub events: u64,
+    /// Sum of their token estimates (`accumulatedTokens`).
     pub tokens: u64,
 }
 

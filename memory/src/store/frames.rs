@@ -12,11 +12,17 @@ use super::{Store, StoreReader};
 /// One suspended frame. `stack_pos` 0 is the bottom of the stack.
 #[derive(Clone, Debug, PartialEq)]
 pub struct FrameRecord {
+    /// The scheduler's id of the suspended task; one frame per task.
     pub task_id: u64,
+    /// The journaled input the task is serving.
     pub request_id: String,
+    /// The task's interrupt level, as the scheduler numbers it.
     pub level: u8,
+    /// Times the task has been preempted, this suspension included.
     pub preempt_count: u32,
+    /// The task's state, as JSON the runtime writes and reads back.
     pub frame: Value,
+    /// Position in the suspended stack, 0 at the bottom.
     pub stack_pos: u32,
 }
 

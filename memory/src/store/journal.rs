@@ -14,13 +14,19 @@ use super::{Store, StoreReader};
 /// One journaled input, with its reply once there is one.
 #[derive(Clone, Debug, PartialEq)]
 pub struct JournalEntry {
+    /// The input's request id; the journal holds each one once.
     pub request_id: String,
+    /// The channel the input arrived on.
     pub source: String,
     /// What the input is (`input`, `interrupt`, `self`, …), as the runtime names it.
     pub kind: String,
+    /// The input as accepted, as JSON the runtime writes and reads back.
     pub payload: Value,
+    /// When the input was accepted, in Unix milliseconds.
     pub accepted_ms: i64,
+    /// The terminal reply; `None` while the input still owes one.
     pub reply: Option<Value>,
+    /// When the reply was recorded, in Unix milliseconds; `None` while `reply` is.
     pub replied_ms: Option<i64>,
     /// The trust the ingress gave the input (`kernel`, `local` or `external`); `external` for
     /// inputs journaled before the trust was recorded.
