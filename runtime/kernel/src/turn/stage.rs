@@ -87,7 +87,7 @@ impl TurnEngine {
                 Err(job) => {
                     tracing::error!(
                         stage = stage.as_str(),
-                        "stage service queue full; running the stage on the kernel's worker"
+                        "stage service stopped; running the stage on the kernel's worker"
                     );
                     job
                 }
