@@ -4,7 +4,7 @@ use super::texts;
 use super::{Current, Step, TaskFrame, Terminal, Then, TurnEngine};
 use crate::input::skip;
 use hearth_ipc::EventKind;
-use hearth_llm::provider::{Message, Role, ToolSpec};
+use hearth_llm::provider::{Message, Role};
 use hearth_memory::{ContextEvent, compute_token_budget, format_timeline};
 use hearth_scheduler::{CRITICAL_CHANNEL, TaskClass};
 use hearth_stages::{ContextMsg, Stage, StageContext};
@@ -106,9 +106,9 @@ impl TurnEngine {
 
     pub(super) fn prepare(&mut self, cur: &mut Current) {
         let frame = &mut cur.frame;
+        self.offer_tools(frame);
         frame.msgs = self.build_prefix(frame);
         frame.prefix_len = frame.msgs.len();
-        frame.tools = self.tool_specs();
         let ctx = std::mem::take(&mut frame.stage_ctx);
         self.run_stage(cur, Stage::PreAction, ctx, Then::PreAction);
     }
@@ -148,7 +148,9 @@ impl TurnEngine {
     /// so an interrupted task sees what its interrupt committed (SPEC §2.11).
     pub(super) fn build_prefix(&self, frame: &TaskFrame) -> Vec<Message> {
         let system = &self.cfg.system_prompt;
-        let budget = compute_token_budget(self.provider.max_context_tokens(), system);
+        // The schemas are sent with every request: the budget counts them with the prompt.
+        let fixed = format!("{system}{}", super::offer::schema_text(&frame.tools));
+        let budget = compute_token_budget(self.provider.max_context_tokens(), &fixed);
         let mut msgs = vec![Message::system(system.clone())];
         // Recalled memory right after the fixed system prompt: one block that changes only when
         // its members change, so the prompt prefix stays cacheable between turns.
@@ -173,20 +175,5 @@ impl TurnEngine {
             msgs.push(Message::user(frame.input.clone()));
         }
         msgs
-    }
-
-    /// Tools offered to the model, rebuilt on every Prepare from the live registries.
-    fn tool_specs(&self) -> Vec<ToolSpec> {
-        let env = self.pool.env();
-        env.tools
-            .defs()
-            .into_iter()
-            .chain(env.outputs.tool_defs())
-            .map(|d| ToolSpec {
-                name: d.name,
-                description: d.description,
-                parameters: d.parameters,
-            })
-            .collect()
     }
 }
