@@ -8,6 +8,7 @@ mod daemon_adapters;
 mod daemon_cli;
 mod daemon_crash;
 mod daemon_fallback;
+mod daemon_first_words;
 mod daemon_flood;
 mod daemon_hangup;
 mod daemon_mcp;

@@ -48,16 +48,19 @@ impl TurnEngine {
         let device = input
             .str_field("device_name")
             .or(input.str_field("device_id"));
-        ctx.context_msgs.push(ContextMsg {
-            role: "system".into(),
-            content: texts::source_note(
-                frame.lang,
-                &input.source,
-                &frame.output_channel,
-                device,
-                input.flag("interrupt"),
-            ),
-        });
+        let note = texts::source_note(
+            frame.lang,
+            &input.source,
+            &frame.output_channel,
+            device,
+            input.flag("interrupt"),
+        );
+        if let Some(content) = note {
+            ctx.context_msgs.push(ContextMsg {
+                role: "system".into(),
+                content,
+            });
+        }
         self.run_stage(cur, Stage::OnInput, ctx, Then::OnInput);
     }
 
