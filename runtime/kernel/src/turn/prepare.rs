@@ -160,13 +160,16 @@ impl TurnEngine {
         if !frame.memory_block.is_empty() {
             msgs.push(Message::system(frame.memory_block.clone()));
         }
-        let timeline = format_timeline(
-            self.context.events(),
-            budget.context_tokens,
-            self.cfg.utc_offset_secs,
-        );
+        // The input itself is the last message: shown again as a timeline line ("[12:00] cli:
+        // hello") it is only more words for a small model to talk about.
+        let events = self.context.events();
+        let earlier = match events.last() {
+            Some(e) if is_this_input(e, frame) => &events[..events.len() - 1],
+            _ => events,
+        };
+        let timeline = format_timeline(earlier, budget.context_tokens, self.cfg.utc_offset_secs);
         if !timeline.is_empty() {
-            msgs.push(Message::system(timeline));
+            msgs.push(Message::system(texts::localize_timeline(frame.lang, timeline)));
         }
         if frame.is_interrupt {
             msgs.push(Message::system(format!(
@@ -179,4 +182,12 @@ impl TurnEngine {
         }
         msgs
     }
+}
+
+/// Whether `event` is the one the task's own input committed (it has no reply yet).
+fn is_this_input(event: &ContextEvent, frame: &TaskFrame) -> bool {
+    event.response.is_empty()
+        && event.timestamp_ms == frame.started_at_ms
+        && event.source == frame.source
+        && event.input == frame.input
 }

@@ -108,6 +108,15 @@ pub fn tool_timed_out(lang: Lang, name: &str, after: std::time::Duration) -> Str
     }
 }
 
+/// The timeline block in `lang`: its header is the original's Chinese one, which turns a small
+/// model to Chinese when the user writes English.
+pub fn localize_timeline(lang: Lang, timeline: String) -> String {
+    match (lang, timeline.strip_prefix(hearth_memory::TIMELINE_HEADER)) {
+        (Lang::En, Some(rest)) => format!("Earlier in this conversation:{rest}"),
+        _ => timeline,
+    }
+}
+
 /// The source note of a turn (SPEC §3.2 step 7), in the input's language; `None` when it would
 /// say nothing the model needs. A small local model reads every line it is given as something
 /// to talk about: told "this input comes from cli; replies go to output channel cli", it
@@ -200,6 +209,15 @@ mod tests {
         // Short: a handful of words, not a paragraph the model answers instead of the user.
         let all = source_note(Lang::En, "cli", "telegram", Some("phone"), true).unwrap();
         assert!(all.split_whitespace().count() <= 14, "{all}");
+    }
+
+    #[test]
+    fn an_english_task_reads_an_english_timeline_header() {
+        let timeline = format!("{}\n[12:00] cli: hi", hearth_memory::TIMELINE_HEADER);
+        let en = localize_timeline(Lang::En, timeline.clone());
+        assert_eq!(en, "Earlier in this conversation:\n[12:00] cli: hi");
+        assert_eq!(localize_timeline(Lang::Zh, timeline.clone()), timeline);
+        assert_eq!(localize_timeline(Lang::En, "other".into()), "other");
     }
 
     #[test]
