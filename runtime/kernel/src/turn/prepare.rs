@@ -169,7 +169,9 @@ impl TurnEngine {
         };
         let timeline = format_timeline(earlier, budget.context_tokens, self.cfg.utc_offset_secs);
         if !timeline.is_empty() {
-            msgs.push(Message::system(texts::localize_timeline(frame.lang, timeline)));
+            msgs.push(Message::system(texts::localize_timeline(
+                frame.lang, timeline,
+            )));
         }
         if frame.is_interrupt {
             msgs.push(Message::system(format!(

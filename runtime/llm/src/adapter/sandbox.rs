@@ -72,11 +72,7 @@ end
 
 /// Creates a sandboxed Lua state for the script `name`, metered by `meter`; `limits` gives its
 /// memory limit and the budget of the setup it runs.
-pub fn new_state(
-    name: &str,
-    limits: &AdapterLimits,
-    meter: &Arc<Meter>,
-) -> mlua::Result<Lua> {
+pub fn new_state(name: &str, limits: &AdapterLimits, meter: &Arc<Meter>) -> mlua::Result<Lua> {
     let lua = Lua::new_with(libs(), mlua::LuaOptions::default())?;
     lua.set_memory_limit(limits.memory_bytes)?;
     let hook_meter = Arc::clone(meter);

@@ -62,11 +62,12 @@ impl LuaPluginConfig {
     }
 
     fn read(&self) -> Result<(String, Option<SystemTime>), LuaPluginError> {
-        let source = std::fs::read_to_string(&self.entry).map_err(|source| LuaPluginError::Read {
-            plugin: self.name.clone(),
-            path: self.entry.clone(),
-            source,
-        })?;
+        let source =
+            std::fs::read_to_string(&self.entry).map_err(|source| LuaPluginError::Read {
+                plugin: self.name.clone(),
+                path: self.entry.clone(),
+                source,
+            })?;
         Ok((source, modified(&self.entry)))
     }
 
@@ -105,9 +106,8 @@ struct LuaTool {
 
 impl ToolHandler for LuaTool {
     fn call(&self, call: &CallContext, args: &Value) -> Result<Value, HandlerError> {
-        let stopped = || {
-            HandlerError::Unavailable(format!("lua plugin {} is stopped", self.plugin))
-        };
+        let stopped =
+            || HandlerError::Unavailable(format!("lua plugin {} is stopped", self.plugin));
         let (reply, answer) = bounded(1);
         let ctx = json!({"task": call.task_id(), "trust": call.trust().as_str()});
         let job = Job {
@@ -117,7 +117,11 @@ impl ToolHandler for LuaTool {
             reply,
         };
         self.jobs.try_send(job).map_err(|_| stopped())?;
-        match answer.recv_timeout(self.wait.min(call.remaining()).max(Duration::from_millis(1))) {
+        match answer.recv_timeout(
+            self.wait
+                .min(call.remaining())
+                .max(Duration::from_millis(1)),
+        ) {
             Ok(result) => result,
             Err(RecvTimeoutError::Timeout) => Err(HandlerError::TimedOut),
             Err(RecvTimeoutError::Disconnected) => Err(stopped()),
@@ -137,12 +141,20 @@ pub struct LuaPlugin {
 
 impl std::fmt::Debug for LuaPlugin {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("LuaPlugin").field("name", &self.name).finish()
+        f.debug_struct("LuaPlugin")
+            .field("name", &self.name)
+            .finish()
     }
 }
 
 /// Puts `decls` in the registry as `owner`'s tools, replacing the previous ones at once.
-fn publish(registry: &ToolRegistry, owner: &ToolOwner, cfg: &LuaPluginConfig, decls: &[ToolDecl], jobs: &Sender<Job>) {
+fn publish(
+    registry: &ToolRegistry,
+    owner: &ToolOwner,
+    cfg: &LuaPluginConfig,
+    decls: &[ToolDecl],
+    jobs: &Sender<Job>,
+) {
     let wait = cfg.limits.wall + cfg.limits.grace;
     let tools = decls
         .iter()

@@ -51,12 +51,14 @@ fn install_sdk(lua: &Lua, declared: &Declared) -> mlua::Result<()> {
             Value::Nil => serde_json::json!({"type": "object", "properties": {}}),
             v => json_of(lua, v)?,
         };
-        let handler: Function = t
-            .get("handler")
-            .map_err(|_| mlua::Error::runtime(format!("sdk.tool {name}: `handler` must be a function")))?;
+        let handler: Function = t.get("handler").map_err(|_| {
+            mlua::Error::runtime(format!("sdk.tool {name}: `handler` must be a function"))
+        })?;
         let mut into = into.borrow_mut();
         if into.iter().any(|(d, _)| d.name == name) {
-            return Err(mlua::Error::runtime(format!("sdk.tool {name}: declared twice")));
+            return Err(mlua::Error::runtime(format!(
+                "sdk.tool {name}: declared twice"
+            )));
         }
         into.push((
             ToolDecl {
@@ -113,10 +115,7 @@ impl Script {
         }
         let declared = declared.take();
         let decls = declared.iter().map(|(d, _)| d.clone()).collect();
-        let handlers = declared
-            .into_iter()
-            .map(|(d, f)| (d.name, f))
-            .collect();
+        let handlers = declared.into_iter().map(|(d, f)| (d.name, f)).collect();
         Ok((
             Script {
                 limits,
@@ -144,7 +143,9 @@ impl Script {
         let trip = self.meter.end();
         match (result, trip) {
             (Ok(v), None) => Ok(v),
-            (Ok(_), Some(trip)) => Err(failure(&mlua::Error::runtime(""), Some(trip), &self.limits)),
+            (Ok(_), Some(trip)) => {
+                Err(failure(&mlua::Error::runtime(""), Some(trip), &self.limits))
+            }
             (Err(e), trip) => Err(failure(&e, trip, &self.limits)),
         }
     }
