@@ -9,7 +9,6 @@ use std::time::Duration;
 /// Greetings, a question and requests in Chinese: what a user types first.
 const FIRST_MESSAGES: &[&str] = &[
     "hello",
-    "Good morning!",
     "What is the capital of France?",
     "你好",
     "请用一句话介绍一下你自己。",
@@ -45,7 +44,7 @@ fn mentions(answer: &str, term: &str) -> bool {
 
 #[test]
 fn ordinary_first_messages_are_answered_not_the_channel_or_the_prompt() {
-    within(Duration::from_secs(290), || {
+    within(Duration::from_secs(590), || {
         let daemon = Daemon::start("[embedded]\nenabled = true\nthreads = 1\nctx = 4096\n");
         let mut derailed = Vec::new();
         for message in FIRST_MESSAGES {

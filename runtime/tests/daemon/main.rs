@@ -11,6 +11,7 @@ mod daemon_fallback;
 mod daemon_first_words;
 mod daemon_flood;
 mod daemon_hangup;
+mod daemon_lua;
 mod daemon_mcp;
 mod daemon_memory;
 mod daemon_plugins;
