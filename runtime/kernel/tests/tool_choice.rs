@@ -13,7 +13,7 @@ use hearth_memory::OnnxEmbedder;
 use hearth_stages::ToolDef;
 use hearth_testkit::tool_set::labelled_tools;
 use hearth_testkit::within;
-use prompt::{model_tokens, prompt_tokens, requests_for};
+use prompt::{model_tokens, prompt_tokens, requests_for, sent_for};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -29,12 +29,22 @@ fn hello_with_a_hundred_tools_stays_under_a_thousand_prompt_tokens() {
     within(WATCHDOG, || {
         let tokens = model_tokens();
         let hello = |n| {
-            let requests = requests_for(n, &["hello"], vec![ScriptStep::text("Hi!")]);
-            (prompt_tokens(&tokens, &requests[0]), names(&requests[0]))
+            let sent = sent_for(n, &["hello"], vec![ScriptStep::text("Hi!")]);
+            let mut every = sent.requests[0].clone();
+            every.tools = sent.every_schema;
+            let all = prompt_tokens(&tokens, &every);
+            (
+                prompt_tokens(&tokens, &sent.requests[0]),
+                names(&sent.requests[0]),
+                all,
+            )
         };
-        let (few, few_names) = hello(4);
-        let (hundred, hundred_names) = hello(100);
-        eprintln!("hello: {few} prompt tokens with 4 tools, {hundred} with 100");
+        let (few, few_names, few_all) = hello(4);
+        let (hundred, hundred_names, hundred_all) = hello(100);
+        eprintln!(
+            "hello: {few} prompt tokens with 4 tools, {hundred} with 100 ({hundred_all} with every schema)"
+        );
+        assert_eq!(few, few_all, "with few tools the request carries them all");
         assert_eq!(
             few_names.len(),
             4,

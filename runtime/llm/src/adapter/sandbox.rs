@@ -195,6 +195,12 @@ pub struct Meter {
     tripped: AtomicU8,
 }
 
+impl Default for Meter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Meter {
     /// A meter with no call running.
     pub fn new() -> Self {

@@ -74,11 +74,13 @@ impl LuaPluginConfig {
     fn load(&self) -> Result<(Script, Vec<ToolDecl>, Option<SystemTime>), LuaPluginError> {
         let (source, mtime) = self.read()?;
         let file = self.file_name();
-        let (script, decls) = Script::load(&self.name, &file, &source, self.limits.clone())
-            .map_err(|message| LuaPluginError::Load {
-                plugin: self.name.clone(),
-                file,
-                message,
+        let (script, decls) =
+            Script::load(&self.name, &file, &source, self.limits).map_err(|message| {
+                LuaPluginError::Load {
+                    plugin: self.name.clone(),
+                    file,
+                    message,
+                }
             })?;
         Ok((script, decls, mtime))
     }
