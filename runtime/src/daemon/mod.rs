@@ -236,6 +236,10 @@ impl Daemon {
             Err(e) => tracing::error!("no plugin started: {e}"),
         }
         mcp.start_all(&mcp_servers::entries(&cfg));
+        let (skills, _skipped) = hearth_skills::load_dir(&cfg.data_dir.join("skills"));
+        if let Err(e) = hearth_skills::register_skill_load(&registries.tools, skills) {
+            tracing::error!("skills not offered: {e}");
+        }
         let lua = plugins
             .scripts()
             .iter()

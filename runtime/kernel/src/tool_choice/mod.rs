@@ -2,7 +2,8 @@
 //! turn, and on a home CPU the prefill of a long prompt takes minutes, so once more than
 //! [`FULL_SET_MAX`] tools are registered a request carries only:
 //!
-//! - the core set: the output channels' reply tools and tools compiled into the daemon;
+//! - the core set: the output channels' reply tools, tools compiled into the daemon and
+//!   `skill_load`;
 //! - the [`RELEVANT_K`] tools whose descriptions are nearest to the input, by the recall
 //!   embedding (shared words when no model is loaded);
 //! - the tools this task already used or found;

@@ -28,8 +28,8 @@ pub(super) fn schema_text(specs: &[ToolSpec]) -> String {
 }
 
 impl TurnEngine {
-    /// Every tool the model may be offered, in registration order; reply tools and built-ins
-    /// are core.
+    /// Every tool the model may be offered, in registration order; reply tools, built-ins and
+    /// `skill_load` (whose description is how the model knows the skills) are core.
     fn offerable(&self) -> Vec<Offerable> {
         let env = self.pool.env();
         let tools = env
@@ -37,7 +37,7 @@ impl TurnEngine {
             .offered()
             .into_iter()
             .map(|(def, owner)| Offerable {
-                core: owner.source == ToolSource::Builtin,
+                core: matches!(owner.source, ToolSource::Builtin | ToolSource::Skill),
                 def,
             });
         let outputs = env
