@@ -145,7 +145,9 @@ pub use stage::Stage;
 pub use stage_job::{StageDone, StageJob, StageStep};
 pub use tool::{ContextPolicy, RecallPolicy, ToolDef, ToolHandler, batch_is_parallel, tool_fn};
 pub use tool_owner::{ToolOwner, ToolPolicy, ToolSource};
-pub use tool_registry::{RegisteredTool, ToolEntry, ToolRegistry, infer_plugin};
+pub use tool_registry::{
+    DEFAULT_CAPABILITY, RegisteredTool, ToolEntry, ToolRegistry, infer_plugin,
+};
 pub use trust::Trust;
 
 /// The registries are shared between plugin threads and the turn engine.

@@ -247,13 +247,18 @@ impl ToolRegistry {
     /// Every definition the model may be offered, in registration order: a tool the policy
     /// disables or denies is left out.
     pub fn defs(&self) -> Vec<ToolDef> {
+        self.offered().into_iter().map(|(def, _)| def).collect()
+    }
+
+    /// What [`Self::defs`] lists, each with its owner (the kernel offers built-ins always).
+    pub fn offered(&self) -> Vec<(ToolDef, ToolOwner)> {
         let table = self.table.read();
         table
             .order
             .iter()
             .filter_map(|n| table.tools.get(n))
             .filter(|t| table.refusal(t).is_none())
-            .map(|t| t.def.clone())
+            .map(|t| (t.def.clone(), t.owner.clone()))
             .collect()
     }
 

@@ -23,6 +23,7 @@ mod ablation;
 mod format;
 mod json;
 mod model_tokens;
+pub use model_tokens::ModelTokens;
 mod prune_replay;
 mod report;
 #[cfg(test)]

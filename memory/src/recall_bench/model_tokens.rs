@@ -12,11 +12,11 @@ use crate::embed::{EmbedAssets, SpTokenizer, load_sp_tokenizer};
 const NO_TRUNCATION: usize = 1 << 20;
 
 /// Counts tokens with the default embedder's tokenizer.
-pub(crate) struct ModelTokens(SpTokenizer);
+pub struct ModelTokens(SpTokenizer);
 
 impl ModelTokens {
     /// The installed default tokenizer, or `None` when `make setup` has not installed it.
-    pub(crate) fn locate() -> Option<Self> {
+    pub fn locate() -> Option<Self> {
         let assets = EmbedAssets::locate(None).ok()?;
         load_sp_tokenizer(&assets.tokenizer, NO_TRUNCATION)
             .ok()
@@ -24,7 +24,7 @@ impl ModelTokens {
     }
 
     /// Tokens of `text`, specials excluded (0 for an empty text or one the tokenizer refuses).
-    pub(crate) fn count(&self, text: &str) -> usize {
+    pub fn count(&self, text: &str) -> usize {
         if text.is_empty() {
             return 0;
         }

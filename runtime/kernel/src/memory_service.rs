@@ -30,6 +30,18 @@ pub struct MemoryPass {
     pub block: String,
     /// Events moved to cold context by this pass.
     pub archived: usize,
+    /// The tools of the pass's [`ToolRanking`], nearest to the input first (empty: none asked).
+    pub tool_ranking: Vec<String>,
+}
+
+/// Tools to rank against a pass's input, by the recall model on the store's thread (the
+/// kernel's worker never runs a model).
+#[derive(Debug)]
+pub struct ToolRanking {
+    /// Where tool vectors are kept; the pass installs the loaded model into it.
+    pub index: std::sync::Arc<crate::tool_choice::ToolIndex>,
+    /// The tools to rank.
+    pub docs: Vec<crate::tool_choice::ToolDoc>,
 }
 
 /// The end of one memory pass, as the memory service reports it.
@@ -61,6 +73,7 @@ pub(crate) enum MemoryOp {
         recall: bool,
         context_tokens: usize,
         memory_tokens: usize,
+        tools: Option<ToolRanking>,
     },
     Query {
         query: String,
@@ -125,7 +138,9 @@ impl MemoryService {
         self.durable.memory(MemoryOp::Append(event));
     }
 
-    /// Prunes and/or recalls for `query`; the answer arrives as a [`MemoryDone`].
+    /// Prunes and/or recalls for `query`, and ranks `tools` against it; the answer arrives as
+    /// a [`MemoryDone`].
+    #[allow(clippy::too_many_arguments)]
     pub fn pass(
         &self,
         call: u64,
@@ -134,6 +149,7 @@ impl MemoryService {
         recall: bool,
         context_tokens: usize,
         memory_tokens: usize,
+        tools: Option<ToolRanking>,
     ) {
         self.durable.memory(MemoryOp::Pass {
             call,
@@ -142,6 +158,7 @@ impl MemoryService {
             recall,
             context_tokens,
             memory_tokens,
+            tools,
         });
     }
 
@@ -208,6 +225,8 @@ struct Ready {
     embeds: bool,
     /// Companion vectors are still to be filled in idle time.
     backfill: bool,
+    /// The recall model, also used to rank tools.
+    dense: Option<std::sync::Arc<dyn hearth_memory::Embedder>>,
 }
 
 impl MemoryState {
@@ -218,6 +237,7 @@ impl MemoryState {
         install: Install,
     ) -> (ColdContext, VecDeque<MemoryOp>) {
         let Install { models, cfg, done } = install;
+        let dense = models.dense.clone();
         let config = RecallConfig {
             utc_offset_secs: cfg.utc_offset_secs,
             ..RecallConfig::default()
@@ -241,6 +261,7 @@ impl MemoryState {
             has_companion,
             embeds,
             backfill: has_companion,
+            dense,
         });
         (fresh, waiting)
     }
@@ -304,8 +325,9 @@ impl MemoryState {
                 recall,
                 context_tokens,
                 memory_tokens,
+                tools,
             } => {
-                let result = pass(
+                let mut result = pass(
                     cold,
                     cfg,
                     &query,
@@ -317,6 +339,12 @@ impl MemoryState {
                 );
                 ready.backfill |=
                     ready.has_companion && result.as_ref().is_ok_and(|p| p.archived > 0);
+                if let (Some(tools), Ok(found)) = (tools, result.as_mut()) {
+                    if let Some(dense) = &ready.dense {
+                        tools.index.install(dense.clone());
+                    }
+                    found.tool_ranking = tools.index.rank(&query, &tools.docs);
+                }
                 // Sent before the commit: the pass acknowledges nothing to a user, and the
                 // next pass reads the window as the store holds it, so nothing can drift.
                 ready.done.send(MemoryDone { call, result });

@@ -69,6 +69,8 @@ pub struct PluginHost {
     sessions: Mutex<BTreeMap<String, Arc<PluginSession>>>,
     /// Manifests that failed to load, as messages naming the file and the fix.
     broken: Mutex<Vec<String>>,
+    /// Installed plugins whose entry is a Lua script: run in the Lua sandbox, not as processes.
+    scripts: Mutex<Vec<Manifest>>,
     state: Mutex<EnabledState>,
 }
 
@@ -94,6 +96,7 @@ impl PluginHost {
             installed: Mutex::new(BTreeMap::new()),
             sessions: Mutex::new(BTreeMap::new()),
             broken: Mutex::new(Vec::new()),
+            scripts: Mutex::new(Vec::new()),
             state: Mutex::new(state),
         });
         host.scan()?;
@@ -105,6 +108,7 @@ impl PluginHost {
         let dir = &self.cfg.plugins_dir;
         let mut installed = BTreeMap::new();
         let mut broken = Vec::new();
+        let mut scripts = Vec::new();
         for entry in std::fs::read_dir(dir).map_err(PluginError::io(dir))? {
             let path = entry.map_err(PluginError::io(dir))?.path();
             if !path.is_dir() {
@@ -117,6 +121,7 @@ impl PluginHost {
                     m.name,
                     m.name
                 )),
+                Ok(m) if m.entry.extension().is_some_and(|e| e == "lua") => scripts.push(m),
                 Ok(m) => {
                     installed.insert(m.name.clone(), m);
                 }
@@ -128,7 +133,14 @@ impl PluginHost {
         }
         *self.installed.lock() = installed;
         *self.broken.lock() = broken;
+        *self.scripts.lock() = scripts;
         Ok(())
+    }
+
+    /// The installed plugins whose entry is a `.lua` script, as of the last scan: they run in
+    /// the Lua sandbox (`hearth-lua-plugins`), never as processes of the supervisor.
+    pub fn scripts(&self) -> Vec<Manifest> {
+        self.scripts.lock().clone()
     }
 
     /// Starts every enabled plugin in dependency order: those needing only kernel facilities at

@@ -176,6 +176,11 @@ fn check_entry(entry: &Path, manifest: &Path) -> Result<(), PluginError> {
             "build the plugin, or correct \"entry\" (relative to the plugin's directory)".into(),
         )
     })?;
+    // A `.lua` entry is a script the Lua plugin host runs in its sandbox, never executed.
+    let script = entry.extension().is_some_and(|e| e == "lua");
+    if script && meta.is_file() {
+        return Ok(());
+    }
     if !meta.is_file() || meta.permissions().mode() & 0o111 == 0 {
         return Err(bad(
             format!("entry {} is not an executable file", entry.display()),

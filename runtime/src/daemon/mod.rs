@@ -129,6 +129,8 @@ pub struct Daemon {
     _data_dir: DataDir,
     plugins: Arc<PluginHost>,
     mcp: Arc<McpServers>,
+    /// Lua script plugins; dropped with the daemon, which removes their tools.
+    _lua: Vec<hearth_lua_plugins::LuaPlugin>,
 }
 
 impl std::fmt::Debug for Daemon {
@@ -234,6 +236,20 @@ impl Daemon {
             Err(e) => tracing::error!("no plugin started: {e}"),
         }
         mcp.start_all(&mcp_servers::entries(&cfg));
+        let (skills, _skipped) = hearth_skills::load_dir(&cfg.data_dir.join("skills"));
+        if let Err(e) = hearth_skills::register_skill_load(&registries.tools, skills) {
+            tracing::error!("skills not offered: {e}");
+        }
+        let lua = plugins
+            .scripts()
+            .iter()
+            .filter_map(hearth_lua_plugins::LuaPluginConfig::from_manifest)
+            .filter_map(|script| {
+                hearth_lua_plugins::LuaPlugin::start(script, registries.tools.clone())
+                    .inspect_err(|e| tracing::error!("{e}"))
+                    .ok()
+            })
+            .collect();
         Ok(Self {
             kernel,
             socket,
@@ -243,6 +259,7 @@ impl Daemon {
             _data_dir: data_dir,
             plugins,
             mcp,
+            _lua: lua,
         })
     }
 

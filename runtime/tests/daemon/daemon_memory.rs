@@ -61,7 +61,7 @@ fn told_pruned_recalled(fact: &str, filler: &[&str], question: &str, needle: &st
     let last = system_texts(&seen[41].body);
     let timeline = last
         .iter()
-        .find(|t| t.starts_with("【对话时序】"))
+        .find(|t| t.starts_with("【对话时序】") || t.starts_with("Earlier in this conversation:"))
         .cloned()
         .unwrap_or_default();
     assert!(

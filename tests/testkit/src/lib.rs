@@ -21,6 +21,7 @@
 
 mod dir;
 pub mod llm_server;
+pub mod tool_set;
 mod watchdog;
 
 pub use dir::fresh_dir;

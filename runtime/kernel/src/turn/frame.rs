@@ -124,6 +124,13 @@ pub struct TaskFrame {
     /// The language the task's texts are written in, decided from its input.
     #[serde(default)]
     pub lang: crate::lang::Lang,
+    /// Names of the tools the task offers, chosen at its first Prepare and only grown after
+    /// (`None`: not chosen yet), so the prompt prefix stays the same between rounds.
+    #[serde(default)]
+    pub tool_choice: Option<Vec<String>>,
+    /// The memory pass's ranking of the tools against the input, nearest first.
+    #[serde(default)]
+    pub tool_ranking: Vec<String>,
 }
 
 impl TaskFrame {
@@ -163,6 +170,8 @@ impl TaskFrame {
             resumed_after_restart: false,
             memory_block: String::new(),
             lang: crate::lang::Lang::default(),
+            tool_choice: None,
+            tool_ranking: Vec::new(),
         }
     }
 

@@ -37,6 +37,7 @@ impl TurnEngine {
             };
             frame.msgs.push(Message::user(text));
         }
+        self.grow_tools(frame);
         let request = ChatRequest::new(frame.msgs.clone(), frame.tools.clone());
         let call = self.next_call_id();
         let cancel = CancelToken::new();

@@ -12,6 +12,7 @@ mod backlog;
 mod finish;
 mod frame;
 mod llm;
+mod offer;
 mod prepare;
 mod stage;
 pub mod texts;
@@ -160,6 +161,8 @@ pub struct TurnEngine {
     backlog: backlog::Backlog,
     /// Inputs whose caller hung up before they ran.
     abandoned: abandon::Abandoned,
+    /// Tool vectors for choosing the tools a request carries.
+    tool_index: std::sync::Arc<crate::tool_choice::ToolIndex>,
 }
 
 impl std::fmt::Debug for TurnEngine {
@@ -178,6 +181,12 @@ impl TurnEngine {
         pool: ToolPool,
         events: EventBus,
     ) -> Self {
+        let tool_index = std::sync::Arc::new(crate::tool_choice::ToolIndex::new());
+        if let Err(e) =
+            crate::tool_choice::register_tool_search(&pool.env().tools, tool_index.clone())
+        {
+            tracing::error!("tool_search is not available: {e}");
+        }
         Self {
             sched: Scheduler::new(cfg.scheduler),
             cfg,
@@ -194,6 +203,7 @@ impl TurnEngine {
             recovered_frames: HashMap::new(),
             backlog: backlog::Backlog::default(),
             abandoned: abandon::Abandoned::default(),
+            tool_index,
         }
     }
 
@@ -504,6 +514,7 @@ impl TurnEngine {
                         }
                         self.context = window;
                         cur.frame.memory_block = pass.block;
+                        cur.frame.tool_ranking = pass.tool_ranking;
                     }
                     // Memory is an aid, not a gate: the turn goes on with what the kernel has.
                     Err(e) => tracing::warn!("memory pass failed, answering without it: {e}"),
@@ -688,9 +699,10 @@ impl TurnEngine {
             && !cur.frame.is_interrupt
             && !cur.frame.critical;
         let recall = input.str_field("recall_policy") != Some("none") && !cur.frame.critical;
+        let (ranking, schemas) = self.tools_to_rank(&cur.frame);
         let budget = hearth_memory::compute_token_budget(
             self.provider.max_context_tokens(),
-            &self.cfg.system_prompt,
+            &format!("{}{schemas}", self.cfg.system_prompt),
         );
         let call = self.next_call_id();
         memory.pass(
@@ -700,6 +712,7 @@ impl TurnEngine {
             recall,
             budget.context_tokens,
             budget.memory_tokens,
+            ranking,
         );
         cur.wait = Wait::Memory { call };
     }

@@ -4,7 +4,7 @@ use super::texts;
 use super::{Current, Step, TaskFrame, Terminal, Then, TurnEngine};
 use crate::input::skip;
 use hearth_ipc::EventKind;
-use hearth_llm::provider::{Message, Role, ToolSpec};
+use hearth_llm::provider::{Message, Role};
 use hearth_memory::{ContextEvent, compute_token_budget, format_timeline};
 use hearth_scheduler::{CRITICAL_CHANNEL, TaskClass};
 use hearth_stages::{ContextMsg, Stage, StageContext};
@@ -48,16 +48,19 @@ impl TurnEngine {
         let device = input
             .str_field("device_name")
             .or(input.str_field("device_id"));
-        ctx.context_msgs.push(ContextMsg {
-            role: "system".into(),
-            content: texts::source_note(
-                frame.lang,
-                &input.source,
-                &frame.output_channel,
-                device,
-                input.flag("interrupt"),
-            ),
-        });
+        let note = texts::source_note(
+            frame.lang,
+            &input.source,
+            &frame.output_channel,
+            device,
+            input.flag("interrupt"),
+        );
+        if let Some(content) = note {
+            ctx.context_msgs.push(ContextMsg {
+                role: "system".into(),
+                content,
+            });
+        }
         self.run_stage(cur, Stage::OnInput, ctx, Then::OnInput);
     }
 
@@ -106,9 +109,9 @@ impl TurnEngine {
 
     pub(super) fn prepare(&mut self, cur: &mut Current) {
         let frame = &mut cur.frame;
+        self.offer_tools(frame);
         frame.msgs = self.build_prefix(frame);
         frame.prefix_len = frame.msgs.len();
-        frame.tools = self.tool_specs();
         let ctx = std::mem::take(&mut frame.stage_ctx);
         self.run_stage(cur, Stage::PreAction, ctx, Then::PreAction);
     }
@@ -148,20 +151,27 @@ impl TurnEngine {
     /// so an interrupted task sees what its interrupt committed (SPEC §2.11).
     pub(super) fn build_prefix(&self, frame: &TaskFrame) -> Vec<Message> {
         let system = &self.cfg.system_prompt;
-        let budget = compute_token_budget(self.provider.max_context_tokens(), system);
+        // The schemas are sent with every request: the budget counts them with the prompt.
+        let fixed = format!("{system}{}", super::offer::schema_text(&frame.tools));
+        let budget = compute_token_budget(self.provider.max_context_tokens(), &fixed);
         let mut msgs = vec![Message::system(system.clone())];
         // Recalled memory right after the fixed system prompt: one block that changes only when
         // its members change, so the prompt prefix stays cacheable between turns.
         if !frame.memory_block.is_empty() {
             msgs.push(Message::system(frame.memory_block.clone()));
         }
-        let timeline = format_timeline(
-            self.context.events(),
-            budget.context_tokens,
-            self.cfg.utc_offset_secs,
-        );
+        // The input itself is the last message: shown again as a timeline line ("[12:00] cli:
+        // hello") it is only more words for a small model to talk about.
+        let events = self.context.events();
+        let earlier = match events.last() {
+            Some(e) if is_this_input(e, frame) => &events[..events.len() - 1],
+            _ => events,
+        };
+        let timeline = format_timeline(earlier, budget.context_tokens, self.cfg.utc_offset_secs);
         if !timeline.is_empty() {
-            msgs.push(Message::system(timeline));
+            msgs.push(Message::system(texts::localize_timeline(
+                frame.lang, timeline,
+            )));
         }
         if frame.is_interrupt {
             msgs.push(Message::system(format!(
@@ -174,19 +184,12 @@ impl TurnEngine {
         }
         msgs
     }
+}
 
-    /// Tools offered to the model, rebuilt on every Prepare from the live registries.
-    fn tool_specs(&self) -> Vec<ToolSpec> {
-        let env = self.pool.env();
-        env.tools
-            .defs()
-            .into_iter()
-            .chain(env.outputs.tool_defs())
-            .map(|d| ToolSpec {
-                name: d.name,
-                description: d.description,
-                parameters: d.parameters,
-            })
-            .collect()
-    }
+/// Whether `event` is the one the task's own input committed (it has no reply yet).
+fn is_this_input(event: &ContextEvent, frame: &TaskFrame) -> bool {
+    event.response.is_empty()
+        && event.timestamp_ms == frame.started_at_ms
+        && event.source == frame.source
+        && event.input == frame.input
 }

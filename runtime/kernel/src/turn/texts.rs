@@ -108,35 +108,48 @@ pub fn tool_timed_out(lang: Lang, name: &str, after: std::time::Duration) -> Str
     }
 }
 
-/// The source note appended to every turn's stage context (three wordings, SPEC §3.2 step 7),
-/// in the input's language like every other line the model is shown.
+/// The timeline block in `lang`: its header is the original's Chinese one, which turns a small
+/// model to Chinese when the user writes English.
+pub fn localize_timeline(lang: Lang, timeline: String) -> String {
+    match (lang, timeline.strip_prefix(hearth_memory::TIMELINE_HEADER)) {
+        (Lang::En, Some(rest)) => format!("Earlier in this conversation:{rest}"),
+        _ => timeline,
+    }
+}
+
+/// The source note of a turn (SPEC §3.2 step 7), in the input's language; `None` when it would
+/// say nothing the model needs. A small local model reads every line it is given as something
+/// to talk about: told "this input comes from cli; replies go to output channel cli", it
+/// answers "hello" with a word on the cli. So the note is left out when the reply goes back
+/// where the input came from, and otherwise states only what differs, in a few words.
 pub fn source_note(
     lang: Lang,
     source: &str,
     channel: &str,
     device: Option<&str>,
     interrupt: bool,
-) -> String {
-    match (lang, interrupt, device) {
-        (Lang::En, true, _) => format!(
-            "This is an interrupting input from {source}; replies go to output channel {channel} by default."
-        ),
-        (Lang::En, false, Some(device)) => format!(
-            "This input comes from device {device} ({source}); replies go to output channel {channel} by default."
-        ),
-        (Lang::En, false, None) => format!(
-            "This input comes from {source}; replies go to output channel {channel} by default."
-        ),
-        (Lang::Zh, true, _) => {
-            format!("这是来自 {source} 的中断消息；回复默认发往输出通道 {channel}。")
-        }
-        (Lang::Zh, false, Some(device)) => {
-            format!("这条输入来自设备 {device}（{source}）；回复默认发往输出通道 {channel}。")
-        }
-        (Lang::Zh, false, None) => {
-            format!("这条输入来自 {source}；回复默认发往输出通道 {channel}。")
-        }
+) -> Option<String> {
+    let elsewhere = channel != source;
+    if !interrupt && device.is_none() && !elsewhere {
+        return None;
     }
+    let mut parts = Vec::new();
+    match (lang, interrupt) {
+        (Lang::En, true) => parts.push(format!("Interrupting message from {source}.")),
+        (Lang::Zh, true) => parts.push(format!("来自 {source} 的插话。")),
+        _ => {}
+    }
+    match (lang, device) {
+        (Lang::En, Some(device)) => parts.push(format!("Sent from device {device}.")),
+        (Lang::Zh, Some(device)) => parts.push(format!("发自设备 {device}。")),
+        _ => {}
+    }
+    match (lang, elsewhere) {
+        (Lang::En, true) => parts.push(format!("Your reply goes to {channel}.")),
+        (Lang::Zh, true) => parts.push(format!("回复发往 {channel}。")),
+        _ => {}
+    }
+    Some(parts.join(" "))
 }
 
 #[cfg(test)]
@@ -165,8 +178,8 @@ mod tests {
             (processing_error(en, "boom"), processing_error(zh, "boom")),
             (task_panicked(en, 1, "m"), task_panicked(zh, 1, "m")),
             (
-                source_note(en, "cli", "cli", None, false),
-                source_note(zh, "cli", "cli", None, false),
+                source_note(en, "cli", "telegram", Some("phone"), true).unwrap_or_default(),
+                source_note(zh, "cli", "telegram", Some("phone"), true).unwrap_or_default(),
             ),
         ];
         for (en_text, zh_text) in pairs {
@@ -174,6 +187,37 @@ mod tests {
             assert_eq!(Lang::detect(&en_text), Lang::En, "{en_text}");
             assert_eq!(Lang::detect(&zh_text), Lang::Zh, "{zh_text}");
         }
+    }
+
+    #[test]
+    fn the_source_note_says_only_what_differs_from_a_reply_to_the_sender() {
+        for lang in [Lang::En, Lang::Zh] {
+            assert_eq!(source_note(lang, "cli", "cli", None, false), None);
+            let device = source_note(lang, "cli", "cli", Some("kitchen"), false).unwrap();
+            assert!(
+                device.contains("kitchen") && !device.contains("cli"),
+                "{device}"
+            );
+            let elsewhere = source_note(lang, "cron", "telegram", None, false).unwrap();
+            assert!(
+                elsewhere.contains("telegram") && !elsewhere.contains("cron"),
+                "{elsewhere}"
+            );
+            let interrupt = source_note(lang, "cli", "cli", None, true).unwrap();
+            assert!(interrupt.contains("cli"), "{interrupt}");
+        }
+        // Short: a handful of words, not a paragraph the model answers instead of the user.
+        let all = source_note(Lang::En, "cli", "telegram", Some("phone"), true).unwrap();
+        assert!(all.split_whitespace().count() <= 14, "{all}");
+    }
+
+    #[test]
+    fn an_english_task_reads_an_english_timeline_header() {
+        let timeline = format!("{}\n[12:00] cli: hi", hearth_memory::TIMELINE_HEADER);
+        let en = localize_timeline(Lang::En, timeline.clone());
+        assert_eq!(en, "Earlier in this conversation:\n[12:00] cli: hi");
+        assert_eq!(localize_timeline(Lang::Zh, timeline.clone()), timeline);
+        assert_eq!(localize_timeline(Lang::En, "other".into()), "other");
     }
 
     #[test]

@@ -75,7 +75,7 @@ mod handle;
 mod json;
 mod json_encode;
 mod log_limit;
-mod sandbox;
+pub mod sandbox;
 mod vm;
 
 pub use error::{AdapterError, Exceeded};

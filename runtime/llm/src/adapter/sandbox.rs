@@ -1,4 +1,5 @@
-//! What an adapter script may touch, and how long it may run.
+//! What a Lua script may touch, and how long it may run: the one sandbox of provider adapters
+//! and Lua script plugins.
 //!
 //! Only the `string`, `table`, `math` and `utf8` libraries are opened; `io`, `os`, `package`,
 //! `require`, `debug` and `coroutine` never exist. From the base library `dofile`, `loadfile`,
@@ -63,18 +64,15 @@ end
 
 function setmetatable(t, mt)
   if type(mt) == "table" and raw_rawget(mt, "__gc") ~= nil then
-    raw_error("__gc metamethods are not allowed in adapters", 2)
+    raw_error("__gc metamethods are not allowed in sandboxed scripts", 2)
   end
   return raw_setmetatable(t, mt)
 end
 "##;
 
-/// Creates a sandboxed Lua state for the adapter `name`, metered by `meter`.
-pub(crate) fn new_state(
-    name: &str,
-    limits: &AdapterLimits,
-    meter: &Arc<Meter>,
-) -> mlua::Result<Lua> {
+/// Creates a sandboxed Lua state for the script `name`, metered by `meter`; `limits` gives its
+/// memory limit and the budget of the setup it runs.
+pub fn new_state(name: &str, limits: &AdapterLimits, meter: &Arc<Meter>) -> mlua::Result<Lua> {
     let lua = Lua::new_with(libs(), mlua::LuaOptions::default())?;
     lua.set_memory_limit(limits.memory_bytes)?;
     let hook_meter = Arc::clone(meter);
@@ -176,15 +174,17 @@ fn emit(adapter: &str, level: &str, msg: &str, dropped: u64) {
 
 /// Why a call was stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Trip {
+pub enum Trip {
+    /// The instruction budget ran out.
     Instructions,
+    /// The wall-clock budget ran out.
     Time,
 }
 
 /// The per-call budget, read by the instruction hook. Only the adapter's VM thread touches it,
 /// so every access is Relaxed; atomics (not cells) keep the hook closure `Send` whichever mlua
 /// features the workspace turns on.
-pub(crate) struct Meter {
+pub struct Meter {
     epoch: Instant,
     /// Nanoseconds after `epoch` at which the running call must stop; 0 = no call is running,
     /// so Lua code that runs outside a call (it should not) is stopped at once.
@@ -195,8 +195,15 @@ pub(crate) struct Meter {
     tripped: AtomicU8,
 }
 
+impl Default for Meter {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 impl Meter {
-    pub(crate) fn new() -> Self {
+    /// A meter with no call running.
+    pub fn new() -> Self {
         Self {
             epoch: Instant::now(),
             deadline_ns: AtomicU64::new(0),
@@ -207,7 +214,7 @@ impl Meter {
     }
 
     /// Arms the budget for one call.
-    pub(crate) fn begin(&self, limits: &AdapterLimits) {
+    pub fn begin(&self, limits: &AdapterLimits) {
         let deadline = self
             .now_ns()
             .saturating_add(duration_ns(limits.wall))
@@ -219,12 +226,13 @@ impl Meter {
     }
 
     /// Disarms the budget; returns what tripped during the call, if anything.
-    pub(crate) fn end(&self) -> Option<Trip> {
+    pub fn end(&self) -> Option<Trip> {
         self.deadline_ns.store(0, Relaxed);
         self.tripped()
     }
 
-    pub(crate) fn tripped(&self) -> Option<Trip> {
+    /// What tripped in the running or last call, if anything.
+    pub fn tripped(&self) -> Option<Trip> {
         match self.tripped.load(Relaxed) {
             1 => Some(Trip::Instructions),
             2 => Some(Trip::Time),
@@ -253,8 +261,8 @@ impl Meter {
                 let code = if trip == Trip::Instructions { 1 } else { 2 };
                 let _ = self.tripped.compare_exchange(0, code, Relaxed, Relaxed);
                 Err(mlua::Error::runtime(match trip {
-                    Trip::Instructions => "adapter call exceeded its instruction budget",
-                    Trip::Time => "adapter call exceeded its time budget",
+                    Trip::Instructions => "script call exceeded its instruction budget",
+                    Trip::Time => "script call exceeded its time budget",
                 }))
             }
         }
@@ -263,4 +271,31 @@ impl Meter {
 
 fn duration_ns(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+fn root(e: &mlua::Error) -> &mlua::Error {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => root(cause),
+        other => other,
+    }
+}
+
+/// Whether `e` is the state running out of its memory limit.
+pub fn is_memory(e: &mlua::Error) -> bool {
+    match root(e) {
+        mlua::Error::MemoryError(_) => true,
+        mlua::Error::RuntimeError(m) => m.contains("not enough memory"),
+        _ => false,
+    }
+}
+
+/// The script's own message (`file.lua:12: what went wrong`), without the traceback.
+pub fn describe(e: &mlua::Error) -> String {
+    let text = match root(e) {
+        mlua::Error::RuntimeError(m) | mlua::Error::MemoryError(m) => m.clone(),
+        mlua::Error::SyntaxError { message, .. } => format!("syntax error: {message}"),
+        other => other.to_string(),
+    };
+    let text = text.split("\nstack traceback:").next().unwrap_or_default();
+    text.trim().to_string()
 }

@@ -1,7 +1,7 @@
 //! One adapter script in its own sandboxed Lua state. An `AdapterVm` is not `Send` (a Lua state
 //! belongs to one thread); [`super::Adapter`] owns it on a dedicated thread.
 
-use super::sandbox::{self, Meter, Trip};
+use super::sandbox::{self, Meter, Trip, describe, is_memory};
 use super::{AdapterError, AdapterLimits, Exceeded, HeaderMeta, StreamFormat, json_encode};
 use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, Table, Value};
@@ -336,30 +336,4 @@ fn header_list(t: &Table) -> Result<Vec<(String, String)>, String> {
     }
     out.sort();
     Ok(out)
-}
-
-fn root(e: &mlua::Error) -> &mlua::Error {
-    match e {
-        mlua::Error::CallbackError { cause, .. } => root(cause),
-        other => other,
-    }
-}
-
-fn is_memory(e: &mlua::Error) -> bool {
-    match root(e) {
-        mlua::Error::MemoryError(_) => true,
-        mlua::Error::RuntimeError(m) => m.contains("not enough memory"),
-        _ => false,
-    }
-}
-
-/// The script's own message (`file.lua:12: what went wrong`), without the traceback.
-fn describe(e: &mlua::Error) -> String {
-    let text = match root(e) {
-        mlua::Error::RuntimeError(m) | mlua::Error::MemoryError(m) => m.clone(),
-        mlua::Error::SyntaxError { message, .. } => format!("syntax error: {message}"),
-        other => other.to_string(),
-    };
-    let text = text.split("\nstack traceback:").next().unwrap_or_default();
-    text.trim().to_string()
 }
