@@ -11,6 +11,7 @@
 
 use crate::durable::Durable;
 use crate::durable::Then;
+use crate::graph_service::{GraphMemory, GraphRequest, GraphSettings};
 use crossbeam_channel::Sender;
 use hearth_engine::Sink;
 use hearth_memory::{
@@ -72,6 +73,10 @@ pub(crate) enum MemoryOp {
         summary: String,
         reply: Sender<Result<String, String>>,
     },
+    Graph {
+        request: GraphRequest,
+        reply: Sender<Result<serde_json::Value, String>>,
+    },
 }
 
 /// Settings of the memory service.
@@ -89,6 +94,8 @@ pub struct MemoryConfig {
     pub protected: usize,
     /// Seconds east of UTC for timeline stamps.
     pub utc_offset_secs: i64,
+    /// The L3 graph (`None`: no graph memory).
+    pub graph: Option<GraphSettings>,
 }
 
 /// Handle on the memory service; its ops go to the store's owner.
@@ -167,6 +174,16 @@ impl MemoryService {
         }
         rx.recv().map_err(|_| "memory stopped".to_string())?
     }
+
+    /// A request to the graph memory (blocking; tools run on the tool pool, control requests
+    /// on their connection's thread).
+    pub fn graph(&self, request: GraphRequest) -> Result<serde_json::Value, String> {
+        let (reply, rx) = crossbeam_channel::bounded(1);
+        if !self.durable.memory(MemoryOp::Graph { request, reply }) {
+            return Err("memory is not running".into());
+        }
+        rx.recv().map_err(|_| "memory stopped".to_string())?
+    }
 }
 
 fn load_models(cfg: &MemoryConfig) -> MemoryModels {
@@ -197,7 +214,7 @@ enum Phase {
     Off,
     /// Attached, models loading: ops wait here in order.
     Loading(VecDeque<MemoryOp>),
-    Ready(Ready),
+    Ready(Box<Ready>),
 }
 
 struct Ready {
@@ -208,6 +225,8 @@ struct Ready {
     embeds: bool,
     /// Companion vectors are still to be filled in idle time.
     backfill: bool,
+    /// L3: the graph file's owner and its heartbeat.
+    graph: GraphMemory,
 }
 
 impl MemoryState {
@@ -235,13 +254,15 @@ impl MemoryState {
             Phase::Loading(waiting) => waiting,
             Phase::Off | Phase::Ready(_) => VecDeque::new(),
         };
-        self.phase = Phase::Ready(Ready {
+        let graph = GraphMemory::open(cfg.graph.as_ref(), hearth_engine::now_ms());
+        self.phase = Phase::Ready(Box::new(Ready {
+            graph,
             cfg,
             done,
             has_companion,
             embeds,
             backfill: has_companion,
-        });
+        }));
         (fresh, waiting)
     }
 
@@ -256,16 +277,24 @@ impl MemoryState {
 
     /// How long the owner may wait for work before an idle step is due (`None`: none is).
     pub(crate) fn idle_wait(&self) -> Option<Duration> {
-        match &self.phase {
-            Phase::Ready(r) if r.backfill => Some(BACKFILL_IDLE),
-            _ => None,
+        let Phase::Ready(r) = &self.phase else {
+            return None;
+        };
+        let graph = r.graph.idle_wait(hearth_engine::now_ms());
+        let backfill = r.backfill.then_some(BACKFILL_IDLE);
+        match (graph, backfill) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
-    /// One idle step (the companion back-fill).
+    /// One idle step: the companion back-fill, and the graph heartbeat when it is due.
     pub(crate) fn idle(&mut self, cold: &mut ColdContext) {
         if let Phase::Ready(r) = &mut self.phase {
-            r.backfill = backfill_step(cold);
+            if r.backfill {
+                r.backfill = backfill_step(cold);
+            }
+            r.graph.tick_if_due(cold, hearth_engine::now_ms());
         }
     }
 
@@ -307,6 +336,7 @@ impl MemoryState {
             } => {
                 let result = pass(
                     cold,
+                    &ready.graph,
                     cfg,
                     &query,
                     prune,
@@ -334,6 +364,10 @@ impl MemoryState {
                 ready.backfill = ready.has_companion;
                 after.push(answer_after_commit(reply, stored));
             }
+            MemoryOp::Graph { request, reply } => {
+                // graph.db commits on its own: the answer needs no wait for the journal's commit.
+                let _ = reply.send(ready.graph.request(request, now));
+            }
         }
     }
 
@@ -346,6 +380,9 @@ impl MemoryState {
                 tracing::warn!(call, "memory pass refused: {why}");
             }
             MemoryOp::Query { reply, .. } | MemoryOp::Commit { reply, .. } => {
+                let _ = reply.send(Err(why.into()));
+            }
+            MemoryOp::Graph { reply, .. } => {
                 let _ = reply.send(Err(why.into()));
             }
         }
@@ -390,6 +427,7 @@ fn backfill_step(cold: &mut ColdContext) -> bool {
 #[allow(clippy::too_many_arguments)]
 fn pass(
     cold: &mut ColdContext,
+    graph: &GraphMemory,
     cfg: &MemoryConfig,
     query: &str,
     prune: bool,
@@ -426,6 +464,16 @@ fn pass(
         out.block = cold
             .auto_inject(query, memory_tokens, now)
             .map_err(|e| e.to_string())?;
+        // The indexer's block comes after the cold-recall block, in what of the memory budget
+        // that one left.
+        let left = memory_tokens.saturating_sub(estimate_tokens(&out.block));
+        let facts = graph.block(query, left, now);
+        if !facts.is_empty() {
+            if !out.block.is_empty() {
+                out.block.push_str("\n\n");
+            }
+            out.block.push_str(&facts);
+        }
     }
     out.window = cold
         .store()

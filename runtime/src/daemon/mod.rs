@@ -183,6 +183,10 @@ impl Daemon {
                 max_context_size: cfg.agent.max_context_size,
                 protected: hearth_memory::DEFAULT_PROTECTED_COUNT,
                 utc_offset_secs: cfg.agent.utc_offset_secs.unwrap_or(0),
+                graph: Some(hearth_kernel::graph_service::GraphSettings {
+                    path: cfg.data_dir.join("graph.db"),
+                    interval: std::time::Duration::from_secs(cfg.graph_heartbeat_secs.max(1)),
+                }),
             }),
         )?;
         let registries = kernel.registries();
