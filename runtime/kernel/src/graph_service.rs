@@ -43,6 +43,9 @@ pub enum GraphRequest {
         query: String,
         /// How many facts.
         k: usize,
+        /// The answer goes to the model (its facts are then left out of the automatic block);
+        /// a person's search leaves the block as it was.
+        for_model: bool,
     },
     /// Forget a fact by its id.
     Forget {
@@ -238,11 +241,15 @@ impl GraphMemory {
         let unavailable = self.unavailable.clone();
         let graph = self.store.as_mut().ok_or(unavailable)?;
         match req {
-            GraphRequest::Recall { query, k } => {
+            GraphRequest::Recall {
+                query,
+                k,
+                for_model,
+            } => {
                 let hits = graph
                     .recall(&query, now_ms, k.max(1))
                     .map_err(|e| e.to_string())?;
-                for hit in &hits {
+                for hit in hits.iter().filter(|_| for_model) {
                     remember(&mut self.recalled, &mut self.recalled_set, hit.id);
                 }
                 Ok(Value::Array(hits.iter().map(hit_json).collect()))

@@ -56,6 +56,7 @@ impl Scratch {
             GraphRequest::Recall {
                 query: query.into(),
                 k: 10,
+                for_model: true,
             },
             at,
         );
@@ -236,6 +237,17 @@ fn the_indexer_block_fits_its_budget_in_a_stable_order_and_leaves_out_recalled_f
     let small = s.graph.block("where do I live and work", 20, due);
     assert!(estimate_tokens(&small) <= 20, "{small}");
     assert!(s.graph.block("where do I live", 0, due).is_empty());
+    let person = GraphRequest::Recall {
+        query: "where do I live".into(),
+        k: 10,
+        for_model: false,
+    };
+    s.ask(person, due);
+    assert_eq!(
+        s.graph.block("where do I live and work", 400, due),
+        block,
+        "a person's search leaves the block as it was"
+    );
     let recalled = s.recall("where do I live", due);
     let porto = find(&recalled, "Porto")["id"].as_str().unwrap().to_string();
     let after = s.graph.block("where do I live and work", 400, due);
@@ -260,6 +272,7 @@ fn a_foreign_graph_file_is_left_alone_and_memory_runs_without_it() {
             GraphRequest::Recall {
                 query: "x".into(),
                 k: 1,
+                for_model: false,
             },
             T0,
         )

@@ -220,6 +220,7 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
             .graph(GraphRequest::Recall {
                 query: query.clone(),
                 k,
+                for_model: true,
             })
             // Without L3 the conversations are still searched.
             .unwrap_or_else(|unavailable| json!({ "unavailable": unavailable }));

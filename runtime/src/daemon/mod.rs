@@ -5,6 +5,7 @@
 mod builtins;
 mod data_dir;
 mod mcp_servers;
+mod memory_control;
 mod plugins;
 mod sources;
 
@@ -59,6 +60,7 @@ struct DaemonControl {
     sources: Arc<Sources>,
     plugins: Arc<PluginHost>,
     mcp: Arc<McpServers>,
+    memory: Option<hearth_kernel::memory_service::MemoryService>,
 }
 
 impl Control for DaemonControl {
@@ -116,6 +118,15 @@ impl Control for DaemonControl {
                 "unknown plugin action {other:?} (list, info, install, enable, disable, reload, remove)"
             ))),
         }
+    }
+
+    fn memory(
+        &self,
+        action: &str,
+        arg: Option<&str>,
+        k: Option<usize>,
+    ) -> Result<Value, ControlError> {
+        memory_control::memory(self.memory.as_ref(), action, arg, k)
     }
 }
 
@@ -218,6 +229,7 @@ impl Daemon {
             sources: sources.clone(),
             plugins: plugins.clone(),
             mcp: mcp.clone(),
+            memory: kernel.memory(),
         });
         let path = cfg.socket_path();
         let socket = SocketServer::bind(

@@ -36,6 +36,13 @@ pub trait Control: Send + Sync + 'static {
     fn test_source(&self, name: &str) -> Result<String, ControlError>;
     /// A `hearth plugin` action; `name` is the plugin (or the directory, for `install`).
     fn plugin(&self, action: &str, name: Option<&str>) -> Result<Value, ControlError>;
+    /// A `hearth memory` action on the graph memory; `arg` is the query or the fact id.
+    fn memory(
+        &self,
+        action: &str,
+        arg: Option<&str>,
+        k: Option<usize>,
+    ) -> Result<Value, ControlError>;
 }
 
 /// Why a control request failed.
@@ -51,6 +58,9 @@ pub enum ControlError {
     /// The request itself is wrong: a missing name, an unknown action.
     #[error("{0}")]
     Invalid(String),
+    /// The graph memory refused or failed a request (the message says why).
+    #[error("{0}")]
+    Memory(String),
 }
 
 /// What the owner of the socket has decided, read by the reactor on every wake.

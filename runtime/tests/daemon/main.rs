@@ -9,6 +9,7 @@ mod daemon_cli;
 mod daemon_crash;
 mod daemon_fallback;
 mod daemon_flood;
+mod daemon_graph;
 mod daemon_hangup;
 mod daemon_mcp;
 mod daemon_memory;
