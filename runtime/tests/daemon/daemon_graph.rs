@@ -203,3 +203,115 @@ fn a_foreign_graph_file_leaves_the_daemon_running_without_it() {
         );
     });
 }
+
+/// Every relation as (subject, predicate, object, state, provenance rows), sorted: what two
+/// graphs distilled from the same items must agree on, whatever their clocks.
+fn facts(path: &std::path::Path) -> Vec<(String, String, String, String, i64)> {
+    let conn =
+        rusqlite::Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .expect("graph opens");
+    let mut stmt = conn
+        .prepare(
+            "SELECT e1.name, r.predicate, e2.name, \
+             CASE WHEN r.superseded_ms IS NOT NULL THEN 'superseded' \
+                  WHEN r.valid_to_ms IS NOT NULL THEN 'past' ELSE 'current' END, \
+             (SELECT count(*) FROM provenance p WHERE p.relation_id = r.id) \
+             FROM relations r JOIN entities e1 ON e1.id = r.subject_id \
+             JOIN entities e2 ON e2.id = r.object_id",
+        )
+        .expect("query");
+    let mut rows: Vec<_> = stmt
+        .query_map([], |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?, r.get(4)?))
+        })
+        .expect("rows")
+        .collect::<Result<_, _>>()
+        .expect("read");
+    rows.sort();
+    rows
+}
+
+const HOBBIES: [&str; 12] = [
+    "chess",
+    "hiking",
+    "jazz",
+    "pottery",
+    "sailing",
+    "tennis",
+    "cycling",
+    "baking",
+    "knitting",
+    "fishing",
+    "gardening",
+    "painting",
+];
+
+#[test]
+fn sigkill_during_distillation_loses_and_duplicates_nothing() {
+    within(Duration::from_secs(180), || {
+        let server = LlmServer::start();
+        let toml = config(&server.base_url);
+        let daemon = Daemon::start(&toml);
+        for (i, hobby) in HOBBIES.iter().enumerate() {
+            send(&daemon, &format!("I like {hobby}."));
+            if i == 5 {
+                send(&daemon, "I live in Porto.");
+            }
+        }
+        send(&daemon, "I moved to Lisbon.");
+        fill(&daemon, 6);
+        // The heartbeat ticks every second and commits item by item: a kill at a moment taken
+        // from the clock lands before, inside or between its transactions.
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .unwrap()
+            .subsec_nanos();
+        std::thread::sleep(Duration::from_millis(u64::from(nanos % 1_500)));
+        let dir = daemon.dir.clone();
+        daemon.kill9();
+        let daemon = Daemon::restart(&dir, &toml);
+
+        // After the restart the heartbeat finishes every archived item.
+        let store = hearth_memory::StoreReader::open(dir.join("memory.db")).expect("store");
+        let ids = store.cold_ids_after(0, 10_000).expect("cold ids");
+        assert!(
+            ids.len() > HOBBIES.len(),
+            "the facts were archived: {}",
+            ids.len()
+        );
+        let deadline = Instant::now() + Duration::from_secs(60);
+        loop {
+            let out = daemon.run(&["memory", "stats"]);
+            let stats: Value = serde_json::from_str(&stdout(&out)).expect("stats JSON");
+            let seen = stats["items_done"].as_u64().unwrap_or(0)
+                + stats["items_waiting"].as_u64().unwrap_or(0);
+            if stats["cursor"].as_i64() >= ids.last().copied() && seen >= ids.len() as u64 {
+                break;
+            }
+            assert!(Instant::now() < deadline, "not all distilled: {stats}");
+            std::thread::sleep(Duration::from_millis(300));
+        }
+
+        // The same items distilled in one uninterrupted run give the same graph.
+        let items: Vec<hearth_graph::ColdItem> = ids
+            .iter()
+            .map(|id| hearth_graph::ColdItem::from(&store.cold_get(*id).unwrap().unwrap()))
+            .collect();
+        let reference = dir.join("reference-graph.db");
+        let mut graph = hearth_graph::GraphStore::open(&reference).expect("reference graph");
+        graph.distill_items(&items).expect("distilled");
+        drop(graph);
+        let got = facts(&dir.join("graph.db"));
+        assert_eq!(got, facts(&reference));
+        assert!(
+            got.iter().any(|f| f.2 == "Lisbon" && f.3 == "current")
+                && got.iter().any(|f| f.2 == "Porto" && f.3 == "past"),
+            "{got:#?}"
+        );
+        assert_eq!(
+            got.iter().filter(|f| f.1 == "likes").count(),
+            HOBBIES.len(),
+            "{got:#?}"
+        );
+    });
+}
