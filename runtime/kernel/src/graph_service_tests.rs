@@ -288,3 +288,15 @@ fn a_foreign_graph_file_is_left_alone_and_memory_runs_without_it() {
     );
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+#[test]
+fn the_recalled_fifo_keeps_the_newest_1024_ids() {
+    let (mut fifo, mut set) = (VecDeque::new(), HashSet::new());
+    for n in 0..1_030 {
+        remember(&mut fifo, &mut set, FactId::Relation(n));
+    }
+    remember(&mut fifo, &mut set, FactId::Relation(1_029));
+    assert_eq!((fifo.len(), set.len()), (RECALLED_FIFO, RECALLED_FIFO));
+    assert!(!set.contains(&FactId::Relation(5)), "the oldest went first");
+    assert!(set.contains(&FactId::Relation(6)) && set.contains(&FactId::Relation(1_029)));
+}

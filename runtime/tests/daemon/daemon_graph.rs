@@ -96,6 +96,12 @@ fn moved(says: [&str; 2], query: &str, old: &str, new: &str) {
         "{}",
         stdout(&why)
     );
+    let show = daemon.run(&["memory", "show", &old_id]);
+    assert!(
+        stdout(&show).contains(&format!("{old_id} user lives_in {old} (past)")),
+        "{}",
+        stdout(&show)
+    );
     let gone = daemon.run(&["memory", "forget", &old_id]);
     assert!(gone.status.success(), "{}", stderr(&gone));
     assert!(
