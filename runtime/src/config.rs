@@ -82,6 +82,8 @@ pub struct Config {
     pub memory_model: bool,
     /// Where `make setup` put the embedding model; `None` = the default cache dir.
     pub memory_model_dir: Option<PathBuf>,
+    /// Seconds between passes of the graph distiller over new cold context (at least 1).
+    pub graph_heartbeat_secs: u64,
     pub sources: Vec<SourceConfig>,
     /// Limits of the client socket (`[socket]`).
     pub socket: SocketLimits,
@@ -133,6 +135,7 @@ impl Default for Config {
             embedded: EmbeddedConfig::default(),
             memory_model: true,
             memory_model_dir: None,
+            graph_heartbeat_secs: 600,
             sources: Vec::new(),
             socket: SocketLimits::default(),
             mcp: Vec::new(),

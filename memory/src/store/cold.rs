@@ -355,6 +355,21 @@ impl StoreReader {
         }
     }
 
+    /// Up to `limit` cold entry ids greater than `after`, ascending: how a distiller with a
+    /// cursor reads what was archived since its last pass.
+    pub fn cold_ids_after(&self, after: i64, limit: usize) -> Result<Vec<i64>, StoreError> {
+        const OP: &str = "cold_ids_after";
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT id FROM cold WHERE id > ?1 ORDER BY id LIMIT ?2")
+            .ctx(OP, &self.path)?;
+        stmt.query_map(params![after, limit], |r| r.get(0))
+            .ctx(OP, &self.path)?
+            .collect::<Result<Vec<_>, _>>()
+            .ctx(OP, &self.path)
+    }
+
     /// Number of cold entries.
     pub fn cold_count(&self) -> Result<u64, StoreError> {
         let n: i64 = self

@@ -88,6 +88,8 @@ pub struct Kernel {
     events: EventBus,
     /// The store's owner, closed at shutdown once the last answers are committed.
     store: Option<Durable>,
+    /// The memory service, for the `hearth memory` control requests.
+    memory: Option<MemoryService>,
 }
 
 impl std::fmt::Debug for Kernel {
@@ -99,6 +101,11 @@ impl std::fmt::Debug for Kernel {
 }
 
 impl Kernel {
+    /// The memory service, when memory is on (graph requests for the control socket).
+    pub fn memory(&self) -> Option<MemoryService> {
+        self.memory.clone()
+    }
+
     /// A handle to submit inputs and read replies.
     pub fn handle(&self) -> KernelHandle {
         self.handle.clone()
@@ -232,6 +239,7 @@ pub fn build_with(
     if let Some((durable, recovered)) = durability {
         turn = turn.with_durable(durable, recovered);
     }
+    let memory_handle = memory.clone();
     if let Some(memory) = memory {
         turn = turn.with_memory(memory);
     }
@@ -267,6 +275,7 @@ pub fn build_with(
         registries,
         events,
         store,
+        memory: memory_handle,
     })
 }
 

@@ -29,6 +29,7 @@ pub mod durable;
 mod error;
 pub mod events;
 pub mod graph;
+pub mod graph_service;
 pub mod ingress;
 pub mod input;
 pub mod kernel_node;

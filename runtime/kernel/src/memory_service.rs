@@ -11,6 +11,7 @@
 
 use crate::durable::Durable;
 use crate::durable::Then;
+use crate::graph_service::{GraphMemory, GraphRequest, GraphSettings};
 use crossbeam_channel::Sender;
 use hearth_engine::Sink;
 use hearth_memory::{
@@ -85,6 +86,10 @@ pub(crate) enum MemoryOp {
         summary: String,
         reply: Sender<Result<String, String>>,
     },
+    Graph {
+        request: GraphRequest,
+        reply: Sender<Result<serde_json::Value, String>>,
+    },
 }
 
 /// Settings of the memory service.
@@ -102,6 +107,8 @@ pub struct MemoryConfig {
     pub protected: usize,
     /// Seconds east of UTC for timeline stamps.
     pub utc_offset_secs: i64,
+    /// The L3 graph (`None`: no graph memory).
+    pub graph: Option<GraphSettings>,
 }
 
 /// Handle on the memory service; its ops go to the store's owner.
@@ -184,6 +191,16 @@ impl MemoryService {
         }
         rx.recv().map_err(|_| "memory stopped".to_string())?
     }
+
+    /// A request to the graph memory (blocking; tools run on the tool pool, control requests
+    /// on their connection's thread).
+    pub fn graph(&self, request: GraphRequest) -> Result<serde_json::Value, String> {
+        let (reply, rx) = crossbeam_channel::bounded(1);
+        if !self.durable.memory(MemoryOp::Graph { request, reply }) {
+            return Err("memory is not running".into());
+        }
+        rx.recv().map_err(|_| "memory stopped".to_string())?
+    }
 }
 
 fn load_models(cfg: &MemoryConfig) -> MemoryModels {
@@ -214,7 +231,7 @@ enum Phase {
     Off,
     /// Attached, models loading: ops wait here in order.
     Loading(VecDeque<MemoryOp>),
-    Ready(Ready),
+    Ready(Box<Ready>),
 }
 
 struct Ready {
@@ -227,6 +244,8 @@ struct Ready {
     backfill: bool,
     /// The recall model, also used to rank tools.
     dense: Option<std::sync::Arc<dyn hearth_memory::Embedder>>,
+    /// L3: the graph file's owner and its heartbeat.
+    graph: GraphMemory,
 }
 
 impl MemoryState {
@@ -255,14 +274,16 @@ impl MemoryState {
             Phase::Loading(waiting) => waiting,
             Phase::Off | Phase::Ready(_) => VecDeque::new(),
         };
-        self.phase = Phase::Ready(Ready {
+        let graph = GraphMemory::open(cfg.graph.as_ref(), hearth_engine::now_ms());
+        self.phase = Phase::Ready(Box::new(Ready {
+            graph,
             cfg,
             done,
             has_companion,
             embeds,
             backfill: has_companion,
             dense,
-        });
+        }));
         (fresh, waiting)
     }
 
@@ -277,16 +298,24 @@ impl MemoryState {
 
     /// How long the owner may wait for work before an idle step is due (`None`: none is).
     pub(crate) fn idle_wait(&self) -> Option<Duration> {
-        match &self.phase {
-            Phase::Ready(r) if r.backfill => Some(BACKFILL_IDLE),
-            _ => None,
+        let Phase::Ready(r) = &self.phase else {
+            return None;
+        };
+        let graph = r.graph.idle_wait(hearth_engine::now_ms());
+        let backfill = r.backfill.then_some(BACKFILL_IDLE);
+        match (graph, backfill) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
         }
     }
 
-    /// One idle step (the companion back-fill).
+    /// One idle step: the companion back-fill, and the graph heartbeat when it is due.
     pub(crate) fn idle(&mut self, cold: &mut ColdContext) {
         if let Phase::Ready(r) = &mut self.phase {
-            r.backfill = backfill_step(cold);
+            if r.backfill {
+                r.backfill = backfill_step(cold);
+            }
+            r.graph.tick_if_due(cold, hearth_engine::now_ms());
         }
     }
 
@@ -329,6 +358,7 @@ impl MemoryState {
             } => {
                 let mut result = pass(
                     cold,
+                    &ready.graph,
                     cfg,
                     &query,
                     prune,
@@ -362,6 +392,10 @@ impl MemoryState {
                 ready.backfill = ready.has_companion;
                 after.push(answer_after_commit(reply, stored));
             }
+            MemoryOp::Graph { request, reply } => {
+                // graph.db commits on its own: the answer needs no wait for the journal's commit.
+                let _ = reply.send(ready.graph.request(request, now));
+            }
         }
     }
 
@@ -374,6 +408,9 @@ impl MemoryState {
                 tracing::warn!(call, "memory pass refused: {why}");
             }
             MemoryOp::Query { reply, .. } | MemoryOp::Commit { reply, .. } => {
+                let _ = reply.send(Err(why.into()));
+            }
+            MemoryOp::Graph { reply, .. } => {
                 let _ = reply.send(Err(why.into()));
             }
         }
@@ -418,6 +455,7 @@ fn backfill_step(cold: &mut ColdContext) -> bool {
 #[allow(clippy::too_many_arguments)]
 fn pass(
     cold: &mut ColdContext,
+    graph: &GraphMemory,
     cfg: &MemoryConfig,
     query: &str,
     prune: bool,
@@ -454,6 +492,16 @@ fn pass(
         out.block = cold
             .auto_inject(query, memory_tokens, now)
             .map_err(|e| e.to_string())?;
+        // The indexer's block comes after the cold-recall block, in what of the memory budget
+        // that one left.
+        let left = memory_tokens.saturating_sub(estimate_tokens(&out.block));
+        let facts = graph.block(query, left, now);
+        if !facts.is_empty() {
+            if !out.block.is_empty() {
+                out.block.push_str("\n\n");
+            }
+            out.block.push_str(&facts);
+        }
     }
     out.window = cold
         .store()

@@ -26,6 +26,7 @@ fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
         max_context_size: 30,
         protected: 10,
         utc_offset_secs: 0,
+        graph: None,
     };
     let mut cold = ColdContext::new(
         hearth_memory::Store::open(&path).expect("store opens"),
@@ -51,6 +52,7 @@ fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
 
     let pass = pass(
         &mut cold,
+        &crate::graph_service::GraphMemory::open(None, 0),
         &cfg,
         "note number 2",
         true,

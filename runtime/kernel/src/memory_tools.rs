@@ -1,7 +1,12 @@
 //! The memory tools the model can call (SPEC §8.2, with Hearth's cold context): recall by
 //! meaning and keywords (`coldcontext_query`, and `doc_query` for prompts written for the
 //! original), and `doc_commit` to store a note. Recall never deletes (DESIGN §4.2).
+//!
+//! The graph tools (`memory_recall`, `memory_forget`, `memory_why`, `memory_commit`,
+//! `memory_edit`, `memory_introspect`) work on the L3 facts; ids are `r<n>` (a relation) and
+//! `e<n>` (a dated event), as `memory_recall` returns them.
 
+use crate::graph_service::GraphRequest;
 use crate::memory_service::MemoryService;
 use hearth_stages::{CallContext, HandlerError, ToolDef, ToolRegistry};
 use serde_json::{Value, json};
@@ -83,5 +88,148 @@ pub fn register(tools: &ToolRegistry, memory: &MemoryService) {
     });
     if let Err(e) = registered {
         tracing::error!("memory tool doc_commit: {e}");
+    }
+    register_graph_tools(tools, memory);
+}
+
+/// A string argument, trimmed; `None` when absent or blank.
+fn arg(args: &Value, name: &str) -> Option<String> {
+    args[name]
+        .as_str()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+        .map(str::to_owned)
+}
+
+fn required(args: &Value, name: &str) -> Result<String, HandlerError> {
+    arg(args, name).ok_or_else(|| HandlerError::InvalidArguments(format!("`{name}` is required")))
+}
+
+type GraphArgs = fn(&Value) -> Result<GraphRequest, HandlerError>;
+
+fn id_param(what: &str) -> Value {
+    json!({"type": "string", "description": format!("The fact's id as memory_recall gave it (r12, e3): {what}")})
+}
+
+fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
+    let specs: [(&str, &str, Value, GraphArgs, bool); 5] = [
+        (
+            "memory_forget",
+            "Forget a remembered fact by its id; says what was removed. It never comes back from the same conversation.",
+            json!({"type": "object", "properties": {"id": id_param("the fact to forget")}, "required": ["id"]}),
+            |a| {
+                Ok(GraphRequest::Forget {
+                    id: required(a, "id")?,
+                })
+            },
+            false,
+        ),
+        (
+            "memory_why",
+            "Why a fact is believed: the sentences and turns it came from.",
+            json!({"type": "object", "properties": {"id": id_param("the fact to explain")}, "required": ["id"]}),
+            |a| {
+                Ok(GraphRequest::Why {
+                    id: required(a, "id")?,
+                })
+            },
+            true,
+        ),
+        (
+            "memory_commit",
+            "Remember a fact as subject, predicate, object (predicate like lives_in, works_at, likes).",
+            json!({"type": "object", "properties": {
+                "subject": {"type": "string", "description": "Who or what (\"user\" for the user)"},
+                "predicate": {"type": "string", "description": "lower-case identifier, e.g. lives_in"},
+                "object": {"type": "string"},
+                "sentence": {"type": "string", "description": "The words it was said in"}
+            }, "required": ["subject", "predicate", "object"]}),
+            |a| {
+                Ok(GraphRequest::Commit {
+                    subject: required(a, "subject")?,
+                    predicate: required(a, "predicate")?,
+                    object: required(a, "object")?,
+                    sentence: arg(a, "sentence").unwrap_or_default(),
+                })
+            },
+            false,
+        ),
+        (
+            "memory_edit",
+            "Correct the value of a remembered fact by its id; the old value is kept as superseded history.",
+            json!({"type": "object", "properties": {
+                "id": id_param("the fact to correct"),
+                "object": {"type": "string", "description": "The right value"},
+                "sentence": {"type": "string", "description": "Why (the user's words)"}
+            }, "required": ["id", "object"]}),
+            |a| {
+                Ok(GraphRequest::Edit {
+                    id: required(a, "id")?,
+                    object: required(a, "object")?,
+                    sentence: arg(a, "sentence").unwrap_or_default(),
+                })
+            },
+            false,
+        ),
+        (
+            "memory_introspect",
+            "What long-term memory holds: fact counts, distillation progress.",
+            json!({"type": "object", "properties": {}}),
+            |_| Ok(GraphRequest::Stats),
+            true,
+        ),
+    ];
+    for (name, description, parameters, parse, parallel_safe) in specs {
+        let m = memory.clone();
+        let def = ToolDef {
+            name: name.into(),
+            plugin: "memory".into(),
+            description: description.into(),
+            parameters,
+            no_memory: true,
+            parallel_safe,
+            ..ToolDef::default()
+        };
+        let registered = tools.register(def, move |call: &CallContext, args: &Value| {
+            let request = parse(args)?;
+            call.check()?;
+            m.graph(request).map_err(HandlerError::Failed)
+        });
+        if let Err(e) = registered {
+            tracing::error!("memory tool {name}: {e}");
+        }
+    }
+    let m = memory.clone();
+    let def = ToolDef {
+        name: "memory_recall".into(),
+        plugin: "memory".into(),
+        description: "Recall remembered facts (current and past, with the sentence each came from and its id) and past conversations.".into(),
+        parameters: json!({"type": "object", "properties": {
+            "query": {"type": "string", "description": "What to look for, in any words"},
+            "top_k": {"type": "integer", "description": "How many facts (default 5)"}
+        }, "required": ["query"]}),
+        no_memory: true,
+        parallel_safe: true,
+        ..ToolDef::default()
+    };
+    let registered = tools.register(def, move |call: &CallContext, args: &Value| {
+        let query = required(args, "query")?;
+        let k = args["top_k"].as_u64().unwrap_or(5).clamp(1, 20) as usize;
+        call.check()?;
+        let facts = m
+            .graph(GraphRequest::Recall {
+                query: query.clone(),
+                k,
+                for_model: true,
+            })
+            // Without L3 the conversations are still searched.
+            .unwrap_or_else(|unavailable| json!({ "unavailable": unavailable }));
+        let memories = m
+            .query(query, DEFAULT_TOP_K as usize)
+            .map_err(HandlerError::Failed)?;
+        Ok(json!({"facts": facts, "memories": memories}))
+    });
+    if let Err(e) = registered {
+        tracing::error!("memory tool memory_recall: {e}");
     }
 }

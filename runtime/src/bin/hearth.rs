@@ -10,6 +10,8 @@ use std::process::ExitCode;
 
 #[path = "hearth/mcp.rs"]
 mod mcp;
+#[path = "hearth/memory.rs"]
+mod memory;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -62,6 +64,9 @@ enum Command {
     /// Manage MCP servers (kept in `<data_dir>/mcp.toml`, started by hearthd).
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
+    /// The daemon's graph memory: search facts, show one, why it is believed, forget it.
+    #[command(subcommand)]
+    Memory(memory::MemoryCommand),
     /// Benchmarks that run locally (no daemon needed).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -282,6 +287,10 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
             );
         }
         Command::Chat => return chat(client, &path, cli.key.as_deref()),
+        Command::Memory(m) => {
+            let answer = client.request(&m.request(), |_| {})?;
+            return Ok(m.print(&answer).unwrap_or_else(|| print_terminal(&answer)));
+        }
         Command::Bench(_) | Command::Store(_) | Command::Mcp(_) => {
             unreachable!("handled before connecting")
         }
@@ -555,7 +564,8 @@ fn print_terminal(answer: &Answer) -> ExitCode {
         }
         Answer::Status { status }
         | Answer::Sources { sources: status }
-        | Answer::Plugins { plugins: status } => {
+        | Answer::Plugins { plugins: status }
+        | Answer::Memory { memory: status } => {
             println!(
                 "{}",
                 serde_json::to_string_pretty(status).unwrap_or_default()

@@ -5,6 +5,7 @@
 mod builtins;
 mod data_dir;
 mod mcp_servers;
+mod memory_control;
 mod plugins;
 mod sources;
 
@@ -59,6 +60,7 @@ struct DaemonControl {
     sources: Arc<Sources>,
     plugins: Arc<PluginHost>,
     mcp: Arc<McpServers>,
+    memory: Option<hearth_kernel::memory_service::MemoryService>,
 }
 
 impl Control for DaemonControl {
@@ -116,6 +118,15 @@ impl Control for DaemonControl {
                 "unknown plugin action {other:?} (list, info, install, enable, disable, reload, remove)"
             ))),
         }
+    }
+
+    fn memory(
+        &self,
+        action: &str,
+        arg: Option<&str>,
+        k: Option<usize>,
+    ) -> Result<Value, ControlError> {
+        memory_control::memory(self.memory.as_ref(), action, arg, k)
     }
 }
 
@@ -185,6 +196,10 @@ impl Daemon {
                 max_context_size: cfg.agent.max_context_size,
                 protected: hearth_memory::DEFAULT_PROTECTED_COUNT,
                 utc_offset_secs: cfg.agent.utc_offset_secs.unwrap_or(0),
+                graph: Some(hearth_kernel::graph_service::GraphSettings {
+                    path: cfg.data_dir.join("graph.db"),
+                    interval: std::time::Duration::from_secs(cfg.graph_heartbeat_secs.max(1)),
+                }),
             }),
         )?;
         let registries = kernel.registries();
@@ -216,6 +231,7 @@ impl Daemon {
             sources: sources.clone(),
             plugins: plugins.clone(),
             mcp: mcp.clone(),
+            memory: kernel.memory(),
         });
         let path = cfg.socket_path();
         let socket = SocketServer::bind(

@@ -101,6 +101,12 @@ fn control(reactor: &mut Reactor, token: usize, request: Request) -> Started {
                 Ok(plugins) => Answer::Plugins { plugins },
                 Err(error) => Answer::error(error.to_string()),
             },
+            Request::Memory { action, arg, k } => {
+                match control.memory(&action, arg.as_deref(), k) {
+                    Ok(memory) => Answer::Memory { memory },
+                    Err(error) => Answer::error(error.to_string()),
+                }
+            }
             other => Answer::error(format!("unexpected control request {other:?}")),
         };
         if wake.notices.send(Notice::Answer { token, answer }).is_ok() {

@@ -47,6 +47,15 @@ pub enum Request {
         #[serde(default)]
         name: Option<String>,
     },
+    /// `hearth memory ACTION [ARG]`: search (ARG a query), show and why (ARG a fact id), forget
+    /// (ARG a fact id), stats.
+    Memory {
+        action: String,
+        #[serde(default)]
+        arg: Option<String>,
+        #[serde(default)]
+        k: Option<usize>,
+    },
     Help,
 }
 
@@ -137,6 +146,10 @@ pub enum Answer {
     Plugins {
         plugins: Value,
     },
+    /// `hearth memory` answers: facts, a fact's provenance, what was forgotten, counts.
+    Memory {
+        memory: Value,
+    },
 }
 
 impl Answer {
@@ -161,7 +174,7 @@ impl Answer {
 
 pub const HELP: &str = "commands: /send <text> | /stop | /status | /help; JSON requests: \
 {\"op\":\"send\",\"text\":…} {\"op\":\"interrupt\",\"text\":…,\"level\":\"L3\"} {\"op\":\"stop\"} {\"op\":\"status\"} \
-{\"op\":\"source_list\"} {\"op\":\"source_add\",\"source\":{…}} {\"op\":\"source_remove\",\"name\":…} {\"op\":\"source_test\",\"name\":…} {\"op\":\"plugin\",\"action\":\"list\",\"name\":…}";
+{\"op\":\"source_list\"} {\"op\":\"source_add\",\"source\":{…}} {\"op\":\"source_remove\",\"name\":…} {\"op\":\"source_test\",\"name\":…} {\"op\":\"plugin\",\"action\":\"list\",\"name\":…} {\"op\":\"memory\",\"action\":\"search\",\"arg\":…}";
 
 #[cfg(test)]
 mod tests {

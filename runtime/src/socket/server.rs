@@ -36,6 +36,19 @@ pub trait Control: Send + Sync + 'static {
     fn test_source(&self, name: &str) -> Result<String, ControlError>;
     /// A `hearth plugin` action; `name` is the plugin (or the directory, for `install`).
     fn plugin(&self, action: &str, name: Option<&str>) -> Result<Value, ControlError>;
+    /// A `hearth memory` action on the graph memory; `arg` is the query or the fact id. A
+    /// controller without memory answers that it has none.
+    fn memory(
+        &self,
+        action: &str,
+        arg: Option<&str>,
+        k: Option<usize>,
+    ) -> Result<Value, ControlError> {
+        let _ = (arg, k);
+        Err(ControlError::Memory(format!(
+            "memory {action}: this server has no memory"
+        )))
+    }
 }
 
 /// Why a control request failed.
@@ -51,6 +64,9 @@ pub enum ControlError {
     /// The request itself is wrong: a missing name, an unknown action.
     #[error("{0}")]
     Invalid(String),
+    /// The graph memory refused or failed a request (the message says why).
+    #[error("{0}")]
+    Memory(String),
 }
 
 /// What the owner of the socket has decided, read by the reactor on every wake.

@@ -10,6 +10,7 @@ mod daemon_crash;
 mod daemon_fallback;
 mod daemon_first_words;
 mod daemon_flood;
+mod daemon_graph;
 mod daemon_hangup;
 mod daemon_lua;
 mod daemon_mcp;

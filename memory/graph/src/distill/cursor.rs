@@ -103,6 +103,18 @@ impl GraphStore {
         state(self.conn(), self.path(), cold_item)
     }
 
+    /// The newest cold item ever distilled (with a result or not): items after it are new
+    /// material for the heartbeat. 0 when nothing was distilled yet.
+    pub fn distill_cursor(&self) -> Result<i64, GraphError> {
+        self.conn()
+            .query_row(
+                "SELECT coalesce(max(cold_item), 0) FROM distilled",
+                [],
+                |r| r.get(0),
+            )
+            .ctx("distill_cursor", self.path())
+    }
+
     /// Up to `limit` items that gave nothing and are due again at `now_ms`, oldest due first.
     pub fn retry_due(&self, now_ms: i64, limit: usize) -> Result<Vec<i64>, GraphError> {
         const OP: &str = "retry_due";

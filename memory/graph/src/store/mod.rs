@@ -4,6 +4,7 @@
 //! memory files inherit its mode). Every write is one transaction; see `memory/graph/DESIGN.md`
 //! for the schema and how facts move through their lifetime.
 
+mod edit;
 mod entities;
 mod facts;
 mod forget;
@@ -24,6 +25,7 @@ use rusqlite::{Connection, OpenFlags};
 use crate::GraphError;
 use crate::error::SqlContext;
 
+pub use edit::RelationParts;
 pub(crate) use facts::tell_in as facts_tell_in;
 pub use forget::{Forgotten, Provenance, PurgeCriteria, SourceSentence};
 pub use model::{EventSpec, Fact, FactId, FactMode, FactSource, FactStatus, Statement, TellReport};

@@ -62,6 +62,7 @@ pub fn sent_for(n: usize, inputs: &[&str], steps: Vec<ScriptStep>) -> Sent {
         max_context_size: 200,
         protected: 10,
         utc_offset_secs: 0,
+        graph: None,
     };
     let cfg = GraphConfig {
         workers: Some(1),

@@ -1,0 +1,476 @@
+//! L3 in the kernel: the graph file's one owner, its distillation heartbeat, the indexer block
+//! and the requests of the graph tools and the `hearth memory` commands.
+//!
+//! The [`GraphMemory`] lives inside the memory service on the store's owner thread, so one
+//! thread opens `graph.db` and every write to it is serialised with the cold context it reads.
+//! A graph file that cannot be opened (foreign, corrupt, from a newer Hearth) is logged as an
+//! error and left untouched; the daemon runs without L3 and every graph request says why.
+
+use hearth_graph::{
+    ColdItem, FactHit, FactId, FactSource, FactStatus, GraphStore, Provenance, RuleDistiller,
+};
+use hearth_memory::{ColdContext, estimate_tokens};
+use serde_json::{Value, json};
+use std::collections::{HashSet, VecDeque};
+use std::path::PathBuf;
+use std::time::Duration;
+
+/// How often the distillation heartbeat runs when the configuration says nothing (SPEC §5.9).
+pub const DEFAULT_DISTILL_INTERVAL: Duration = Duration::from_secs(600);
+/// Cold items read per heartbeat, so one tick never holds the owner thread for long.
+const DISTILL_BATCH: usize = 64;
+/// Fact ids handed to the model by `memory_recall`, kept out of the automatic block (the
+/// model already has them in its context).
+const RECALLED_FIFO: usize = 1_024;
+/// Facts the indexer considers per turn before the budget cuts.
+const INDEX_K: usize = 8;
+
+/// Settings of the graph memory.
+#[derive(Clone, Debug)]
+pub struct GraphSettings {
+    /// The graph file (`graph.db` beside the store).
+    pub path: PathBuf,
+    /// How often new cold material is distilled.
+    pub interval: Duration,
+}
+
+/// A request to the graph, from a tool or the control socket.
+#[derive(Clone, Debug)]
+pub enum GraphRequest {
+    /// Facts for a query, current and past, with their sources.
+    Recall {
+        /// What to look for.
+        query: String,
+        /// How many facts.
+        k: usize,
+        /// The answer goes to the model (its facts are then left out of the automatic block);
+        /// a person's search leaves the block as it was.
+        for_model: bool,
+    },
+    /// Forget a fact by its id.
+    Forget {
+        /// `r<n>` or `e<n>`.
+        id: String,
+    },
+    /// The sentences and turns behind a fact.
+    Why {
+        /// `r<n>` or `e<n>`.
+        id: String,
+    },
+    /// Store a fact told directly.
+    Commit {
+        /// Who or what it is about.
+        subject: String,
+        /// A predicate identifier (`lives_in`).
+        predicate: String,
+        /// The value.
+        object: String,
+        /// The words it was said in (provenance).
+        sentence: String,
+    },
+    /// Correct the value of a fact.
+    Edit {
+        /// `r<n>`.
+        id: String,
+        /// The right value.
+        object: String,
+        /// Why (provenance of the correction).
+        sentence: String,
+    },
+    /// Counts and the heartbeat's state.
+    Stats,
+}
+
+/// The graph's owner inside the memory service.
+pub(crate) struct GraphMemory {
+    store: Option<GraphStore>,
+    /// Why there is no store, for every request that needs it.
+    unavailable: String,
+    interval: Duration,
+    next_tick_ms: i64,
+    recalled: VecDeque<FactId>,
+    recalled_set: HashSet<FactId>,
+    ticks: u64,
+    idle_ticks: u64,
+}
+
+impl GraphMemory {
+    /// Opens the graph file; on failure runs without one and says so.
+    pub(crate) fn open(settings: Option<&GraphSettings>, now_ms: i64) -> Self {
+        let (store, unavailable, interval) = match settings {
+            None => (
+                None,
+                "graph memory is off".to_string(),
+                DEFAULT_DISTILL_INTERVAL,
+            ),
+            Some(s) => match GraphStore::open(&s.path) {
+                Ok(store) => {
+                    tracing::info!(path = %s.path.display(), "graph memory opened");
+                    (Some(store), String::new(), s.interval)
+                }
+                Err(e) => {
+                    tracing::error!(
+                        "graph memory unavailable, running without it (the file is left as it is): {e}"
+                    );
+                    (None, format!("graph memory unavailable: {e}"), s.interval)
+                }
+            },
+        };
+        Self {
+            store,
+            unavailable,
+            interval,
+            // The first tick comes one interval after start: at start the window is all new.
+            next_tick_ms: now_ms.saturating_add(ms(interval)),
+            recalled: VecDeque::new(),
+            recalled_set: HashSet::new(),
+            ticks: 0,
+            idle_ticks: 0,
+        }
+    }
+
+    /// How long until the heartbeat is due (`None` without a graph).
+    pub(crate) fn idle_wait(&self, now_ms: i64) -> Option<Duration> {
+        self.store.as_ref()?;
+        let left = self.next_tick_ms.saturating_sub(now_ms).max(0);
+        Some(Duration::from_millis(left as u64))
+    }
+
+    /// Runs the heartbeat if it is due.
+    pub(crate) fn tick_if_due(&mut self, cold: &ColdContext, now_ms: i64) {
+        if self.store.is_none() || now_ms < self.next_tick_ms {
+            return;
+        }
+        self.next_tick_ms = now_ms.saturating_add(ms(self.interval));
+        self.ticks += 1;
+        match self.heartbeat(cold, now_ms) {
+            Ok(0) => {
+                self.idle_ticks += 1;
+                tracing::debug!("graph heartbeat: nothing new to distill");
+            }
+            Ok(items) => tracing::debug!(items, "graph heartbeat distilled cold items"),
+            Err(e) => tracing::warn!("graph heartbeat failed (retried next tick): {e}"),
+        }
+    }
+
+    /// One distillation pass: cold items archived since the cursor, then items that gave
+    /// nothing before and are due again. Returns how many items it looked at.
+    fn heartbeat(&mut self, cold: &ColdContext, now_ms: i64) -> Result<usize, String> {
+        let Some(graph) = self.store.as_mut() else {
+            return Ok(0);
+        };
+        let cursor = graph.distill_cursor().map_err(|e| e.to_string())?;
+        let store = cold.store();
+        let mut ids = store
+            .cold_ids_after(cursor, DISTILL_BATCH)
+            .map_err(|e| e.to_string())?;
+        ids.extend(
+            graph
+                .retry_due(now_ms, DISTILL_BATCH)
+                .map_err(|e| e.to_string())?,
+        );
+        ids.sort_unstable();
+        ids.dedup();
+        let mut items = Vec::with_capacity(ids.len());
+        for id in ids {
+            // An entry gone from cold context (dropped after a done distillation) is skipped.
+            if let Some(entry) = store.cold_get(id).map_err(|e| e.to_string())? {
+                items.push(cold_item(&entry));
+            }
+        }
+        if items.is_empty() {
+            return Ok(0);
+        }
+        let report = graph
+            .distill_with(&RuleDistiller::default(), &items, now_ms)
+            .map_err(|e| e.to_string())?;
+        tracing::info!(
+            items = report.items,
+            distilled = report.distilled,
+            kept_for_retry = report.kept_for_retry,
+            inserted = report.facts.inserted.len(),
+            merged = report.facts.merged.len(),
+            closed = report.facts.closed.len(),
+            events = report.facts.events.len(),
+            "graph distilled cold items"
+        );
+        Ok(report.items)
+    }
+
+    /// The indexer's block for `query`: related facts within `budget` tokens, in a stable
+    /// order (by id) so an unchanged graph gives the same bytes and the prefix caches. Facts
+    /// the model fetched with `memory_recall` are left out.
+    pub(crate) fn block(&self, query: &str, budget: usize, now_ms: i64) -> String {
+        let Some(graph) = self.store.as_ref() else {
+            return String::new();
+        };
+        if budget == 0 || query.trim().is_empty() {
+            return String::new();
+        }
+        let mut hits = match graph.recall(query, now_ms, INDEX_K) {
+            Ok(hits) => hits,
+            Err(e) => {
+                tracing::warn!("graph recall for the prompt failed: {e}");
+                return String::new();
+            }
+        };
+        hits.retain(|h| !self.recalled_set.contains(&h.id));
+        hits.sort_by_key(|h| h.id);
+        let header = "Known facts (from memory):";
+        let mut out = String::from(header);
+        let mut used = estimate_tokens(header);
+        let mut any = false;
+        for hit in &hits {
+            let line = format!("\n- {}", fact_line(hit));
+            let cost = estimate_tokens(&line);
+            if used + cost > budget {
+                continue;
+            }
+            used += cost;
+            out.push_str(&line);
+            any = true;
+        }
+        if any { out } else { String::new() }
+    }
+
+    /// Answers one request.
+    pub(crate) fn request(&mut self, req: GraphRequest, now_ms: i64) -> Result<Value, String> {
+        if let GraphRequest::Stats = req {
+            return self.stats();
+        }
+        let unavailable = self.unavailable.clone();
+        let graph = self.store.as_mut().ok_or(unavailable)?;
+        match req {
+            GraphRequest::Recall {
+                query,
+                k,
+                for_model,
+            } => {
+                let hits = graph
+                    .recall(&query, now_ms, k.max(1))
+                    .map_err(|e| e.to_string())?;
+                for hit in hits.iter().filter(|_| for_model) {
+                    remember(&mut self.recalled, &mut self.recalled_set, hit.id);
+                }
+                Ok(Value::Array(hits.iter().map(hit_json).collect()))
+            }
+            GraphRequest::Forget { id } => {
+                let id: FactId = id
+                    .parse()
+                    .map_err(|e: hearth_graph::GraphError| e.to_string())?;
+                let gone = graph.forget(id).map_err(|e| e.to_string())?;
+                // The audit trail of a user-requested deletion: what, from which sources.
+                tracing::info!(
+                    target: "audit",
+                    id = %gone.id,
+                    fact = %gone.fact,
+                    sources = gone.sources,
+                    cold_items = ?gone.cold_items,
+                    "memory fact forgotten"
+                );
+                Ok(json!({
+                    "id": gone.id.to_string(),
+                    "removed": gone.fact,
+                    "sources": gone.sources,
+                    "cold_items": gone.cold_items,
+                }))
+            }
+            GraphRequest::Why { id } => {
+                let id: FactId = id
+                    .parse()
+                    .map_err(|e: hearth_graph::GraphError| e.to_string())?;
+                let why = graph.why(id).map_err(|e| e.to_string())?;
+                Ok(provenance_json(&why))
+            }
+            GraphRequest::Commit {
+                subject,
+                predicate,
+                object,
+                sentence,
+            } => {
+                let sentence = if sentence.trim().is_empty() {
+                    format!("{subject} {predicate} {object}")
+                } else {
+                    sentence
+                };
+                let statement = hearth_graph::Statement {
+                    sentence,
+                    facts: vec![hearth_graph::Fact {
+                        subject,
+                        subject_kind: "concept",
+                        predicate,
+                        object,
+                        object_kind: "concept",
+                        mode: hearth_graph::FactMode::Holds,
+                        confidence: 0.9,
+                        valid_from: None,
+                    }],
+                    events: Vec::new(),
+                };
+                let told = graph
+                    .tell(&[statement], &told_directly(now_ms))
+                    .map_err(|e| e.to_string())?;
+                tell_json(&told)
+            }
+            GraphRequest::Edit {
+                id,
+                object,
+                sentence,
+            } => {
+                let id: FactId = id
+                    .parse()
+                    .map_err(|e: hearth_graph::GraphError| e.to_string())?;
+                let sentence = if sentence.trim().is_empty() {
+                    format!("corrected {id} to {object}")
+                } else {
+                    sentence
+                };
+                let told = graph
+                    .edit(id, &object, &sentence, &told_directly(now_ms))
+                    .map_err(|e| e.to_string())?;
+                tell_json(&told)
+            }
+            GraphRequest::Stats => unreachable!("answered above"),
+        }
+    }
+
+    fn stats(&self) -> Result<Value, String> {
+        let Some(graph) = self.store.as_ref() else {
+            return Ok(json!({"available": false, "reason": self.unavailable}));
+        };
+        let s = graph.stats().map_err(|e| e.to_string())?;
+        Ok(json!({
+            "available": true,
+            "path": graph.path().display().to_string(),
+            "entities": s.entities,
+            "current": s.current,
+            "past": s.past,
+            "superseded": s.superseded,
+            "events": s.events,
+            "tombstones": s.tombstones,
+            "items_done": s.items_done,
+            "items_waiting": s.items_waiting,
+            "cursor": graph.distill_cursor().map_err(|e| e.to_string())?,
+            "heartbeat_ms": ms(self.interval),
+            "ticks": self.ticks,
+            "idle_ticks": self.idle_ticks,
+            "recalled_kept_out": self.recalled.len(),
+        }))
+    }
+}
+
+fn ms(d: Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+fn told_directly(now_ms: i64) -> FactSource {
+    FactSource {
+        cold_item: None,
+        turn_id: format!("tool-{now_ms}"),
+        said_ms: now_ms,
+    }
+}
+
+/// The user's words of a cold entry; a note stored with `doc_commit` keeps them in its
+/// response, so that is read too.
+fn cold_item(entry: &hearth_memory::ColdEntry) -> ColdItem {
+    let mut item = ColdItem::from(entry);
+    if entry.event.source == "manual" && !entry.event.response.is_empty() {
+        item.text = entry.event.response.clone();
+    }
+    item
+}
+
+fn remember(fifo: &mut VecDeque<FactId>, set: &mut HashSet<FactId>, id: FactId) {
+    if !set.insert(id) {
+        return;
+    }
+    fifo.push_back(id);
+    if fifo.len() > RECALLED_FIFO
+        && let Some(old) = fifo.pop_front()
+    {
+        set.remove(&old);
+    }
+}
+
+fn status_word(status: FactStatus) -> &'static str {
+    match status {
+        FactStatus::Current => "current",
+        FactStatus::Past => "past",
+        FactStatus::Event => "event",
+    }
+}
+
+fn day(ms: i64) -> String {
+    hearth_memory::format_minute(ms, 0)
+        .split(' ')
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// One fact as the prompt shows it: `[r3] user lives_in Lisbon (current, since 2026-11-20)`.
+fn fact_line(hit: &FactHit) -> String {
+    let when = match (hit.status, hit.valid_to_ms) {
+        (FactStatus::Past, Some(to)) => {
+            format!("past, {} – {}", day(hit.valid_from_ms), day(to))
+        }
+        (FactStatus::Event, _) => format!("event, {}", day(hit.valid_from_ms)),
+        _ => format!("current, since {}", day(hit.valid_from_ms)),
+    };
+    format!(
+        "[{}] {} {} {} ({when})",
+        hit.id, hit.subject, hit.predicate, hit.object
+    )
+}
+
+fn hit_json(hit: &FactHit) -> Value {
+    json!({
+        "id": hit.id.to_string(),
+        "subject": hit.subject,
+        "predicate": hit.predicate,
+        "object": hit.object,
+        "status": status_word(hit.status),
+        "valid_from_ms": hit.valid_from_ms,
+        "valid_to_ms": hit.valid_to_ms,
+        "when": hit.when_phrase,
+        "sentence": hit.sentence,
+        "confidence": hit.confidence,
+        "mentions": hit.mentions,
+        "line": fact_line(hit),
+    })
+}
+
+fn provenance_json(why: &Provenance) -> Value {
+    json!({
+        "id": why.id.to_string(),
+        "fact": why.fact,
+        "status": status_word(why.status),
+        "superseded_by": why.superseded_by.map(|id| id.to_string()),
+        "sources": why.sources.iter().map(|s| json!({
+            "sentence": s.sentence,
+            "role": s.role,
+            "cold_item": s.cold_item,
+            "turn": s.turn_id,
+            "said_ms": s.said_ms,
+        })).collect::<Vec<_>>(),
+    })
+}
+
+fn tell_json(told: &hearth_graph::TellReport) -> Result<Value, String> {
+    if !told.rejected.is_empty() && !told.wrote() {
+        return Err(format!("not stored: {}", told.rejected.join("; ")));
+    }
+    let ids = |v: &[FactId]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
+    Ok(json!({
+        "inserted": ids(&told.inserted),
+        "merged": ids(&told.merged),
+        "closed": ids(&told.closed),
+        "superseded": ids(&told.superseded),
+        "rejected": told.rejected,
+    }))
+}
+
+#[cfg(test)]
+#[path = "graph_service_tests.rs"]
+mod tests;

@@ -1,0 +1,302 @@
+//! The graph memory over a real cold context and a real graph file: the heartbeat, the tools'
+//! requests, the indexer block, and a graph file that cannot be used.
+
+use super::*;
+use hearth_memory::{ContextEvent, Store};
+
+const DAY: i64 = 86_400_000;
+const T0: i64 = 1_780_000_000_000;
+const TICK: Duration = Duration::from_secs(600);
+
+struct Scratch {
+    dir: PathBuf,
+    cold: ColdContext,
+    graph: GraphMemory,
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn scratch(tag: &str) -> Scratch {
+    let dir = std::env::temp_dir().join(format!("hearth-graph-svc-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("scratch dir");
+    let cold = ColdContext::new(Store::open(dir.join("memory.db")).expect("store"), None);
+    let settings = GraphSettings {
+        path: dir.join("graph.db"),
+        interval: TICK,
+    };
+    let graph = GraphMemory::open(Some(&settings), T0);
+    Scratch { dir, cold, graph }
+}
+
+impl Scratch {
+    /// Says `text` at `at` and archives it to cold context, as a prune would.
+    fn say(&mut self, at: i64, text: &str) -> i64 {
+        let event = ContextEvent::new(at, "cli", text).with_response("ok");
+        self.cold
+            .archive_events(vec![event], "prune", at)
+            .expect("archived")[0]
+    }
+
+    /// Runs the heartbeat at `at` (after its interval has passed).
+    fn tick(&mut self, at: i64) {
+        self.graph.tick_if_due(&self.cold, at);
+    }
+
+    fn ask(&mut self, req: GraphRequest, at: i64) -> Value {
+        self.graph.request(req, at).expect("graph answers")
+    }
+
+    fn recall(&mut self, query: &str, at: i64) -> Vec<Value> {
+        let found = self.ask(
+            GraphRequest::Recall {
+                query: query.into(),
+                k: 10,
+                for_model: true,
+            },
+            at,
+        );
+        found.as_array().expect("a list").clone()
+    }
+}
+
+fn find<'a>(hits: &'a [Value], object: &str) -> &'a Value {
+    hits.iter()
+        .find(|h| h["object"] == object)
+        .unwrap_or_else(|| panic!("no {object} in {hits:#?}"))
+}
+
+fn moved_house(lang: &str, porto: &str, lisbon: &str, says: [&str; 2], ask: &str) {
+    let mut s = scratch(lang);
+    s.say(T0, says[0]);
+    s.tick(T0 + TICK.as_millis() as i64);
+    s.say(T0 + 30 * DAY, says[1]);
+    s.tick(T0 + 30 * DAY + 1);
+    let hits = s.recall(ask, T0 + 31 * DAY);
+    let now = find(&hits, lisbon);
+    let before = find(&hits, porto);
+    assert_eq!(now["status"], "current", "{hits:#?}");
+    assert_eq!(before["status"], "past", "{hits:#?}");
+    assert!(says[1].contains(now["sentence"].as_str().unwrap()), "{now}");
+    assert!(
+        says[0].contains(before["sentence"].as_str().unwrap()),
+        "{before}"
+    );
+    let why = s.ask(
+        GraphRequest::Why {
+            id: now["id"].as_str().unwrap().into(),
+        },
+        T0 + 31 * DAY,
+    );
+    assert_eq!(why["sources"][0]["cold_item"], 2, "{why}");
+}
+
+#[test]
+fn the_heartbeat_distills_a_move_in_english_into_current_and_past() {
+    moved_house(
+        "en",
+        "Porto",
+        "Lisbon",
+        ["I live in Porto.", "I moved to Lisbon last week."],
+        "where do I live",
+    );
+}
+
+#[test]
+fn the_heartbeat_distills_a_move_in_chinese_into_current_and_past() {
+    moved_house(
+        "zh",
+        "波尔图",
+        "里斯本",
+        ["我住在波尔图。", "告诉你，我上周搬到了里斯本！"],
+        "我住在哪里？",
+    );
+}
+
+#[test]
+fn the_heartbeat_waits_for_its_interval_and_does_nothing_without_new_material() {
+    let mut s = scratch("idle");
+    s.say(T0, "I live in Porto.");
+    s.tick(T0 + 1);
+    assert_eq!(s.ask(GraphRequest::Stats, T0)["current"], 0, "not due yet");
+    let due = T0 + TICK.as_millis() as i64;
+    assert_eq!(s.graph.idle_wait(T0), Some(TICK));
+    s.tick(due);
+    let stats = s.ask(GraphRequest::Stats, due);
+    assert_eq!(
+        (stats["current"].as_u64(), stats["cursor"].as_i64()),
+        (Some(1), Some(1))
+    );
+    s.tick(due + TICK.as_millis() as i64);
+    let stats = s.ask(GraphRequest::Stats, due);
+    assert_eq!(
+        (stats["ticks"].as_u64(), stats["idle_ticks"].as_u64()),
+        (Some(2), Some(1))
+    );
+}
+
+#[test]
+fn an_item_that_gives_nothing_stays_cold_and_is_retried() {
+    let mut s = scratch("retry");
+    let id = s.say(T0, "hmm, nice weather");
+    let due = T0 + TICK.as_millis() as i64;
+    s.tick(due);
+    let stats = s.ask(GraphRequest::Stats, due);
+    assert_eq!(stats["items_waiting"], 1, "{stats}");
+    assert!(
+        s.cold.store().cold_get(id).unwrap().is_some(),
+        "never dropped"
+    );
+}
+
+#[test]
+fn a_forgotten_fact_never_returns_through_the_heartbeat() {
+    let mut s = scratch("forget");
+    s.say(T0, "I live in Porto.");
+    let due = T0 + TICK.as_millis() as i64;
+    s.tick(due);
+    let hits = s.recall("where do I live", due);
+    let id = find(&hits, "Porto")["id"].as_str().unwrap().to_string();
+    let gone = s.ask(GraphRequest::Forget { id: id.clone() }, due);
+    assert_eq!(gone["removed"], "user lives_in Porto", "{gone}");
+    assert_eq!(gone["cold_items"], json!([1]));
+    // The same cold item distilled again (a better distiller, a retry) stays forgotten.
+    let item = cold_item(&s.cold.store().cold_get(1).unwrap().unwrap());
+    let graph = s.graph.store.as_mut().unwrap();
+    graph
+        .redistill(&RuleDistiller::default(), &[item], due)
+        .unwrap();
+    s.tick(due + 2 * TICK.as_millis() as i64);
+    let after = s.recall("where do I live", due + 3 * TICK.as_millis() as i64);
+    assert!(after.iter().all(|h| h["object"] != "Porto"), "{after:#?}");
+    let again = s.graph.request(GraphRequest::Forget { id }, due);
+    assert!(
+        again.unwrap_err().contains("r1"),
+        "a second forget names the missing id"
+    );
+}
+
+#[test]
+fn commit_and_edit_keep_history() {
+    let mut s = scratch("edit");
+    let told = s.ask(
+        GraphRequest::Commit {
+            subject: "user".into(),
+            predicate: "works_at".into(),
+            object: "Acme".into(),
+            sentence: "I work at Acme".into(),
+        },
+        T0,
+    );
+    let id = told["inserted"][0].as_str().unwrap().to_string();
+    let edited = s.ask(
+        GraphRequest::Edit {
+            id: id.clone(),
+            object: "Globex".into(),
+            sentence: "no, it is Globex".into(),
+        },
+        T0 + 1,
+    );
+    assert_eq!(edited["superseded"], json!([id]), "{edited}");
+    let why = s.ask(GraphRequest::Why { id }, T0 + 2);
+    assert_eq!(why["superseded_by"], edited["inserted"][0], "{why}");
+    let bad = s.graph.request(
+        GraphRequest::Commit {
+            subject: "user".into(),
+            predicate: "Works At!".into(),
+            object: "X".into(),
+            sentence: String::new(),
+        },
+        T0,
+    );
+    assert!(bad.is_err(), "an invalid predicate is refused: {bad:?}");
+}
+
+#[test]
+fn the_indexer_block_fits_its_budget_in_a_stable_order_and_leaves_out_recalled_facts() {
+    let mut s = scratch("block");
+    s.say(T0, "I live in Porto. I like hiking. I work at Acme.");
+    let due = T0 + TICK.as_millis() as i64;
+    s.tick(due);
+    let block = s.graph.block("where do I live and work", 400, due);
+    assert!(block.starts_with("Known facts (from memory):"), "{block}");
+    assert!(block.contains("lives_in Porto (current"), "{block}");
+    assert_eq!(block, s.graph.block("where do I live and work", 400, due));
+    let ids: Vec<&str> = block
+        .lines()
+        .skip(1)
+        .map(|l| l.split(['[', ']']).nth(1).unwrap())
+        .collect();
+    let mut sorted = ids.clone();
+    sorted.sort_by_key(|id| id[1..].parse::<u32>().unwrap());
+    assert_eq!(ids, sorted, "stable order by id");
+    let small = s.graph.block("where do I live and work", 20, due);
+    assert!(estimate_tokens(&small) <= 20, "{small}");
+    assert!(s.graph.block("where do I live", 0, due).is_empty());
+    let person = GraphRequest::Recall {
+        query: "where do I live".into(),
+        k: 10,
+        for_model: false,
+    };
+    s.ask(person, due);
+    assert_eq!(
+        s.graph.block("where do I live and work", 400, due),
+        block,
+        "a person's search leaves the block as it was"
+    );
+    let recalled = s.recall("where do I live", due);
+    let porto = find(&recalled, "Porto")["id"].as_str().unwrap().to_string();
+    let after = s.graph.block("where do I live and work", 400, due);
+    assert!(!after.contains(&format!("[{porto}]")), "{after}");
+}
+
+#[test]
+fn a_foreign_graph_file_is_left_alone_and_memory_runs_without_it() {
+    let dir = std::env::temp_dir().join(format!("hearth-graph-svc-foreign-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("graph.db");
+    std::fs::write(&path, b"not a database at all, just words").unwrap();
+    let settings = GraphSettings {
+        path: path.clone(),
+        interval: TICK,
+    };
+    let mut graph = GraphMemory::open(Some(&settings), T0);
+    assert_eq!(graph.idle_wait(T0), None, "no heartbeat without a graph");
+    let err = graph
+        .request(
+            GraphRequest::Recall {
+                query: "x".into(),
+                k: 1,
+                for_model: false,
+            },
+            T0,
+        )
+        .unwrap_err();
+    assert!(err.contains("graph memory unavailable"), "{err}");
+    assert_eq!(
+        graph.request(GraphRequest::Stats, T0).unwrap()["available"],
+        false
+    );
+    assert_eq!(
+        std::fs::read(&path).unwrap(),
+        b"not a database at all, just words"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn the_recalled_fifo_keeps_the_newest_1024_ids() {
+    let (mut fifo, mut set) = (VecDeque::new(), HashSet::new());
+    for n in 0..1_030 {
+        remember(&mut fifo, &mut set, FactId::Relation(n));
+    }
+    remember(&mut fifo, &mut set, FactId::Relation(1_029));
+    assert_eq!((fifo.len(), set.len()), (RECALLED_FIFO, RECALLED_FIFO));
+    assert!(!set.contains(&FactId::Relation(5)), "the oldest went first");
+    assert!(set.contains(&FactId::Relation(6)) && set.contains(&FactId::Relation(1_029)));
+}
