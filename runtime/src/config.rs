@@ -89,6 +89,12 @@ pub struct Config {
     pub mcp: Vec<hearth_mcp::McpServerConfig>,
     /// Tools kept from the model (`[tools] disabled = [...]`, `denied = [...]`).
     pub tools: hearth_stages::ToolPolicy,
+    /// Plugin settings (`[plugin.files] roots = [...]`): the file's `plugin.<name>.<key>` values.
+    pub plugin: std::collections::BTreeMap<String, toml::Table>,
+    /// The file as written, so the settings registry can tell a key the file sets from a
+    /// default (`hearth settings list --origin`).
+    #[serde(skip)]
+    pub file: toml::Table,
 }
 
 /// How long and how many clients the socket serves.
@@ -137,6 +143,8 @@ impl Default for Config {
             socket: SocketLimits::default(),
             mcp: Vec::new(),
             tools: hearth_stages::ToolPolicy::default(),
+            plugin: std::collections::BTreeMap::new(),
+            file: toml::Table::new(),
         }
     }
 }
@@ -177,7 +185,10 @@ impl Config {
     }
 
     pub fn parse(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        // Typed first: its errors name the line.
+        let mut cfg: Self = toml::from_str(text).map_err(|e| e.to_string())?;
+        cfg.file = toml::from_str(text).map_err(|e| e.to_string())?;
+        Ok(cfg)
     }
 
     /// Overrides from the environment; `get` is injectable so tests need not touch the process env.

@@ -69,7 +69,8 @@ impl SettingKind {
         Ok(value)
     }
 
-    pub(crate) fn check(self, key: &Key, value: &Value) -> Result<(), SettingsError> {
+    /// `Ok` when `value` has this type, else [`SettingsError::WrongType`] naming `key`.
+    pub fn check(self, key: &Key, value: &Value) -> Result<(), SettingsError> {
         if self.admits(value) {
             return Ok(());
         }

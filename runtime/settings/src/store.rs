@@ -156,6 +156,18 @@ impl Settings {
         self.defs.read().get(&Key::parse(key).ok()?).cloned()
     }
 
+    /// The definition of `key`, or [`SettingsError::Unknown`].
+    pub fn defined(&self, key: &Key) -> Result<SettingDef, SettingsError> {
+        self.defs
+            .read()
+            .get(key)
+            .cloned()
+            .ok_or_else(|| SettingsError::Unknown {
+                key: key.to_string(),
+                hint: "`hearth settings list` shows the defined keys; a plugin's appear once it is installed",
+            })
+    }
+
     /// The definitions under `prefix` (full keys; `""` for all).
     pub fn defs(&self, prefix: &str) -> Vec<SettingDef> {
         self.defs
@@ -251,10 +263,7 @@ impl Settings {
         value: SetValue<'_>,
     ) -> Result<(Value, SettingDef), SettingsError> {
         let full = who.resolve(key)?;
-        let def = self.defs.read().get(&full).cloned().ok_or_else(|| SettingsError::Unknown {
-            key: full.to_string(),
-            hint: "`hearth settings list` shows the defined keys; a plugin's appear once it is installed",
-        })?;
+        let def = self.defined(&full)?;
         let value = match value {
             SetValue::Json(v) => v.clone(),
             SetValue::Text(t) => def.kind.parse_text(&full, t)?,

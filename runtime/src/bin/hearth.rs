@@ -10,6 +10,8 @@ use std::process::ExitCode;
 
 #[path = "hearth/mcp.rs"]
 mod mcp;
+#[path = "hearth/settings.rs"]
+mod settings;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -62,6 +64,9 @@ enum Command {
     /// Manage MCP servers (kept in `<data_dir>/mcp.toml`, started by hearthd).
     #[command(subcommand)]
     Mcp(mcp::McpCommand),
+    /// Read and change settings (`core.*`, `plugin.<name>.*`): through the running daemon,
+    /// or on `<data_dir>/settings.db` when none runs.
+    Settings(settings::SettingsArgs),
     /// Benchmarks that run locally (no daemon needed).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -249,6 +254,14 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
     if let Command::Store(command) = &cli.command {
         return Ok(store_command(command, &cli));
     }
+    if let Command::Settings(args) = &cli.command {
+        return Ok(settings::run(
+            args,
+            &socket_path(&cli),
+            cli.key.as_deref(),
+            cli.data_dir.as_deref(),
+        ));
+    }
     if let Command::Mcp(command) = &cli.command {
         let live = || {
             let mut client = Client::connect(&socket_path(&cli), cli.key.as_deref()).ok()?;
@@ -282,7 +295,7 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
             );
         }
         Command::Chat => return chat(client, &path, cli.key.as_deref()),
-        Command::Bench(_) | Command::Store(_) | Command::Mcp(_) => {
+        Command::Bench(_) | Command::Store(_) | Command::Mcp(_) | Command::Settings(_) => {
             unreachable!("handled before connecting")
         }
         Command::Stop => Request::Stop,
@@ -555,7 +568,8 @@ fn print_terminal(answer: &Answer) -> ExitCode {
         }
         Answer::Status { status }
         | Answer::Sources { sources: status }
-        | Answer::Plugins { plugins: status } => {
+        | Answer::Plugins { plugins: status }
+        | Answer::Settings { settings: status } => {
             println!(
                 "{}",
                 serde_json::to_string_pretty(status).unwrap_or_default()

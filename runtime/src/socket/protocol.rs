@@ -47,6 +47,27 @@ pub enum Request {
         #[serde(default)]
         name: Option<String>,
     },
+    /// `hearth settings get KEY`.
+    SettingsGet {
+        key: String,
+    },
+    /// `hearth settings set KEY VALUE`: `value` as JSON, or `text` read by the key's type.
+    SettingsSet {
+        key: String,
+        #[serde(default)]
+        value: Option<Value>,
+        #[serde(default)]
+        text: Option<String>,
+    },
+    /// `hearth settings reset KEY`: back to the file's value or the default.
+    SettingsReset {
+        key: String,
+    },
+    /// `hearth settings list [PREFIX]`.
+    SettingsList {
+        #[serde(default)]
+        prefix: String,
+    },
     Help,
 }
 
@@ -137,6 +158,10 @@ pub enum Answer {
     Plugins {
         plugins: Value,
     },
+    /// `hearth settings` answers: one setting, a list, or what a change did.
+    Settings {
+        settings: Value,
+    },
 }
 
 impl Answer {
@@ -161,7 +186,8 @@ impl Answer {
 
 pub const HELP: &str = "commands: /send <text> | /stop | /status | /help; JSON requests: \
 {\"op\":\"send\",\"text\":…} {\"op\":\"interrupt\",\"text\":…,\"level\":\"L3\"} {\"op\":\"stop\"} {\"op\":\"status\"} \
-{\"op\":\"source_list\"} {\"op\":\"source_add\",\"source\":{…}} {\"op\":\"source_remove\",\"name\":…} {\"op\":\"source_test\",\"name\":…} {\"op\":\"plugin\",\"action\":\"list\",\"name\":…}";
+{\"op\":\"source_list\"} {\"op\":\"source_add\",\"source\":{…}} {\"op\":\"source_remove\",\"name\":…} {\"op\":\"source_test\",\"name\":…} {\"op\":\"plugin\",\"action\":\"list\",\"name\":…} \
+{\"op\":\"settings_get\",\"key\":…} {\"op\":\"settings_set\",\"key\":…,\"value\":…} {\"op\":\"settings_reset\",\"key\":…} {\"op\":\"settings_list\",\"prefix\":…}";
 
 #[cfg(test)]
 mod tests {

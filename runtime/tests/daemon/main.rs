@@ -15,6 +15,7 @@ mod daemon_memory;
 mod daemon_plugins;
 mod daemon_real_model;
 mod daemon_recovery;
+mod daemon_settings;
 mod daemon_shutdown;
 mod daemon_socket;
 mod daemon_stop;
