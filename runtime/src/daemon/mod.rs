@@ -9,6 +9,7 @@ mod plugins;
 mod settings;
 mod settings_service;
 mod sources;
+pub mod systemd;
 
 pub use data_dir::{DataDir, LOCK_FILE};
 pub use settings::{effective as effective_config, open as open_settings};

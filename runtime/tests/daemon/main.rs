@@ -19,4 +19,5 @@ mod daemon_settings;
 mod daemon_shutdown;
 mod daemon_socket;
 mod daemon_stop;
+mod daemon_systemd;
 mod daemon_threads;
