@@ -109,12 +109,7 @@ fn make_install_lays_out_binaries_plugins_and_a_hardened_unit() {
 /// `systemd-analyze verify` on the installed unit, its ExecStart pointed into DESTDIR (verify
 /// checks that the binary is there). Any warning fails: verify exits 0 on many of them.
 fn verify(root: &Path, unit: &str) {
-    if Command::new("systemd-analyze")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED: systemd-analyze is not installed; the unit was not verified");
+    if !analyzer("the unit was not verified") {
         return;
     }
     let dir = tempfile::tempdir().expect("dir");
@@ -124,9 +119,27 @@ fn verify(root: &Path, unit: &str) {
     );
     let path = dir.path().join("hearthd.service");
     std::fs::write(&path, unit).expect("write");
+    let (ok, said) = analyze(&path);
+    assert!(ok && said.trim().is_empty(), "{said}");
+}
+
+/// Whether `systemd-analyze` is there; says what is skipped when it is not.
+fn analyzer(skipped: &str) -> bool {
+    let there = Command::new("systemd-analyze")
+        .arg("--version")
+        .output()
+        .is_ok();
+    if !there {
+        eprintln!("SKIPPED: systemd-analyze is not installed; {skipped}");
+    }
+    there
+}
+
+/// `systemd-analyze verify UNIT`: whether it exited 0, and all it printed.
+fn analyze(unit: &Path) -> (bool, String) {
     let out = Command::new("systemd-analyze")
         .arg("verify")
-        .arg(&path)
+        .arg(unit)
         .output()
         .expect("systemd-analyze runs");
     let said = format!(
@@ -134,18 +147,13 @@ fn verify(root: &Path, unit: &str) {
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr)
     );
-    assert!(out.status.success() && said.trim().is_empty(), "{said}");
+    (out.status.success(), said)
 }
 
 #[test]
 fn systemd_analyze_catches_a_broken_unit() {
     // The check above is only worth something if a bad unit makes it speak.
-    if Command::new("systemd-analyze")
-        .arg("--version")
-        .output()
-        .is_err()
-    {
-        eprintln!("SKIPPED: systemd-analyze is not installed");
+    if !analyzer("a broken unit was not tried") {
         return;
     }
     let dir = tempfile::tempdir().expect("dir");
@@ -155,10 +163,6 @@ fn systemd_analyze_catches_a_broken_unit() {
         "[Service]\nType=notfy\nExecStart=/bin/true\nProtectSystem=bogus\n",
     )
     .expect("write");
-    let out = Command::new("systemd-analyze")
-        .arg("verify")
-        .arg(&path)
-        .output()
-        .expect("runs");
-    assert!(String::from_utf8_lossy(&out.stderr).contains("notfy"));
+    let (_, said) = analyze(&path);
+    assert!(said.contains("notfy"), "{said}");
 }

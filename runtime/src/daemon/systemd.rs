@@ -143,12 +143,7 @@ mod tests {
     use super::*;
     use std::sync::Arc;
 
-    fn recv(socket: &UnixDatagram, limit: Duration) -> Option<String> {
-        socket.set_read_timeout(Some(limit)).expect("timeout");
-        let mut buf = [0u8; 4096];
-        let n = socket.recv(&mut buf).ok()?;
-        Some(String::from_utf8_lossy(&buf[..n]).into_owned())
-    }
+    use hearth_testkit::datagram::recv_text as recv;
 
     #[test]
     fn notifications_reach_path_and_abstract_sockets() {

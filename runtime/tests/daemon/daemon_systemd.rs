@@ -6,12 +6,7 @@ use crate::harness::{Daemon, signal, within};
 use std::os::unix::net::{UnixDatagram, UnixStream};
 use std::time::{Duration, Instant};
 
-fn recv(socket: &UnixDatagram, limit: Duration) -> Option<String> {
-    socket.set_read_timeout(Some(limit)).expect("timeout");
-    let mut buf = [0u8; 4096];
-    let n = socket.recv(&mut buf).ok()?;
-    Some(String::from_utf8_lossy(&buf[..n]).into_owned())
-}
+use hearth_testkit::datagram::recv_text as recv;
 
 #[test]
 fn ready_after_the_socket_accepts_watchdog_while_the_kernel_answers_stopping_on_sigterm() {
