@@ -367,6 +367,25 @@ mod tests {
     }
 
     #[test]
+    fn plugin_tables_parse_and_the_file_is_kept_as_written() {
+        let cfg = Config::parse(
+            "probe_loopback = false\n[agent]\nmax_tool_turns = 4\n[plugin.files]\nroots = [\"/srv\"]\n",
+        )
+        .expect("parses");
+        assert_eq!(
+            cfg.plugin["files"]["roots"],
+            toml::Value::Array(vec!["/srv".into()])
+        );
+        assert_eq!(cfg.file["agent"]["max_tool_turns"].as_integer(), Some(4));
+        assert!(
+            cfg.file.get("memory_model").is_none(),
+            "only what is written"
+        );
+        let err = Config::parse("[agent]\nmax_tool_turns = \"x\"\n").expect_err("typed");
+        assert!(err.contains("line 2"), "the line is named: {err}");
+    }
+
+    #[test]
     fn environment_overrides_the_file() {
         let mut cfg = Config::default();
         cfg.apply_env(|k| match k {
