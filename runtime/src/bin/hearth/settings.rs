@@ -65,12 +65,17 @@ impl SettingsCommand {
     }
 
     fn request(&self) -> Request {
-        match self.op() {
-            SettingsOp::List(prefix) => Request::SettingsList { prefix },
-            SettingsOp::Get(key) => Request::SettingsGet { key },
-            SettingsOp::Reset(key) => Request::SettingsReset { key },
-            SettingsOp::Set { key, value, text } => Request::SettingsSet { key, value, text },
-            other => unreachable!("the CLI has no {other:?}"),
+        match self {
+            SettingsCommand::List { prefix, .. } => Request::SettingsList {
+                prefix: prefix.clone().unwrap_or_default(),
+            },
+            SettingsCommand::Get { key, .. } => Request::SettingsGet { key: key.clone() },
+            SettingsCommand::Set { key, value } => Request::SettingsSet {
+                key: key.clone(),
+                value: None,
+                text: Some(value.clone()),
+            },
+            SettingsCommand::Reset { key } => Request::SettingsReset { key: key.clone() },
         }
     }
 
