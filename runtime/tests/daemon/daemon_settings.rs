@@ -232,3 +232,49 @@ fn a_plugin_key_from_its_manifest_is_typed_and_a_change_reloads_the_plugin() {
         assert_ne!(before, after, "a new process reads the new roots");
     });
 }
+
+/// The web page and other programs speak JSON on the socket: typed `value`s, behind the same
+/// key as every control request.
+#[test]
+fn json_requests_are_typed_and_gated_by_the_socket_key() {
+    use crate::raw::Raw;
+    use serde_json::json;
+    within(Duration::from_secs(60), || {
+        let daemon = Daemon::start("api_key = \"sesame\"\n");
+        let err = refused(&daemon.run(&["settings", "get", "core.agent.language"]));
+        assert!(err.contains("unauthorized"), "{err}");
+        let mut raw = Raw::connect(&daemon.socket);
+        raw.send(r#"{"op":"settings_list","prefix":"core."}"#);
+        assert_eq!(raw.line()["error"], "unauthorized");
+
+        let mut raw = Raw::connect(&daemon.socket);
+        raw.send(r#"{"op":"auth","key":"sesame"}"#);
+        assert_eq!(raw.line()["type"], "response");
+        raw.send(r#"{"op":"settings_set","key":"core.agent.max_context_size","value":"40"}"#);
+        let refused = raw.line();
+        assert!(
+            refused["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("an integer")),
+            "a JSON string is not an integer: {refused}"
+        );
+        raw.send(r#"{"op":"settings_set","key":"core.agent.max_context_size","value":40}"#);
+        let set = raw.line();
+        assert_eq!(set["type"], "settings", "{set}");
+        assert_eq!(set["settings"]["setting"]["value"], json!(40));
+        assert_eq!(set["settings"]["setting"]["origin"], "user");
+        assert_eq!(set["settings"]["setting"]["def"]["applies"], "restart");
+        raw.send(r#"{"op":"settings_reset","key":"core.agent.max_context_size"}"#);
+        let reset = raw.line();
+        assert_eq!(reset["settings"]["setting"]["origin"], "default", "{reset}");
+        assert_eq!(reset["settings"]["setting"]["value"], json!(30));
+
+        let out = daemon
+            .cli()
+            .args(["settings", "get", "core.agent.max_context_size"])
+            .env("HEARTH_API_KEY", "sesame")
+            .output()
+            .expect("hearth runs");
+        assert_eq!(ok(&out).trim(), "30");
+    });
+}

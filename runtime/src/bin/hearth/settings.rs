@@ -32,7 +32,9 @@ pub enum SettingsCommand {
     },
     /// One key's value.
     Get {
-        key: String,
+        // Not `key`: that is the global `--key` (the socket's API key) and would take its place.
+        #[arg(value_name = "KEY")]
+        setting: String,
         /// Also say where the value comes from and what the key means.
         #[arg(long)]
         origin: bool,
@@ -40,12 +42,16 @@ pub enum SettingsCommand {
     /// Set a key; VALUE is read by the key's type (text for a string, JSON otherwise:
     /// `true`, `4`, `["/srv/notes"]`).
     Set {
-        key: String,
+        #[arg(value_name = "KEY")]
+        setting: String,
         #[arg(allow_hyphen_values = true)]
         value: String,
     },
     /// Forget the value set: the file's value or the default applies again.
-    Reset { key: String },
+    Reset {
+        #[arg(value_name = "KEY")]
+        setting: String,
+    },
 }
 
 impl SettingsCommand {
@@ -54,13 +60,13 @@ impl SettingsCommand {
             SettingsCommand::List { prefix, .. } => {
                 SettingsOp::List(prefix.clone().unwrap_or_default())
             }
-            SettingsCommand::Get { key, .. } => SettingsOp::Get(key.clone()),
-            SettingsCommand::Set { key, value } => SettingsOp::Set {
-                key: key.clone(),
+            SettingsCommand::Get { setting, .. } => SettingsOp::Get(setting.clone()),
+            SettingsCommand::Set { setting, value } => SettingsOp::Set {
+                key: setting.clone(),
                 value: None,
                 text: Some(value.clone()),
             },
-            SettingsCommand::Reset { key } => SettingsOp::Reset(key.clone()),
+            SettingsCommand::Reset { setting } => SettingsOp::Reset(setting.clone()),
         }
     }
 
@@ -69,13 +75,17 @@ impl SettingsCommand {
             SettingsCommand::List { prefix, .. } => Request::SettingsList {
                 prefix: prefix.clone().unwrap_or_default(),
             },
-            SettingsCommand::Get { key, .. } => Request::SettingsGet { key: key.clone() },
-            SettingsCommand::Set { key, value } => Request::SettingsSet {
-                key: key.clone(),
+            SettingsCommand::Get { setting, .. } => Request::SettingsGet {
+                key: setting.clone(),
+            },
+            SettingsCommand::Set { setting, value } => Request::SettingsSet {
+                key: setting.clone(),
                 value: None,
                 text: Some(value.clone()),
             },
-            SettingsCommand::Reset { key } => Request::SettingsReset { key: key.clone() },
+            SettingsCommand::Reset { setting } => Request::SettingsReset {
+                key: setting.clone(),
+            },
         }
     }
 
