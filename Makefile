@@ -8,7 +8,7 @@ RECALL_DATA   ?= ../shared/data
 RECALL_SETS   ?= longmemeval-oracle-pooled-now longmemeval-oracle-per-question longmemeval-oracle-pooled
 RECALL_STORES ?= target/recall-stores
 
-.PHONY: setup build run test test-only bench lint loom install
+.PHONY: setup build run test test-only bench lint loom install deb
 
 # Installs what the build and the tests need (idempotent; prints what it does).
 setup:
@@ -65,8 +65,36 @@ loom:
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-ipc --release --test loom_ring --lib
 	LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-engine --release --lib loom_park
 
-install: build
-	install -Dm755 target/release/hearthd $(DESTDIR)$(PREFIX)/bin/hearthd
-	install -Dm755 target/release/hearth $(DESTDIR)$(PREFIX)/bin/hearth
-	install -Dm644 scripts/hearthd.service $(DESTDIR)/etc/systemd/system/hearthd.service
-	@echo "installed; enable with: systemctl enable --now hearthd"
+# `make install` (PREFIX, DESTDIR): the binaries, the bundled plugins (enable one with
+# `hearth plugin install $(PREFIX)/lib/hearth/plugins/NAME`), the systemd unit and its user.
+# BIN_DIR=target/debug NO_BUILD=1 installs binaries already built (the install test does).
+BIN_DIR     ?= target/release
+UNITDIR     ?= $(if $(filter /usr,$(PREFIX)),/lib/systemd/system,/etc/systemd/system)
+SYSUSERSDIR ?= $(if $(filter /usr,$(PREFIX)),/usr/lib/sysusers.d,/etc/sysusers.d)
+CONFDIR     ?= /etc/hearth
+DOCDIR      ?= $(PREFIX)/share/doc/hearth
+PLUGINS     := files timer
+CARGO_DEB_VERSION := 3.8.0
+
+install: $(if $(NO_BUILD),,build)
+	install -Dm755 $(BIN_DIR)/hearthd $(DESTDIR)$(PREFIX)/bin/hearthd
+	install -Dm755 $(BIN_DIR)/hearth $(DESTDIR)$(PREFIX)/bin/hearth
+	@for p in $(PLUGINS); do \
+		install -Dm644 runtime/plugins/$$p/plugin.json $(DESTDIR)$(PREFIX)/lib/hearth/plugins/$$p/plugin.json && \
+		install -Dm755 $(BIN_DIR)/hearth-$$p $(DESTDIR)$(PREFIX)/lib/hearth/plugins/$$p/hearth-$$p || exit 1; \
+	done
+	@mkdir -p $(DESTDIR)$(UNITDIR)
+	sed -e 's|@BINDIR@|$(PREFIX)/bin|g' -e 's|@CONFDIR@|$(CONFDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
+		packaging/hearthd.service.in > $(DESTDIR)$(UNITDIR)/hearthd.service
+	install -Dm644 packaging/hearth.sysusers $(DESTDIR)$(SYSUSERSDIR)/hearth.conf
+	install -Dm644 README.md $(DESTDIR)$(DOCDIR)/README.md
+	@echo "installed under $(DESTDIR)$(PREFIX); as root: systemd-sysusers && systemctl daemon-reload && systemctl enable --now hearthd"
+
+# A .deb of the same tree (PREFIX=/usr), built by cargo-deb pinned here and installed on
+# first use (not by `make test`).
+deb: build
+	@$(CARGO) deb --version 2>/dev/null | grep -q " $(CARGO_DEB_VERSION)" || \
+		$(CARGO) install cargo-deb --version =$(CARGO_DEB_VERSION) --locked
+	rm -rf target/deb-root
+	$(MAKE) install NO_BUILD=1 PREFIX=/usr DESTDIR=$(CURDIR)/target/deb-root
+	$(CARGO) deb -p hearth-runtime --no-build --no-strip

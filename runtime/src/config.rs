@@ -91,6 +91,12 @@ pub struct Config {
     pub mcp: Vec<hearth_mcp::McpServerConfig>,
     /// Tools kept from the model (`[tools] disabled = [...]`, `denied = [...]`).
     pub tools: hearth_stages::ToolPolicy,
+    /// Plugin settings (`[plugin.files] roots = [...]`): the file's `plugin.<name>.<key>` values.
+    pub plugin: std::collections::BTreeMap<String, toml::Table>,
+    /// The file as written, so the settings registry can tell a key the file sets from a
+    /// default (`hearth settings list --origin`).
+    #[serde(skip)]
+    pub file: toml::Table,
 }
 
 /// How long and how many clients the socket serves.
@@ -140,6 +146,8 @@ impl Default for Config {
             socket: SocketLimits::default(),
             mcp: Vec::new(),
             tools: hearth_stages::ToolPolicy::default(),
+            plugin: std::collections::BTreeMap::new(),
+            file: toml::Table::new(),
         }
     }
 }
@@ -180,7 +188,10 @@ impl Config {
     }
 
     pub fn parse(text: &str) -> Result<Self, String> {
-        toml::from_str(text).map_err(|e| e.to_string())
+        // Typed first: its errors name the line.
+        let mut cfg: Self = toml::from_str(text).map_err(|e| e.to_string())?;
+        cfg.file = toml::from_str(text).map_err(|e| e.to_string())?;
+        Ok(cfg)
     }
 
     /// Overrides from the environment; `get` is injectable so tests need not touch the process env.
@@ -356,6 +367,25 @@ mod tests {
                 .to_string()
                 .contains("not both")
         );
+    }
+
+    #[test]
+    fn plugin_tables_parse_and_the_file_is_kept_as_written() {
+        let cfg = Config::parse(
+            "probe_loopback = false\n[agent]\nmax_tool_turns = 4\n[plugin.files]\nroots = [\"/srv\"]\n",
+        )
+        .expect("parses");
+        assert_eq!(
+            cfg.plugin["files"]["roots"],
+            toml::Value::Array(vec!["/srv".into()])
+        );
+        assert_eq!(cfg.file["agent"]["max_tool_turns"].as_integer(), Some(4));
+        assert!(
+            cfg.file.get("memory_model").is_none(),
+            "only what is written"
+        );
+        let err = Config::parse("[agent]\nmax_tool_turns = \"x\"\n").expect_err("typed");
+        assert!(err.contains("line 2"), "the line is named: {err}");
     }
 
     #[test]

@@ -51,20 +51,68 @@ impl SettingKind {
         }
     }
 
-    pub(crate) fn check(self, key: &Key, value: &Value) -> Result<(), SettingsError> {
+    /// Reads `text` as a value of this type, as typed on a command line: a string kind takes
+    /// the text as it is (a JSON string literal is unquoted), every other kind takes JSON.
+    pub fn parse_text(self, key: &Key, text: &str) -> Result<Value, SettingsError> {
+        let value = match self {
+            SettingKind::String => match serde_json::from_str::<Value>(text) {
+                Ok(Value::String(s)) => Value::String(s),
+                _ => Value::String(text.to_owned()),
+            },
+            _ => serde_json::from_str(text).map_err(|_| SettingsError::WrongType {
+                key: key.to_string(),
+                expected: self.name(),
+                found: clip(text.to_owned()),
+            })?,
+        };
+        self.check(key, &value)?;
+        Ok(value)
+    }
+
+    /// `Ok` when `value` has this type, else [`SettingsError::WrongType`] naming `key`.
+    pub fn check(self, key: &Key, value: &Value) -> Result<(), SettingsError> {
         if self.admits(value) {
             return Ok(());
-        }
-        let mut found = value.to_string();
-        if found.len() > 80 {
-            found.truncate(found.floor_char_boundary(80));
-            found.push('…');
         }
         Err(SettingsError::WrongType {
             key: key.to_string(),
             expected: self.name(),
-            found,
+            found: clip(value.to_string()),
         })
+    }
+}
+
+/// A value as an error message quotes it: at most 80 bytes.
+fn clip(mut found: String) -> String {
+    if found.len() > 80 {
+        found.truncate(found.floor_char_boundary(80));
+        found.push('…');
+    }
+    found
+}
+
+/// When a changed value takes effect.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Applies {
+    /// At once: the running part reads it again.
+    Live,
+    /// When its owner restarts: the daemon reloads the plugin that owns it.
+    #[default]
+    Reload,
+    /// At the next start of the daemon.
+    Restart,
+}
+
+impl Applies {
+    /// What a change means, in words for `hearth settings set`.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Applies::Live => "applied now",
+            Applies::Reload => "applied when its owner reloads",
+            Applies::Restart => "takes effect when hearthd restarts",
+        }
     }
 }
 
@@ -75,10 +123,13 @@ pub struct SettingDef {
     pub key: String,
     /// Its type.
     pub kind: SettingKind,
-    /// Its value until one is set.
+    /// Its value until one is set; `null` for none (the key reads as `null` until set).
     pub default: Value,
     /// One sentence for `hearth settings` and the web page.
     pub description: String,
+    /// When a change takes effect (a plugin's keys: when it reloads, unless it says otherwise).
+    #[serde(default)]
+    pub applies: Applies,
 }
 
 impl SettingDef {
@@ -94,6 +145,13 @@ impl SettingDef {
             kind,
             default,
             description: description.into(),
+            applies: Applies::default(),
         }
+    }
+
+    /// The same definition, taking effect as `applies` says.
+    pub fn applies(mut self, applies: Applies) -> SettingDef {
+        self.applies = applies;
+        self
     }
 }

@@ -34,6 +34,14 @@ pub enum SettingsError {
         /// The value given.
         found: String,
     },
+    /// The key has no definition, so there is nothing to check a value against.
+    #[error("unknown settings key {key:?}: nothing defines it ({hint})")]
+    Unknown {
+        /// The full key.
+        key: String,
+        /// Where the known keys are listed.
+        hint: &'static str,
+    },
     /// The settings file is held by another process (one owner at a time).
     #[error("{}: held by another process (the settings file has one owner, the running daemon)", path.display())]
     Busy {

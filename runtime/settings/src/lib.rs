@@ -6,6 +6,9 @@
 //! - **Definitions** ([`SettingDef`]) give a key a type, a description and a default; the
 //!   kernel and plugins register them at start. Registering again (a new version with a new
 //!   default) never touches the value a user set.
+//! - **Precedence**, lowest first: a definition's default, then the configuration file's
+//!   value (`hearth.toml`, handed over with [`Settings::set_file_value`]), then the value a
+//!   user set, kept here. Each [`Setting`] says which one it shows ([`Origin`]).
 //! - **Values** the user (or a plugin) set live in their own SQLite file,
 //!   `<data_dir>/settings.db`, opened by one owner: the daemon holds it exclusively, so a
 //!   second process is refused instead of racing it. A value is checked against its
@@ -37,7 +40,7 @@ mod key;
 mod store;
 
 pub use access::Access;
-pub use def::{SettingDef, SettingKind};
+pub use def::{Applies, SettingDef, SettingKind};
 pub use error::SettingsError;
 pub use key::Key;
-pub use store::{SETTINGS_FILE, Setting, Settings};
+pub use store::{Origin, SETTINGS_FILE, SetValue, Setting, Settings};

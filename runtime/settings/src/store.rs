@@ -13,17 +13,44 @@ use crate::{Access, Key, SettingDef, SettingsError};
 /// The file under the data dir.
 pub const SETTINGS_FILE: &str = "settings.db";
 
+/// Where the value in effect comes from, lowest precedence first.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Origin {
+    /// Nothing set it: the definition's default (or `null` without one).
+    Default,
+    /// The configuration file (`hearth.toml`).
+    File,
+    /// A user (or a plugin) set it; kept in `settings.db`.
+    User,
+}
+
 /// One key as `list` shows it.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Setting {
     /// The full key.
     pub key: String,
-    /// The value in effect: the one set, else the default.
+    /// The value in effect: the one set, else the file's, else the default.
     pub value: Value,
-    /// Whether a value was set (otherwise `value` is the default).
+    /// Whether a user value is stored (`origin` is then [`Origin::User`]).
     pub is_set: bool,
+    /// Which layer `value` comes from.
+    pub origin: Origin,
+    /// The file's value when a user value shadows it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub file_value: Option<Value>,
     /// The definition, if one was registered.
     pub def: Option<SettingDef>,
+}
+
+/// A value to set: JSON as it is, or text read by the definition's type.
+#[derive(Debug, Clone, Copy)]
+pub enum SetValue<'a> {
+    /// Already typed (`null` resets).
+    Json(&'a Value),
+    /// As typed on a command line.
+    Text(&'a str),
 }
 
 /// Every setting of the daemon and its plugins.
@@ -31,6 +58,7 @@ pub struct Settings {
     path: PathBuf,
     db: Mutex<Connection>,
     defs: RwLock<BTreeMap<Key, SettingDef>>,
+    file: RwLock<BTreeMap<Key, Value>>,
 }
 
 impl Settings {
@@ -77,6 +105,7 @@ impl Settings {
             path,
             db: Mutex::new(db),
             defs: RwLock::new(BTreeMap::new()),
+            file: RwLock::new(BTreeMap::new()),
         })
     }
 
@@ -92,11 +121,14 @@ impl Settings {
         }
     }
 
-    /// Registers (or replaces) a definition. Its default must have its type. A value already
-    /// set for the key stays: a new default never overwrites what the user chose.
+    /// Registers (or replaces) a definition. Its default must have its type (or be `null`:
+    /// none). A value already set for the key stays: a new default never overwrites what the
+    /// user chose.
     pub fn define(&self, def: SettingDef) -> Result<(), SettingsError> {
         let key = Key::parse(&def.key)?;
-        def.kind.check(&key, &def.default)?;
+        if !def.default.is_null() {
+            def.kind.check(&key, &def.default)?;
+        }
         self.defs.write().insert(key, def);
         Ok(())
     }
@@ -105,6 +137,35 @@ impl Settings {
     pub fn define_as(&self, who: &Access, mut def: SettingDef) -> Result<(), SettingsError> {
         def.key = who.resolve(&def.key)?.to_string();
         self.define(def)
+    }
+
+    /// Gives `key` the configuration file's `value`: above the default, below a user value.
+    /// Checked against the definition when there is one (a value of the wrong type is refused
+    /// here rather than read as the default later).
+    pub fn set_file_value(&self, key: &str, value: Value) -> Result<(), SettingsError> {
+        let key = Key::parse(key)?;
+        if let Some(def) = self.defs.read().get(&key) {
+            def.kind.check(&key, &value)?;
+        }
+        self.file.write().insert(key, value);
+        Ok(())
+    }
+
+    /// The definition of `key`, if one is registered.
+    pub fn def(&self, key: &str) -> Option<SettingDef> {
+        self.defs.read().get(&Key::parse(key).ok()?).cloned()
+    }
+
+    /// The definition of `key`, or [`SettingsError::Unknown`].
+    pub fn defined(&self, key: &Key) -> Result<SettingDef, SettingsError> {
+        self.defs
+            .read()
+            .get(key)
+            .cloned()
+            .ok_or_else(|| SettingsError::Unknown {
+                key: key.to_string(),
+                hint: "`hearth settings list` shows the defined keys; a plugin's appear once it is installed",
+            })
     }
 
     /// The definitions under `prefix` (full keys; `""` for all).
@@ -135,17 +196,31 @@ impl Settings {
 
     fn effective(&self, key: &Key) -> Result<Setting, SettingsError> {
         let def = self.defs.read().get(key).cloned();
-        let stored = self.stored(key)?;
-        // A value set under an older definition of another type gives way to the default.
-        let stored = stored.filter(|v| def.as_ref().is_none_or(|d| d.kind.admits(v)));
+        // A value set under an older definition of another type gives way to the layer below.
+        let fits = |v: &Value| def.as_ref().is_none_or(|d| d.kind.admits(v));
+        let stored = self.stored(key)?.filter(fits);
+        let file = self.file.read().get(key).cloned().filter(fits);
+        let (origin, value) = match (&stored, &file) {
+            (Some(v), _) => (Origin::User, v.clone()),
+            (None, Some(v)) => (Origin::File, v.clone()),
+            (None, None) => (
+                Origin::Default,
+                def.as_ref().map_or(Value::Null, |d| d.default.clone()),
+            ),
+        };
         Ok(Setting {
             key: key.to_string(),
             is_set: stored.is_some(),
-            value: stored
-                .or_else(|| def.as_ref().map(|d| d.default.clone()))
-                .unwrap_or(Value::Null),
+            origin,
+            file_value: file.filter(|_| stored.is_some()),
+            value,
             def,
         })
+    }
+
+    /// One key as `list` shows it, for `who`.
+    pub fn setting_as(&self, who: &Access, key: &str) -> Result<Setting, SettingsError> {
+        self.effective(&who.resolve(key)?)
     }
 
     /// The value of `key` for `who`: the one set, else the default, else `null`.
@@ -178,6 +253,25 @@ impl Settings {
         Ok(())
     }
 
+    /// [`set_as`](Self::set_as) for a key that must be defined (the CLI and the web page set
+    /// only what something reads); `text`, when given, is read by the definition's type
+    /// ([`SettingKind::parse_text`](crate::SettingKind::parse_text)). Returns the value stored.
+    pub fn set_defined_as(
+        &self,
+        who: &Access,
+        key: &str,
+        value: SetValue<'_>,
+    ) -> Result<(Value, SettingDef), SettingsError> {
+        let full = who.resolve(key)?;
+        let def = self.defined(&full)?;
+        let value = match value {
+            SetValue::Json(v) => v.clone(),
+            SetValue::Text(t) => def.kind.parse_text(&full, t)?,
+        };
+        self.set_as(who, full.as_str(), value.clone())?;
+        Ok((value, def))
+    }
+
     fn reset(&self, key: &Key) -> Result<bool, SettingsError> {
         let n = self
             .db
@@ -201,6 +295,7 @@ impl Settings {
             .defs
             .read()
             .keys()
+            .chain(self.file.read().keys())
             .filter(|k| k.as_str().starts_with(&full))
             .cloned()
             .collect();

@@ -115,3 +115,89 @@ fn the_file_has_one_owner() {
     let again = Settings::open(dir.path()).expect("free again");
     assert_eq!(again.get("core.a").unwrap(), json!(1));
 }
+
+#[test]
+fn precedence_is_default_then_file_then_user_and_list_says_which() {
+    use hearth_settings::Origin;
+    let dir = tempfile::tempdir().expect("dir");
+    let s = Settings::open(dir.path()).expect("open");
+    s.define(def("core.a", SettingKind::Integer, json!(1)))
+        .unwrap();
+    s.define(def("core.b", SettingKind::Integer, json!(1)))
+        .unwrap();
+    s.define(def("core.c", SettingKind::Integer, json!(1)))
+        .unwrap();
+    s.set_file_value("core.b", json!(2)).unwrap();
+    s.set_file_value("core.c", json!(2)).unwrap();
+    s.set("core.c", json!(3)).unwrap();
+    // A file value of the wrong type is refused where it is handed over.
+    assert!(matches!(
+        s.set_file_value("core.a", json!("x")),
+        Err(SettingsError::WrongType { .. })
+    ));
+    let shown: Vec<(String, serde_json::Value, Origin, Option<serde_json::Value>)> = s
+        .list_as(&Access::kernel(), "core.")
+        .unwrap()
+        .into_iter()
+        .map(|x| (x.key, x.value, x.origin, x.file_value))
+        .collect();
+    assert_eq!(
+        shown,
+        [
+            ("core.a".into(), json!(1), Origin::Default, None),
+            ("core.b".into(), json!(2), Origin::File, None),
+            ("core.c".into(), json!(3), Origin::User, Some(json!(2))),
+        ]
+    );
+    // Resetting the user value uncovers the file's, not the default.
+    s.reset_as(&Access::kernel(), "core.c").unwrap();
+    assert_eq!(s.get("core.c").unwrap(), json!(2));
+}
+
+#[test]
+fn setting_through_a_definition_reads_text_by_type_and_refuses_unknown_keys() {
+    use hearth_settings::SetValue;
+    let dir = tempfile::tempdir().expect("dir");
+    let s = Settings::open(dir.path()).expect("open");
+    let kernel = Access::kernel();
+    s.define(def("core.name", SettingKind::String, json!("hearth")))
+        .unwrap();
+    s.define(def("core.turns", SettingKind::Integer, json!(10)))
+        .unwrap();
+    s.define(def("core.roots", SettingKind::StringList, json!(null)))
+        .unwrap();
+    assert_eq!(s.get("core.roots").unwrap(), json!(null), "no default");
+    // Text that looks like a number is still a string for a string key.
+    let (v, _) = s
+        .set_defined_as(&kernel, "core.name", SetValue::Text("42"))
+        .unwrap();
+    assert_eq!(v, json!("42"));
+    s.set_defined_as(&kernel, "core.name", SetValue::Text("\"den\""))
+        .unwrap();
+    assert_eq!(s.get("core.name").unwrap(), json!("den"));
+    s.set_defined_as(&kernel, "core.turns", SetValue::Text("4"))
+        .unwrap();
+    let err = s
+        .set_defined_as(&kernel, "core.turns", SetValue::Text("four"))
+        .expect_err("not an integer");
+    assert!(matches!(err, SettingsError::WrongType { .. }), "{err}");
+    assert!(
+        s.set_defined_as(&kernel, "core.turns", SetValue::Text("4.5"))
+            .is_err()
+    );
+    assert_eq!(s.get("core.turns").unwrap(), json!(4), "old value kept");
+    s.set_defined_as(&kernel, "core.roots", SetValue::Text(r#"["/srv"]"#))
+        .unwrap();
+    let err = s
+        .set_defined_as(&kernel, "core.nothing", SetValue::Text("1"))
+        .expect_err("unknown");
+    assert!(
+        matches!(err, SettingsError::Unknown { .. }) && err.to_string().contains("core.nothing"),
+        "{err}"
+    );
+    assert_eq!(
+        s.get("core.nothing").unwrap(),
+        json!(null),
+        "nothing stored"
+    );
+}

@@ -12,6 +12,8 @@ use std::process::ExitCode;
 mod mcp;
 #[path = "hearth/memory.rs"]
 mod memory;
+#[path = "hearth/settings.rs"]
+mod settings;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -67,6 +69,9 @@ enum Command {
     /// The daemon's graph memory: search facts, show one, why it is believed, forget it.
     #[command(subcommand)]
     Memory(memory::MemoryCommand),
+    /// Read and change settings (`core.*`, `plugin.<name>.*`): through the running daemon,
+    /// or on `<data_dir>/settings.db` when none runs.
+    Settings(settings::SettingsArgs),
     /// Benchmarks that run locally (no daemon needed).
     #[command(subcommand)]
     Bench(BenchCommand),
@@ -254,6 +259,14 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
     if let Command::Store(command) = &cli.command {
         return Ok(store_command(command, &cli));
     }
+    if let Command::Settings(args) = &cli.command {
+        return Ok(settings::run(
+            args,
+            &socket_path(&cli),
+            cli.key.as_deref(),
+            cli.data_dir.as_deref(),
+        ));
+    }
     if let Command::Mcp(command) = &cli.command {
         let live = || {
             let mut client = Client::connect(&socket_path(&cli), cli.key.as_deref()).ok()?;
@@ -291,7 +304,7 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
             let answer = client.request(&m.request(), |_| {})?;
             return Ok(m.print(&answer).unwrap_or_else(|| print_terminal(&answer)));
         }
-        Command::Bench(_) | Command::Store(_) | Command::Mcp(_) => {
+        Command::Bench(_) | Command::Store(_) | Command::Mcp(_) | Command::Settings(_) => {
             unreachable!("handled before connecting")
         }
         Command::Stop => Request::Stop,
@@ -565,7 +578,8 @@ fn print_terminal(answer: &Answer) -> ExitCode {
         Answer::Status { status }
         | Answer::Sources { sources: status }
         | Answer::Plugins { plugins: status }
-        | Answer::Memory { memory: status } => {
+        | Answer::Memory { memory: status }
+        | Answer::Settings { settings: status } => {
             println!(
                 "{}",
                 serde_json::to_string_pretty(status).unwrap_or_default()

@@ -5,8 +5,10 @@ use anyhow::Context;
 use clap::Parser;
 use hearth_runtime::config::Config;
 use hearth_runtime::daemon::Daemon;
+use hearth_runtime::daemon::systemd::{self, Notifier, Watchdog};
 use hearth_runtime::signals::ShutdownSignals;
 use std::path::PathBuf;
+use std::sync::Arc;
 
 #[derive(Parser, Debug)]
 #[command(version, about = "Hearth agent kernel daemon")]
@@ -37,8 +39,83 @@ fn main() -> anyhow::Result<()> {
         cfg.data_dir = dir;
     }
     let daemon = Daemon::start(cfg).context("starting hearthd")?;
+    let service = Service::start(&daemon);
     let signal = signals.wait().context("waiting for a shutdown signal")?;
     tracing::info!(%signal, "shutting down");
+    service.stopping();
     daemon.shutdown();
     Ok(())
+}
+
+/// The systemd side of the daemon's life (nothing without `NOTIFY_SOCKET`).
+struct Service {
+    notifier: Option<Arc<Notifier>>,
+    watchdog: Option<Watchdog>,
+}
+
+impl Service {
+    /// `READY=1` (the socket accepts now), then the watchdog, probing the kernel itself.
+    fn start(daemon: &Daemon) -> Service {
+        let env = |k: &str| std::env::var(k).ok();
+        let notifier = match Notifier::from_env(env) {
+            None => None,
+            Some(Ok(n)) => Some(Arc::new(n)),
+            Some(Err(e)) => {
+                tracing::warn!("NOTIFY_SOCKET is unusable: {e}");
+                None
+            }
+        };
+        let Some(notifier) = notifier else {
+            return Service {
+                notifier: None,
+                watchdog: None,
+            };
+        };
+        let ready = format!(
+            "READY=1\n{}",
+            systemd::status(&format!("serving {}", daemon.socket_path().display()))
+        );
+        if let Err(e) = notifier.notify(&ready) {
+            tracing::warn!("telling systemd hearthd is ready: {e}");
+        }
+        let handle = daemon.handle();
+        let watchdog = systemd::watchdog_period(env).and_then(|period| {
+            let probe = move |wait| {
+                let s = handle.snapshot(wait)?;
+                Some(format!(
+                    "serving; {} queued, {} interrupts pending, {}",
+                    s.queue.len(),
+                    s.pending_interrupts,
+                    if s.running.is_some() {
+                        "a task running"
+                    } else {
+                        "idle"
+                    }
+                ))
+            };
+            Watchdog::start(notifier.clone(), period, probe)
+                .inspect_err(|e| tracing::warn!("starting the watchdog: {e}"))
+                .ok()
+        });
+        Service {
+            notifier: Some(notifier),
+            watchdog,
+        }
+    }
+
+    /// `STOPPING=1`: the pings end first, so the shutdown is judged by `TimeoutStopSec`.
+    fn stopping(self) {
+        if let Some(w) = self.watchdog {
+            w.stop();
+        }
+        if let Some(n) = self.notifier {
+            let msg = format!(
+                "STOPPING=1\n{}",
+                systemd::status("stopping: answering what is queued")
+            );
+            if let Err(e) = n.notify(&msg) {
+                tracing::warn!("telling systemd hearthd is stopping: {e}");
+            }
+        }
+    }
 }

@@ -7,9 +7,14 @@ mod data_dir;
 mod mcp_servers;
 mod memory_control;
 mod plugins;
+mod settings;
+mod settings_service;
 mod sources;
+pub mod systemd;
 
 pub use data_dir::{DataDir, LOCK_FILE};
+pub use settings::{effective as effective_config, open as open_settings};
+pub use settings_service::{LiveParts, SettingsOp, SettingsService, SettingsServiceError};
 pub use sources::{EMBEDDED_SOURCE, OLLAMA_LOOPBACK, Sources};
 
 use crate::config::Config;
@@ -61,6 +66,8 @@ struct DaemonControl {
     plugins: Arc<PluginHost>,
     mcp: Arc<McpServers>,
     memory: Option<hearth_kernel::memory_service::MemoryService>,
+    settings: SettingsService,
+    data_dir: std::path::PathBuf,
 }
 
 impl Control for DaemonControl {
@@ -107,9 +114,12 @@ impl Control for DaemonControl {
         match action {
             "list" => Ok(host.list()),
             "info" => Ok(host.info(name()?)?),
-            "install" => Ok(host
-                .install(std::path::Path::new(name()?))
-                .map(|n| json!({"installed": n}))?),
+            "install" => {
+                let installed = host.install(std::path::Path::new(name()?))?;
+                // Its manifest's settings become known at once, not at the next start.
+                self.settings.define_plugins(&self.data_dir.join("plugins"));
+                Ok(json!({"installed": installed}))
+            }
             "enable" => done(host.enable(name()?)),
             "disable" => done(host.disable(name()?)),
             "reload" => done(host.reload(name()?)),
@@ -127,6 +137,10 @@ impl Control for DaemonControl {
         k: Option<usize>,
     ) -> Result<Value, ControlError> {
         memory_control::memory(self.memory.as_ref(), action, arg, k)
+    }
+
+    fn settings(&self, op: SettingsOp) -> Result<Value, ControlError> {
+        Ok(self.settings.serve(op)?)
     }
 }
 
@@ -153,8 +167,12 @@ impl std::fmt::Debug for Daemon {
 }
 
 impl Daemon {
-    pub fn start(cfg: Config) -> Result<Self, DaemonError> {
-        let data_dir = DataDir::lock(&cfg.data_dir)?;
+    pub fn start(base: Config) -> Result<Self, DaemonError> {
+        let data_dir = DataDir::lock(&base.data_dir)?;
+        // The daemon owns settings.db; the user's values there win over hearth.toml.
+        let registry =
+            Arc::new(settings::open(&base).map_err(|e| DaemonError::Settings(e.to_string()))?);
+        let cfg = settings::effective(&base, &registry, None).map_err(DaemonError::Settings)?;
         let sources = Sources::start(&cfg).map_err(DaemonError::Sources)?;
         let turn = TurnConfig {
             system_prompt: cfg.agent.system_prompt.clone(),
@@ -216,10 +234,7 @@ impl Daemon {
         });
         let mut host_cfg = HostConfig::new(&cfg.data_dir);
         host_cfg.data_plane = Some(data_plane);
-        host_cfg.settings = Some(Arc::new(
-            hearth_settings::Settings::open(&cfg.data_dir)
-                .map_err(|e| DaemonError::Settings(e.to_string()))?,
-        ));
+        host_cfg.settings = Some(registry.clone());
         let plugins = PluginHost::open(host_cfg, tables, port)?;
         registries.tools.set_policy(cfg.tools.clone());
         let mcp = Arc::new(McpServers::new(
@@ -232,6 +247,15 @@ impl Daemon {
             plugins: plugins.clone(),
             mcp: mcp.clone(),
             memory: kernel.memory(),
+            settings: SettingsService::new(
+                registry,
+                base,
+                Some(LiveParts {
+                    tools: registries.tools.clone(),
+                    plugins: plugins.clone(),
+                }),
+            ),
+            data_dir: cfg.data_dir.clone(),
         });
         let path = cfg.socket_path();
         let socket = SocketServer::bind(

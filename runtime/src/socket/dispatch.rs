@@ -4,7 +4,8 @@
 use super::connection::Busy;
 use super::protocol::{Answer, HELP, Request};
 use super::reactor::{Notice, Reactor};
-use super::server::ControlError;
+use super::server::{Control, ControlError};
+use crate::daemon::SettingsOp;
 use hearth_kernel::ingress::stop_input;
 use hearth_kernel::input::{InputEvent, Reply, ReplyListener, Trust};
 use serde_json::json;
@@ -107,6 +108,12 @@ fn control(reactor: &mut Reactor, token: usize, request: Request) -> Started {
                     Err(error) => Answer::error(error.to_string()),
                 }
             }
+            Request::SettingsGet { key } => settings(&*control, SettingsOp::Get(key)),
+            Request::SettingsList { prefix } => settings(&*control, SettingsOp::List(prefix)),
+            Request::SettingsReset { key } => settings(&*control, SettingsOp::Reset(key)),
+            Request::SettingsSet { key, value, text } => {
+                settings(&*control, SettingsOp::Set { key, value, text })
+            }
             other => Answer::error(format!("unexpected control request {other:?}")),
         };
         if wake.notices.send(Notice::Answer { token, answer }).is_ok() {
@@ -117,6 +124,13 @@ fn control(reactor: &mut Reactor, token: usize, request: Request) -> Started {
         Started::Busy(Busy::Control)
     } else {
         Started::Answered(Answer::error("hearthd is stopping"))
+    }
+}
+
+fn settings(control: &dyn Control, op: SettingsOp) -> Answer {
+    match control.settings(op) {
+        Ok(settings) => Answer::Settings { settings },
+        Err(error) => Answer::error(error.to_string()),
     }
 }
 

@@ -56,6 +56,27 @@ pub enum Request {
         #[serde(default)]
         k: Option<usize>,
     },
+    /// `hearth settings get KEY`.
+    SettingsGet {
+        key: String,
+    },
+    /// `hearth settings set KEY VALUE`: `value` as JSON, or `text` read by the key's type.
+    SettingsSet {
+        key: String,
+        #[serde(default)]
+        value: Option<Value>,
+        #[serde(default)]
+        text: Option<String>,
+    },
+    /// `hearth settings reset KEY`: back to the file's value or the default.
+    SettingsReset {
+        key: String,
+    },
+    /// `hearth settings list [PREFIX]`.
+    SettingsList {
+        #[serde(default)]
+        prefix: String,
+    },
     Help,
 }
 
@@ -150,6 +171,10 @@ pub enum Answer {
     Memory {
         memory: Value,
     },
+    /// `hearth settings` answers: one setting, a list, or what a change did.
+    Settings {
+        settings: Value,
+    },
 }
 
 impl Answer {
@@ -174,7 +199,8 @@ impl Answer {
 
 pub const HELP: &str = "commands: /send <text> | /stop | /status | /help; JSON requests: \
 {\"op\":\"send\",\"text\":…} {\"op\":\"interrupt\",\"text\":…,\"level\":\"L3\"} {\"op\":\"stop\"} {\"op\":\"status\"} \
-{\"op\":\"source_list\"} {\"op\":\"source_add\",\"source\":{…}} {\"op\":\"source_remove\",\"name\":…} {\"op\":\"source_test\",\"name\":…} {\"op\":\"plugin\",\"action\":\"list\",\"name\":…} {\"op\":\"memory\",\"action\":\"search\",\"arg\":…}";
+{\"op\":\"source_list\"} {\"op\":\"source_add\",\"source\":{…}} {\"op\":\"source_remove\",\"name\":…} {\"op\":\"source_test\",\"name\":…} {\"op\":\"plugin\",\"action\":\"list\",\"name\":…} {\"op\":\"memory\",\"action\":\"search\",\"arg\":…} \\
+{\"op\":\"settings_get\",\"key\":…} {\"op\":\"settings_set\",\"key\":…,\"value\":…} {\"op\":\"settings_reset\",\"key\":…} {\"op\":\"settings_list\",\"prefix\":…}";
 
 #[cfg(test)]
 mod tests {

@@ -8,6 +8,7 @@ use super::pump::{self, PumpShared};
 use super::reactor::{LISTENER, Reactor, WAKER, Wake};
 use super::worker::Worker;
 use crate::config::SocketLimits;
+use crate::daemon::SettingsOp;
 use hearth_kernel::ingress::KernelHandle;
 use hearth_llm::provider::SourceConfig;
 use mio::{Interest, Poll, Waker};
@@ -49,6 +50,14 @@ pub trait Control: Send + Sync + 'static {
             "memory {action}: this server has no memory"
         )))
     }
+
+    /// A `hearth settings` request.
+    fn settings(&self, op: SettingsOp) -> Result<Value, ControlError> {
+        let _ = op;
+        Err(ControlError::Invalid(
+            "this daemon has no settings registry".into(),
+        ))
+    }
 }
 
 /// Why a control request failed.
@@ -61,6 +70,9 @@ pub enum ControlError {
     /// A plugin action failed.
     #[error(transparent)]
     Plugin(#[from] hearth_plugin_host::PluginError),
+    /// A settings request was refused (the message names the key and why).
+    #[error(transparent)]
+    Settings(#[from] crate::daemon::SettingsServiceError),
     /// The request itself is wrong: a missing name, an unknown action.
     #[error("{0}")]
     Invalid(String),

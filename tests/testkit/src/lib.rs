@@ -19,6 +19,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod datagram;
 mod dir;
 pub mod llm_server;
 pub mod tool_set;

@@ -1,0 +1,60 @@
+//! `hearthd` under the systemd notify protocol, against a real datagram socket: `READY=1` only
+//! once the client socket accepts, `WATCHDOG=1` at the period `WATCHDOG_USEC` asks for while
+//! the kernel answers, `STOPPING=1` on SIGTERM.
+
+use crate::harness::{Daemon, signal, within};
+use std::os::unix::net::{UnixDatagram, UnixStream};
+use std::time::{Duration, Instant};
+
+use hearth_testkit::datagram::recv_text as recv;
+
+#[test]
+fn ready_after_the_socket_accepts_watchdog_while_the_kernel_answers_stopping_on_sigterm() {
+    within(Duration::from_secs(90), || {
+        let dir = Daemon::fresh_dir();
+        let notify = dir.join("notify.sock");
+        let listener = UnixDatagram::bind(&notify).expect("bind");
+        let mut child = Daemon::command(&dir, "")
+            .env("NOTIFY_SOCKET", &notify)
+            .env("WATCHDOG_USEC", "600000")
+            .env_remove("WATCHDOG_PID")
+            .spawn()
+            .expect("hearthd starts");
+        let ready = recv(&listener, Duration::from_secs(60)).expect("a notification");
+        assert!(ready.starts_with("READY=1\nSTATUS=serving "), "{ready:?}");
+        // At READY the socket already accepts: no retry.
+        UnixStream::connect(dir.join("hearth.sock")).expect("accepts at READY");
+
+        let start = Instant::now();
+        let mut pings = 0;
+        while start.elapsed() < Duration::from_millis(1500) {
+            let m = recv(&listener, Duration::from_secs(2)).expect("the watchdog keeps pinging");
+            assert!(
+                m.starts_with("WATCHDOG=1\nSTATUS=serving; 0 queued"),
+                "{m:?}"
+            );
+            pings += 1;
+        }
+        // A third of the 600 ms period: 200 ms apart, so about 7 in 1.5 s.
+        assert!((5..=10).contains(&pings), "{pings} pings in 1.5 s");
+
+        signal(child.id(), "TERM");
+        let stopping = loop {
+            let m = recv(&listener, Duration::from_secs(10)).expect("STOPPING=1");
+            if !m.starts_with("WATCHDOG=1") {
+                break m;
+            }
+        };
+        assert!(
+            stopping.starts_with("STOPPING=1\nSTATUS=stopping"),
+            "{stopping:?}"
+        );
+        let status = child.wait().expect("exits");
+        assert!(status.success(), "{status}");
+        assert!(
+            recv(&listener, Duration::from_millis(300)).is_none(),
+            "nothing after STOPPING"
+        );
+        let _ = std::fs::remove_dir_all(&dir);
+    });
+}
