@@ -46,7 +46,8 @@ pub const CAPABILITIES: [&str; 10] = [
 ];
 
 /// Every plugin → kernel method and the capability it needs (the original's 59 plus `log` and
-/// `output.unregister`, both core, and `llm.complete`).
+/// `output.unregister`, both core, `llm.complete`, and the web channel's `io.submit`,
+/// `io.reply`, `io.stop`, `io.history` and `kernel.control`).
 pub const METHOD_CAPABILITIES: &[(&str, &str)] = &[
     (methods::HANDSHAKE, CORE),
     (methods::TOOL_REGISTER, CORE),
@@ -75,6 +76,10 @@ pub const METHOD_CAPABILITIES: &[(&str, &str)] = &[
     ("io.injectMedia", IO),
     ("io.injectMediaSync", IO),
     ("io.injectInterruptMedia", IO),
+    (methods::IO_SUBMIT, IO),
+    (methods::IO_REPLY, IO),
+    (methods::IO_STOP, IO),
+    (methods::IO_HISTORY, IO),
     (methods::MEMORY_RECALL, MEMORY),
     ("memory.commit", MEMORY),
     ("memory.introspect", MEMORY),
@@ -111,6 +116,7 @@ pub const METHOD_CAPABILITIES: &[(&str, &str)] = &[
     ("plugin.reloadOne", PLUGIN_MGR),
     (methods::PLUGIN_LIST_LOADED, PLUGIN_MGR),
     ("plugin.isDisabled", PLUGIN_MGR),
+    (methods::KERNEL_CONTROL, PLUGIN_MGR),
 ];
 
 /// Methods an external plugin is never offered, whatever its manifest says.
@@ -216,7 +222,7 @@ pub fn clamp_priority(trust: Trust, priority: Priority) -> Priority {
 /// in place; other methods and params without a priority are left alone. Returns whether it
 /// clamped.
 pub fn clamp_inject_params(method: &str, params: &mut Value, trust: Trust) -> bool {
-    if !method.starts_with("io.inject") {
+    if !(method.starts_with("io.inject") || method == methods::IO_SUBMIT) {
         return false;
     }
     let mut clamped = clamp_slot(params.get_mut("priority"), trust);
@@ -250,8 +256,9 @@ mod tests {
                 "{m}: unknown capability {c}"
             );
         }
-        // 59 original methods plus handshake, log, output.unregister and llm.complete.
-        assert_eq!(METHOD_CAPABILITIES.len(), 63);
+        // 59 original methods plus handshake, log, output.unregister, llm.complete and the
+        // web channel's five.
+        assert_eq!(METHOD_CAPABILITIES.len(), 68);
     }
 
     #[test]

@@ -161,6 +161,11 @@ impl Service for PluginService {
                     .map_err(|e| HandlerError::new(ErrorKind::Failed, e))?;
                 done()
             }
+            methods::IO_SUBMIT
+            | methods::IO_REPLY
+            | methods::IO_STOP
+            | methods::IO_HISTORY
+            | methods::KERNEL_CONTROL => self.channel(method, &params),
             methods::MEMORY_RECALL | methods::MEMORY_COMMIT => self.memory(method, &params),
             methods::LLM_LIST_SOURCES | methods::LLM_COMPLETE => self.llm(method, &params),
             m if m.starts_with("settings.") => self.settings(method, &params),

@@ -3,6 +3,7 @@
 //! can run the same daemon in-process or as a child.
 
 mod builtins;
+mod channel_replies;
 mod data_dir;
 mod mcp_servers;
 mod plugins;
@@ -196,6 +197,9 @@ impl Daemon {
             events: kernel.events().clone(),
             tools: tables.tools.clone(),
             sources: sources.clone(),
+            durable: journal.clone(),
+            replies: Default::default(),
+            control: Default::default(),
         });
         let mut host_cfg = HostConfig::new(&cfg.data_dir);
         host_cfg.data_plane = Some(data_plane);
@@ -203,7 +207,7 @@ impl Daemon {
             hearth_settings::Settings::open(&cfg.data_dir)
                 .map_err(|e| DaemonError::Settings(e.to_string()))?,
         ));
-        let plugins = PluginHost::open(host_cfg, tables, port)?;
+        let plugins = PluginHost::open(host_cfg, tables, port.clone())?;
         registries.tools.set_policy(cfg.tools.clone());
         let mcp = Arc::new(McpServers::new(
             plugins.supervisor().clone(),
@@ -215,6 +219,7 @@ impl Daemon {
             plugins: plugins.clone(),
             mcp: mcp.clone(),
         });
+        let _ = port.control.set(control.clone());
         let path = cfg.socket_path();
         let socket = SocketServer::bind(
             &path,

@@ -4,7 +4,7 @@
 use super::connection::Busy;
 use super::protocol::{Answer, HELP, Request};
 use super::reactor::{Notice, Reactor};
-use super::server::ControlError;
+use super::server::{Control, ControlError};
 use hearth_kernel::ingress::stop_input;
 use hearth_kernel::input::{InputEvent, Reply, ReplyListener, Trust};
 use serde_json::json;
@@ -87,22 +87,7 @@ fn control(reactor: &mut Reactor, token: usize, request: Request) -> Started {
     let control = reactor.control.clone();
     let wake = reactor.wake.clone();
     let queued = reactor.control_worker.run(move || {
-        let answer = match request {
-            Request::Status => Answer::Status {
-                status: control.status(),
-            },
-            Request::SourceList => Answer::Sources {
-                sources: control.sources(),
-            },
-            Request::SourceAdd { source } => result(control.add_source(source)),
-            Request::SourceRemove { name } => result(control.remove_source(&name)),
-            Request::SourceTest { name } => result(control.test_source(&name)),
-            Request::Plugin { action, name } => match control.plugin(&action, name.as_deref()) {
-                Ok(plugins) => Answer::Plugins { plugins },
-                Err(error) => Answer::error(error.to_string()),
-            },
-            other => Answer::error(format!("unexpected control request {other:?}")),
-        };
+        let answer = control_answer(&*control, request);
         if wake.notices.send(Notice::Answer { token, answer }).is_ok() {
             let _ = wake.waker.wake();
         }
@@ -111,6 +96,27 @@ fn control(reactor: &mut Reactor, token: usize, request: Request) -> Started {
         Started::Busy(Busy::Control)
     } else {
         Started::Answered(Answer::error("hearthd is stopping"))
+    }
+}
+
+/// The answer of a control request (status, sources, plugins); it may wait on the kernel or
+/// the network. Shared by the socket and the plugins' `kernel.control`.
+pub fn control_answer(control: &dyn Control, request: Request) -> Answer {
+    match request {
+        Request::Status => Answer::Status {
+            status: control.status(),
+        },
+        Request::SourceList => Answer::Sources {
+            sources: control.sources(),
+        },
+        Request::SourceAdd { source } => result(control.add_source(source)),
+        Request::SourceRemove { name } => result(control.remove_source(&name)),
+        Request::SourceTest { name } => result(control.test_source(&name)),
+        Request::Plugin { action, name } => match control.plugin(&action, name.as_deref()) {
+            Ok(plugins) => Answer::Plugins { plugins },
+            Err(error) => Answer::error(error.to_string()),
+        },
+        other => Answer::error(format!("unexpected control request {other:?}")),
     }
 }
 
