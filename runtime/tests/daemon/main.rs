@@ -19,3 +19,4 @@ mod daemon_shutdown;
 mod daemon_socket;
 mod daemon_stop;
 mod daemon_threads;
+mod daemon_web;

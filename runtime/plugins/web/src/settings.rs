@@ -52,25 +52,25 @@ pub fn load(host: &Host) -> Result<WebConfig, WebError> {
     define(
         host,
         "password",
-        Value::Null,
+        json!(""),
         "Set to choose the page's password; it is hashed into password_hash and cleared.",
     )?;
     define(
         host,
         "password_hash",
-        Value::Null,
+        json!(""),
         "PBKDF2 hash of the page's password (set from the first-run page).",
     )?;
     define(
         host,
         "session_secret",
-        Value::Null,
+        json!(""),
         "Key signing login sessions; changing it logs everybody out.",
     )?;
     define(
         host,
         "api_key",
-        Value::Null,
+        json!(""),
         "Key programs send as Authorization: Bearer (generated on first start).",
     )?;
     let bind = string(host, "bind")?.unwrap_or_else(|| DEFAULT_BIND.to_owned());
