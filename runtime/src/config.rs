@@ -89,6 +89,8 @@ pub struct Config {
     pub mcp: Vec<hearth_mcp::McpServerConfig>,
     /// Tools kept from the model (`[tools] disabled = [...]`, `denied = [...]`).
     pub tools: hearth_stages::ToolPolicy,
+    /// Install the plugins shipped beside `hearthd` (the web page) when they are missing.
+    pub bundled_plugins: bool,
 }
 
 /// How long and how many clients the socket serves.
@@ -137,6 +139,7 @@ impl Default for Config {
             socket: SocketLimits::default(),
             mcp: Vec::new(),
             tools: hearth_stages::ToolPolicy::default(),
+            bundled_plugins: true,
         }
     }
 }

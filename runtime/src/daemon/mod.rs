@@ -3,6 +3,7 @@
 //! can run the same daemon in-process or as a child.
 
 mod builtins;
+mod bundled_plugins;
 mod channel_replies;
 mod data_dir;
 mod mcp_servers;
@@ -201,6 +202,12 @@ impl Daemon {
             replies: Default::default(),
             control: Default::default(),
         });
+        if cfg.bundled_plugins {
+            let installed = bundled_plugins::install(&cfg.data_dir);
+            if !installed.is_empty() {
+                tracing::info!(?installed, "installed the bundled plugins");
+            }
+        }
         let mut host_cfg = HostConfig::new(&cfg.data_dir);
         host_cfg.data_plane = Some(data_plane);
         host_cfg.settings = Some(Arc::new(

@@ -9,22 +9,11 @@ use hearth_testkit::llm_server::{LlmServer, Script};
 use serde_json::{Value, json};
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 const KEY: &str = "hk-test-key-0123456789";
 const PASSWORD: &str = "a long test password";
-
-fn web_binary() -> PathBuf {
-    let bin = Path::new(env!("CARGO_BIN_EXE_hearthd"));
-    let path = bin.parent().expect("target dir").join("hearth-web");
-    assert!(
-        path.exists(),
-        "{} is missing: run `cargo build -p hearth-plugin-web` first",
-        path.display()
-    );
-    path
-}
 
 fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
@@ -34,25 +23,49 @@ fn free_port() -> u16 {
         .port()
 }
 
-/// Installs the web plugin in `dir` with its settings preset.
-fn prepare(dir: &Path, port: u16) {
-    let plugin = dir.join("plugins/web");
-    std::fs::create_dir_all(&plugin).expect("plugin dir");
-    let manifest = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("plugins/web/plugin.json"),
-    )
-    .expect("manifest");
-    let mut manifest: Value = serde_json::from_str(&manifest).expect("json");
-    manifest["entry"] = json!(web_binary());
-    std::fs::write(plugin.join("plugin.json"), manifest.to_string()).expect("write");
+/// Presets the web plugin's settings in `dir`: where it listens and, when given, its
+/// password; the API key always.
+fn preset(dir: &Path, bind: &str, password: Option<&str>) {
     let settings = hearth_settings::Settings::open(dir).expect("settings");
-    settings
-        .set("plugin.web.bind", json!(format!("127.0.0.1:{port}")))
-        .expect("bind");
-    settings
-        .set("plugin.web.password", json!(PASSWORD))
-        .expect("password");
+    settings.set("plugin.web.bind", json!(bind)).expect("bind");
+    if let Some(password) = password {
+        settings
+            .set("plugin.web.password", json!(password))
+            .expect("password");
+    }
     settings.set("plugin.web.api_key", json!(KEY)).expect("key");
+}
+
+/// The daemon's config: the bundled web plugin on, the stub model as the source.
+fn config(server: &LlmServer) -> String {
+    format!(
+        "bundled_plugins = true\n{}",
+        source("remote", &server.base_url, 0)
+    )
+}
+
+fn web_binary_is_built() {
+    let bin = Path::new(env!("CARGO_BIN_EXE_hearthd"));
+    let path = bin.parent().expect("target dir").join("hearth-web");
+    assert!(
+        path.exists(),
+        "{} is missing: run `cargo build -p hearth-plugin-web` first",
+        path.display()
+    );
+}
+
+/// The web plugin's entry in `hearth plugin info web`, once `done` accepts it.
+fn wait_info(daemon: &Daemon, done: impl Fn(&str) -> bool) -> String {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let out = daemon.run(&["plugin", "info", "web"]);
+        let text = String::from_utf8_lossy(&out.stdout).into_owned();
+        if done(&text) {
+            return text;
+        }
+        assert!(Instant::now() < deadline, "web never got there: {text}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
 }
 
 struct Http {
@@ -153,11 +166,15 @@ fn dechunk(body: &str) -> String {
 
 /// Logs in: (cookie header value, csrf token).
 fn login(http: &Http) -> (String, String) {
+    login_with(http, PASSWORD)
+}
+
+fn login_with(http: &Http, password: &str) -> (String, String) {
     let r = http.request(
         "POST",
         "/api/login",
         &[],
-        &json!({"password": PASSWORD}).to_string(),
+        &json!({"password": password}).to_string(),
     );
     assert_eq!(r.status, 200, "{}", r.body);
     let cookie = r.header("set-cookie").expect("a session cookie");
@@ -197,9 +214,10 @@ fn events(http: &Http, cookie: &str, id: &str, last: Option<&str>) -> Vec<(Strin
 }
 
 fn start(server: &LlmServer) -> (Daemon, Http) {
+    web_binary_is_built();
     let port = free_port();
-    let daemon = Daemon::start_with(&source("remote", &server.base_url, 0), |dir| {
-        prepare(dir, port)
+    let daemon = Daemon::start_with(&config(server), |dir| {
+        preset(dir, &format!("127.0.0.1:{port}"), Some(PASSWORD));
     });
     let http = Http { port };
     http.wait_up();
@@ -253,7 +271,7 @@ fn a_message_streams_over_sse_replays_after_last_event_id_and_survives_a_daemon_
         let dir = daemon.dir.clone();
         let port = http.port;
         daemon.kill9();
-        let _daemon = Daemon::restart(&dir, &source("remote", &server.base_url, 0));
+        let _daemon = Daemon::restart(&dir, &config(&server));
         let http = Http { port };
         http.wait_up();
         let (cookie, _) = login(&http);
@@ -479,21 +497,79 @@ fn a_killed_web_process_is_restarted_while_the_cli_keeps_answering_and_the_answe
 #[test]
 fn a_busy_port_fails_the_start_naming_the_port_and_the_setting() {
     within(Duration::from_secs(60), || {
+        web_binary_is_built();
         let held = TcpListener::bind("127.0.0.1:0").expect("bind");
         let port = held.local_addr().unwrap().port();
         let server = LlmServer::start();
-        let daemon = Daemon::start_with(&source("remote", &server.base_url, 0), |dir| {
-            prepare(dir, port)
+        let daemon = Daemon::start_with(&config(&server), |dir| {
+            preset(dir, &format!("127.0.0.1:{port}"), Some(PASSWORD));
         });
-        let deadline = Instant::now() + Duration::from_secs(30);
-        loop {
-            let out = daemon.run(&["plugin", "info", "web"]);
-            let text = String::from_utf8_lossy(&out.stdout).into_owned();
-            if text.contains(&port.to_string()) && text.contains("plugin.web.bind") {
-                break;
-            }
-            assert!(Instant::now() < deadline, "no error names the port: {text}");
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        wait_info(&daemon, |text| {
+            text.contains(&format!("127.0.0.1:{port}")) && text.contains("plugin.web.bind")
+        });
+    });
+}
+
+#[test]
+fn an_open_address_without_a_password_is_refused_saying_why() {
+    within(Duration::from_secs(60), || {
+        web_binary_is_built();
+        let server = LlmServer::start();
+        let port = free_port();
+        let daemon = Daemon::start_with(&config(&server), |dir| {
+            preset(dir, &format!("0.0.0.0:{port}"), None);
+        });
+        let text = wait_info(&daemon, |text| text.contains("\"failed\""));
+        assert!(text.contains("without a password"), "{text}");
+        assert!(TcpStream::connect(("127.0.0.1", port)).is_err());
+    });
+}
+
+#[test]
+fn the_first_run_page_sets_the_password_once() {
+    within(Duration::from_secs(60), || {
+        web_binary_is_built();
+        let server = LlmServer::start();
+        let port = free_port();
+        let _daemon = Daemon::start_with(&config(&server), |dir| {
+            preset(dir, &format!("127.0.0.1:{port}"), None);
+        });
+        let http = Http { port };
+        http.wait_up();
+        let s = http.request("GET", "/api/session", &[], "");
+        assert_eq!(s.json()["setup_needed"], true);
+        let login = http.request(
+            "POST",
+            "/api/login",
+            &[],
+            &json!({"password": PASSWORD}).to_string(),
+        );
+        assert_eq!(login.status, 403, "no password to log in with yet");
+        let short = http.request(
+            "POST",
+            "/api/setup",
+            &[],
+            &json!({"password": "short"}).to_string(),
+        );
+        assert_eq!(short.status, 400);
+        let set = http.request(
+            "POST",
+            "/api/setup",
+            &[],
+            &json!({"password": PASSWORD}).to_string(),
+        );
+        assert_eq!(set.status, 200, "{}", set.body);
+        assert!(set.header("set-cookie").is_some());
+        let again = http.request(
+            "POST",
+            "/api/setup",
+            &[],
+            &json!({"password": "another long one"}).to_string(),
+        );
+        assert_eq!(again.status, 403, "a second setup would take the page over");
+        let (cookie, _) = login_with(&http, PASSWORD);
+        let s = http.request("GET", "/api/session", &[("Cookie", &cookie)], "");
+        assert_eq!(s.json()["setup_needed"], false);
+        assert_eq!(s.json()["logged_in"], true);
     });
 }

@@ -7,6 +7,8 @@
 
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
+// A refusal is the HTTP answer itself (axum's convention), built once per refused request.
+#![allow(clippy::result_large_err)]
 
 mod app;
 mod assets;

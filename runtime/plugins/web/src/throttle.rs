@@ -40,10 +40,11 @@ impl Throttle {
     /// Records a wrong password from `addr`.
     pub fn failed(&self, addr: IpAddr, now: Instant) {
         let mut map = self.by_addr.lock().unwrap_or_else(|p| p.into_inner());
-        if map.len() >= MAX_TRACKED && !map.contains_key(&addr) {
-            if let Some(oldest) = map.iter().min_by_key(|(_, f)| f.last).map(|(a, _)| *a) {
-                map.remove(&oldest);
-            }
+        if map.len() >= MAX_TRACKED
+            && !map.contains_key(&addr)
+            && let Some(oldest) = map.iter().min_by_key(|(_, f)| f.last).map(|(a, _)| *a)
+        {
+            map.remove(&oldest);
         }
         let f = map.entry(addr).or_insert(Failures {
             count: 0,
