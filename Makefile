@@ -14,6 +14,7 @@ RECALL_STORES ?= target/recall-stores
 setup:
 	@scripts/setup.sh
 	@scripts/setup-mcp-servers.sh
+	@scripts/setup-web-tests.sh
 
 build: setup
 	$(CARGO) build --workspace --release --bins

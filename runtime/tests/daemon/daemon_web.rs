@@ -12,10 +12,10 @@ use std::net::{TcpListener, TcpStream};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-const KEY: &str = "hk-test-key-0123456789";
-const PASSWORD: &str = "a long test password";
+pub(crate) const KEY: &str = "hk-test-key-0123456789";
+pub(crate) const PASSWORD: &str = "a long test password";
 
-fn free_port() -> u16 {
+pub(crate) fn free_port() -> u16 {
     TcpListener::bind("127.0.0.1:0")
         .expect("bind")
         .local_addr()
@@ -25,7 +25,7 @@ fn free_port() -> u16 {
 
 /// Presets the web plugin's settings in `dir`: where it listens and, when given, its
 /// password; the API key always.
-fn preset(dir: &Path, bind: &str, password: Option<&str>) {
+pub(crate) fn preset(dir: &Path, bind: &str, password: Option<&str>) {
     let settings = hearth_settings::Settings::open(dir).expect("settings");
     settings.set("plugin.web.bind", json!(bind)).expect("bind");
     if let Some(password) = password {
@@ -37,14 +37,14 @@ fn preset(dir: &Path, bind: &str, password: Option<&str>) {
 }
 
 /// The daemon's config: the bundled web plugin on, the stub model as the source.
-fn config(server: &LlmServer) -> String {
+pub(crate) fn config(server: &LlmServer) -> String {
     format!(
         "bundled_plugins = true\n{}",
         source("remote", &server.base_url, 0)
     )
 }
 
-fn web_binary_is_built() {
+pub(crate) fn web_binary_is_built() {
     let bin = Path::new(env!("CARGO_BIN_EXE_hearthd"));
     let path = bin.parent().expect("target dir").join("hearth-web");
     assert!(
@@ -55,7 +55,7 @@ fn web_binary_is_built() {
 }
 
 /// The web plugin's entry in `hearth plugin info web`, once `done` accepts it.
-fn wait_info(daemon: &Daemon, done: impl Fn(&str) -> bool) -> String {
+pub(crate) fn wait_info(daemon: &Daemon, done: impl Fn(&str) -> bool) -> String {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let out = daemon.run(&["plugin", "info", "web"]);
@@ -68,18 +68,18 @@ fn wait_info(daemon: &Daemon, done: impl Fn(&str) -> bool) -> String {
     }
 }
 
-struct Http {
-    port: u16,
+pub(crate) struct Http {
+    pub(crate) port: u16,
 }
 
-struct Answer {
-    status: u16,
-    head: String,
-    body: String,
+pub(crate) struct Answer {
+    pub(crate) status: u16,
+    pub(crate) head: String,
+    pub(crate) body: String,
 }
 
 impl Answer {
-    fn json(&self) -> Value {
+    pub(crate) fn json(&self) -> Value {
         serde_json::from_str(&self.body).unwrap_or_else(|e| panic!("{e}: {}", self.body))
     }
     fn header(&self, name: &str) -> Option<String> {
@@ -112,7 +112,13 @@ impl Http {
         s
     }
 
-    fn request(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> Answer {
+    pub(crate) fn request(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> Answer {
         let mut s = self.send(method, path, headers, body);
         let mut raw = Vec::new();
         s.read_to_end(&mut raw).expect("read");
@@ -138,7 +144,7 @@ impl Http {
         }
     }
 
-    fn wait_up(&self) {
+    pub(crate) fn wait_up(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
             assert!(Instant::now() < deadline, "the web plugin never listened");
@@ -165,7 +171,7 @@ fn dechunk(body: &str) -> String {
 }
 
 /// Logs in: (cookie header value, csrf token).
-fn login(http: &Http) -> (String, String) {
+pub(crate) fn login(http: &Http) -> (String, String) {
     login_with(http, PASSWORD)
 }
 
@@ -213,7 +219,7 @@ fn events(http: &Http, cookie: &str, id: &str, last: Option<&str>) -> Vec<(Strin
         .collect()
 }
 
-fn start(server: &LlmServer) -> (Daemon, Http) {
+pub(crate) fn start(server: &LlmServer) -> (Daemon, Http) {
     web_binary_is_built();
     let port = free_port();
     let daemon = Daemon::start_with(&config(server), |dir| {

@@ -20,3 +20,4 @@ mod daemon_socket;
 mod daemon_stop;
 mod daemon_threads;
 mod daemon_web;
+mod daemon_web_clients;

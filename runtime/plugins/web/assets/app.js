@@ -70,7 +70,17 @@ function toolLine(parent, t) {
   parent.prepend(d);
 }
 
+// Bubbles whose answer is still streaming; the stop button marks them.
+const running = new Set();
+
 function ending(div, reply) {
+  // A stopped answer ends as an ordinary reply holding what was said so far.
+  if (div.dataset.stopPressed && !reply.skipped) {
+    const s = document.createElement("div");
+    s.className = "stopped";
+    s.textContent = "stopped";
+    div.appendChild(s);
+  }
   if (reply.skipped) {
     const s = document.createElement("div");
     s.className = "stopped";
@@ -86,12 +96,14 @@ function follow(id, div) {
   div.appendChild(text);
   div.dataset.request = id;
   let streamed = "";
+  running.add(div);
   const es = new EventSource(`/api/chat/${encodeURIComponent(id)}/events`);
   es.addEventListener("delta", (e) => { streamed += JSON.parse(e.data).content; text.textContent = streamed; });
   es.addEventListener("reset", () => { streamed = ""; text.textContent = ""; });
   es.addEventListener("tool", (e) => toolLine(div, JSON.parse(e.data)));
   es.addEventListener("done", (e) => {
     es.close();
+    running.delete(div);
     const reply = JSON.parse(e.data);
     // The reply is the whole answer, whatever the stream lost.
     if (!reply.skipped || reply.content) text.textContent = reply.content || streamed;
@@ -136,7 +148,10 @@ $("send-form").addEventListener("submit", async (e) => {
   }
 });
 
-$("stop").addEventListener("click", () => api("POST", "/api/stop").catch((e) => alert(e.message)));
+$("stop").addEventListener("click", () => {
+  running.forEach((div) => (div.dataset.stopPressed = "1"));
+  api("POST", "/api/stop").catch((e) => alert(e.message));
+});
 
 $("memory-form").addEventListener("submit", async (e) => {
   e.preventDefault();
