@@ -25,6 +25,14 @@ try {
   seen.page_bytes = loaded.filter((r) => !r.url.includes("/api/")).reduce((a, r) => a + r.len, 0);
   await page.screenshot({ path: `${shots}/1-logged-in.png` });
 
+  // A tool call, visible in the answer's bubble: the model keeps a note in memory.
+  await page.fill("#text", "remember where the teapot is");
+  await page.click("#send");
+  const noted = page.locator(".msg.agent").last();
+  await noted.locator("span", { hasText: "noted" }).waitFor({ timeout: 20000 });
+  await noted.locator(".tool").first().waitFor({ timeout: 20000 });
+  seen.tool_line = await noted.locator(".tool").first().innerText();
+
   // Streaming: the answer grows in steps before it is complete.
   await page.fill("#text", "count slowly");
   await page.click("#send");
@@ -56,13 +64,21 @@ try {
   seen.history = await page.locator(".msg").allInnerTexts();
   await page.screenshot({ path: `${shots}/4-reloaded.png` });
 
-  // Memory search.
+  // Memory: search finds the note with its id; forget asks first, then it is gone.
   await page.click("nav button[data-tab=memory]");
-  await page.fill("#memory-q", "alpha");
+  await page.fill("#memory-q", "teapot attic");
   await page.click("#memory-form button");
-  await page.waitForFunction(() => document.getElementById("memory-out").textContent.length > 0);
-  seen.memory = await page.locator("#memory-out").innerText();
+  await page.locator("tr[data-memory]").first().waitFor({ timeout: 20000 });
+  seen.memory_rows = await page.locator("tr[data-memory]").allInnerTexts();
+  seen.memory_id = await page.locator("tr[data-memory]").first().getAttribute("data-memory");
   await page.screenshot({ path: `${shots}/5-memory.png` });
+  page.once("dialog", (d) => { seen.confirm = d.message(); d.accept(); });
+  await page.locator("tr[data-memory]").first().getByRole("button", { name: "forget" }).click();
+  await page.locator(`tr[data-memory="${seen.memory_id}"]`).waitFor({ state: "detached", timeout: 20000 });
+  await page.click("#memory-form button");
+  await page.locator("#memory-out pre").waitFor();
+  await page.waitForTimeout(300);
+  seen.memory_after = await page.locator(`tr[data-memory="${seen.memory_id}"]`).count();
 
   // Plugins: disable the timer, then enable it again.
   await page.click("nav button[data-tab=plugins]");

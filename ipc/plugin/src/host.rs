@@ -108,6 +108,24 @@ impl Host {
         )
     }
 
+    /// Cold-context entries matching `query` by keyword, with ids, scores and times
+    /// (`memory.search`, capability `memory`).
+    pub fn memory_search(&self, query: &str, top_k: usize) -> Result<Vec<Value>, ToolError> {
+        let result = self.call(
+            methods::MEMORY_SEARCH,
+            json!({"query": query, "top_k": top_k}),
+        )?;
+        field(methods::MEMORY_SEARCH, result, "items")
+    }
+
+    /// Deletes cold-context entry `id` (`memory.forget`, capability `memory`): committed and
+    /// recorded in the kernel's audit log with `reason` before it answers; `false` when no
+    /// entry had that id.
+    pub fn memory_forget(&self, id: i64, reason: &str) -> Result<bool, ToolError> {
+        let result = self.call(methods::MEMORY_FORGET, json!({"id": id, "reason": reason}))?;
+        field(methods::MEMORY_FORGET, result, "forgotten")
+    }
+
     /// Document search (`doc.query`, capability `doc_memory`): the matching documents.
     pub fn memory_query(&self, text: &str, top_k: usize) -> Result<Vec<Value>, ToolError> {
         let result = self.call(methods::DOC_QUERY, json!({"text": text, "top_k": top_k}))?;

@@ -47,7 +47,7 @@ pub const CAPABILITIES: [&str; 10] = [
 
 /// Every plugin → kernel method and the capability it needs (the original's 59 plus `log` and
 /// `output.unregister`, both core, `llm.complete`, and the web channel's `io.submit`,
-/// `io.reply`, `io.stop`, `io.history` and `kernel.control`).
+/// `io.reply`, `io.stop`, `io.history`, `kernel.control`, `memory.search` and `memory.forget`).
 pub const METHOD_CAPABILITIES: &[(&str, &str)] = &[
     (methods::HANDSHAKE, CORE),
     (methods::TOOL_REGISTER, CORE),
@@ -85,6 +85,8 @@ pub const METHOD_CAPABILITIES: &[(&str, &str)] = &[
     ("memory.introspect", MEMORY),
     ("memory.merge", MEMORY),
     ("memory.purge", MEMORY),
+    (methods::MEMORY_SEARCH, MEMORY),
+    (methods::MEMORY_FORGET, MEMORY),
     (methods::DOC_QUERY, DOC_MEMORY),
     ("doc.insert", DOC_MEMORY),
     ("doc.remove", DOC_MEMORY),
@@ -257,8 +259,8 @@ mod tests {
             );
         }
         // 59 original methods plus handshake, log, output.unregister, llm.complete and the
-        // web channel's five.
-        assert_eq!(METHOD_CAPABILITIES.len(), 68);
+        // web channel's seven.
+        assert_eq!(METHOD_CAPABILITIES.len(), 70);
     }
 
     #[test]

@@ -72,3 +72,7 @@ pub const IO_STOP: &str = "io.stop";
 pub const IO_HISTORY: &str = "io.history";
 /// An operator's control request (status, sources, plugins), as the client socket takes it.
 pub const KERNEL_CONTROL: &str = "kernel.control";
+/// Cold-context entries matching a query by keyword, with their ids, scores and times.
+pub const MEMORY_SEARCH: &str = "memory.search";
+/// Deletes one cold-context entry by id, durably, with an audit record.
+pub const MEMORY_FORGET: &str = "memory.forget";

@@ -98,6 +98,21 @@ pub trait KernelPort: Send + Sync + 'static {
         Err(not_served("kernel.control"))
     }
 
+    /// `memory.search`: cold-context entries matching `query` by keyword, best first, at most
+    /// `top_k` → `{items: [{id, score, text, source, created_ms, last_access_ms,
+    /// access_count}]}`.
+    fn memory_search(&self, query: &str, top_k: usize) -> Result<Value, HandlerError> {
+        let _ = (query, top_k);
+        Err(not_served("memory.search"))
+    }
+
+    /// `memory.forget`: deletes cold-context entry `id` for `plugin` (committed before the
+    /// answer, and recorded in the audit log with `reason`) → `{forgotten: bool}`.
+    fn memory_forget(&self, plugin: &str, id: i64, reason: &str) -> Result<Value, HandlerError> {
+        let _ = (plugin, id, reason);
+        Err(not_served("memory.forget"))
+    }
+
     /// `llm.listSources`: the configured LLM sources, without secrets → `{sources}`.
     fn llm_sources(&self) -> Result<Value, HandlerError> {
         Err(not_served("llm.listSources"))

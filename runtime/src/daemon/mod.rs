@@ -2,6 +2,7 @@
 //! The binary only parses arguments and waits for a signal; everything else is here so tests
 //! can run the same daemon in-process or as a child.
 
+mod audit;
 mod builtins;
 mod bundled_plugins;
 mod channel_replies;
@@ -200,6 +201,7 @@ impl Daemon {
             sources: sources.clone(),
             durable: journal.clone(),
             replies: Default::default(),
+            audit: audit::AuditLog::new(&cfg.data_dir),
             control: Default::default(),
         });
         if cfg.bundled_plugins {

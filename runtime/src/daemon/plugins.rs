@@ -46,6 +46,8 @@ pub(super) struct KernelPlugins {
     pub(super) durable: Durable,
     /// Replies of inputs plugins submitted with `io.submit`.
     pub(super) replies: ChannelReplies,
+    /// Where forgetting a memory is recorded.
+    pub(super) audit: super::audit::AuditLog,
     /// The operator's control (status, sources, plugins), set once the host exists.
     pub(super) control: OnceLock<Arc<dyn Control>>,
 }
@@ -229,6 +231,53 @@ impl KernelPort for KernelPlugins {
         let answer = control_answer(&**control, request);
         serde_json::to_value(answer)
             .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("kernel.control: {e}")))
+    }
+
+    fn memory_search(&self, query: &str, top_k: usize) -> Result<Value, HandlerError> {
+        let tokens = hearth_memory::query_tokens(query);
+        let items = self
+            .durable
+            .with_store(
+                move |store| -> Result<Vec<Value>, hearth_memory::StoreError> {
+                    let mut items = Vec::new();
+                    for (id, score) in store.cold_fts(&tokens, top_k)? {
+                        if let Some(e) = store.cold_get(id)? {
+                            items.push(json!({
+                                "id": id, "score": score, "text": e.text,
+                                "source": e.event.source, "created_ms": e.created_ms,
+                                "last_access_ms": e.last_access_ms, "access_count": e.access_count,
+                            }));
+                        }
+                    }
+                    Ok(items)
+                },
+            )
+            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
+            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("memory.search: {e}")))?;
+        Ok(json!({"items": items}))
+    }
+
+    fn memory_forget(&self, plugin: &str, id: i64, reason: &str) -> Result<Value, HandlerError> {
+        let removed = self
+            .durable
+            .with_store(move |store| store.cold_remove(&[id]))
+            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
+            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("memory.forget: {e}")))?;
+        // Committed before the audit says so; the audit then survives a crash on its own.
+        let forgotten = removed > 0;
+        if forgotten {
+            let record = json!({"at_ms": hearth_engine::now_ms(), "op": "forget", "id": id,
+                "by": plugin, "reason": reason});
+            self.audit.record(&record).map_err(|e| {
+                HandlerError::new(
+                    ErrorKind::Failed,
+                    format!("memory.forget: the audit log: {e}"),
+                )
+            })?;
+            tracing::warn!(plugin, id, reason, "memory entry forgotten");
+            self.publish("memory_forgotten", &record);
+        }
+        Ok(json!({"forgotten": forgotten}))
     }
 
     fn llm_sources(&self) -> Result<Value, HandlerError> {

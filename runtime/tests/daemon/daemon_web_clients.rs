@@ -81,6 +81,11 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
             "nothing: build it with `cargo build -p hearth-plugin-timer`",
         );
         let server = LlmServer::start();
+        server.push(Script::Tools(vec![(
+            "doc_commit".into(),
+            json!({"content": "the blue teapot is in the attic", "summary": "teapot"}),
+        )]));
+        server.push(Script::text("noted"));
         server.push(Script::Text {
             pieces: ["alpha ", "beta ", "gamma ", "delta"]
                 .map(String::from)
@@ -94,7 +99,7 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
             gate,
         });
         let port = free_port();
-        let _daemon = Daemon::start_with(&config(&server), |d| {
+        let daemon = Daemon::start_with(&config(&server), |d| {
             preset(d, &format!("127.0.0.1:{port}"), Some(PASSWORD));
             let t = d.join("plugins/timer");
             std::fs::create_dir_all(&t).expect("dir");
@@ -138,7 +143,25 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
             history.iter().any(|m| m == "alpha beta gamma delta"),
             "{history:?}"
         );
-        assert!(!seen["memory"].as_str().unwrap().is_empty());
+        assert!(
+            seen["tool_line"].as_str().unwrap().contains("doc_commit"),
+            "{seen}"
+        );
+        let rows = seen["memory_rows"].to_string();
+        assert!(rows.contains("teapot"), "{seen}");
+        assert!(
+            seen["confirm"].as_str().unwrap().contains("Forget memory"),
+            "{seen}"
+        );
+        assert_eq!(seen["memory_after"], 0, "forgotten: {seen}");
+        let id: i64 = seen["memory_id"].as_str().unwrap().parse().expect("id");
+        let audit = std::fs::read_to_string(daemon.dir.join("audit.jsonl")).expect("audit log");
+        let record: Value = serde_json::from_str(audit.lines().last().unwrap()).expect("json");
+        assert_eq!(
+            (record["op"].as_str(), record["id"].as_i64()),
+            (Some("forget"), Some(id))
+        );
+        assert_eq!(record["by"], "web");
         assert!(
             seen["disabled"].as_str().unwrap().contains("disabled"),
             "{seen}"

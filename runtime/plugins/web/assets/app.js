@@ -153,13 +153,32 @@ $("stop").addEventListener("click", () => {
   api("POST", "/api/stop").catch((e) => alert(e.message));
 });
 
-$("memory-form").addEventListener("submit", async (e) => {
-  e.preventDefault();
+async function searchMemory() {
+  const out = $("memory-out");
   try {
     const r = await api("GET", "/api/memory?q=" + encodeURIComponent($("memory-q").value));
-    $("memory-out").textContent = r.text || "(nothing recalled)";
-  } catch (err) { $("memory-out").textContent = err.message; }
-});
+    out.textContent = "";
+    const recall = document.createElement("pre");
+    recall.textContent = "What recall gives the model:\n" + (r.recall || "(nothing recalled)");
+    out.appendChild(recall);
+    const table = document.createElement("table");
+    for (const item of r.items) {
+      const tr = document.createElement("tr");
+      tr.dataset.memory = item.id;
+      cell(tr, `#${item.id}`);
+      cell(tr, item.text);
+      cell(tr, `score ${item.score.toFixed(2)}, ${new Date(item.created_ms).toLocaleString()}, recalled ${item.access_count}×`);
+      button(cell(tr, ""), "forget", async () => {
+        if (!confirm(`Forget memory #${item.id} for good?\n\n${item.text.slice(0, 200)}`)) return;
+        try { await api("POST", `/api/memory/${item.id}/forget`); tr.remove(); } catch (e) { alert(e.message); }
+      });
+      table.appendChild(tr);
+    }
+    out.appendChild(table);
+  } catch (err) { out.textContent = err.message; }
+}
+
+$("memory-form").addEventListener("submit", (e) => { e.preventDefault(); searchMemory(); });
 
 function cell(tr, text) { const td = document.createElement("td"); td.textContent = text; tr.appendChild(td); return td; }
 function button(td, label, onclick) { const b = document.createElement("button"); b.textContent = label; b.addEventListener("click", onclick); td.appendChild(b); }

@@ -185,11 +185,35 @@ pub async fn get_memory(
     }
     let k = query.k.unwrap_or(10).clamp(1, 50);
     let q = query.q;
+    let found = app
+        .call(move |host| {
+            let recall = host.call("memory.recall", json!({"query": q, "top_k": k}))?;
+            let items = host.memory_search(&q, k as usize)?;
+            Ok(json!({"recall": recall["text"], "items": items}))
+        })
+        .await;
+    match found {
+        Ok(v) => Json(v).into_response(),
+        Err(r) => r,
+    }
+}
+
+/// `POST /api/memory/{id}/forget`: deletes one entry, durably; the kernel audits it.
+pub async fn post_forget(
+    State(app): State<Arc<App>>,
+    Path(id): Path<i64>,
+    method: Method,
+    headers: HeaderMap,
+) -> Response {
+    if let Err(r) = app.authorize(&method, &headers) {
+        return r;
+    }
     match app
-        .call(move |host| host.call("memory.recall", json!({"query": q, "top_k": k})))
+        .call(move |host| host.memory_forget(id, "forgotten from the web page"))
         .await
     {
-        Ok(v) => Json(v).into_response(),
+        Ok(true) => Json(json!({"forgotten": id})).into_response(),
+        Ok(false) => refuse(StatusCode::NOT_FOUND, &format!("no memory has id {id}")),
         Err(r) => r,
     }
 }

@@ -44,6 +44,7 @@ pub fn router(app: Arc<App>) -> Router {
         .route("/api/stop", post(chat::post_stop))
         .route("/api/history", get(chat::get_history))
         .route("/api/memory", get(manage::get_memory))
+        .route("/api/memory/{id}/forget", post(manage::post_forget))
         .route("/api/list/{what}", get(manage::get_listing))
         .route("/api/plugins/{name}/{action}", post(manage::post_plugin))
         .route("/api/sources", post(manage::post_source))
