@@ -97,7 +97,13 @@ impl Http {
         s
     }
 
-    fn send(&self, method: &str, path: &str, headers: &[(&str, &str)], body: &str) -> TcpStream {
+    pub(crate) fn send(
+        &self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: &str,
+    ) -> TcpStream {
         let mut s = self.connect();
         let mut req =
             format!("{method} {path} HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n");
@@ -577,5 +583,79 @@ fn the_first_run_page_sets_the_password_once() {
         let s = http.request("GET", "/api/session", &[("Cookie", &cookie)], "");
         assert_eq!(s.json()["setup_needed"], false);
         assert_eq!(s.json()["logged_in"], true);
+    });
+}
+
+fn rss_kib(pid: u64) -> u64 {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("status");
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmRSS:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmRSS")
+}
+
+fn web_pid(daemon: &Daemon) -> u64 {
+    let list = daemon.run(&["plugin", "list"]);
+    let plugins: Value = serde_json::from_slice(&list.stdout).expect("json");
+    plugins["plugins"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "web")
+        .and_then(|p| p["pid"].as_u64())
+        .expect("web runs")
+}
+
+#[test]
+fn a_thousand_sse_clients_each_get_the_whole_answer_with_bounded_memory() {
+    within(Duration::from_secs(180), || {
+        const CLIENTS: usize = 1000;
+        let server = LlmServer::start();
+        let (gate_tx, gate) = crossbeam_channel::bounded::<()>(0);
+        server.push(Script::Gated {
+            pieces: vec!["shared ".into(), "by ".into(), "all".into()],
+            after: 1,
+            gate,
+        });
+        let (daemon, http) = start(&server);
+        let (cookie, csrf) = login(&http);
+        let pid = web_pid(&daemon);
+        let id = chat(&http, &cookie, &csrf, "one answer for many");
+        server.wait_requests(1, Duration::from_secs(20));
+        let before = rss_kib(pid);
+        let path = format!("/api/chat/{id}/events");
+        let mut streams = Vec::with_capacity(CLIENTS);
+        for _ in 0..CLIENTS {
+            streams.push(http.send("GET", &path, &[("Cookie", &cookie)], ""));
+        }
+        // Every client is being served (its headers are out) before the answer goes on.
+        for s in &mut streams {
+            let mut head = [0u8; 12];
+            s.read_exact(&mut head).expect("headers");
+            assert!(
+                head.starts_with(b"HTTP/1.1 200"),
+                "{:?}",
+                String::from_utf8_lossy(&head)
+            );
+        }
+        let held = rss_kib(pid);
+        drop(gate_tx);
+        for s in &mut streams {
+            let mut rest = String::new();
+            s.read_to_string(&mut rest).expect("read");
+            let deltas = rest.matches("event: delta").count();
+            assert_eq!(deltas, 3, "each client gets every delta once: {rest}");
+            assert!(rest.contains("\"content\":\"shared by all\""), "{rest}");
+        }
+        let grown = held.saturating_sub(before);
+        eprintln!(
+            "web RSS: {before} KiB before, {held} KiB with {CLIENTS} SSE clients (+{} B each)",
+            grown * 1024 / CLIENTS as u64
+        );
+        assert!(
+            grown < 64 * 1024,
+            "{CLIENTS} clients cost {grown} KiB (bound 64 MiB)"
+        );
     });
 }
