@@ -434,6 +434,38 @@ fn state_changes_need_a_session_and_its_csrf_token_and_wrong_passwords_are_throt
                 "{path} leaks the key"
             );
         }
+        // A source's key goes in and never comes back.
+        let secret = "sk-never-echo-4242";
+        let add = http.request(
+            "POST",
+            "/api/sources",
+            &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)],
+            &json!({"name": "extra", "base_url": "http://127.0.0.1:9/v1", "model": "m",
+                "adapter": "openai", "priority": 5, "api_key": secret})
+            .to_string(),
+        );
+        assert_eq!(add.status, 200, "{}", add.body);
+        let listed = http.request("GET", "/api/list/sources", &[("Cookie", &cookie)], "");
+        assert!(listed.body.contains("\"extra\""), "{}", listed.body);
+        let status = http.request("GET", "/api/list/status", &[("Cookie", &cookie)], "");
+        for r in [&add, &listed, &status] {
+            assert!(
+                !r.body.contains(secret),
+                "a source key came back: {}",
+                r.body
+            );
+        }
+        // The status carries the daemon's footprint.
+        let st = status.json();
+        assert!(
+            st["status"]["daemon"]["rss_kib"].as_u64().unwrap() > 0,
+            "{st}"
+        );
+        assert!(
+            st["status"]["daemon"]["threads"].as_u64().unwrap() > 1,
+            "{st}"
+        );
+        assert!(st["status"]["scheduler"].is_object(), "{st}");
         // Assets are served by exact name only.
         for path in [
             "/assets/../Cargo.toml",

@@ -14,6 +14,7 @@ mod app;
 mod assets;
 mod chat;
 mod error;
+mod footprint;
 mod manage;
 mod openai;
 mod secret;

@@ -218,12 +218,19 @@ pub async fn post_forget(
     }
 }
 
-async fn control(app: &Arc<App>, request: Value) -> Response {
+/// A control request's answer object, or the refusal.
+async fn control_value(app: &Arc<App>, request: Value) -> Result<Value, Response> {
     match app.call(move |host| host.control(request)).await {
-        Ok(answer) if answer["type"] == "error" => refuse(
+        Ok(answer) if answer["type"] == "error" => Err(refuse(
             StatusCode::BAD_REQUEST,
             answer["error"].as_str().unwrap_or("refused"),
-        ),
+        )),
+        other => other,
+    }
+}
+
+async fn control(app: &Arc<App>, request: Value) -> Response {
+    match control_value(app, request).await {
         Ok(answer) => Json(answer).into_response(),
         Err(r) => r,
     }
@@ -240,7 +247,19 @@ pub async fn get_listing(
         return r;
     }
     let request = match what.as_str() {
-        "status" => json!({"op": "status"}),
+        "status" => {
+            // The footprint is read from /proc, beside the kernel's own status.
+            return match control_value(&app, json!({"op": "status"})).await {
+                Ok(mut answer) => {
+                    if let Some(plane) = app.host.data_plane() {
+                        answer["status"]["daemon"] = crate::footprint::of(plane.kernel_pid());
+                    }
+                    answer["status"]["web"] = crate::footprint::of(std::process::id());
+                    Json(answer).into_response()
+                }
+                Err(r) => r,
+            };
+        }
         "plugins" => json!({"op": "plugin", "action": "list"}),
         "sources" => json!({"op": "source_list"}),
         _ => return refuse(StatusCode::NOT_FOUND, "no such listing"),
