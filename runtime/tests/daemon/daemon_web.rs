@@ -225,6 +225,22 @@ fn events(http: &Http, cookie: &str, id: &str, last: Option<&str>) -> Vec<(Strin
         .collect()
 }
 
+/// Scripts the next answer to stream `pieces` but hold before piece `after` until the
+/// returned sender is dropped.
+pub(crate) fn gated(
+    server: &LlmServer,
+    pieces: &[&str],
+    after: usize,
+) -> crossbeam_channel::Sender<()> {
+    let (gate_tx, gate) = crossbeam_channel::bounded::<()>(0);
+    server.push(Script::Gated {
+        pieces: pieces.iter().map(|p| (*p).to_owned()).collect(),
+        after,
+        gate,
+    });
+    gate_tx
+}
+
 pub(crate) fn start(server: &LlmServer) -> (Daemon, Http) {
     web_binary_is_built();
     let port = free_port();
@@ -300,12 +316,7 @@ fn a_message_streams_over_sse_replays_after_last_event_id_and_survives_a_daemon_
 fn stop_cuts_the_answer_and_the_openai_api_answers_streamed_and_whole() {
     within(Duration::from_secs(120), || {
         let server = LlmServer::start();
-        let (gate_tx, gate) = crossbeam_channel::bounded::<()>(0);
-        server.push(Script::Gated {
-            pieces: vec!["never ".into(), "finished ".into(), "text".into()],
-            after: 1,
-            gate,
-        });
+        let gate_tx = gated(&server, &["never ", "finished ", "text"], 1);
         let (_daemon, http) = start(&server);
         let (cookie, csrf) = login(&http);
         let id = chat(&http, &cookie, &csrf, "talk a lot");
@@ -505,25 +516,12 @@ fn state_changes_need_a_session_and_its_csrf_token_and_wrong_passwords_are_throt
 fn a_killed_web_process_is_restarted_while_the_cli_keeps_answering_and_the_answer_is_kept() {
     within(Duration::from_secs(120), || {
         let server = LlmServer::start();
-        let (gate_tx, gate) = crossbeam_channel::bounded::<()>(0);
-        server.push(Script::Gated {
-            pieces: vec!["first ".into(), "half, ".into(), "second half".into()],
-            after: 2,
-            gate,
-        });
+        let gate_tx = gated(&server, &["first ", "half, ", "second half"], 2);
         let (daemon, http) = start(&server);
         let (cookie, csrf) = login(&http);
         let id = chat(&http, &cookie, &csrf, "long answer");
         server.wait_requests(1, Duration::from_secs(20));
-        let list = daemon.run(&["plugin", "list"]);
-        let plugins: Value = serde_json::from_slice(&list.stdout).expect("json");
-        let pid = plugins["plugins"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .find(|p| p["name"] == "web")
-            .and_then(|p| p["pid"].as_u64())
-            .expect("web runs");
+        let pid = web_pid(&daemon);
         crate::harness::signal(pid as u32, "KILL");
         drop(gate_tx);
         server.push(Script::text("cli still works"));
@@ -644,12 +642,7 @@ fn a_thousand_sse_clients_each_get_the_whole_answer_with_bounded_memory() {
     within(Duration::from_secs(180), || {
         const CLIENTS: usize = 1000;
         let server = LlmServer::start();
-        let (gate_tx, gate) = crossbeam_channel::bounded::<()>(0);
-        server.push(Script::Gated {
-            pieces: vec!["shared ".into(), "by ".into(), "all".into()],
-            after: 1,
-            gate,
-        });
+        let gate_tx = gated(&server, &["shared ", "by ", "all"], 1);
         let (daemon, http) = start(&server);
         let (cookie, csrf) = login(&http);
         let pid = web_pid(&daemon);

@@ -92,12 +92,7 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
                 .to_vec(),
             delay: Duration::from_millis(150),
         });
-        let (gate_tx, gate) = crossbeam_channel::bounded::<()>(0);
-        server.push(Script::Gated {
-            pieces: ["never ", "ends ", "here"].map(String::from).to_vec(),
-            after: 1,
-            gate,
-        });
+        let gate_tx = crate::daemon_web::gated(&server, &["never ", "ends ", "here"], 1);
         let port = free_port();
         let daemon = Daemon::start_with(&config(&server), |d| {
             preset(d, &format!("127.0.0.1:{port}"), Some(PASSWORD));

@@ -156,6 +156,30 @@ impl App {
     }
 }
 
+/// A request that passed [`App::authorize`]; as a handler argument it refuses the others
+/// before the handler runs.
+pub struct Authorized;
+
+impl axum::extract::FromRequestParts<Arc<App>> for Authorized {
+    type Rejection = Response;
+
+    async fn from_request_parts(
+        parts: &mut axum::http::request::Parts,
+        app: &Arc<App>,
+    ) -> Result<Self, Response> {
+        app.authorize(&parts.method, &parts.headers)
+            .map(|_| Authorized)
+    }
+}
+
+/// A kernel call's value as JSON, or its refusal.
+pub fn answer(result: Result<Value, Response>) -> Response {
+    match result {
+        Ok(v) => axum::Json(v).into_response(),
+        Err(r) => r,
+    }
+}
+
 /// The client's address (for throttling).
 pub fn peer_ip(addr: &SocketAddr) -> IpAddr {
     addr.ip()

@@ -8,12 +8,12 @@ use std::sync::Arc;
 use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
-use axum::http::{HeaderMap, Method, StatusCode, header};
+use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hearth_plugin::{InjectOptions, Priority, Value, json};
 use serde::Deserialize;
 
-use crate::app::{App, CHANNEL, refuse};
+use crate::app::{App, Authorized, CHANNEL, answer, refuse};
 use crate::turns::Turn;
 
 /// `POST /api/chat` body.
@@ -58,15 +58,7 @@ pub fn start_turn(
 }
 
 /// `POST /api/chat`.
-pub async fn post_chat(
-    State(app): State<Arc<App>>,
-    method: Method,
-    headers: HeaderMap,
-    body: Bytes,
-) -> Response {
-    if let Err(r) = app.authorize(&method, &headers) {
-        return r;
-    }
+pub async fn post_chat(State(app): State<Arc<App>>, _who: Authorized, body: Bytes) -> Response {
     let input: ChatIn = match serde_json::from_slice(&body) {
         Ok(i) => i,
         Err(e) => return refuse(StatusCode::BAD_REQUEST, &format!("body: {e}")),
@@ -173,12 +165,9 @@ fn sse(body: Body) -> Response {
 pub async fn get_events(
     State(app): State<Arc<App>>,
     Path(id): Path<String>,
-    method: Method,
+    _who: Authorized,
     headers: HeaderMap,
 ) -> Response {
-    if let Err(r) = app.authorize(&method, &headers) {
-        return r;
-    }
     let from = headers
         .get("last-event-id")
         .and_then(|v| v.to_str().ok())
@@ -195,32 +184,18 @@ pub async fn get_events(
 }
 
 /// `POST /api/stop`.
-pub async fn post_stop(
-    State(app): State<Arc<App>>,
-    method: Method,
-    headers: HeaderMap,
-) -> Response {
-    if let Err(r) = app.authorize(&method, &headers) {
-        return r;
-    }
-    match app.call(|host| host.stop(CHANNEL)).await {
-        Ok(()) => Json(json!({})).into_response(),
-        Err(r) => r,
-    }
+pub async fn post_stop(State(app): State<Arc<App>>, _who: Authorized) -> Response {
+    answer(
+        app.call(|host| host.stop(CHANNEL).map(|()| json!({})))
+            .await,
+    )
 }
 
 /// `GET /api/history`: the channel's turns from the journal, oldest first, with the ids of
 /// those still streaming here.
-pub async fn get_history(
-    State(app): State<Arc<App>>,
-    method: Method,
-    headers: HeaderMap,
-) -> Response {
-    if let Err(r) = app.authorize(&method, &headers) {
-        return r;
-    }
-    match app.call(|host| host.history(CHANNEL, 100)).await {
-        Ok(turns) => Json(json!({"turns": turns})).into_response(),
-        Err(r) => r,
-    }
+pub async fn get_history(State(app): State<Arc<App>>, _who: Authorized) -> Response {
+    answer(
+        app.call(|host| Ok(json!({"turns": host.history(CHANNEL, 100)?})))
+            .await,
+    )
 }

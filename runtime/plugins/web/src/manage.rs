@@ -9,12 +9,12 @@ use std::time::Instant;
 use axum::Json;
 use axum::body::Bytes;
 use axum::extract::{ConnectInfo, Path, Query, State};
-use axum::http::{HeaderMap, HeaderValue, Method, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use hearth_plugin::{Value, json};
 use serde::Deserialize;
 
-use crate::app::{App, COOKIE, SESSION_SECS, now_secs, peer_ip, refuse};
+use crate::app::{App, Authorized, COOKIE, SESSION_SECS, answer, now_secs, peer_ip, refuse};
 use crate::secret::{self, Signer};
 
 #[derive(Deserialize)]
@@ -148,14 +148,7 @@ pub async fn post_login(
 
 /// `POST /api/logout`: the cookie is cleared (tokens are stateless: it stays valid until its
 /// expiry for whoever copied it; a new password ends every session).
-pub async fn post_logout(
-    State(app): State<Arc<App>>,
-    method: Method,
-    headers: HeaderMap,
-) -> Response {
-    if let Err(r) = app.authorize(&method, &headers) {
-        return r;
-    }
+pub async fn post_logout(_who: Authorized) -> Response {
     let mut r = Json(json!({})).into_response();
     let clear = format!("{COOKIE}=; HttpOnly; SameSite=Strict; Path=/; Max-Age=0");
     if let Ok(v) = HeaderValue::from_str(&clear) {
@@ -176,13 +169,9 @@ pub struct MemoryQuery {
 /// `GET /api/memory`.
 pub async fn get_memory(
     State(app): State<Arc<App>>,
-    method: Method,
-    headers: HeaderMap,
+    _who: Authorized,
     Query(query): Query<MemoryQuery>,
 ) -> Response {
-    if let Err(r) = app.authorize(&method, &headers) {
-        return r;
-    }
     let k = query.k.unwrap_or(10).clamp(1, 50);
     let q = query.q;
     let found = app
@@ -192,22 +181,15 @@ pub async fn get_memory(
             Ok(json!({"recall": recall["text"], "items": items}))
         })
         .await;
-    match found {
-        Ok(v) => Json(v).into_response(),
-        Err(r) => r,
-    }
+    answer(found)
 }
 
 /// `POST /api/memory/{id}/forget`: deletes one entry, durably; the kernel audits it.
 pub async fn post_forget(
     State(app): State<Arc<App>>,
     Path(id): Path<i64>,
-    method: Method,
-    headers: HeaderMap,
+    _who: Authorized,
 ) -> Response {
-    if let Err(r) = app.authorize(&method, &headers) {
-        return r;
-    }
     match app
         .call(move |host| host.memory_forget(id, "forgotten from the web page"))
         .await
@@ -240,12 +222,8 @@ async fn control(app: &Arc<App>, request: Value) -> Response {
 pub async fn get_listing(
     State(app): State<Arc<App>>,
     Path(what): Path<String>,
-    method: Method,
-    headers: HeaderMap,
+    _who: Authorized,
 ) -> Response {
-    if let Err(r) = app.authorize(&method, &headers) {
-        return r;
-    }
     let request = match what.as_str() {
         "status" => {
             // The footprint is read from /proc, beside the kernel's own status.
@@ -271,12 +249,8 @@ pub async fn get_listing(
 pub async fn post_plugin(
     State(app): State<Arc<App>>,
     Path((name, action)): Path<(String, String)>,
-    method: Method,
-    headers: HeaderMap,
+    _who: Authorized,
 ) -> Response {
-    if let Err(r) = app.authorize(&method, &headers) {
-        return r;
-    }
     if !["enable", "disable", "reload"].contains(&action.as_str()) {
         return refuse(
             StatusCode::BAD_REQUEST,
@@ -295,13 +269,9 @@ pub async fn post_plugin(
 pub async fn post_source(
     State(app): State<Arc<App>>,
     path: Option<Path<(String, String)>>,
-    method: Method,
-    headers: HeaderMap,
+    _who: Authorized,
     body: Bytes,
 ) -> Response {
-    if let Err(r) = app.authorize(&method, &headers) {
-        return r;
-    }
     let request = match path {
         None => match serde_json::from_slice::<Value>(&body) {
             Ok(source) => json!({"op": "source_add", "source": source}),
