@@ -63,6 +63,26 @@ impl KernelPlugins {
     }
 }
 
+/// An input a plugin injects or submits: external trust, the plugin named in the payload, an
+/// interrupt at `priority` (L1 when unset).
+fn plugin_input(
+    plugin: &str,
+    channel: &str,
+    text: &str,
+    interrupt: bool,
+    priority: Option<Priority>,
+) -> InputEvent {
+    let input = InputEvent::text(channel, text)
+        .with_trust(Trust::External)
+        .with_payload("plugin", json!(plugin));
+    if !interrupt {
+        return input;
+    }
+    input
+        .with_payload("priority", json!(priority.unwrap_or(Priority::L1)))
+        .with_payload("interrupt", json!(true))
+}
+
 /// How long a plugin's memory call may take.
 const MEMORY_TIMEOUT: Duration = Duration::from_secs(30);
 
@@ -81,15 +101,9 @@ impl KernelPort for KernelPlugins {
         interrupt: bool,
         priority: Option<Priority>,
     ) -> Result<(), String> {
-        let input = InputEvent::text(channel, text)
-            .with_trust(Trust::External)
-            .with_payload("plugin", json!(plugin));
+        let input = plugin_input(plugin, channel, text, interrupt, priority);
         // Nobody waits for the reply of an injected input; it goes to the channel's output.
         if interrupt {
-            let level = priority.unwrap_or(Priority::L1);
-            let input = input
-                .with_payload("priority", json!(level))
-                .with_payload("interrupt", json!(true));
             drop(self.handle.interrupt(input));
         } else {
             drop(self.handle.submit(input));
@@ -129,14 +143,7 @@ impl KernelPort for KernelPlugins {
         interrupt: bool,
         priority: Option<Priority>,
     ) -> Result<Value, HandlerError> {
-        let mut input = InputEvent::text(channel, text)
-            .with_trust(Trust::External)
-            .with_payload("plugin", json!(plugin));
-        if interrupt {
-            input = input
-                .with_payload("priority", json!(priority.unwrap_or(Priority::L1)))
-                .with_payload("interrupt", json!(true));
-        }
+        let mut input = plugin_input(plugin, channel, text, interrupt, priority);
         let request_id = input.request_id.clone();
         // Kept before the submit, so a reply that comes at once is not lost.
         self.replies.expect(&request_id, input.reply_channel());

@@ -150,6 +150,16 @@ impl Http {
         }
     }
 
+    /// Posts `{"password": password}` to `path` (login or first-run setup).
+    pub(crate) fn password(&self, path: &str, password: &str) -> Answer {
+        self.request(
+            "POST",
+            path,
+            &[],
+            &json!({"password": password}).to_string(),
+        )
+    }
+
     pub(crate) fn wait_up(&self) {
         let deadline = Instant::now() + Duration::from_secs(30);
         while TcpStream::connect(("127.0.0.1", self.port)).is_err() {
@@ -182,12 +192,7 @@ pub(crate) fn login(http: &Http) -> (String, String) {
 }
 
 fn login_with(http: &Http, password: &str) -> (String, String) {
-    let r = http.request(
-        "POST",
-        "/api/login",
-        &[],
-        &json!({"password": password}).to_string(),
-    );
+    let r = http.password("/api/login", password);
     assert_eq!(r.status, 200, "{}", r.body);
     let cookie = r.header("set-cookie").expect("a session cookie");
     assert!(
@@ -489,20 +494,10 @@ fn state_changes_need_a_session_and_its_csrf_token_and_wrong_passwords_are_throt
         }
         let _ = csrf;
         for _ in 0..5 {
-            let r = http.request(
-                "POST",
-                "/api/login",
-                &[],
-                &json!({"password": "wrong"}).to_string(),
-            );
+            let r = http.password("/api/login", "wrong");
             assert_eq!(r.status, 403);
         }
-        let r = http.request(
-            "POST",
-            "/api/login",
-            &[],
-            &json!({"password": PASSWORD}).to_string(),
-        );
+        let r = http.password("/api/login", PASSWORD);
         assert_eq!(
             r.status, 429,
             "throttled even with the right password: {}",
@@ -580,34 +575,14 @@ fn the_first_run_page_sets_the_password_once() {
         http.wait_up();
         let s = http.request("GET", "/api/session", &[], "");
         assert_eq!(s.json()["setup_needed"], true);
-        let login = http.request(
-            "POST",
-            "/api/login",
-            &[],
-            &json!({"password": PASSWORD}).to_string(),
-        );
+        let login = http.password("/api/login", PASSWORD);
         assert_eq!(login.status, 403, "no password to log in with yet");
-        let short = http.request(
-            "POST",
-            "/api/setup",
-            &[],
-            &json!({"password": "short"}).to_string(),
-        );
+        let short = http.password("/api/setup", "short");
         assert_eq!(short.status, 400);
-        let set = http.request(
-            "POST",
-            "/api/setup",
-            &[],
-            &json!({"password": PASSWORD}).to_string(),
-        );
+        let set = http.password("/api/setup", PASSWORD);
         assert_eq!(set.status, 200, "{}", set.body);
         assert!(set.header("set-cookie").is_some());
-        let again = http.request(
-            "POST",
-            "/api/setup",
-            &[],
-            &json!({"password": "another long one"}).to_string(),
-        );
+        let again = http.password("/api/setup", "another long one");
         assert_eq!(again.status, 403, "a second setup would take the page over");
         let (cookie, _) = login_with(&http, PASSWORD);
         let s = http.request("GET", "/api/session", &[("Cookie", &cookie)], "");
