@@ -167,7 +167,7 @@ async function searchMemory() {
       tr.dataset.memory = item.id;
       cell(tr, `#${item.id}`);
       cell(tr, item.text);
-      cell(tr, `score ${item.score.toFixed(2)}, ${new Date(item.created_ms).toLocaleString()}, recalled ${item.access_count}×`);
+      cell(tr, `keyword score ${item.score.toPrecision(3)}, ${new Date(item.created_ms).toLocaleString()}, recalled ${item.access_count}×`);
       button(cell(tr, ""), "forget", async () => {
         if (!confirm(`Forget memory #${item.id} for good?\n\n${item.text.slice(0, 200)}`)) return;
         try { await api("POST", `/api/memory/${item.id}/forget`); tr.remove(); } catch (e) { alert(e.message); }
