@@ -14,6 +14,7 @@ RECALL_STORES ?= target/recall-stores
 setup:
 	@scripts/setup.sh
 	@scripts/setup-mcp-servers.sh
+	@scripts/setup-web-tests.sh
 
 build: setup
 	$(CARGO) build --workspace --release --bins
@@ -65,7 +66,8 @@ loom:
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-ipc --release --test loom_ring --lib
 	LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-engine --release --lib loom_park
 
-# `make install` (PREFIX, DESTDIR): the binaries, the bundled plugins (enable one with
+# `make install` (PREFIX, DESTDIR): the binaries (hearth-web beside hearthd, which installs the
+# page on start), the optional plugins (enable one with
 # `hearth plugin install $(PREFIX)/lib/hearth/plugins/NAME`), the systemd unit and its user.
 # BIN_DIR=target/debug NO_BUILD=1 installs binaries already built (the install test does).
 BIN_DIR     ?= target/release
@@ -79,6 +81,8 @@ CARGO_DEB_VERSION := 3.8.0
 install: $(if $(NO_BUILD),,build)
 	install -Dm755 $(BIN_DIR)/hearthd $(DESTDIR)$(PREFIX)/bin/hearthd
 	install -Dm755 $(BIN_DIR)/hearth $(DESTDIR)$(PREFIX)/bin/hearth
+	# The web page is installed by hearthd itself from the binary beside it (bundled_plugins).
+	install -Dm755 $(BIN_DIR)/hearth-web $(DESTDIR)$(PREFIX)/bin/hearth-web
 	@for p in $(PLUGINS); do \
 		install -Dm644 runtime/plugins/$$p/plugin.json $(DESTDIR)$(PREFIX)/lib/hearth/plugins/$$p/plugin.json && \
 		install -Dm755 $(BIN_DIR)/hearth-$$p $(DESTDIR)$(PREFIX)/lib/hearth/plugins/$$p/hearth-$$p || exit 1; \

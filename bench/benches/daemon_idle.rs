@@ -17,7 +17,7 @@ fn start(
     let dir = hearth_testkit::fresh_dir(&format!("idle-{tag}"));
     let cfg = dir.join("hearth.toml");
     let text = format!(
-        "data_dir = \"{}\"\nprobe_loopback = false\nmemory_model = {model}\n[embedded]\nenabled = false\n",
+        "data_dir = \"{}\"\nprobe_loopback = false\nbundled_plugins = false\nmemory_model = {model}\n[embedded]\nenabled = false\n",
         dir.display()
     );
     std::fs::write(&cfg, text).expect("cfg");

@@ -63,7 +63,7 @@ pub fn start_against_stub(
 ) -> Child {
     let cfg = dir.join("hearth.toml");
     let text = format!(
-        "data_dir = \"{}\"\nprobe_loopback = false\nmemory_model = {memory_model}\n\
+        "data_dir = \"{}\"\nprobe_loopback = false\nbundled_plugins = false\nmemory_model = {memory_model}\n\
          [[sources]]\nname = \"stub\"\nbase_url = \"{base_url}\"\nmodel = \"test-model\"\n\
          adapter = \"openai\"\npriority = 0\n[embedded]\nenabled = false\n",
         dir.display()

@@ -97,6 +97,8 @@ pub struct Config {
     /// default (`hearth settings list --origin`).
     #[serde(skip)]
     pub file: toml::Table,
+    /// Install the plugins shipped beside `hearthd` (the web page) when they are missing.
+    pub bundled_plugins: bool,
 }
 
 /// How long and how many clients the socket serves.
@@ -148,6 +150,7 @@ impl Default for Config {
             tools: hearth_stages::ToolPolicy::default(),
             plugin: std::collections::BTreeMap::new(),
             file: toml::Table::new(),
+            bundled_plugins: true,
         }
     }
 }

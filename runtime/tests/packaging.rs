@@ -64,6 +64,8 @@ fn make_install_lays_out_binaries_plugins_and_a_hardened_unit() {
     for (file, want) in [
         ("usr/local/bin/hearthd", 0o755),
         ("usr/local/bin/hearth", 0o755),
+        // Beside hearthd, which installs the page from it on start.
+        ("usr/local/bin/hearth-web", 0o755),
         ("usr/local/lib/hearth/plugins/files/hearth-files", 0o755),
         ("usr/local/lib/hearth/plugins/files/plugin.json", 0o644),
         ("usr/local/lib/hearth/plugins/timer/hearth-timer", 0o755),

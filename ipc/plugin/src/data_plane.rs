@@ -198,6 +198,15 @@ impl EventStream {
         self
     }
 
+    /// Deliver only events whose stream tag `accept` returns true for: one stream following
+    /// many answers at once (a web channel's, for every open page), decided on one load of the
+    /// slot before any payload is copied. Tags may collide, so the payload's request id is
+    /// still the one to check.
+    pub fn with_tag_filter(mut self, accept: impl Fn(u64) -> bool + Send + Sync + 'static) -> Self {
+        self.reader = self.reader.with_tag_filter(accept);
+        self
+    }
+
     /// How long a wait spins before it sleeps (default 10 µs); a plugin that wants the lowest
     /// latency while it is busy spins longer.
     pub fn set_spin(&mut self, spin: Duration) {

@@ -30,6 +30,15 @@ pub struct Host {
     data_plane: Option<Arc<DataPlane>>,
 }
 
+/// An input the kernel took ([`Host::submit`]).
+#[derive(Debug, Clone, PartialEq, Eq, serde::Deserialize)]
+pub struct Submitted {
+    /// Its request id, in its reply and in the payload of each of its deltas.
+    pub request_id: String,
+    /// The stream tag of its deltas in the event ring's slots.
+    pub tag: u64,
+}
+
 /// Options of an injected input (SPEC §6.9 `InjectOptions`).
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct InjectOptions {
@@ -99,6 +108,24 @@ impl Host {
         )
     }
 
+    /// Cold-context entries matching `query` by keyword, with ids, scores and times
+    /// (`memory.search`, capability `memory`).
+    pub fn memory_search(&self, query: &str, top_k: usize) -> Result<Vec<Value>, ToolError> {
+        let result = self.call(
+            methods::MEMORY_SEARCH,
+            json!({"query": query, "top_k": top_k}),
+        )?;
+        field(methods::MEMORY_SEARCH, result, "items")
+    }
+
+    /// Deletes cold-context entry `id` (`memory.forget`, capability `memory`): committed and
+    /// recorded in the kernel's audit log with `reason` before it answers; `false` when no
+    /// entry had that id.
+    pub fn memory_forget(&self, id: i64, reason: &str) -> Result<bool, ToolError> {
+        let result = self.call(methods::MEMORY_FORGET, json!({"id": id, "reason": reason}))?;
+        field(methods::MEMORY_FORGET, result, "forgotten")
+    }
+
     /// Document search (`doc.query`, capability `doc_memory`): the matching documents.
     pub fn memory_query(&self, text: &str, top_k: usize) -> Result<Vec<Value>, ToolError> {
         let result = self.call(methods::DOC_QUERY, json!({"text": text, "top_k": top_k}))?;
@@ -148,6 +175,69 @@ impl Host {
     ) -> Result<String, ToolError> {
         let result = self.inject(methods::IO_INJECT_INPUT_SYNC, channel, text, options)?;
         field(methods::IO_INJECT_INPUT_SYNC, result, "reply")
+    }
+
+    /// Submits an input on `channel` and answers at once (`io.submit`, capability `io`): its
+    /// request id and the stream tag its deltas carry on the event ring (follow them with
+    /// [`EventStream::with_tag`](crate::EventStream::with_tag)); the reply comes from
+    /// [`Host::reply`]. An interrupt runs at `options.priority` (L1 when unset).
+    pub fn submit(
+        &self,
+        channel: &str,
+        text: &str,
+        interrupt: bool,
+        options: &InjectOptions,
+    ) -> Result<Submitted, ToolError> {
+        let mut params = json!({"channel": channel, "text": text, "interrupt": interrupt});
+        if let Some(p) = options.priority {
+            params["priority"] = serde_json::to_value(p).expect("a priority serialises");
+        }
+        let result = self.call(methods::IO_SUBMIT, params)?;
+        serde_json::from_value(result).map_err(|e| {
+            ToolError::new(
+                ErrorKind::Failed,
+                format!(
+                    "{}: the kernel's answer is not {{request_id, tag}}: {e}",
+                    methods::IO_SUBMIT
+                ),
+            )
+        })
+    }
+
+    /// The reply of an input [`Host::submit`] started, waiting up to `wait` (the kernel waits
+    /// 30 s at most per call): `{done: false}` while it runs, else `{done: true, content,
+    /// error, skipped, reason}`. The kernel keeps the reply, so asking again (after a restart
+    /// of this process) gets it too.
+    pub fn reply(&self, request_id: &str, wait: Duration) -> Result<Value, ToolError> {
+        let ms = u64::try_from(wait.as_millis()).unwrap_or(u64::MAX);
+        self.call(
+            methods::IO_REPLY,
+            json!({"request_id": request_id, "timeout_ms": ms}),
+        )
+    }
+
+    /// The stop button for `channel` (`io.stop`, capability `io`): the running answer is cut
+    /// and the queued inputs dropped.
+    pub fn stop(&self, channel: &str) -> Result<(), ToolError> {
+        self.call(methods::IO_STOP, json!({"channel": channel}))
+            .map(drop)
+    }
+
+    /// The last `limit` journaled inputs of `channel` and their replies, oldest first
+    /// (`io.history`, capability `io`).
+    pub fn history(&self, channel: &str, limit: usize) -> Result<Vec<Value>, ToolError> {
+        let result = self.call(
+            methods::IO_HISTORY,
+            json!({"channel": channel, "limit": limit}),
+        )?;
+        field(methods::IO_HISTORY, result, "turns")
+    }
+
+    /// An operator's control request (`kernel.control`, capability `plugin_mgr`), shaped as
+    /// the client socket takes it: `{"op": "status"}`, `source_list`, `source_add {source}`,
+    /// `source_remove {name}`, `source_test {name}`, `plugin {action, name}`.
+    pub fn control(&self, request: Value) -> Result<Value, ToolError> {
+        self.call(methods::KERNEL_CONTROL, json!({"request": request}))
     }
 
     /// Subscribes to event types (`events.subscribe`, capability `events`); the events arrive

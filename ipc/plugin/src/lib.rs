@@ -99,7 +99,7 @@ pub use defs::{OutputChannel, StageSpec, ToolDef};
 pub use error::{PluginError, ToolError};
 pub use hearth_ipc::{Envelope, EventKind, StageField, decode_envelope};
 pub use hearth_rpc::{ErrorKind, Priority, Trust};
-pub use host::{DEFAULT_CALL_TIMEOUT, Host, InjectOptions};
+pub use host::{DEFAULT_CALL_TIMEOUT, Host, InjectOptions, Submitted};
 pub use plugin::Plugin;
 pub use registrar::{OutputHandler, Registrar, StageHandler, ToolHandler};
 pub use runtime::{SDK_VERSION, ServeConfig, run, serve};

@@ -46,7 +46,8 @@ pub const CAPABILITIES: [&str; 10] = [
 ];
 
 /// Every plugin → kernel method and the capability it needs (the original's 59 plus `log` and
-/// `output.unregister`, both core, and `llm.complete`).
+/// `output.unregister`, both core, `llm.complete`, and the web channel's `io.submit`,
+/// `io.reply`, `io.stop`, `io.history`, `kernel.control`, `memory.search` and `memory.forget`).
 pub const METHOD_CAPABILITIES: &[(&str, &str)] = &[
     (methods::HANDSHAKE, CORE),
     (methods::TOOL_REGISTER, CORE),
@@ -75,11 +76,17 @@ pub const METHOD_CAPABILITIES: &[(&str, &str)] = &[
     ("io.injectMedia", IO),
     ("io.injectMediaSync", IO),
     ("io.injectInterruptMedia", IO),
+    (methods::IO_SUBMIT, IO),
+    (methods::IO_REPLY, IO),
+    (methods::IO_STOP, IO),
+    (methods::IO_HISTORY, IO),
     (methods::MEMORY_RECALL, MEMORY),
     ("memory.commit", MEMORY),
     ("memory.introspect", MEMORY),
     ("memory.merge", MEMORY),
     ("memory.purge", MEMORY),
+    (methods::MEMORY_SEARCH, MEMORY),
+    (methods::MEMORY_FORGET, MEMORY),
     (methods::DOC_QUERY, DOC_MEMORY),
     ("doc.insert", DOC_MEMORY),
     ("doc.remove", DOC_MEMORY),
@@ -111,6 +118,7 @@ pub const METHOD_CAPABILITIES: &[(&str, &str)] = &[
     ("plugin.reloadOne", PLUGIN_MGR),
     (methods::PLUGIN_LIST_LOADED, PLUGIN_MGR),
     ("plugin.isDisabled", PLUGIN_MGR),
+    (methods::KERNEL_CONTROL, PLUGIN_MGR),
 ];
 
 /// Methods an external plugin is never offered, whatever its manifest says.
@@ -216,7 +224,7 @@ pub fn clamp_priority(trust: Trust, priority: Priority) -> Priority {
 /// in place; other methods and params without a priority are left alone. Returns whether it
 /// clamped.
 pub fn clamp_inject_params(method: &str, params: &mut Value, trust: Trust) -> bool {
-    if !method.starts_with("io.inject") {
+    if !(method.starts_with("io.inject") || method == methods::IO_SUBMIT) {
         return false;
     }
     let mut clamped = clamp_slot(params.get_mut("priority"), trust);
@@ -250,8 +258,9 @@ mod tests {
                 "{m}: unknown capability {c}"
             );
         }
-        // 59 original methods plus handshake, log, output.unregister and llm.complete.
-        assert_eq!(METHOD_CAPABILITIES.len(), 63);
+        // 59 original methods plus handshake, log, output.unregister, llm.complete and the
+        // web channel's seven.
+        assert_eq!(METHOD_CAPABILITIES.len(), 70);
     }
 
     #[test]

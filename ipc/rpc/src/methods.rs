@@ -62,3 +62,17 @@ pub const MEMORY_COMMIT: &str = "memory.commit";
 pub const LLM_COMPLETE: &str = "llm.complete";
 /// Never offered: external plugins subscribe to events but do not publish them.
 pub const EVENTS_PUBLISH: &str = "events.publish";
+/// Submit an input and get its request id and stream tag at once (its reply: [`IO_REPLY`]).
+pub const IO_SUBMIT: &str = "io.submit";
+/// Wait (up to a timeout) for the reply of an input [`IO_SUBMIT`] started.
+pub const IO_REPLY: &str = "io.reply";
+/// The stop button: cut the running answer and drop the queued inputs.
+pub const IO_STOP: &str = "io.stop";
+/// The journaled inputs of a channel and their replies, newest last.
+pub const IO_HISTORY: &str = "io.history";
+/// An operator's control request (status, sources, plugins), as the client socket takes it.
+pub const KERNEL_CONTROL: &str = "kernel.control";
+/// Cold-context entries matching a query by keyword, with their ids, scores and times.
+pub const MEMORY_SEARCH: &str = "memory.search";
+/// Deletes one cold-context entry by id, durably, with an audit record.
+pub const MEMORY_FORGET: &str = "memory.forget";

@@ -216,6 +216,32 @@ impl StoreReader {
         Ok(out)
     }
 
+    /// The newest `limit` entries from `source`, oldest first (a channel's history as the
+    /// journal holds it, so it survives a restart of the daemon or of the channel).
+    pub fn journal_recent(
+        &self,
+        source: &str,
+        limit: usize,
+    ) -> Result<Vec<JournalEntry>, StoreError> {
+        const OP: &str = "journal_recent";
+        let path = &self.path;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {JOURNAL_COLUMNS} FROM journal WHERE source = ?1 \
+                 ORDER BY seq DESC LIMIT ?2"
+            ))
+            .ctx(OP, path)?;
+        let limit = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut rows = stmt.query(params![source, limit]).ctx(OP, path)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().ctx(OP, path)? {
+            out.push(entry_from_row(OP, path, row)?);
+        }
+        out.reverse();
+        Ok(out)
+    }
+
     /// One journal entry by request id.
     pub fn journal_get(&self, request_id: &str) -> Result<Option<JournalEntry>, StoreError> {
         const OP: &str = "journal_get";

@@ -655,6 +655,32 @@ fn store_journal_keeps_trust_and_reads_pre_trust_rows_as_external() {
 }
 
 #[test]
+fn store_journal_recent_is_one_source_newest_last_and_bounded() {
+    watchdog(|| {
+        let dir = TempDir::new("journal-recent");
+        let mut store = Store::open(dir.db()).expect("open");
+        for (i, source) in ["http", "cli", "http", "http"].iter().enumerate() {
+            let id = format!("r{i}");
+            store
+                .journal_accept(&id, source, "input", &json!({"content": id}), i as i64)
+                .expect("accept");
+        }
+        let ids = |v: Vec<crate::store::JournalEntry>| {
+            v.into_iter().map(|e| e.request_id).collect::<Vec<_>>()
+        };
+        assert_eq!(
+            ids(store.journal_recent("http", 10).expect("all")),
+            ["r0", "r2", "r3"]
+        );
+        assert_eq!(
+            ids(store.journal_recent("http", 2).expect("two")),
+            ["r2", "r3"]
+        );
+        assert!(store.journal_recent("nobody", 5).expect("none").is_empty());
+    });
+}
+
+#[test]
 fn store_journal_accept_reply_pending() {
     watchdog(|| {
         let dir = TempDir::new("journal");

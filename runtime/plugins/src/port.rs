@@ -55,6 +55,64 @@ pub trait KernelPort: Send + Sync + 'static {
         Err(not_served("memory.commit"))
     }
 
+    /// `io.submit`: submits `text` from `plugin` on `channel` and answers at once with
+    /// `{request_id, tag}` (the stream tag its deltas carry on the event ring); the reply is
+    /// kept for [`KernelPort::reply`], so a plugin restarted mid-answer still gets it.
+    fn submit(
+        &self,
+        plugin: &str,
+        channel: &str,
+        text: &str,
+        interrupt: bool,
+        priority: Option<Priority>,
+    ) -> Result<Value, HandlerError> {
+        let _ = (plugin, channel, text, interrupt, priority);
+        Err(not_served("io.submit"))
+    }
+
+    /// `io.reply`: the reply of `request_id`, waiting up to `timeout` → `{done: false}` or
+    /// `{done: true, content, error, skipped, reason}`.
+    fn reply(&self, request_id: &str, timeout: Duration) -> Result<Value, HandlerError> {
+        let _ = (request_id, timeout);
+        Err(not_served("io.reply"))
+    }
+
+    /// `io.stop`: the stop button for `plugin`'s `channel` → `{}`.
+    fn stop(&self, plugin: &str, channel: &str) -> Result<Value, HandlerError> {
+        let _ = (plugin, channel);
+        Err(not_served("io.stop"))
+    }
+
+    /// `io.history`: the last `limit` journaled inputs of `channel` with their replies, oldest
+    /// first → `{turns: [{request_id, text, reply, error, accepted_ms, replied_ms}]}`.
+    fn history(&self, channel: &str, limit: usize) -> Result<Value, HandlerError> {
+        let _ = (channel, limit);
+        Err(not_served("io.history"))
+    }
+
+    /// `kernel.control`: an operator's request as the client socket takes it (`{op: "status"}`,
+    /// `source_list`, `source_add {source}`, `source_remove {name}`, `source_test {name}`,
+    /// `plugin {action, name?}`) → its answer object.
+    fn control(&self, plugin: &str, request: &Value) -> Result<Value, HandlerError> {
+        let _ = (plugin, request);
+        Err(not_served("kernel.control"))
+    }
+
+    /// `memory.search`: cold-context entries matching `query` by keyword, best first, at most
+    /// `top_k` → `{items: [{id, score, text, source, created_ms, last_access_ms,
+    /// access_count}]}`.
+    fn memory_search(&self, query: &str, top_k: usize) -> Result<Value, HandlerError> {
+        let _ = (query, top_k);
+        Err(not_served("memory.search"))
+    }
+
+    /// `memory.forget`: deletes cold-context entry `id` for `plugin` (committed before the
+    /// answer, and recorded in the audit log with `reason`) → `{forgotten: bool}`.
+    fn memory_forget(&self, plugin: &str, id: i64, reason: &str) -> Result<Value, HandlerError> {
+        let _ = (plugin, id, reason);
+        Err(not_served("memory.forget"))
+    }
+
     /// `llm.listSources`: the configured LLM sources, without secrets → `{sources}`.
     fn llm_sources(&self) -> Result<Value, HandlerError> {
         Err(not_served("llm.listSources"))

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use hearth_rpc::{ErrorKind, HandlerError, methods};
+use hearth_rpc::{ErrorKind, HandlerError, Priority, methods};
 use hearth_settings::{Access, SettingDef, SettingsError};
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -36,7 +36,48 @@ struct ChatMessage {
     content: String,
 }
 
+/// How long `io.reply` waits at most in one call; the plugin asks again for a longer answer.
+const REPLY_WAIT_MAX: Duration = Duration::from_secs(30);
+
 impl PluginService {
+    /// A channel's own calls: `io.submit`, `io.reply`, `io.stop`, `io.history`, and
+    /// `kernel.control` (the operator's requests a web page makes).
+    pub(crate) fn channel(&self, method: &str, params: &Value) -> Result<Value, HandlerError> {
+        let plugin = self.link.name.as_str();
+        let channel = params["channel"].as_str().unwrap_or(plugin);
+        match method {
+            methods::IO_SUBMIT => {
+                let text = field(method, params, "text")?;
+                let priority: Option<Priority> = params["priority"]
+                    .as_str()
+                    .map(|p| {
+                        serde_json::from_value(json!(p)).map_err(|_| {
+                            HandlerError::invalid_arguments(format!(
+                                "{method}: priority {p:?} is not L1..L4"
+                            ))
+                        })
+                    })
+                    .transpose()?;
+                let interrupt = params["interrupt"].as_bool().unwrap_or(false);
+                self.port.submit(plugin, channel, text, interrupt, priority)
+            }
+            methods::IO_REPLY => {
+                let id = field(method, params, "request_id")?;
+                let wait = params["timeout_ms"]
+                    .as_u64()
+                    .map_or(REPLY_WAIT_MAX, Duration::from_millis)
+                    .min(REPLY_WAIT_MAX);
+                self.port.reply(id, wait)
+            }
+            methods::IO_STOP => self.port.stop(plugin, channel),
+            methods::IO_HISTORY => {
+                let limit = params["limit"].as_u64().unwrap_or(50).clamp(1, 500) as usize;
+                self.port.history(channel, limit)
+            }
+            _ => self.port.control(plugin, params),
+        }
+    }
+
     /// `memory.recall` / `memory.commit`.
     pub(crate) fn memory(&self, method: &str, params: &Value) -> Result<Value, HandlerError> {
         let plugin = self.link.name.as_str();

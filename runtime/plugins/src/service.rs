@@ -161,7 +161,26 @@ impl Service for PluginService {
                     .map_err(|e| HandlerError::new(ErrorKind::Failed, e))?;
                 done()
             }
+            methods::IO_SUBMIT
+            | methods::IO_REPLY
+            | methods::IO_STOP
+            | methods::IO_HISTORY
+            | methods::KERNEL_CONTROL => self.channel(method, &params),
             methods::MEMORY_RECALL | methods::MEMORY_COMMIT => self.memory(method, &params),
+            methods::MEMORY_SEARCH => {
+                let query = params["query"].as_str().ok_or_else(|| {
+                    HandlerError::invalid_arguments(format!("{method}: query must be a string"))
+                })?;
+                let top_k = params["top_k"].as_u64().unwrap_or(10).clamp(1, 100) as usize;
+                self.port.memory_search(query, top_k)
+            }
+            methods::MEMORY_FORGET => {
+                let id = params["id"].as_i64().ok_or_else(|| {
+                    HandlerError::invalid_arguments(format!("{method}: id must be an integer"))
+                })?;
+                let reason = params["reason"].as_str().unwrap_or_default();
+                self.port.memory_forget(plugin, id, reason)
+            }
             methods::LLM_LIST_SOURCES | methods::LLM_COMPLETE => self.llm(method, &params),
             m if m.starts_with("settings.") => self.settings(method, &params),
             methods::ARENA_ALLOC => {

@@ -2,7 +2,10 @@
 //! The binary only parses arguments and waits for a signal; everything else is here so tests
 //! can run the same daemon in-process or as a child.
 
+mod audit;
 mod builtins;
+mod bundled_plugins;
+mod channel_replies;
 mod data_dir;
 mod mcp_servers;
 mod memory_control;
@@ -231,11 +234,21 @@ impl Daemon {
             events: kernel.events().clone(),
             tools: tables.tools.clone(),
             sources: sources.clone(),
+            durable: journal.clone(),
+            replies: Default::default(),
+            audit: audit::AuditLog::new(&cfg.data_dir),
+            control: Default::default(),
         });
+        if cfg.bundled_plugins {
+            let installed = bundled_plugins::install(&cfg.data_dir);
+            if !installed.is_empty() {
+                tracing::info!(?installed, "installed the bundled plugins");
+            }
+        }
         let mut host_cfg = HostConfig::new(&cfg.data_dir);
         host_cfg.data_plane = Some(data_plane);
         host_cfg.settings = Some(registry.clone());
-        let plugins = PluginHost::open(host_cfg, tables, port)?;
+        let plugins = PluginHost::open(host_cfg, tables, port.clone())?;
         registries.tools.set_policy(cfg.tools.clone());
         let mcp = Arc::new(McpServers::new(
             plugins.supervisor().clone(),
@@ -257,6 +270,7 @@ impl Daemon {
             ),
             data_dir: cfg.data_dir.clone(),
         });
+        let _ = port.control.set(control.clone());
         let path = cfg.socket_path();
         let socket = SocketServer::bind(
             &path,

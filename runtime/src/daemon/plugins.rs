@@ -7,7 +7,7 @@ use std::sync::Arc;
 use hearth_ipc::{EventKind, SegmentConfig};
 use hearth_kernel::events::EventBus;
 use hearth_kernel::ingress::KernelHandle;
-use hearth_kernel::input::{InputEvent, Trust};
+use hearth_kernel::input::{InputEvent, Reply, Trust};
 use hearth_plugin_host::{DataPlane, KernelPort, PluginError};
 use std::time::Duration;
 
@@ -16,8 +16,13 @@ use hearth_llm::provider::{ChatRequest, Message, Role};
 use hearth_rpc::{ErrorKind, HandlerError, Priority};
 use hearth_stages::{CallContext, ToolRegistry};
 
+use super::channel_replies::{ChannelReplies, reply_json};
 use super::sources::Sources;
+use crate::socket::{Control, Request, control_answer};
+use hearth_kernel::durable::Durable;
+use hearth_kernel::events::stream_tag;
 use serde_json::{Value, json};
+use std::sync::OnceLock;
 
 /// The shared segment, created once at start, and the kernel's event bus publishing into its
 /// ring: every event the kernel publishes is readable by plugins without a call.
@@ -37,6 +42,14 @@ pub(super) struct KernelPlugins {
     /// plugin's recall is the model's recall.
     pub(super) tools: Arc<ToolRegistry>,
     pub(super) sources: Arc<Sources>,
+    /// The journal: a channel's history is read from it.
+    pub(super) durable: Durable,
+    /// Replies of inputs plugins submitted with `io.submit`.
+    pub(super) replies: ChannelReplies,
+    /// Where forgetting a memory is recorded.
+    pub(super) audit: super::audit::AuditLog,
+    /// The operator's control (status, sources, plugins), set once the host exists.
+    pub(super) control: OnceLock<Arc<dyn Control>>,
 }
 
 impl KernelPlugins {
@@ -48,6 +61,26 @@ impl KernelPlugins {
             .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("{tool}: {e}")))?;
         Ok(json!({"text": text}))
     }
+}
+
+/// An input a plugin injects or submits: external trust, the plugin named in the payload, an
+/// interrupt at `priority` (L1 when unset).
+fn plugin_input(
+    plugin: &str,
+    channel: &str,
+    text: &str,
+    interrupt: bool,
+    priority: Option<Priority>,
+) -> InputEvent {
+    let input = InputEvent::text(channel, text)
+        .with_trust(Trust::External)
+        .with_payload("plugin", json!(plugin));
+    if !interrupt {
+        return input;
+    }
+    input
+        .with_payload("priority", json!(priority.unwrap_or(Priority::L1)))
+        .with_payload("interrupt", json!(true))
 }
 
 /// How long a plugin's memory call may take.
@@ -68,15 +101,9 @@ impl KernelPort for KernelPlugins {
         interrupt: bool,
         priority: Option<Priority>,
     ) -> Result<(), String> {
-        let input = InputEvent::text(channel, text)
-            .with_trust(Trust::External)
-            .with_payload("plugin", json!(plugin));
+        let input = plugin_input(plugin, channel, text, interrupt, priority);
         // Nobody waits for the reply of an injected input; it goes to the channel's output.
         if interrupt {
-            let level = priority.unwrap_or(Priority::L1);
-            let input = input
-                .with_payload("priority", json!(level))
-                .with_payload("interrupt", json!(true));
             drop(self.handle.interrupt(input));
         } else {
             drop(self.handle.submit(input));
@@ -106,6 +133,158 @@ impl KernelPort for KernelPlugins {
             "doc_commit",
             &json!({"content": content, "summary": summary}),
         )
+    }
+
+    fn submit(
+        &self,
+        plugin: &str,
+        channel: &str,
+        text: &str,
+        interrupt: bool,
+        priority: Option<Priority>,
+    ) -> Result<Value, HandlerError> {
+        let mut input = plugin_input(plugin, channel, text, interrupt, priority);
+        let request_id = input.request_id.clone();
+        // Kept before the submit, so a reply that comes at once is not lost.
+        self.replies.expect(&request_id, input.reply_channel());
+        // A refusal (denied, store stopped) has been answered on the reply channel already.
+        let _ = self.handle.submit_durably(input, interrupt);
+        Ok(json!({"request_id": request_id, "tag": stream_tag(&request_id)}))
+    }
+
+    fn reply(&self, request_id: &str, timeout: Duration) -> Result<Value, HandlerError> {
+        if let Some(reply) = self.replies.wait(request_id, timeout) {
+            return Ok(reply);
+        }
+        // Not submitted by this daemon instance: the journal knows how it ended, if it did.
+        let id = request_id.to_owned();
+        let entry = self
+            .durable
+            .with_store(move |store| store.journal_get(&id))
+            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
+            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("io.reply: {e}")))?;
+        let Some(entry) = entry else {
+            return Err(HandlerError::invalid_arguments(format!(
+                "io.reply: no input {request_id:?} is known"
+            )));
+        };
+        Ok(match entry.reply {
+            Some(reply) => reply_json(&Reply {
+                request_id: request_id.to_owned(),
+                content: reply["content"].as_str().unwrap_or_default().to_owned(),
+                skipped: reply["skipped"] == true,
+                reason: reply["reason"].as_str().map(str::to_owned),
+                error: reply["error"] == true,
+                ..Reply::default()
+            }),
+            // Pending after a restart: the kernel resumes it and the reply reaches the journal.
+            None => json!({"done": false}),
+        })
+    }
+
+    fn stop(&self, plugin: &str, channel: &str) -> Result<Value, HandlerError> {
+        tracing::info!(plugin, channel, "stop pressed");
+        drop(self.handle.stop(channel));
+        Ok(json!({}))
+    }
+
+    fn history(&self, channel: &str, limit: usize) -> Result<Value, HandlerError> {
+        let source = channel.to_owned();
+        let entries = self
+            .durable
+            .with_store(move |store| store.journal_recent(&source, limit))
+            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
+            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("io.history: {e}")))?;
+        let turns: Vec<Value> = entries
+            .into_iter()
+            .map(|e| {
+                json!({
+                    "request_id": e.request_id,
+                    "text": e.payload["content"],
+                    "reply": e.reply.as_ref().map(|r| r["content"].clone()),
+                    "error": e.reply.as_ref().is_some_and(|r| r["error"] == true),
+                    "skipped": e.reply.as_ref().and_then(|r| r["reason"].as_str().map(str::to_owned)),
+                    "accepted_ms": e.accepted_ms,
+                    "replied_ms": e.replied_ms,
+                })
+            })
+            .collect();
+        Ok(json!({"turns": turns}))
+    }
+
+    fn control(&self, plugin: &str, request: &Value) -> Result<Value, HandlerError> {
+        let Some(control) = self.control.get() else {
+            return Err(HandlerError::new(
+                ErrorKind::Unavailable,
+                "kernel.control: the daemon is still starting",
+            ));
+        };
+        let request: Request = serde_json::from_value(request["request"].clone())
+            .map_err(|e| HandlerError::invalid_arguments(format!("kernel.control: {e}")))?;
+        match &request {
+            Request::Status | Request::SourceList | Request::SourceAdd { .. } => {}
+            Request::SourceRemove { .. } | Request::SourceTest { .. } => {}
+            // Installing or removing code is the local operator's, on the CLI.
+            Request::Plugin { action, .. }
+                if ["list", "info", "enable", "disable", "reload"].contains(&action.as_str()) => {}
+            other => {
+                return Err(HandlerError::new(
+                    ErrorKind::Denied,
+                    format!("kernel.control: {other:?} is not offered to plugins"),
+                ));
+            }
+        }
+        tracing::info!(plugin, ?request, "control request from a plugin");
+        let answer = control_answer(&**control, request);
+        serde_json::to_value(answer)
+            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("kernel.control: {e}")))
+    }
+
+    fn memory_search(&self, query: &str, top_k: usize) -> Result<Value, HandlerError> {
+        let tokens = hearth_memory::query_tokens(query);
+        let items = self
+            .durable
+            .with_store(
+                move |store| -> Result<Vec<Value>, hearth_memory::StoreError> {
+                    let mut items = Vec::new();
+                    for (id, score) in store.cold_fts(&tokens, top_k)? {
+                        if let Some(e) = store.cold_get(id)? {
+                            items.push(json!({
+                                "id": id, "score": score, "text": e.text,
+                                "source": e.event.source, "created_ms": e.created_ms,
+                                "last_access_ms": e.last_access_ms, "access_count": e.access_count,
+                            }));
+                        }
+                    }
+                    Ok(items)
+                },
+            )
+            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
+            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("memory.search: {e}")))?;
+        Ok(json!({"items": items}))
+    }
+
+    fn memory_forget(&self, plugin: &str, id: i64, reason: &str) -> Result<Value, HandlerError> {
+        let removed = self
+            .durable
+            .with_store(move |store| store.cold_remove(&[id]))
+            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
+            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("memory.forget: {e}")))?;
+        // Committed before the audit says so; the audit then survives a crash on its own.
+        let forgotten = removed > 0;
+        if forgotten {
+            let record = json!({"at_ms": hearth_engine::now_ms(), "op": "forget", "id": id,
+                "by": plugin, "reason": reason});
+            self.audit.record(&record).map_err(|e| {
+                HandlerError::new(
+                    ErrorKind::Failed,
+                    format!("memory.forget: the audit log: {e}"),
+                )
+            })?;
+            tracing::warn!(plugin, id, reason, "memory entry forgotten");
+            self.publish("memory_forgotten", &record);
+        }
+        Ok(json!({"forgotten": forgotten}))
     }
 
     fn llm_sources(&self) -> Result<Value, HandlerError> {

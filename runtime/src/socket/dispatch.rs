@@ -88,34 +88,7 @@ fn control(reactor: &mut Reactor, token: usize, request: Request) -> Started {
     let control = reactor.control.clone();
     let wake = reactor.wake.clone();
     let queued = reactor.control_worker.run(move || {
-        let answer = match request {
-            Request::Status => Answer::Status {
-                status: control.status(),
-            },
-            Request::SourceList => Answer::Sources {
-                sources: control.sources(),
-            },
-            Request::SourceAdd { source } => result(control.add_source(source)),
-            Request::SourceRemove { name } => result(control.remove_source(&name)),
-            Request::SourceTest { name } => result(control.test_source(&name)),
-            Request::Plugin { action, name } => match control.plugin(&action, name.as_deref()) {
-                Ok(plugins) => Answer::Plugins { plugins },
-                Err(error) => Answer::error(error.to_string()),
-            },
-            Request::Memory { action, arg, k } => {
-                match control.memory(&action, arg.as_deref(), k) {
-                    Ok(memory) => Answer::Memory { memory },
-                    Err(error) => Answer::error(error.to_string()),
-                }
-            }
-            Request::SettingsGet { key } => settings(&*control, SettingsOp::Get(key)),
-            Request::SettingsList { prefix } => settings(&*control, SettingsOp::List(prefix)),
-            Request::SettingsReset { key } => settings(&*control, SettingsOp::Reset(key)),
-            Request::SettingsSet { key, value, text } => {
-                settings(&*control, SettingsOp::Set { key, value, text })
-            }
-            other => Answer::error(format!("unexpected control request {other:?}")),
-        };
+        let answer = control_answer(&*control, request);
         if wake.notices.send(Notice::Answer { token, answer }).is_ok() {
             let _ = wake.waker.wake();
         }
@@ -124,6 +97,37 @@ fn control(reactor: &mut Reactor, token: usize, request: Request) -> Started {
         Started::Busy(Busy::Control)
     } else {
         Started::Answered(Answer::error("hearthd is stopping"))
+    }
+}
+
+/// The answer of a control request (status, sources, plugins); it may wait on the kernel or
+/// the network. Shared by the socket and the plugins' `kernel.control`.
+pub fn control_answer(control: &dyn Control, request: Request) -> Answer {
+    match request {
+        Request::Status => Answer::Status {
+            status: control.status(),
+        },
+        Request::SourceList => Answer::Sources {
+            sources: control.sources(),
+        },
+        Request::SourceAdd { source } => result(control.add_source(source)),
+        Request::SourceRemove { name } => result(control.remove_source(&name)),
+        Request::SourceTest { name } => result(control.test_source(&name)),
+        Request::Plugin { action, name } => match control.plugin(&action, name.as_deref()) {
+            Ok(plugins) => Answer::Plugins { plugins },
+            Err(error) => Answer::error(error.to_string()),
+        },
+        Request::Memory { action, arg, k } => match control.memory(&action, arg.as_deref(), k) {
+            Ok(memory) => Answer::Memory { memory },
+            Err(error) => Answer::error(error.to_string()),
+        },
+        Request::SettingsGet { key } => settings(control, SettingsOp::Get(key)),
+        Request::SettingsList { prefix } => settings(control, SettingsOp::List(prefix)),
+        Request::SettingsReset { key } => settings(control, SettingsOp::Reset(key)),
+        Request::SettingsSet { key, value, text } => {
+            settings(control, SettingsOp::Set { key, value, text })
+        }
+        other => Answer::error(format!("unexpected control request {other:?}")),
     }
 }
 

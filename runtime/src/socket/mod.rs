@@ -14,5 +14,6 @@ mod server;
 mod worker;
 
 pub use client::{Client, ClientError};
+pub use dispatch::control_answer;
 pub use protocol::{Answer, Request};
 pub use server::{Control, ControlError, SocketServer};

@@ -38,7 +38,16 @@ impl Daemon {
     /// keys) and returns the command that starts hearthd on `dir`.
     pub fn command(dir: &Path, toml: &str) -> Command {
         let config = dir.join("hearth.toml");
-        let base = format!("data_dir = \"{}\"\nprobe_loopback = false\n", dir.display());
+        // The bundled web plugin would listen on 8080 in every test's daemon.
+        let bundled = if toml.contains("bundled_plugins") {
+            ""
+        } else {
+            "bundled_plugins = false\n"
+        };
+        let base = format!(
+            "data_dir = \"{}\"\nprobe_loopback = false\n{bundled}",
+            dir.display()
+        );
         let embedded = if toml.contains("[embedded]") {
             ""
         } else {

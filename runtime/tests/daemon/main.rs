@@ -24,3 +24,5 @@ mod daemon_socket;
 mod daemon_stop;
 mod daemon_systemd;
 mod daemon_threads;
+mod daemon_web;
+mod daemon_web_clients;

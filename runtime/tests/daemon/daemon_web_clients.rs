@@ -1,0 +1,179 @@
+//! The web channel driven by real clients: the official `openai` Python package against
+//! `/v1`, and the page in Debian's headless Chromium through playwright-core. Both are
+//! installed by `make setup` (scripts/setup-web-tests.sh).
+
+use crate::daemon_web::{
+    Http, KEY, PASSWORD, config, free_port, preset, start, web_binary_is_built,
+};
+use crate::harness::{Daemon, within};
+use hearth_testkit::llm_server::{LlmServer, Script};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+fn web_tests_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../tests/web")
+}
+
+fn needs(path: &Path, what: &str) {
+    assert!(
+        path.exists(),
+        "{} is missing: run `make setup` (scripts/setup-web-tests.sh installs {what})",
+        path.display()
+    );
+}
+
+/// Runs `cmd` and parses the one JSON line it prints.
+fn json_of(cmd: &mut Command) -> Value {
+    let out = cmd.output().expect("the client runs");
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "client failed: {}\n{stdout}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let line = stdout.lines().last().unwrap_or_default();
+    serde_json::from_str(line).unwrap_or_else(|e| panic!("{e}: {stdout}"))
+}
+
+#[test]
+fn the_official_openai_package_gets_whole_and_streamed_answers() {
+    within(Duration::from_secs(120), || {
+        let python = web_tests_dir().join("venv/bin/python");
+        needs(&python, "the openai package");
+        let server = LlmServer::start();
+        server.push(Script::text("a whole answer"));
+        server.push(Script::text("a streamed answer in pieces"));
+        let (_daemon, http) = start(&server);
+        let seen = json_of(
+            Command::new(&python)
+                .arg(web_tests_dir().join("openai_client.py"))
+                .arg(format!("http://127.0.0.1:{}/v1", http.port))
+                .arg(KEY),
+        );
+        assert_eq!(seen["whole"], "a whole answer", "{seen}");
+        assert_eq!(seen["finish"], "stop");
+        assert_eq!(seen["streamed"], "a streamed answer in pieces");
+        assert!(
+            seen["pieces"].as_u64().unwrap() >= 5,
+            "streamed in pieces: {seen}"
+        );
+        assert_eq!(seen["models"], json!(["hearth"]));
+        assert_eq!(seen["wrong_key"], 401);
+        assert_eq!(seen["wrong_key_code"], "invalid_api_key");
+    });
+}
+
+#[test]
+fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plugins() {
+    within(Duration::from_secs(180), || {
+        let dir = web_tests_dir();
+        needs(&dir.join("node_modules/playwright-core"), "playwright-core");
+        needs(Path::new("/usr/bin/chromium"), "Debian's chromium");
+        web_binary_is_built();
+        let timer = Path::new(env!("CARGO_BIN_EXE_hearthd"))
+            .parent()
+            .expect("target dir")
+            .join("hearth-timer");
+        needs(
+            &timer,
+            "nothing: build it with `cargo build -p hearth-plugin-timer`",
+        );
+        let server = LlmServer::start();
+        server.push(Script::Tools(vec![(
+            "doc_commit".into(),
+            json!({"content": "the blue teapot is in the attic", "summary": "teapot"}),
+        )]));
+        server.push(Script::text("noted"));
+        server.push(Script::Text {
+            pieces: ["alpha ", "beta ", "gamma ", "delta"]
+                .map(String::from)
+                .to_vec(),
+            delay: Duration::from_millis(150),
+        });
+        let gate_tx = crate::daemon_web::gated(&server, &["never ", "ends ", "here"], 1);
+        let port = free_port();
+        let daemon = Daemon::start_with(&config(&server), |d| {
+            preset(d, &format!("127.0.0.1:{port}"), Some(PASSWORD));
+            let t = d.join("plugins/timer");
+            std::fs::create_dir_all(&t).expect("dir");
+            let manifest = json!({"name": "timer", "version": "0.1.0", "entry": timer,
+                "capabilities": ["io"]});
+            std::fs::write(t.join("plugin.json"), manifest.to_string()).expect("manifest");
+        });
+        let http = Http { port };
+        http.wait_up();
+        let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/web-screenshots");
+        std::fs::create_dir_all(&shots).expect("shots dir");
+        let seen = json_of(
+            Command::new("node")
+                .arg(dir.join("page.mjs"))
+                .arg(format!("http://127.0.0.1:{port}/"))
+                .arg(PASSWORD)
+                .arg(&shots)
+                .current_dir(&dir),
+        );
+        drop(gate_tx);
+        let growth: Vec<String> = serde_json::from_value(seen["growth"].clone()).expect("growth");
+        assert_eq!(
+            growth.last().map(String::as_str),
+            Some("alpha beta gamma delta"),
+            "{seen}"
+        );
+        assert!(
+            growth
+                .iter()
+                .any(|g| g.starts_with("alpha") && g.len() < "alpha beta gamma delta".len()),
+            "the answer grew token by token: {growth:?}"
+        );
+        let stopped = seen["stopped_text"].as_str().unwrap();
+        assert!(
+            stopped.contains("stopped") && !stopped.contains("here"),
+            "{stopped}"
+        );
+        let history: Vec<String> = serde_json::from_value(seen["history"].clone()).expect("h");
+        assert!(history.iter().any(|m| m == "count slowly"), "{history:?}");
+        assert!(
+            history.iter().any(|m| m == "alpha beta gamma delta"),
+            "{history:?}"
+        );
+        assert!(
+            seen["tool_line"].as_str().unwrap().contains("doc_commit"),
+            "{seen}"
+        );
+        let rows = seen["memory_rows"].to_string();
+        assert!(rows.contains("teapot"), "{seen}");
+        assert!(
+            seen["confirm"].as_str().unwrap().contains("Forget memory"),
+            "{seen}"
+        );
+        assert_eq!(seen["memory_after"], 0, "forgotten: {seen}");
+        let id: i64 = seen["memory_id"].as_str().unwrap().parse().expect("id");
+        let audit = std::fs::read_to_string(daemon.dir.join("audit.jsonl")).expect("audit log");
+        let record: Value = serde_json::from_str(audit.lines().last().unwrap()).expect("json");
+        assert_eq!(
+            (record["op"].as_str(), record["id"].as_i64()),
+            (Some("forget"), Some(id))
+        );
+        assert_eq!(record["by"], "web");
+        assert!(
+            seen["disabled"].as_str().unwrap().contains("disabled"),
+            "{seen}"
+        );
+        assert!(
+            !seen["enabled"].as_str().unwrap().contains("disabled"),
+            "{seen}"
+        );
+        for n in 1..=7 {
+            let found = std::fs::read_dir(&shots).expect("shots").any(|e| {
+                e.unwrap()
+                    .file_name()
+                    .to_string_lossy()
+                    .starts_with(&format!("{n}-"))
+            });
+            assert!(found, "screenshot {n} saved");
+        }
+        eprintln!("page weight on first load: {} bytes", seen["page_bytes"]);
+    });
+}

@@ -1,0 +1,98 @@
+// Drives Hearth's page in a real headless Chromium (Debian's, through playwright-core): log in,
+// send a message and watch it stream, stop an answer mid-way, reload and see the history,
+// search memory, disable and re-enable a plugin. Screenshots go to SHOTS. Prints one JSON line
+// with what it saw; the Rust test decides.
+//
+// usage: node page.mjs BASE_URL PASSWORD SHOTS_DIR
+import { chromium } from "playwright-core";
+
+const [base, password, shots] = process.argv.slice(2);
+const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
+const seen = {};
+const browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox"] });
+try {
+  // A phone-sized screen: the page must work there.
+  const page = await browser.newPage({ viewport: { width: 390, height: 800 } });
+  const loaded = [];
+  page.on("response", async (r) => {
+    const len = Number((await r.allHeaders())["content-length"] || 0);
+    loaded.push({ url: r.url(), len });
+  });
+  await page.goto(base);
+  await page.fill("#password", password);
+  await page.click("#login-form button");
+  await page.waitForSelector("#chat:not([hidden])");
+  seen.page_bytes = loaded.filter((r) => !r.url.includes("/api/")).reduce((a, r) => a + r.len, 0);
+  await page.screenshot({ path: `${shots}/1-logged-in.png` });
+
+  // A tool call, visible in the answer's bubble: the model keeps a note in memory.
+  await page.fill("#text", "remember where the teapot is");
+  await page.click("#send");
+  const noted = page.locator(".msg.agent").last();
+  await noted.locator("span", { hasText: "noted" }).waitFor({ timeout: 20000 });
+  await noted.locator(".tool").first().waitFor({ timeout: 20000 });
+  seen.tool_line = await noted.locator(".tool").first().innerText();
+
+  // Streaming: the answer grows in steps before it is complete.
+  await page.fill("#text", "count slowly");
+  await page.click("#send");
+  const agent = page.locator(".msg.agent").last();
+  const growth = [];
+  const t0 = Date.now();
+  while (Date.now() - t0 < 20000) {
+    const text = (await agent.innerText()).trim();
+    if (growth[growth.length - 1] !== text) growth.push(text);
+    if (text === "alpha beta gamma delta") break;
+    await page.waitForTimeout(20);
+  }
+  seen.growth = growth;
+  await page.screenshot({ path: `${shots}/2-streamed.png` });
+
+  // Stop mid-answer: the text stays cut and the bubble says so.
+  await page.fill("#text", "talk forever");
+  await page.click("#send");
+  const second = page.locator(".msg.agent").last();
+  await second.locator("span").filter({ hasText: "never" }).waitFor({ timeout: 20000 });
+  await page.click("#stop");
+  await second.locator(".stopped").waitFor({ timeout: 20000 });
+  seen.stopped_text = (await second.innerText()).trim();
+  await page.screenshot({ path: `${shots}/3-stopped.png` });
+
+  // Reload: the history comes back from the journal.
+  await page.reload();
+  await page.waitForSelector(".msg.user");
+  seen.history = await page.locator(".msg").allInnerTexts();
+  await page.screenshot({ path: `${shots}/4-reloaded.png` });
+
+  // Memory: search finds the note with its id; forget asks first, then it is gone.
+  await page.click("nav button[data-tab=memory]");
+  await page.fill("#memory-q", "teapot attic");
+  await page.click("#memory-form button");
+  await page.locator("tr[data-memory]").first().waitFor({ timeout: 20000 });
+  seen.memory_rows = await page.locator("tr[data-memory]").allInnerTexts();
+  seen.memory_id = await page.locator("tr[data-memory]").first().getAttribute("data-memory");
+  await page.screenshot({ path: `${shots}/5-memory.png` });
+  page.once("dialog", (d) => { seen.confirm = d.message(); d.accept(); });
+  await page.locator("tr[data-memory]").first().getByRole("button", { name: "forget" }).click();
+  await page.locator(`tr[data-memory="${seen.memory_id}"]`).waitFor({ state: "detached", timeout: 20000 });
+  await page.click("#memory-form button");
+  await page.locator("#memory-out pre").waitFor();
+  await page.waitForTimeout(300);
+  seen.memory_after = await page.locator(`tr[data-memory="${seen.memory_id}"]`).count();
+
+  // Plugins: disable the timer, then enable it again.
+  await page.click("nav button[data-tab=plugins]");
+  const row = page.locator("tr[data-plugin=timer]");
+  await row.waitFor();
+  await row.getByRole("button", { name: "disable" }).click();
+  await page.locator("tr[data-plugin=timer]", { hasText: "disabled" }).waitFor({ timeout: 20000 });
+  seen.disabled = (await page.locator("tr[data-plugin=timer]").innerText()).trim();
+  await page.screenshot({ path: `${shots}/6-disabled.png` });
+  await page.locator("tr[data-plugin=timer]").getByRole("button", { name: "enable" }).click();
+  await page.locator("tr[data-plugin=timer]").getByRole("button", { name: "disable" }).waitFor({ timeout: 20000 });
+  seen.enabled = (await page.locator("tr[data-plugin=timer]").innerText()).trim();
+  await page.screenshot({ path: `${shots}/7-enabled.png` });
+} finally {
+  await browser.close();
+}
+console.log(JSON.stringify(seen));
