@@ -115,13 +115,21 @@ pub struct MemoryConfig {
 #[derive(Clone, Debug)]
 pub struct MemoryService {
     durable: Durable,
+    /// Whether the service was configured with the L3 graph (its tools exist only then).
+    graph: bool,
 }
 
 impl MemoryService {
+    /// Whether the L3 graph was configured (it may still be unavailable: a foreign file).
+    pub fn has_graph(&self) -> bool {
+        self.graph
+    }
+
     /// Starts the memory service on `durable`'s owner; pass results go to `done`. The models
     /// load on the `hearth-memory` thread meanwhile.
     pub fn attach(durable: &Durable, cfg: MemoryConfig, done: Sink<MemoryDone>) -> Self {
         durable.memory(MemoryOp::Attach);
+        let graph = cfg.graph.is_some();
         let owner = durable.clone();
         // Counted before the thread starts, so a shutdown right after start waits for it.
         let loading = crate::model_loads::Loading::start();
@@ -137,6 +145,7 @@ impl MemoryService {
         }
         Self {
             durable: durable.clone(),
+            graph,
         }
     }
 

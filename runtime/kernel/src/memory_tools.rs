@@ -89,7 +89,10 @@ pub fn register(tools: &ToolRegistry, memory: &MemoryService) {
     if let Err(e) = registered {
         tracing::error!("memory tool doc_commit: {e}");
     }
-    register_graph_tools(tools, memory);
+    // Without a graph they could only answer that there is none, and every schema is prefill.
+    if memory.has_graph() {
+        register_graph_tools(tools, memory);
+    }
 }
 
 /// A string argument, trimmed; `None` when absent or blank.
@@ -212,23 +215,31 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
         parallel_safe: true,
         ..ToolDef::default()
     };
-    let registered = tools.register(def, move |call: &CallContext, args: &Value| {
-        let query = required(args, "query")?;
-        let k = args["top_k"].as_u64().unwrap_or(5).clamp(1, 20) as usize;
-        call.check()?;
-        let facts = m
-            .graph(GraphRequest::Recall {
-                query: query.clone(),
-                k,
-                for_model: true,
-            })
-            // Without L3 the conversations are still searched.
-            .unwrap_or_else(|unavailable| json!({ "unavailable": unavailable }));
-        let memories = m
-            .query(query, DEFAULT_TOP_K as usize)
-            .map_err(HandlerError::Failed)?;
-        Ok(json!({"facts": facts, "memories": memories}))
-    });
+    // Built in, so always offered: the one memory tool a model must know without searching.
+    let owner = hearth_stages::ToolOwner::builtin();
+    let capability = hearth_stages::DEFAULT_CAPABILITY;
+    let registered = tools.register_owned(
+        def,
+        owner,
+        capability,
+        move |call: &CallContext, args: &Value| {
+            let query = required(args, "query")?;
+            let k = args["top_k"].as_u64().unwrap_or(5).clamp(1, 20) as usize;
+            call.check()?;
+            let facts = m
+                .graph(GraphRequest::Recall {
+                    query: query.clone(),
+                    k,
+                    for_model: true,
+                })
+                // Without L3 the conversations are still searched.
+                .unwrap_or_else(|unavailable| json!({ "unavailable": unavailable }));
+            let memories = m
+                .query(query, DEFAULT_TOP_K as usize)
+                .map_err(HandlerError::Failed)?;
+            Ok(json!({"facts": facts, "memories": memories}))
+        },
+    );
     if let Err(e) = registered {
         tracing::error!("memory tool memory_recall: {e}");
     }

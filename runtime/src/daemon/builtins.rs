@@ -15,8 +15,11 @@ pub fn register(tools: &ToolRegistry, utc_offset_secs: i64) {
         no_memory: true,
         ..ToolDef::default()
     };
-    let registered = tools.register(
+    // Built in, so offered with every request however many tools plugins add.
+    let registered = tools.register_owned(
         def,
+        hearth_stages::ToolOwner::builtin(),
+        hearth_stages::DEFAULT_CAPABILITY,
         tool_fn(move |_: &Value| {
             let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
             Ok(json!({"local": iso8601(unix + utc_offset_secs), "utc_offset_secs": utc_offset_secs, "unix": unix}))

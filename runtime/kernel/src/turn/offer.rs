@@ -82,7 +82,12 @@ impl TurnEngine {
         let chosen = match frame.tool_choice.take() {
             Some(chosen) => chosen,
             None => {
-                let ranking = if frame.tool_ranking.is_empty() {
+                let fits = all.iter().filter(|o| o.def.name != TOOL_SEARCH).count() <= FULL_SET_MAX;
+                let ranking = if fits {
+                    // Every tool goes: nothing to rank (tokenising on the worker is not free,
+                    // and the first use loads the segmenter's dictionary).
+                    Vec::new()
+                } else if frame.tool_ranking.is_empty() {
                     // No memory pass ranked them: shared words, cheap enough for the worker.
                     let docs: Vec<ToolDoc> = all
                         .iter()

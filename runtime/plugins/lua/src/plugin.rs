@@ -275,7 +275,28 @@ struct Ends<'a> {
 /// The plugin's thread: calls, the crash policy, reloads.
 fn run(cfg: &LuaPluginConfig, ends: &Ends<'_>, mut script: Script, mut mtime: Option<SystemTime>) {
     let mut history = CrashHistory::default();
+    // Checked on a clock of its own: a plugin called more often than the poll interval would
+    // otherwise never reach an idle timeout, and never reload.
+    let mut next_check = Instant::now() + cfg.reload_poll;
     loop {
+        if Instant::now() >= next_check {
+            next_check = Instant::now() + cfg.reload_poll;
+            let now = modified(&cfg.entry);
+            if now != mtime {
+                mtime = now;
+                match cfg.load() {
+                    Ok((fresh, decls, at)) => {
+                        script = fresh;
+                        mtime = at;
+                        history.reset();
+                        publish(ends.registry, ends.owner, cfg, &decls, ends.jobs);
+                        tracing::info!(plugin = %cfg.name, tools = decls.len(), "lua plugin reloaded");
+                    }
+                    Err(e) => tracing::error!("{e}; the previous version keeps running"),
+                }
+            }
+        }
+        let until_check = next_check.saturating_duration_since(Instant::now());
         crossbeam_channel::select! {
             recv(ends.inbox) -> job => {
                 let Ok(job) = job else { return };
@@ -303,23 +324,7 @@ fn run(cfg: &LuaPluginConfig, ends: &Ends<'_>, mut script: Script, mut mtime: Op
                 }
             }
             recv(ends.stopped) -> _ => return,
-            default(cfg.reload_poll) => {
-                let now = modified(&cfg.entry);
-                if now == mtime {
-                    continue;
-                }
-                mtime = now;
-                match cfg.load() {
-                    Ok((fresh, decls, at)) => {
-                        script = fresh;
-                        mtime = at;
-                        history.reset();
-                        publish(ends.registry, ends.owner, cfg, &decls, ends.jobs);
-                        tracing::info!(plugin = %cfg.name, tools = decls.len(), "lua plugin reloaded");
-                    }
-                    Err(e) => tracing::error!("{e}; the previous version keeps running"),
-                }
-            }
+            default(until_check) => {}
         }
     }
 }
