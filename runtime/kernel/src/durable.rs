@@ -105,8 +105,7 @@ impl Durable {
             detail: "the store owner has stopped".into(),
         };
         self.lanes
-            .shared
-            .send(Op::Accept {
+            .shared(Op::Accept {
                 entry: owner::Entry::of(input, kind),
                 then: Acceptance::Wait(done),
             })
@@ -128,7 +127,7 @@ impl Durable {
             entry,
             then: Acceptance::Offer { input, offer },
         };
-        let Err(unsent) = self.lanes.shared.send(op) else {
+        let Err(unsent) = self.lanes.shared(op) else {
             return Ok(());
         };
         if let Op::Accept {
@@ -144,7 +143,7 @@ impl Durable {
     /// Hands a reply over: it is journaled, then sent, then `output` is published. If the
     /// journal cannot take it, an error is sent instead and the input stays pending.
     pub fn reply(&self, handle: ReplyHandle, reply: Reply, output: Option<Value>) {
-        if let Err(e) = self.lanes.kernel.send(Op::Reply {
+        if let Err(e) = self.lanes.kernel(Op::Reply {
             handle,
             reply,
             output,
@@ -165,7 +164,7 @@ impl Durable {
     /// Waits until every op handed over so far is committed, or `timeout` passed.
     pub fn flush(&self, timeout: Duration) -> bool {
         let (tx, rx) = crossbeam_channel::bounded(1);
-        self.lanes.shared.send(Op::Flush(tx)).is_ok() && rx.recv_timeout(timeout).is_ok()
+        self.lanes.shared(Op::Flush(tx)).is_ok() && rx.recv_timeout(timeout).is_ok()
     }
 
     /// Commits everything handed over so far and closes the store (releasing its file for a
@@ -174,8 +173,11 @@ impl Durable {
     /// exits. False when that did not happen within `timeout`; true at once when the store is
     /// already closed.
     pub fn close(&self, timeout: Duration) -> bool {
+        if self.lanes.is_closed() {
+            return true;
+        }
         let (tx, rx) = crossbeam_channel::bounded(1);
-        match self.lanes.shared.send(Op::Close(tx)) {
+        match self.lanes.shared(Op::Close(tx)) {
             Ok(()) => rx.recv_timeout(timeout).is_ok(),
             Err(_) => true,
         }
@@ -183,17 +185,17 @@ impl Durable {
 
     /// Appends an event to the durable timeline.
     pub fn record_event(&self, event: ContextEvent) {
-        let _ = self.lanes.kernel.send(Op::Event(event));
+        let _ = self.lanes.kernel(Op::Event(event));
     }
 
     /// Saves (or replaces) a suspended task's frame.
     pub fn save_frame(&self, frame: FrameRecord) {
-        let _ = self.lanes.kernel.send(Op::SaveFrame(frame));
+        let _ = self.lanes.kernel(Op::SaveFrame(frame));
     }
 
     /// Removes a task's frame once the task has ended.
     pub fn remove_frame(&self, task_id: u64) {
-        let _ = self.lanes.kernel.send(Op::RemoveFrame(task_id));
+        let _ = self.lanes.kernel(Op::RemoveFrame(task_id));
     }
 
     /// Runs `work` on the owner's connection, inside the current group, and waits for its
@@ -207,13 +209,13 @@ impl Durable {
         let run = Box::new(move |store: &mut Store| {
             let _ = tx.send(work(store));
         });
-        self.lanes.shared.send(Op::Run(run)).ok()?;
+        self.lanes.shared(Op::Run(run)).ok()?;
         rx.recv().ok()
     }
 
     /// Sends a memory service op to the owner (false when it has stopped).
     pub(crate) fn memory(&self, op: crate::memory_service::MemoryOp) -> bool {
-        self.lanes.kernel.send(Op::Memory(op)).is_ok()
+        self.lanes.kernel(Op::Memory(op)).is_ok()
     }
 
     /// The store's file.

@@ -211,7 +211,7 @@ fn the_kernel_never_waits_behind_a_flood_of_acceptances() {
             })
         };
         let full_by = std::time::Instant::now() + WAIT;
-        while durable.lanes.shared.len() < STORE_QUEUE {
+        while durable.lanes.shared_len() < STORE_QUEUE {
             assert!(std::time::Instant::now() < full_by, "the shared lane fills");
             std::thread::sleep(Duration::from_millis(5));
         }
@@ -235,6 +235,28 @@ fn the_kernel_never_waits_behind_a_flood_of_acceptances() {
         assert_eq!(events.len(), 32, "every kernel write is in the store");
         assert_eq!(pending_ids(&db).len(), STORE_QUEUE + 64);
         assert!(durable.close(WAIT));
+        let _ = std::fs::remove_dir_all(dir);
+    });
+}
+
+/// After a close, handles are refused at once: nothing waits on a lane nobody reads any more.
+#[test]
+fn a_closed_store_refuses_handles_at_once() {
+    within(LIMIT, || {
+        let dir = fresh_dir("durable-closed");
+        let db = dir.join("memory.db");
+        let (durable, _) = open(&db);
+        let other = durable.clone();
+        assert!(durable.close(WAIT));
+        let started = std::time::Instant::now();
+        assert!(other.close(WAIT), "a second close is done at once");
+        assert!(!other.flush(WAIT), "nothing to flush into");
+        assert!(other.with_store(|_| ()).is_none());
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "a closed store kept a handle waiting {:?}",
+            started.elapsed()
+        );
         let _ = std::fs::remove_dir_all(dir);
     });
 }

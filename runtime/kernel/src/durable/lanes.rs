@@ -5,8 +5,10 @@
 //! worker never waits behind them: its lane holds only what running tasks write, a few ops per
 //! turn, so it is full only when the disk itself has stalled.
 
-use crossbeam_channel::{Receiver, Sender, select_biased};
+use crossbeam_channel::{Receiver, SendError, Sender, select_biased};
 use std::collections::VecDeque;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::owner::Op;
@@ -18,15 +20,54 @@ pub const KERNEL_LANE: usize = 1024;
 #[derive(Clone)]
 pub(super) struct LaneSenders {
     /// Acceptances, flushes, closes and maintenance work.
-    pub shared: Sender<Op>,
+    shared: Sender<Op>,
     /// What the kernel and its services write while tasks run.
-    pub kernel: Sender<Op>,
+    kernel: Sender<Op>,
+    /// Set by the owner once it has closed the store. A message sent after that would sit in
+    /// the lane until the last handle drops (a channel keeps its buffer while senders remain),
+    /// so its sender would wait for an answer that never comes.
+    closed: Arc<AtomicBool>,
+}
+
+// The refused op goes back whole so its sender can answer it without the journal; it lives
+// on the stack for one return.
+#[allow(clippy::result_large_err)]
+impl LaneSenders {
+    /// Sends on the shared lane; the op comes back when the owner has closed the store.
+    pub(super) fn shared(&self, op: Op) -> Result<(), SendError<Op>> {
+        self.send(&self.shared, op)
+    }
+
+    /// Sends on the kernel's lane; the op comes back when the owner has closed the store.
+    pub(super) fn kernel(&self, op: Op) -> Result<(), SendError<Op>> {
+        self.send(&self.kernel, op)
+    }
+
+    /// Whether the owner has closed the store.
+    pub(super) fn is_closed(&self) -> bool {
+        // SYNC: pairs with the Release store in `Lanes::mark_closed`.
+        self.closed.load(Ordering::Acquire)
+    }
+
+    /// The shared lane's queued ops (for tests that watch it fill).
+    #[cfg(test)]
+    pub(super) fn shared_len(&self) -> usize {
+        self.shared.len()
+    }
+
+    fn send(&self, lane: &Sender<Op>, op: Op) -> Result<(), SendError<Op>> {
+        if self.is_closed() {
+            return Err(SendError(op));
+        }
+        lane.send(op)
+    }
 }
 
 /// The receiving ends, held by the owner thread.
 pub(super) struct Lanes {
     shared: Receiver<Op>,
     kernel: Receiver<Op>,
+    closed: Arc<AtomicBool>,
 }
 
 /// What waiting on both lanes produced.
@@ -40,16 +81,29 @@ pub(super) enum Wait {
 pub(super) fn lanes(shared_bound: usize) -> (LaneSenders, Lanes) {
     let (shared_tx, shared) = crossbeam_channel::bounded(shared_bound);
     let (kernel_tx, kernel) = crossbeam_channel::bounded(KERNEL_LANE);
+    let closed = Arc::new(AtomicBool::new(false));
     (
         LaneSenders {
             shared: shared_tx,
             kernel: kernel_tx,
+            closed: closed.clone(),
         },
-        Lanes { shared, kernel },
+        Lanes {
+            shared,
+            kernel,
+            closed,
+        },
     )
 }
 
 impl Lanes {
+    /// From now on handles are refused at once instead of queueing; set before the close is
+    /// answered, so a caller told "closed" never sends into a lane nobody reads.
+    pub(super) fn mark_closed(&self) {
+        // SYNC: pairs with the Acquire load in `LaneSenders::is_closed`.
+        self.closed.store(true, Ordering::Release);
+    }
+
     /// The next queued op without waiting, the kernel's lane first. An op that must see
     /// everything sent before it (a flush, a close, work on the connection) is only returned
     /// after the kernel lane's current ops, which go to `carry` ahead of it: a sender's writes

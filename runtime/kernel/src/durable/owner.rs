@@ -128,12 +128,14 @@ impl Owner {
             }
             if let Some(closed) = self.group(ops) {
                 self.cold = None;
+                lanes.mark_closed();
                 let _ = closed.send(());
                 break;
             }
         }
         // Closed (or every handle dropped): whatever is still queued is answered without the
         // journal rather than never.
+        lanes.mark_closed();
         let rest: Vec<Op> = self.carry.drain(..).chain(lanes.drain()).collect();
         for op in rest {
             answer_unjournaled(&self.path, op);
