@@ -10,8 +10,11 @@ use std::path::{Path, PathBuf};
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct AgentConfig {
+    /// The base system prompt (persona and rules); defaults to the kernel's built-in prompt.
     pub system_prompt: String,
+    /// Tool batches per task before it is stopped; 0 = unlimited (default 10).
     pub max_tool_turns: u32,
+    /// Messages kept in the working window before older ones go to cold memory (default 30).
     pub max_context_size: usize,
     /// Seconds east of UTC for timeline stamps; `None` = the system's zone when it can be read.
     pub utc_offset_secs: Option<i64>,
@@ -49,6 +52,7 @@ pub struct EmbeddedConfig {
     pub enabled: bool,
     /// Model threads; 0 = cores − 1 (at least 1).
     pub threads: usize,
+    /// Context window of the embedded model, in tokens (default 4096).
     pub ctx: usize,
     /// Where `make setup` put the assets; `None` = the default cache dir.
     pub cache_dir: Option<PathBuf>,
@@ -65,18 +69,24 @@ impl Default for EmbeddedConfig {
     }
 }
 
+/// The whole `hearth.toml`, after defaults and environment overrides.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
+    /// Where the daemon keeps its stores, socket and plugins (`HEARTH_DATA_DIR`; default
+    /// [`default_data_dir`]).
     pub data_dir: PathBuf,
     /// Default `<data_dir>/hearth.sock`.
     pub socket_path: Option<PathBuf>,
     /// When set, a client's first line must be `/auth <key>`.
     pub api_key: Option<String>,
+    /// Kernel worker threads (`HEARTH_WORKERS`); `None` = one per core.
     pub workers: Option<usize>,
     /// Probe an OpenAI-compatible server on loopback (Ollama) when no source is configured.
     pub probe_loopback: bool,
+    /// Agent settings (`[agent]`).
     pub agent: AgentConfig,
+    /// The embedded llama.cpp default source (`[embedded]`).
     pub embedded: EmbeddedConfig,
     /// Load the dense embedding model for recall (off: keyword recall only, ~200 MB less RSS).
     pub memory_model: bool,
@@ -84,6 +94,7 @@ pub struct Config {
     pub memory_model_dir: Option<PathBuf>,
     /// Seconds between passes of the graph distiller over new cold context (at least 1).
     pub graph_heartbeat_secs: u64,
+    /// The configured LLM sources (`[[sources]]`); names must be unique.
     pub sources: Vec<SourceConfig>,
     /// Limits of the client socket (`[socket]`).
     pub socket: SocketLimits,
@@ -158,13 +169,24 @@ impl Default for Config {
 /// Why the configuration could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The configuration file exists but could not be read.
     #[error("reading {path}: {source}")]
     Read {
+        /// The file that was read.
         path: PathBuf,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// The file is not valid TOML or has a key or value `hearth.toml` does not know.
     #[error("{path}: {message}")]
-    Parse { path: PathBuf, message: String },
+    Parse {
+        /// The file that was parsed.
+        path: PathBuf,
+        /// The parser's message (it names the line).
+        message: String,
+    },
+    /// The values parse but do not fit together: a bad `agent.language`, an invalid or
+    /// twice-defined source, an MCP server without a usable endpoint or defined twice.
     #[error("{0}")]
     Invalid(String),
 }
@@ -190,6 +212,8 @@ impl Config {
         Ok(cfg)
     }
 
+    /// Parses the text of a `hearth.toml` (no environment, no validation), keeping the raw table
+    /// in [`Config::file`].
     pub fn parse(text: &str) -> Result<Self, String> {
         // Typed first: its errors name the line.
         let mut cfg: Self = toml::from_str(text).map_err(|e| e.to_string())?;
@@ -213,6 +237,8 @@ impl Config {
         }
     }
 
+    /// Checks what parsing cannot: the language setting, each source and MCP server, and that
+    /// no name is defined twice.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.agent.language().map_err(ConfigError::Invalid)?;
         let mut names = std::collections::HashSet::new();
@@ -240,6 +266,7 @@ impl Config {
         Ok(())
     }
 
+    /// The client socket's path: `socket_path` if set, else `<data_dir>/hearth.sock`.
     pub fn socket_path(&self) -> PathBuf {
         self.socket_path
             .clone()

@@ -4,6 +4,7 @@
 
 use nix::sys::signal::{SigSet, SigmaskHow, Signal, pthread_sigmask};
 
+/// SIGTERM and SIGINT, blocked and waited for synchronously (see the module docs).
 #[derive(Debug)]
 pub struct ShutdownSignals {
     set: SigSet,

@@ -65,6 +65,7 @@ impl DataDir {
         })
     }
 
+    /// The locked directory.
     pub fn path(&self) -> &Path {
         &self.path
     }

@@ -39,26 +39,45 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum DaemonError {
+    /// The data dir could not be created, made private (0700) or its lock file written.
     #[error("data dir {path}: {source}")]
     DataDir {
+        /// The data dir.
         path: String,
+        /// The I/O error.
         source: std::io::Error,
     },
+    /// Another daemon holds the data dir's lock.
     #[error("another hearthd (pid {pid}) is using {path}")]
-    Locked { pid: String, path: String },
+    Locked {
+        /// The holder's pid, as read from the lock file (may be empty).
+        pid: String,
+        /// The data dir.
+        path: String,
+    },
+    /// The LLM sources could not be set up (bundled adapters not installed, `sources.json`
+    /// unreadable).
     #[error("{0}")]
     Sources(String),
+    /// The memory store (`<data_dir>/memory.db`) could not be opened.
     #[error("memory store: {0}")]
     Store(String),
+    /// The kernel graph failed to start.
     #[error("starting the kernel: {0}")]
     Kernel(#[from] hearth_engine::EngineError),
+    /// The plugin host failed to start.
     #[error("plugins: {0}")]
     Plugins(#[from] hearth_plugin_host::PluginError),
+    /// `<data_dir>/settings.db` could not be opened, or its values do not apply to the
+    /// configuration.
     #[error("settings: {0}")]
     Settings(String),
+    /// The client socket could not be bound.
     #[error("socket {path}: {source}")]
     Socket {
+        /// The socket's path.
         path: String,
+        /// The I/O error.
         source: std::io::Error,
     },
 }
@@ -147,6 +166,8 @@ impl Control for DaemonControl {
     }
 }
 
+/// A running `hearthd`: the locked data dir, the LLM sources, the kernel, plugins, MCP servers
+/// and the client socket; stop it with [`Daemon::shutdown`].
 pub struct Daemon {
     kernel: Kernel,
     socket: SocketServer,
@@ -170,6 +191,8 @@ impl std::fmt::Debug for Daemon {
 }
 
 impl Daemon {
+    /// Locks the data dir, applies `settings.db` over `base`, and starts the sources, kernel,
+    /// plugins and client socket (resuming journaled work from before a restart).
     pub fn start(base: Config) -> Result<Self, DaemonError> {
         let data_dir = DataDir::lock(&base.data_dir)?;
         // The daemon owns settings.db; the user's values there win over hearth.toml.
@@ -317,10 +340,12 @@ impl Daemon {
         })
     }
 
+    /// A handle for submitting input to the running kernel.
     pub fn handle(&self) -> KernelHandle {
         self.kernel.handle()
     }
 
+    /// Where the client socket listens.
     pub fn socket_path(&self) -> &std::path::Path {
         self.socket.path()
     }

@@ -27,6 +27,8 @@ pub const EMBEDDED_SOURCE: &str = "embedded";
 /// Completion limit of the embedded model's answers.
 const EMBEDDED_MAX_TOKENS: u32 = 384;
 
+/// The daemon's LLM sources: those from `hearth.toml`, those added at run time (kept in
+/// `<data_dir>/sources.json`) and the automatic default (Ollama on loopback or the embedded model).
 pub struct Sources {
     manager: Arc<ProviderManager>,
     http: HttpClient,
@@ -199,6 +201,8 @@ impl Sources {
         json!(list)
     }
 
+    /// Registers a source and saves it to `sources.json` (`hearth source add`); errors when it
+    /// is invalid, its adapter is missing or saving fails.
     pub fn add(&self, source: SourceConfig) -> Result<String, String> {
         let name = source.name.clone();
         self.register(source, None)?;
@@ -206,6 +210,8 @@ impl Sources {
         Ok(format!("source {name} added"))
     }
 
+    /// Removes a source added at run time and saves `sources.json`; refuses sources from
+    /// `hearth.toml`, the embedded one, and unknown names.
     pub fn remove(&self, name: &str) -> Result<String, String> {
         if self.from_file.iter().any(|n| n == name) {
             return Err(format!(

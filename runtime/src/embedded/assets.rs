@@ -75,10 +75,12 @@ impl EmbeddedAssets {
         &self.python
     }
 
+    /// The launcher script (`llama_server.py`), kept identical to [`LAUNCHER_SOURCE`].
     pub fn script(&self) -> &Path {
         &self.script
     }
 
+    /// The GGUF model file ([`MODEL_FILE`]) the server loads.
     pub fn model(&self) -> &Path {
         &self.model
     }

@@ -16,6 +16,7 @@ pub const DEFAULT_ALIAS: &str = "smollm2-135m";
 pub const DEFAULT_CTX: u32 = 4096;
 /// Wait before the first restart; doubles per consecutive crash.
 pub const BACKOFF_START: Duration = Duration::from_secs(1);
+/// The longest wait between restarts, however many crashes came before.
 pub const BACKOFF_CAP: Duration = Duration::from_secs(30);
 /// How long the server gets to stop after SIGTERM before SIGKILL.
 pub const STOP_GRACE: Duration = Duration::from_secs(5);
@@ -29,7 +30,9 @@ pub struct EmbeddedOptions {
     /// CPU threads for decode and prompt reading. More threads than free cores collapses
     /// throughput, so the default leaves one core to the rest of the daemon.
     pub threads: usize,
+    /// Context window in tokens (default [`DEFAULT_CTX`]).
     pub ctx: u32,
+    /// The model name the server reports and accepts (default [`DEFAULT_ALIAS`]).
     pub alias: String,
     /// A Jinja chat template replacing the launcher's ChatML-with-tools one.
     pub chat_template_file: Option<PathBuf>,
@@ -56,6 +59,7 @@ impl Default for EmbeddedOptions {
 pub struct BaseUrl(Arc<RwLock<String>>);
 
 impl BaseUrl {
+    /// The URL as of now.
     pub fn get(&self) -> String {
         self.0.read().clone()
     }

@@ -5,6 +5,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::os::unix::net::UnixStream;
 use std::path::Path;
 
+/// One connection to `hearthd`'s socket: writes [`Request`]s and reads their [`Answer`]s.
 #[derive(Debug)]
 pub struct Client {
     out: UnixStream,
@@ -14,15 +15,21 @@ pub struct Client {
 /// Why a request could not be completed.
 #[derive(Debug, thiserror::Error)]
 pub enum ClientError {
+    /// The socket could not be connected to (no daemon, wrong path, no permission).
     #[error("cannot reach hearthd at {path}: {source} (is it running? start it with `make run`)")]
     Connect {
+        /// The socket's path.
         path: String,
+        /// The I/O error from connecting.
         source: std::io::Error,
     },
+    /// Writing or reading failed, or the daemon closed the connection before a terminal line.
     #[error("connection to hearthd lost: {0}")]
     Io(#[from] std::io::Error),
+    /// The request could not be serialised, or the daemon's line is not a known [`Answer`].
     #[error("hearthd sent an unreadable line: {0}")]
     Protocol(String),
+    /// The daemon wants a key and none or a wrong one was given.
     #[error("hearthd refused the key: unauthorized")]
     Unauthorized,
 }

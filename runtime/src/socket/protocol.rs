@@ -11,72 +11,107 @@ use hearth_llm::provider::SourceConfig;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+/// One client line to `hearthd`, tagged by `op` (JSON) or written as a `/`-command.
 #[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
 #[serde(tag = "op", rename_all = "snake_case", deny_unknown_fields)]
 pub enum Request {
+    /// `/auth <key>`: must be a connection's first line when the daemon has an `api_key`; the
+    /// right key is answered `authenticated`, anything else `unauthorized` and the connection
+    /// closed. Once authenticated it is answered `authenticated` again.
     Auth {
+        /// The daemon's `api_key` (`HEARTH_API_KEY`).
         key: String,
     },
+    /// `hearth send TEXT` (or a plain line in `hearth chat`): a chat turn, journaled and queued;
+    /// its answer streams back as `delta` lines and one terminal line.
     Send {
+        /// What the operator said.
         text: String,
+        /// The input's source name; `cli` when absent.
         #[serde(default)]
         source: Option<String>,
     },
+    /// `hearth interrupt --level L TEXT`: like `send`, but marked as an interrupt with a
+    /// priority, so it can preempt the running turn.
     Interrupt {
+        /// What the operator said.
         text: String,
+        /// Priority `L1` (background) … `L4` (critical); `L1` when absent (the CLI sends `L3`).
         #[serde(default)]
         level: Option<String>,
+        /// The input's source name; `cli` when absent.
         #[serde(default)]
         source: Option<String>,
     },
+    /// `hearth stop` / `/stop`: stops the running turn (not journaled, never queued).
     Stop,
+    /// `hearth status` / `/status`: the kernel's state snapshot, answered as `status`.
     Status,
+    /// `hearth source list`: the configured LLM sources and their state, answered as `sources`.
     SourceList,
+    /// `hearth source add …`: adds an LLM source and saves it to the configuration.
     SourceAdd {
+        /// The source to add (name, base URL, model, …).
         source: SourceConfig,
     },
+    /// `hearth source remove NAME`: removes an LLM source and saves the configuration.
     SourceRemove {
+        /// The source's configured name.
         name: String,
     },
+    /// `hearth source test NAME`: sends a short test request through that source.
     SourceTest {
+        /// The source's configured name.
         name: String,
     },
     /// `hearth plugin ACTION [NAME|DIR]`: list, info, install, enable, disable, reload, remove.
     Plugin {
+        /// One of `list`, `info`, `install`, `enable`, `disable`, `reload`, `remove`.
         action: String,
+        /// The plugin's name (or, for `install`, its directory); absent for `list`.
         #[serde(default)]
         name: Option<String>,
     },
     /// `hearth memory ACTION [ARG]`: search (ARG a query), show and why (ARG a fact id), forget
     /// (ARG a fact id), stats.
     Memory {
+        /// One of `search`, `show`, `why`, `forget`, `stats`.
         action: String,
+        /// The query (`search`) or the fact id (`show`, `why`, `forget`).
         #[serde(default)]
         arg: Option<String>,
+        /// How many facts `search` returns: 10 when absent, clamped to 1..=100.
         #[serde(default)]
         k: Option<usize>,
     },
     /// `hearth settings get KEY`.
     SettingsGet {
+        /// The setting's dotted key.
         key: String,
     },
     /// `hearth settings set KEY VALUE`: `value` as JSON, or `text` read by the key's type.
     SettingsSet {
+        /// The setting's dotted key.
         key: String,
+        /// The new value as JSON (takes precedence over `text`).
         #[serde(default)]
         value: Option<Value>,
+        /// The new value as typed on the command line, parsed by the key's type.
         #[serde(default)]
         text: Option<String>,
     },
     /// `hearth settings reset KEY`: back to the file's value or the default.
     SettingsReset {
+        /// The setting's dotted key.
         key: String,
     },
     /// `hearth settings list [PREFIX]`.
     SettingsList {
+        /// Only keys starting with this; empty (the default) lists every setting.
         #[serde(default)]
         prefix: String,
     },
+    /// `/help`: answered with [`HELP`] as a `response`.
     Help,
 }
 
@@ -123,65 +158,89 @@ impl Request {
 
 const HELP_HINT: &str = "try /help";
 
+/// One line from `hearthd` to a client, tagged by `type`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum Answer {
     /// The request is durable (journaled) and queued; its answer follows.
     Accepted {
+        /// The id the request's later lines (and the journal) carry.
         request_id: String,
     },
     /// A streamed piece of the answer (`reset` = discard what was shown, the call was cut).
     Delta {
+        /// The text added since the previous delta.
         content: String,
+        /// True when this is the model's reasoning, not part of the answer; omitted when false.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         reasoning: bool,
+        /// True when what was shown so far should be discarded; omitted when false.
         #[serde(default, skip_serializing_if = "std::ops::Not::not")]
         reset: bool,
     },
     /// The terminal answer of a request.
     Response {
+        /// The whole answer text (or, for control requests, what was done).
         content: String,
+        /// The request's id; empty for requests that are not journaled (control, `/help`).
         #[serde(default)]
         request_id: String,
     },
+    /// Terminal: the request got no answer: denied, dropped before its reply, or skipped by
+    /// the kernel.
     Skipped {
+        /// Why it was skipped (e.g. denied, dropped).
         reason: String,
+        /// The request's id; empty when unknown.
         #[serde(default)]
         request_id: String,
     },
+    /// Terminal: the request was refused or failed (bad line, unknown control action, a
+    /// failed turn, the daemon stopping).
     Error {
+        /// What went wrong, for a person.
         error: String,
     },
+    /// The answer to `status`.
     Status {
+        /// The kernel's state snapshot as JSON.
         status: Value,
     },
+    /// The answer to `source_list`.
     Sources {
+        /// The configured sources and their state, as JSON.
         sources: Value,
     },
     /// The client read too slowly: `missed` deltas of the streamed answer were dropped here
     /// (the terminal line, which carries the whole answer, is never dropped).
     Lag {
+        /// How many deltas were dropped.
         missed: u64,
     },
     /// `hearth plugin` answers: the plugin list or one plugin's state.
     Plugins {
+        /// The plugin list or one plugin's state, as JSON.
         plugins: Value,
     },
     /// `hearth memory` answers: facts, a fact's provenance, what was forgotten, counts.
     Memory {
+        /// The action's result, as JSON.
         memory: Value,
     },
     /// `hearth settings` answers: one setting, a list, or what a change did.
     Settings {
+        /// The action's result, as JSON.
         settings: Value,
     },
 }
 
 impl Answer {
+    /// An `error` line carrying `msg`.
     pub fn error(msg: impl Into<String>) -> Self {
         Answer::Error { error: msg.into() }
     }
 
+    /// This answer as one line of JSON, newline included, ready to write to the socket.
     pub fn to_line(&self) -> String {
         let mut line = serde_json::to_string(self).expect("answers always serialise");
         line.push('\n');
@@ -197,6 +256,7 @@ impl Answer {
     }
 }
 
+/// The text `/help` answers with: the `/`-commands and the JSON request forms.
 pub const HELP: &str = "commands: /send <text> | /stop | /status | /help; JSON requests: \
 {\"op\":\"send\",\"text\":…} {\"op\":\"interrupt\",\"text\":…,\"level\":\"L3\"} {\"op\":\"stop\"} {\"op\":\"status\"} \
 {\"op\":\"source_list\"} {\"op\":\"source_add\",\"source\":{…}} {\"op\":\"source_remove\",\"name\":…} {\"op\":\"source_test\",\"name\":…} {\"op\":\"plugin\",\"action\":\"list\",\"name\":…} {\"op\":\"memory\",\"action\":\"search\",\"arg\":…} \\

@@ -181,6 +181,7 @@ impl SocketServer {
         })
     }
 
+    /// Where the socket listens.
     pub fn path(&self) -> &Path {
         &self.path
     }
