@@ -130,6 +130,10 @@ pub struct SettingDef {
     /// When a change takes effect (a plugin's keys: when it reloads, unless it says otherwise).
     #[serde(default)]
     pub applies: Applies,
+    /// A secret (a key, a password hash): listings show only that it is set; reading the one
+    /// key still gives it, to whoever may read the key.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub secret: bool,
 }
 
 impl SettingDef {
@@ -146,7 +150,14 @@ impl SettingDef {
             default,
             description: description.into(),
             applies: Applies::default(),
+            secret: false,
         }
+    }
+
+    /// The same definition, marked secret.
+    pub fn secret(mut self) -> SettingDef {
+        self.secret = true;
+        self
     }
 
     /// The same definition, taking effect as `applies` says.

@@ -43,4 +43,4 @@ pub use access::Access;
 pub use def::{Applies, SettingDef, SettingKind};
 pub use error::SettingsError;
 pub use key::Key;
-pub use store::{Origin, SETTINGS_FILE, SetValue, Setting, Settings};
+pub use store::{HIDDEN, Origin, SETTINGS_FILE, SetValue, Setting, Settings};

@@ -44,6 +44,28 @@ pub struct Setting {
     pub def: Option<SettingDef>,
 }
 
+/// What a listing shows in place of a secret's value.
+pub const HIDDEN: &str = "(secret; read it by its key)";
+
+impl Setting {
+    /// The setting as a listing shows it: a secret's value (and the file's) replaced by
+    /// [`HIDDEN`] when there is one.
+    pub fn listed(mut self) -> Setting {
+        if self.def.as_ref().is_some_and(|d| d.secret) {
+            let hide = |v: &mut Value| {
+                if !(v.is_null() || v.as_str() == Some("")) {
+                    *v = Value::String(HIDDEN.to_owned());
+                }
+            };
+            hide(&mut self.value);
+            if let Some(file) = self.file_value.as_mut() {
+                hide(file);
+            }
+        }
+        self
+    }
+}
+
 /// A value to set: JSON as it is, or text read by the definition's type.
 #[derive(Debug, Clone, Copy)]
 pub enum SetValue<'a> {
@@ -321,7 +343,7 @@ impl Settings {
         keys.dedup();
         keys.into_iter()
             .filter(|k| who.resolve(k.as_str()).is_ok())
-            .map(|k| self.effective(&k))
+            .map(|k| self.effective(&k).map(Setting::listed))
             .collect()
     }
 

@@ -201,3 +201,36 @@ fn setting_through_a_definition_reads_text_by_type_and_refuses_unknown_keys() {
         "nothing stored"
     );
 }
+
+#[test]
+fn a_secret_is_hidden_in_listings_and_read_only_by_its_key() {
+    let dir = tempfile::tempdir().expect("dir");
+    let s = Settings::open(dir.path()).expect("open");
+    s.define(def("plugin.web.api_key", SettingKind::String, json!("")).secret())
+        .unwrap();
+    s.define(def(
+        "plugin.web.bind",
+        SettingKind::String,
+        json!("127.0.0.1:8080"),
+    ))
+    .unwrap();
+    let kernel = Access::kernel();
+    // Unset, a listing may say so.
+    let unset = s.list_as(&kernel, "plugin.web.").unwrap();
+    assert_eq!(unset[0].value, json!(""));
+    s.set("plugin.web.api_key", json!("hk-0123456789")).unwrap();
+    let listed = s.list_as(&kernel, "plugin.web.").unwrap();
+    let text = serde_json::to_string(&listed).unwrap();
+    assert!(!text.contains("hk-0123456789"), "{text}");
+    assert_eq!(listed[0].value, json!(hearth_settings::HIDDEN));
+    assert_eq!(listed[1].value, json!("127.0.0.1:8080"), "the rest shows");
+    // Reading the one key still gives it.
+    assert_eq!(s.get("plugin.web.api_key").unwrap(), json!("hk-0123456789"));
+    // A definition sent as JSON (a plugin's registerDef) carries the mark.
+    let sent: SettingDef = serde_json::from_value(json!({
+        "key": "plugin.web.session_secret", "kind": "string", "default": "",
+        "description": "d", "secret": true
+    }))
+    .unwrap();
+    assert!(sent.secret);
+}

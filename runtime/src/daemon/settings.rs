@@ -251,6 +251,12 @@ pub(super) fn define_plugins(settings: &Settings, plugins_dir: &Path) {
                 schema.get("default").cloned().unwrap_or_default(),
                 schema["description"].as_str().unwrap_or_default(),
             );
+            // JSON Schema's `writeOnly` marks a secret: listings show only that it is set.
+            let def = if schema["writeOnly"] == true {
+                def.secret()
+            } else {
+                def
+            };
             if let Err(e) = settings.define(def) {
                 tracing::warn!(plugin = %manifest.name, "a setting of its manifest: {e}");
             }

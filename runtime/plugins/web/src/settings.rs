@@ -25,9 +25,14 @@ pub struct WebConfig {
 }
 
 fn define(host: &Host, key: &str, default: Value, description: &str) -> Result<(), WebError> {
+    // Listings (the CLI's `settings list`, the page) show only that these are set.
+    let secret = matches!(
+        key,
+        "password" | "password_hash" | "session_secret" | "api_key"
+    );
     host.call(
         "settings.registerDef",
-        json!({"def": {"key": key, "kind": "string", "default": default, "description": description}}),
+        json!({"def": {"key": key, "kind": "string", "default": default, "description": description, "secret": secret}}),
     )?;
     Ok(())
 }
