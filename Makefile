@@ -21,10 +21,11 @@ build: setup
 
 # Starts the daemon in the foreground with a data dir under the user's data home.
 run: setup
-	$(CARGO) build --release -p hearth-runtime --bins
+	$(CARGO) build --release -p hearth-runtime -p hearth-plugin-web --bins
 	@mkdir -p "$(DATA)"
 	@echo "hearthd: data dir $(DATA); stop with Ctrl-C (graceful: every queued task is answered)"
 	@echo "talk to it from another terminal:  ./target/release/hearth send \"hello\"   (or: hearth chat, hearth status)"
+	@echo "or in a browser: http://127.0.0.1:8080 (the first visit sets the page's password)"
 	./target/release/hearthd --data-dir "$(DATA)"
 
 # Formatting, lints with warnings as errors, every test of the workspace, then the loom models.
