@@ -17,3 +17,25 @@ pub enum KernelError {
     #[error("the provider queue is full ({PROVIDER_QUEUE} calls waiting)")]
     ProviderQueueFull,
 }
+
+/// Why a graph memory request (a model's tool, `hearth memory`, a plugin) or a heartbeat
+/// failed.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum GraphMemoryError {
+    /// There is no graph: it is off, or its file could not be opened (the reason says which).
+    #[error("{0}")]
+    Unavailable(String),
+    /// The graph refused or failed: an id that is not one, a bad name, SQLite.
+    #[error(transparent)]
+    Graph(#[from] hearth_graph::GraphError),
+    /// Reading cold context for a distillation failed.
+    #[error(transparent)]
+    Store(#[from] hearth_memory::StoreError),
+    /// A statement told directly was refused whole (the reasons, joined).
+    #[error("not stored: {0}")]
+    Rejected(String),
+    /// The memory service is not running (no store, or it has stopped).
+    #[error("memory is not running: {0}")]
+    Stopped(&'static str),
+}

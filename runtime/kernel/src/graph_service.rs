@@ -6,6 +6,7 @@
 //! A graph file that cannot be opened (foreign, corrupt, from a newer Hearth) is logged as an
 //! error and left untouched; the daemon runs without L3 and every graph request says why.
 
+use crate::GraphMemoryError;
 use hearth_graph::{
     ColdItem, FactHit, FactId, FactSource, FactStatus, GraphStore, Provenance, RuleDistiller,
 };
@@ -155,35 +156,27 @@ impl GraphMemory {
 
     /// One distillation pass: cold items archived since the cursor, then items that gave
     /// nothing before and are due again. Returns how many items it looked at.
-    fn heartbeat(&mut self, cold: &ColdContext, now_ms: i64) -> Result<usize, String> {
+    fn heartbeat(&mut self, cold: &ColdContext, now_ms: i64) -> Result<usize, GraphMemoryError> {
         let Some(graph) = self.store.as_mut() else {
             return Ok(0);
         };
-        let cursor = graph.distill_cursor().map_err(|e| e.to_string())?;
+        let cursor = graph.distill_cursor()?;
         let store = cold.store();
-        let mut ids = store
-            .cold_ids_after(cursor, DISTILL_BATCH)
-            .map_err(|e| e.to_string())?;
-        ids.extend(
-            graph
-                .retry_due(now_ms, DISTILL_BATCH)
-                .map_err(|e| e.to_string())?,
-        );
+        let mut ids = store.cold_ids_after(cursor, DISTILL_BATCH)?;
+        ids.extend(graph.retry_due(now_ms, DISTILL_BATCH)?);
         ids.sort_unstable();
         ids.dedup();
         let mut items = Vec::with_capacity(ids.len());
         for id in ids {
             // An entry gone from cold context (dropped after a done distillation) is skipped.
-            if let Some(entry) = store.cold_get(id).map_err(|e| e.to_string())? {
+            if let Some(entry) = store.cold_get(id)? {
                 items.push(cold_item(&entry));
             }
         }
         if items.is_empty() {
             return Ok(0);
         }
-        let report = graph
-            .distill_with(&RuleDistiller::default(), &items, now_ms)
-            .map_err(|e| e.to_string())?;
+        let report = graph.distill_with(&RuleDistiller::default(), &items, now_ms)?;
         tracing::info!(
             items = report.items,
             distilled = report.distilled,
@@ -234,31 +227,34 @@ impl GraphMemory {
     }
 
     /// Answers one request.
-    pub(crate) fn request(&mut self, req: GraphRequest, now_ms: i64) -> Result<Value, String> {
+    pub(crate) fn request(
+        &mut self,
+        req: GraphRequest,
+        now_ms: i64,
+    ) -> Result<Value, GraphMemoryError> {
         if let GraphRequest::Stats = req {
             return self.stats();
         }
         let unavailable = self.unavailable.clone();
-        let graph = self.store.as_mut().ok_or(unavailable)?;
+        let graph = self
+            .store
+            .as_mut()
+            .ok_or(GraphMemoryError::Unavailable(unavailable))?;
         match req {
             GraphRequest::Recall {
                 query,
                 k,
                 for_model,
             } => {
-                let hits = graph
-                    .recall(&query, now_ms, k.max(1))
-                    .map_err(|e| e.to_string())?;
+                let hits = graph.recall(&query, now_ms, k.max(1))?;
                 for hit in hits.iter().filter(|_| for_model) {
                     remember(&mut self.recalled, &mut self.recalled_set, hit.id);
                 }
                 Ok(Value::Array(hits.iter().map(hit_json).collect()))
             }
             GraphRequest::Forget { id } => {
-                let id: FactId = id
-                    .parse()
-                    .map_err(|e: hearth_graph::GraphError| e.to_string())?;
-                let gone = graph.forget(id).map_err(|e| e.to_string())?;
+                let id: FactId = id.parse().map_err(GraphMemoryError::from)?;
+                let gone = graph.forget(id)?;
                 // The audit trail of a user-requested deletion: what, from which sources.
                 tracing::info!(
                     target: "audit",
@@ -276,10 +272,8 @@ impl GraphMemory {
                 }))
             }
             GraphRequest::Why { id } => {
-                let id: FactId = id
-                    .parse()
-                    .map_err(|e: hearth_graph::GraphError| e.to_string())?;
-                let why = graph.why(id).map_err(|e| e.to_string())?;
+                let id: FactId = id.parse().map_err(GraphMemoryError::from)?;
+                let why = graph.why(id)?;
                 Ok(provenance_json(&why))
             }
             GraphRequest::Commit {
@@ -307,9 +301,7 @@ impl GraphMemory {
                     }],
                     events: Vec::new(),
                 };
-                let told = graph
-                    .tell(&[statement], &told_directly(now_ms))
-                    .map_err(|e| e.to_string())?;
+                let told = graph.tell(&[statement], &told_directly(now_ms))?;
                 tell_json(&told)
             }
             GraphRequest::Edit {
@@ -317,28 +309,24 @@ impl GraphMemory {
                 object,
                 sentence,
             } => {
-                let id: FactId = id
-                    .parse()
-                    .map_err(|e: hearth_graph::GraphError| e.to_string())?;
+                let id: FactId = id.parse().map_err(GraphMemoryError::from)?;
                 let sentence = if sentence.trim().is_empty() {
                     format!("corrected {id} to {object}")
                 } else {
                     sentence
                 };
-                let told = graph
-                    .edit(id, &object, &sentence, &told_directly(now_ms))
-                    .map_err(|e| e.to_string())?;
+                let told = graph.edit(id, &object, &sentence, &told_directly(now_ms))?;
                 tell_json(&told)
             }
             GraphRequest::Stats => unreachable!("answered above"),
         }
     }
 
-    fn stats(&self) -> Result<Value, String> {
+    fn stats(&self) -> Result<Value, GraphMemoryError> {
         let Some(graph) = self.store.as_ref() else {
             return Ok(json!({"available": false, "reason": self.unavailable}));
         };
-        let s = graph.stats().map_err(|e| e.to_string())?;
+        let s = graph.stats()?;
         Ok(json!({
             "available": true,
             "path": graph.path().display().to_string(),
@@ -350,7 +338,7 @@ impl GraphMemory {
             "tombstones": s.tombstones,
             "items_done": s.items_done,
             "items_waiting": s.items_waiting,
-            "cursor": graph.distill_cursor().map_err(|e| e.to_string())?,
+            "cursor": graph.distill_cursor()?,
             "heartbeat_ms": ms(self.interval),
             "ticks": self.ticks,
             "idle_ticks": self.idle_ticks,
@@ -457,9 +445,9 @@ fn provenance_json(why: &Provenance) -> Value {
     })
 }
 
-fn tell_json(told: &hearth_graph::TellReport) -> Result<Value, String> {
+fn tell_json(told: &hearth_graph::TellReport) -> Result<Value, GraphMemoryError> {
     if !told.rejected.is_empty() && !told.wrote() {
-        return Err(format!("not stored: {}", told.rejected.join("; ")));
+        return Err(GraphMemoryError::Rejected(told.rejected.join("; ")));
     }
     let ids = |v: &[FactId]| v.iter().map(ToString::to_string).collect::<Vec<_>>();
     Ok(json!({

@@ -9,6 +9,7 @@
 //! The kernel keeps a mirror of the working window for the timeline; each memory pass answers
 //! with the window as the store now holds it, so the mirror cannot drift.
 
+use crate::GraphMemoryError;
 use crate::durable::Durable;
 use crate::durable::Then;
 use crate::graph_service::{GraphMemory, GraphRequest, GraphSettings};
@@ -88,7 +89,7 @@ pub(crate) enum MemoryOp {
     },
     Graph {
         request: GraphRequest,
-        reply: Sender<Result<serde_json::Value, String>>,
+        reply: Sender<Result<serde_json::Value, GraphMemoryError>>,
     },
 }
 
@@ -203,12 +204,13 @@ impl MemoryService {
 
     /// A request to the graph memory (blocking; tools run on the tool pool, control requests
     /// on their connection's thread).
-    pub fn graph(&self, request: GraphRequest) -> Result<serde_json::Value, String> {
+    pub fn graph(&self, request: GraphRequest) -> Result<serde_json::Value, GraphMemoryError> {
         let (reply, rx) = crossbeam_channel::bounded(1);
         if !self.durable.memory(MemoryOp::Graph { request, reply }) {
-            return Err("memory is not running".into());
+            return Err(GraphMemoryError::Stopped("the store owner has stopped"));
         }
-        rx.recv().map_err(|_| "memory stopped".to_string())?
+        rx.recv()
+            .map_err(|_| GraphMemoryError::Stopped("it stopped before answering"))?
     }
 }
 
@@ -420,7 +422,7 @@ impl MemoryState {
                 let _ = reply.send(Err(why.into()));
             }
             MemoryOp::Graph { reply, .. } => {
-                let _ = reply.send(Err(why.into()));
+                let _ = reply.send(Err(GraphMemoryError::Stopped(why)));
             }
         }
     }

@@ -196,7 +196,8 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
         let registered = tools.register(def, move |call: &CallContext, args: &Value| {
             let request = parse(args)?;
             call.check()?;
-            m.graph(request).map_err(HandlerError::Failed)
+            m.graph(request)
+                .map_err(|e| HandlerError::Failed(e.to_string()))
         });
         if let Err(e) = registered {
             tracing::error!("memory tool {name}: {e}");
@@ -233,7 +234,7 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
                     for_model: true,
                 })
                 // Without L3 the conversations are still searched.
-                .unwrap_or_else(|unavailable| json!({ "unavailable": unavailable }));
+                .unwrap_or_else(|unavailable| json!({ "unavailable": unavailable.to_string() }));
             let memories = m
                 .query(query, DEFAULT_TOP_K as usize)
                 .map_err(HandlerError::Failed)?;

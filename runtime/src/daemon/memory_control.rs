@@ -39,5 +39,7 @@ pub(super) fn memory(
             )));
         }
     };
-    service.graph(request).map_err(ControlError::Memory)
+    service
+        .graph(request)
+        .map_err(|e| ControlError::Memory(e.to_string()))
 }
