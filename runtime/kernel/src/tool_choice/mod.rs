@@ -36,12 +36,18 @@ pub struct Candidate {
     pub core: bool,
 }
 
+/// Whether every one of `names` goes into the request (no choosing): at most
+/// [`FULL_SET_MAX`] of them, `tool_search` aside.
+pub fn fits<'a>(names: impl IntoIterator<Item = &'a str>) -> bool {
+    names.into_iter().filter(|n| *n != TOOL_SEARCH).count() <= FULL_SET_MAX
+}
+
 /// The names a request offers, in the candidates' order, `TOOL_SEARCH` last when the set is
 /// partial. `ranking` is every non-core candidate, nearest first; `used` the tools the task
 /// already called or found.
 pub fn choose(candidates: &[Candidate], ranking: &[String], used: &[String]) -> Vec<String> {
     let offerable = candidates.iter().filter(|c| c.name != TOOL_SEARCH);
-    if offerable.clone().count() <= FULL_SET_MAX {
+    if fits(candidates.iter().map(|c| c.name.as_str())) {
         return offerable.map(|c| c.name.clone()).collect();
     }
     let relevant: HashSet<&str> = ranking

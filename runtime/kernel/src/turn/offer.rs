@@ -2,9 +2,7 @@
 
 use super::{TaskFrame, TurnEngine};
 use crate::memory_service::ToolRanking;
-use crate::tool_choice::{
-    self, Candidate, FULL_SET_MAX, RELEVANT_K, TOOL_SEARCH, ToolDoc, found_tools,
-};
+use crate::tool_choice::{self, Candidate, RELEVANT_K, TOOL_SEARCH, ToolDoc, found_tools};
 use hearth_llm::provider::ToolSpec;
 use hearth_stages::{ToolDef, ToolSource};
 
@@ -59,12 +57,14 @@ impl TurnEngine {
             .iter()
             .filter(|o| o.def.name != TOOL_SEARCH)
             .partition(|o| o.core);
-        if core.len() + rest.len() <= FULL_SET_MAX {
+        if tool_choice::fits(all.iter().map(|o| o.def.name.as_str())) {
             let specs: Vec<ToolSpec> = core.iter().chain(&rest).map(|o| spec(&o.def)).collect();
             return (None, schema_text(&specs));
         }
         let mut widest: Vec<ToolSpec> = rest.iter().map(|o| spec(&o.def)).collect();
-        widest.sort_by_key(|s| std::cmp::Reverse(schema_text(std::slice::from_ref(s)).len()));
+        // Each schema serialised once, not once per comparison.
+        widest
+            .sort_by_cached_key(|s| std::cmp::Reverse(schema_text(std::slice::from_ref(s)).len()));
         widest.truncate(RELEVANT_K);
         widest.extend(core.iter().map(|o| spec(&o.def)));
         widest.push(spec(&tool_choice::tool_search_def()));
@@ -82,8 +82,7 @@ impl TurnEngine {
         let chosen = match frame.tool_choice.take() {
             Some(chosen) => chosen,
             None => {
-                let fits = all.iter().filter(|o| o.def.name != TOOL_SEARCH).count() <= FULL_SET_MAX;
-                let ranking = if fits {
+                let ranking = if tool_choice::fits(all.iter().map(|o| o.def.name.as_str())) {
                     // Every tool goes: nothing to rank (tokenising on the worker is not free,
                     // and the first use loads the segmenter's dictionary).
                     Vec::new()
