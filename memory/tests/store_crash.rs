@@ -20,6 +20,8 @@ use common::{TempDir, watchdog};
 
 const ROUNDS: u32 = 4;
 const LIMIT: Duration = Duration::from_secs(60);
+/// How long a writer may take to open the store and announce its first write.
+const FIRST_LINE_LIMIT: Duration = Duration::from_secs(10);
 
 /// What one writer run announced before it was killed.
 #[derive(Default)]
@@ -51,9 +53,19 @@ fn run_writer(db: &Path, tag: &str, run_for: Duration) -> Announced {
     });
 
     let mut lines = Vec::new();
-    let deadline = Instant::now() + run_for;
     let mut exited_early = false;
-    while let Some(left) = deadline.checked_duration_since(Instant::now()) {
+    // The kill lands `run_for` after the writer's first announcement, not after its spawn: on a
+    // loaded machine opening and migrating the store alone can take longer than a round.
+    match rx.recv_timeout(FIRST_LINE_LIMIT) {
+        Ok(line) => lines.push(line),
+        Err(RecvTimeoutError::Timeout) => {}
+        Err(RecvTimeoutError::Disconnected) => exited_early = true,
+    }
+    let deadline = Instant::now() + run_for;
+    while let Some(left) = deadline
+        .checked_duration_since(Instant::now())
+        .filter(|_| !exited_early)
+    {
         match rx.recv_timeout(left) {
             Ok(line) => lines.push(line),
             Err(RecvTimeoutError::Timeout) => break,

@@ -28,13 +28,16 @@ impl StoreReader {
             return Ok(query_tokens.to_owned());
         }
         // A temp table lives with this connection only, so a read-only reader may make one and
-        // the file's schema is untouched.
-        self.conn
-            .execute_batch(
-                "CREATE VIRTUAL TABLE IF NOT EXISTS temp.cold_fts_vocab \
-                 USING fts5vocab(main, cold_fts, row)",
-            )
-            .ctx(OP, path)?;
+        // the file's schema is untouched. Made once: it reads the index live.
+        if !self.vocab_ready.get() {
+            self.conn
+                .execute_batch(
+                    "CREATE VIRTUAL TABLE IF NOT EXISTS temp.cold_fts_vocab \
+                     USING fts5vocab(main, cold_fts, row)",
+                )
+                .ctx(OP, path)?;
+            self.vocab_ready.set(true);
+        }
         let mut stmt = self
             .conn
             .prepare_cached("SELECT doc FROM temp.cold_fts_vocab WHERE term = ?1")

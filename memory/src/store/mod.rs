@@ -26,6 +26,7 @@ mod schema;
 #[cfg(test)]
 mod tests;
 
+use std::cell::Cell;
 use std::ops::Deref;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -68,6 +69,8 @@ pub struct Store {
 pub struct StoreReader {
     conn: Connection,
     path: PathBuf,
+    /// Whether this connection made its `temp.cold_fts_vocab` table (`common_terms.rs`).
+    vocab_ready: Cell<bool>,
 }
 
 impl Store {
@@ -132,7 +135,11 @@ impl Store {
             files::sync_dir(OP, files.dir())?;
         }
         Ok(Store {
-            db: StoreReader { conn, path },
+            db: StoreReader {
+                conn,
+                path,
+                vocab_ready: Cell::new(false),
+            },
             _claim: claim,
         })
     }
@@ -215,7 +222,11 @@ impl StoreReader {
                 known: STORE_SCHEMA_VERSION,
             });
         }
-        Ok(StoreReader { conn, path })
+        Ok(StoreReader {
+            conn,
+            path,
+            vocab_ready: Cell::new(false),
+        })
     }
 
     /// The database file.

@@ -37,9 +37,15 @@ const ROWID_TABLES: &[(&str, &str)] = &[
 const SIDE_VECTORS: &str = "cold_side_vectors";
 
 #[cfg(test)]
-/// Tables of the schema that are not copied: their content is derived (`cold_fts`, written by
-/// triggers) or belongs to the fresh file (`schema_version`, SQLite's own `sqlite_sequence`).
-const NOT_COPIED: &[&str] = &["schema_version", "sqlite_sequence", "cold_fts"];
+/// Tables of the schema that are not copied: their content is derived (`cold_fts` and
+/// `cold_count`, written by triggers) or belongs to the fresh file (`schema_version`, SQLite's own
+/// `sqlite_sequence`).
+const NOT_COPIED: &[&str] = &[
+    "schema_version",
+    "sqlite_sequence",
+    "cold_fts",
+    "cold_count",
+];
 
 /// What [`Store::recover`] did.
 #[derive(Clone, Debug)]

@@ -852,7 +852,45 @@ fn store_migrates_a_version_1_database() {
         );
         let entry = store.cold_get(hits[0].0).expect("get").expect("some");
         assert_eq!(entry.event, event(5, "old"));
+        assert_eq!(
+            store.cold_count().expect("count"),
+            1,
+            "the count starts from the rows already there"
+        );
         store.integrity_check().expect("intact");
+    });
+}
+
+#[test]
+fn the_cold_count_follows_every_insert_and_delete_on_any_connection() {
+    watchdog(|| {
+        let dir = TempDir::new("cold-count");
+        let mut store = Store::open(dir.db()).expect("open");
+        let ids: Vec<i64> = (1..=4)
+            .map(|i| {
+                store
+                    .cold_insert(&cold_record(i, "counted words"), 10)
+                    .expect("insert")
+            })
+            .collect();
+        assert_eq!(store.cold_count().expect("count"), 4);
+        assert_eq!(store.cold_remove(&ids[..1]).expect("remove"), 1);
+        assert_eq!(store.cold_count().expect("count"), 3);
+        // A row written around the store's own methods is counted too: triggers keep it.
+        store
+            .db
+            .conn
+            .execute("DELETE FROM cold WHERE id = ?1", [ids[1]])
+            .expect("raw delete");
+        assert_eq!(store.cold_count().expect("count"), 2);
+        let reader = StoreReader::open(dir.db()).expect("reader");
+        assert_eq!(reader.cold_count().expect("count"), 2);
+        let real: i64 = store
+            .db
+            .conn
+            .query_row("SELECT count(*) FROM cold", [], |r| r.get(0))
+            .expect("count(*)");
+        assert_eq!(real, 2);
     });
 }
 
