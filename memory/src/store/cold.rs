@@ -9,7 +9,7 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
-use rusqlite::{Row, params};
+use rusqlite::{OptionalExtension, Row, params};
 
 use super::error::{SqlContext, StoreError};
 use super::events::{
@@ -127,7 +127,7 @@ fn cold_from_row(op: &'static str, path: &Path, row: &Row<'_>) -> Result<ColdEnt
 }
 
 /// The MATCH expression and SQL limit of a keyword search; `None` when it cannot match anything.
-fn fts_args(tokens: &str, limit: usize) -> Option<(String, i64)> {
+pub(super) fn fts_args(tokens: &str, limit: usize) -> Option<(String, i64)> {
     let query = fts_query(tokens)?;
     (limit > 0).then(|| (query, i64::try_from(limit).unwrap_or(i64::MAX)))
 }
@@ -391,12 +391,17 @@ impl StoreReader {
         query_tokens: &str,
         limit: usize,
     ) -> Result<Vec<(i64, f64)>, StoreError> {
+        let tokens = self.informative_terms(query_tokens)?;
+        match fts_args(&tokens, limit) {
+            Some((query, limit)) => self.ranked_matches(&query, limit),
+            None => Ok(Vec::new()),
+        }
+    }
+
+    /// The index-only ranking of [`cold_fts`](Self::cold_fts), on a built query.
+    fn ranked_matches(&self, query: &str, limit: i64) -> Result<Vec<(i64, f64)>, StoreError> {
         const OP: &str = "cold_fts";
         let path = &self.path;
-        let tokens = self.informative_terms(query_tokens)?;
-        let Some((query, limit)) = fts_args(&tokens, limit) else {
-            return Ok(Vec::new());
-        };
         let mut stmt = self
             .conn
             .prepare_cached(
@@ -413,8 +418,13 @@ impl StoreReader {
     }
 
     /// [`cold_fts`](Self::cold_fts) over the entries whose timestamp is before `before_ms`, with
-    /// each hit's timestamp and source (what recall weighs besides the words). Reads the `cold`
-    /// row of every match, several times the cost of `cold_fts` on a large store.
+    /// each hit's timestamp and source (what recall weighs besides the words).
+    ///
+    /// Ranked on the index alone first, then only the hits' rows are read: joining `cold` to
+    /// every match before the `LIMIT` read one row per match (3× the ranking itself on a term
+    /// held by a few hundred entries). When every one of the best `limit` matches is before
+    /// `before_ms` — a live query, whose "before" is now — they are exactly the best `limit` of
+    /// the filtered set; otherwise the filtered query runs.
     pub fn cold_fts_before(
         &self,
         query_tokens: &str,
@@ -427,6 +437,40 @@ impl StoreReader {
         let Some((query, limit)) = fts_args(&tokens, limit) else {
             return Ok(Vec::new());
         };
+        let ranked = self.ranked_matches(&query, limit)?;
+        let mut meta = self
+            .conn
+            .prepare_cached("SELECT timestamp_ms, source FROM cold WHERE id = ?1")
+            .ctx(OP, path)?;
+        let mut hits = Vec::with_capacity(ranked.len());
+        for (id, score) in ranked {
+            let row = meta
+                .query_row([id], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))
+                .optional()
+                .ctx(OP, path)?;
+            match row {
+                Some((timestamp_ms, source)) if timestamp_ms < before_ms => hits.push(KeywordHit {
+                    id,
+                    score,
+                    timestamp_ms,
+                    source,
+                }),
+                // Later than the query, or removed between the two reads of a reader.
+                _ => return self.filtered_matches(&query, limit, before_ms),
+            }
+        }
+        Ok(hits)
+    }
+
+    /// The best `limit` matches of `query` before `before_ms`, the join read per match.
+    pub(super) fn filtered_matches(
+        &self,
+        query: &str,
+        limit: i64,
+        before_ms: i64,
+    ) -> Result<Vec<KeywordHit>, StoreError> {
+        const OP: &str = "cold_fts";
+        let path = &self.path;
         let mut stmt = self
             .conn
             .prepare_cached(

@@ -1537,6 +1537,36 @@ fn store_handles_are_send() {
 }
 
 proptest! {
+    // Each case opens a real store file.
+    #![proptest_config(ProptestConfig::with_cases(32))]
+
+    /// The index-first keyword search answers exactly what the join of every match does, with
+    /// entries later than the bound mixed in anywhere in the ranking.
+    #[test]
+    fn keyword_search_before_a_time_equals_the_filtered_join(
+        entries in proptest::collection::vec((0i64..40, proptest::collection::vec(0usize..6, 1..5)), 1..40),
+        before in 0i64..45,
+        limit in 1usize..12,
+        query in proptest::collection::vec(0usize..6, 1..3),
+    ) {
+        const WORDS: [&str; 6] = ["alpha", "beta", "gamma", "delta", "eps", "zeta"];
+        let dir = TempDir::new("fts-before-prop");
+        let mut store = Store::open(dir.db()).expect("open");
+        for (ts, words) in &entries {
+            let text: Vec<&str> = words.iter().map(|&w| WORDS[w]).collect();
+            store.cold_insert(&cold_record(*ts, &text.join(" ")), 1).expect("insert");
+        }
+        let query: Vec<&str> = query.iter().map(|&w| WORDS[w]).collect();
+        let query = query.join(" ");
+        let fast = store.cold_fts_before(&query, limit, before).expect("fast");
+        let terms = store.informative_terms(&query).expect("terms");
+        let (built, lim) = super::cold::fts_args(&terms, limit).expect("query");
+        let joined = store.filtered_matches(&built, lim, before).expect("join");
+        prop_assert_eq!(fast, joined);
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
     #[test]
