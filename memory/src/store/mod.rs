@@ -60,6 +60,10 @@ const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
 /// is the single-writer lock. Reads are on [`StoreReader`], which this derefs to.
 pub struct Store {
     db: StoreReader,
+    /// Whether the open group commits without an fsync ([`Store::begin_group_unsynced`]).
+    group_unsynced: bool,
+    /// Whether a commit since the last fsync of the WAL was not synced.
+    unsynced: bool,
     /// Released after the connection closes (fields drop in order).
     _claim: claim::Claim,
 }
@@ -140,6 +144,8 @@ impl Store {
                 path,
                 vocab_ready: Cell::new(false),
             },
+            group_unsynced: false,
+            unsynced: false,
             _claim: claim,
         })
     }

@@ -1605,6 +1605,60 @@ fn a_second_writer_on_one_file_is_refused_until_the_first_is_dropped() {
 }
 
 #[test]
+fn an_unsynced_group_is_visible_at_once_and_synced_by_the_next_synced_commit_or_sync_wal() {
+    watchdog(|| {
+        let dir = TempDir::new("group-unsynced");
+        let mut store = Store::open(dir.db()).expect("open");
+        let reader = store.reader().expect("reader");
+        let synchronous = |store: &Store| -> i64 {
+            store
+                .db
+                .conn
+                .query_row("PRAGMA synchronous", [], |r| r.get(0))
+                .expect("pragma")
+        };
+        assert_eq!(synchronous(&store), 2, "FULL by default");
+        store.begin_group_unsynced().expect("begin");
+        assert_eq!(synchronous(&store), 1, "NORMAL inside the group");
+        store
+            .events_append(&[EventRecord::new(event(1, "window"))])
+            .expect("append");
+        store.commit_group().expect("commit");
+        assert_eq!(synchronous(&store), 2, "FULL again after the group");
+        assert!(store.has_unsynced());
+        assert_eq!(reader.events_window().expect("window").len(), 1);
+
+        // A synced group's fsync covers the WAL before it.
+        store.begin_group().expect("begin");
+        store
+            .journal_accept("a", "cli", "input", &json!({}), 2)
+            .expect("accept");
+        store.commit_group().expect("commit");
+        assert!(!store.has_unsynced());
+
+        store.begin_group_unsynced().expect("begin");
+        store
+            .events_append(&[EventRecord::new(event(3, "again"))])
+            .expect("append");
+        store.rollback_group();
+        assert!(!store.has_unsynced(), "nothing was committed");
+        assert_eq!(synchronous(&store), 2);
+
+        store.begin_group_unsynced().expect("begin");
+        store
+            .events_append(&[EventRecord::new(event(4, "later"))])
+            .expect("append");
+        store.commit_group().expect("commit");
+        assert!(store.has_unsynced());
+        store.sync_wal().expect("sync");
+        assert!(!store.has_unsynced());
+        drop(store);
+        let reopened = Store::open(dir.db()).expect("reopen");
+        assert_eq!(reopened.events_window().expect("window").len(), 2);
+    });
+}
+
+#[test]
 fn a_group_commits_all_its_writes_at_once_and_a_failed_write_only_itself() {
     watchdog(|| {
         let dir = TempDir::new("group");

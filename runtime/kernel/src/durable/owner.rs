@@ -1,7 +1,8 @@
 //! The `hearth-store` thread: the one read-write connection of `memory.db` and the group commit
 //! over it. Each round takes what is queued (up to [`GROUP_MAX`](super::GROUP_MAX) ops), runs
 //! every op inside one transaction, commits it with one fsync, and only then answers the ops'
-//! callers. A write that fails rolls back alone (its savepoint); a group SQLite rolled back as a
+//! callers. A group of writes nobody is answered about commits without the fsync; the next
+//! synced commit (or an idle [`SYNC_LATER`] later, a checkpoint) makes it durable. A write that fails rolls back alone (its savepoint); a group SQLite rolled back as a
 //! whole (a full disk) fails every op that ran in it, and the ops not yet run go to the next.
 
 use crate::events::EventBus;
@@ -13,9 +14,13 @@ use hearth_memory::{ColdContext, EventRecord, FrameRecord, Store, StoreError};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 use super::lanes::{Lanes, Wait};
 use super::{GROUP_MAX, Offer};
+
+/// How long an unsynced commit may wait for a synced one before the owner fsyncs the WAL.
+const SYNC_LATER: Duration = Duration::from_millis(50);
 
 /// What is journaled for an accepted input.
 pub(super) struct Entry {
@@ -72,6 +77,16 @@ pub(super) enum Op {
 }
 
 impl Op {
+    /// Writes nobody is answered about (the working window's appends, a prune or recall
+    /// pass): a group of only these commits without an fsync, made durable by the next synced
+    /// commit — the reply that always follows a turn's append — or within [`SYNC_LATER`].
+    fn may_sync_later(&self) -> bool {
+        matches!(
+            self,
+            Op::Event(_) | Op::Memory(MemoryOp::Append(_) | MemoryOp::Pass { .. })
+        )
+    }
+
     /// Ops that must find every write sent before them already in the store.
     pub(super) fn is_barrier(&self) -> bool {
         matches!(self, Op::Run(_) | Op::Flush(_) | Op::Close(_))
@@ -145,11 +160,28 @@ impl Owner {
     /// The next op: carried ones first; while idle, the memory service's back-fill.
     fn next(&mut self, lanes: &Lanes) -> Option<Op> {
         loop {
-            match lanes.wait(self.memory.idle_wait(), &mut self.carry) {
+            let memory_idle = self.memory.idle_wait();
+            let unsynced = self
+                .cold
+                .as_mut()
+                .is_some_and(|c| c.journal_store().has_unsynced());
+            let wait = match (memory_idle, unsynced) {
+                (Some(idle), true) => Some(idle.min(SYNC_LATER)),
+                (None, true) => Some(SYNC_LATER),
+                (idle, false) => idle,
+            };
+            let started = Instant::now();
+            match lanes.wait(wait, &mut self.carry) {
                 Wait::Op(op) => return Some(*op),
                 Wait::Closed => return None,
                 Wait::Idle => {
-                    if let Some(cold) = self.cold.as_mut() {
+                    let Some(cold) = self.cold.as_mut() else {
+                        continue;
+                    };
+                    if let Err(e) = cold.journal_store().sync_wal() {
+                        tracing::error!("cannot sync the store's log: {e}");
+                    }
+                    if memory_idle.is_some_and(|idle| started.elapsed() >= idle) {
                         self.memory.idle(cold);
                     }
                 }
@@ -166,7 +198,13 @@ impl Owner {
             }
             return None;
         };
-        let grouped = match cold.journal_store().begin_group() {
+        let unsynced = ops.iter().all(Op::may_sync_later);
+        let begun = if unsynced {
+            cold.journal_store().begin_group_unsynced()
+        } else {
+            cold.journal_store().begin_group()
+        };
+        let grouped = match begun {
             Ok(()) => true,
             Err(e) => {
                 // Each write then commits alone: slower, still durable before it is answered.
