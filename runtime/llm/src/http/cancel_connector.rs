@@ -45,8 +45,14 @@ impl Connector<()> for CancelConnector {
         }
         let limit = budget.not_zero().map(|d| *d);
         let addrs: Vec<SocketAddr> = details.addrs.iter().copied().collect();
-        let job = move || connect_any(&addrs, limit);
-        let stream = match run_cancellable(&self.cancel, "hearth-http-connect", job)? {
+        let connected = match connect_loopback_inline(&addrs, limit) {
+            Some(done) => OffThread::Done(done),
+            None => {
+                let job = move || connect_any(&addrs, limit);
+                run_cancellable(&self.cancel, "hearth-http-connect", job)?
+            }
+        };
+        let stream = match connected {
             OffThread::Done(Ok(stream)) => stream,
             OffThread::Done(Err(e)) if e.kind() == io::ErrorKind::TimedOut => {
                 return Err(ureq::Error::Timeout(budget.reason));
@@ -86,6 +92,33 @@ impl Connector<()> for CancelConnector {
 }
 
 /// Tries each resolved address in turn within one shared deadline; the last error wins.
+/// How long a connect to a loopback address may hold the calling thread. A local server
+/// accepts (or refuses) within microseconds unless its listen queue is full; only then does the
+/// connect move to a helper thread the cancel token can abandon.
+const LOOPBACK_INLINE: Duration = Duration::from_millis(20);
+
+/// Connects on the calling thread when every address is a loopback one (a local model server,
+/// the usual home setup), saving a thread per call: `None` when an address is not loopback or a
+/// connect did not finish within [`LOOPBACK_INLINE`], and the helper thread should try.
+fn connect_loopback_inline(
+    addrs: &[SocketAddr],
+    limit: Option<Duration>,
+) -> Option<io::Result<TcpStream>> {
+    if addrs.is_empty() || !addrs.iter().all(|a| a.ip().is_loopback()) {
+        return None;
+    }
+    let wait = limit.map_or(LOOPBACK_INLINE, |l| l.min(LOOPBACK_INLINE));
+    let mut last = None;
+    for addr in addrs {
+        match TcpStream::connect_timeout(addr, wait) {
+            Ok(stream) => return Some(Ok(stream)),
+            Err(e) if e.kind() == io::ErrorKind::TimedOut => return None,
+            Err(e) => last = Some(io::Error::new(e.kind(), format!("{addr}: {e}"))),
+        }
+    }
+    last.map(Err)
+}
+
 fn connect_any(addrs: &[SocketAddr], limit: Option<Duration>) -> io::Result<TcpStream> {
     let deadline = limit.map(|l| Instant::now() + l);
     let mut last = io::Error::new(io::ErrorKind::NotFound, "no address to connect to");
@@ -274,5 +307,34 @@ impl<In: Transport> Connector<In> for SharedTls {
             ureq::Error::Timeout(_) | ureq::Error::Other(_) => e,
             other => ureq::Error::Other(Box::new(TlsFailure(other.to_string()))),
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::net::{Ipv4Addr, TcpListener};
+
+    #[test]
+    fn a_loopback_connect_runs_inline_and_anything_else_goes_to_the_helper() {
+        let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind");
+        let open = listener.local_addr().expect("addr");
+        let stream = connect_loopback_inline(&[open], None).expect("inline");
+        assert_eq!(stream.expect("connected").peer_addr().expect("peer"), open);
+
+        // A refused connect is its error at once, named by the address.
+        let closed = {
+            let l = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("bind");
+            l.local_addr().expect("addr")
+        };
+        let refused = connect_loopback_inline(&[closed], None).expect("inline");
+        let err = refused.expect_err("nobody listens");
+        assert_eq!(err.kind(), io::ErrorKind::ConnectionRefused);
+        assert!(err.to_string().contains(&closed.to_string()), "{err}");
+
+        let remote: SocketAddr = "192.0.2.1:80".parse().expect("addr");
+        assert!(connect_loopback_inline(&[remote], None).is_none());
+        assert!(connect_loopback_inline(&[open, remote], None).is_none());
+        assert!(connect_loopback_inline(&[], None).is_none());
     }
 }
