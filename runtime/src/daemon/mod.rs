@@ -317,12 +317,13 @@ impl Daemon {
         if let Err(e) = hearth_skills::register_skill_load(&registries.tools, skills) {
             tracing::error!("skills not offered: {e}");
         }
+        let lua_host = plugins.in_process_host();
         let lua = plugins
             .scripts()
             .iter()
             .filter_map(hearth_lua_plugins::LuaPluginConfig::from_manifest)
             .filter_map(|script| {
-                hearth_lua_plugins::LuaPlugin::start(script, registries.tools.clone())
+                hearth_lua_plugins::LuaPlugin::start(script, &lua_host)
                     .inspect_err(|e| tracing::error!("{e}"))
                     .ok()
             })
