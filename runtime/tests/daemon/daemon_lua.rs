@@ -175,3 +175,46 @@ fn hostile_lua_handlers_fail_alone_and_the_turn_completes() {
         );
     });
 }
+
+const SEEKER_LUA: &str = r#"
+sdk.tool{ name = "seek_memory", description = "Search memory.",
+  handler = function(args) return { found = sdk.memory_search(args.query, 3), by = "seek" } end }
+"#;
+
+const BLIND_LUA: &str = r#"
+sdk.tool{ name = "peek_memory", description = "Search memory without the right.",
+  handler = function(args) return sdk.memory_search(args.query, 3) end }
+"#;
+
+#[test]
+fn lua_reverse_calls_pass_the_manifests_capability_gate() {
+    within(Duration::from_secs(120), || {
+        let llm = LlmServer::start();
+        llm.push(Script::Tools(vec![(
+            "seek_memory".into(),
+            json!({"query": "tea"}),
+        )]));
+        llm.push(Script::Tools(vec![(
+            "peek_memory".into(),
+            json!({"query": "tea"}),
+        )]));
+        llm.push(Script::text("searched"));
+        let daemon = Daemon::start_with(&source("llm", &llm.base_url, 0), |dir| {
+            install(dir, "seeker", SEEKER_LUA, &["memory"]);
+            install(dir, "blind", BLIND_LUA, &["io"]);
+        });
+        let out = daemon.run(&["send", "what tea do I like?"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let seen = llm.wait_requests(3, Duration::from_secs(10));
+        let granted = tool_result(&seen[1]);
+        assert!(
+            granted.contains("seek") && !granted.contains("capability"),
+            "{granted}"
+        );
+        let denied = tool_result(&seen[2]);
+        assert!(
+            denied.contains("memory.search needs capability") && denied.contains("does not grant"),
+            "{denied}"
+        );
+    });
+}
