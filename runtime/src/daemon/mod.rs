@@ -314,6 +314,7 @@ impl Daemon {
         }
         mcp.start_all(&mcp_servers::entries(&cfg));
         let (skills, _skipped) = hearth_skills::load_dir(&cfg.data_dir.join("skills"));
+        hearth_skills::register_skill_auto_load(&registries.stages, skills.clone());
         if let Err(e) = hearth_skills::register_skill_load(&registries.tools, skills) {
             tracing::error!("skills not offered: {e}");
         }
