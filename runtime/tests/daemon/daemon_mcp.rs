@@ -80,3 +80,82 @@ fn mcp_tools_reach_the_model_less_the_disabled_and_a_call_goes_through() {
         );
     });
 }
+
+fn offered(seen: &hearth_testkit::llm_server::Seen) -> Vec<String> {
+    seen.body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+#[test]
+fn hearth_mcp_add_and_remove_take_effect_on_a_running_daemon() {
+    within(Duration::from_secs(120), || {
+        let llm = LlmServer::start();
+        llm.push(Script::text("with"));
+        llm.push(Script::text("without"));
+        let daemon = Daemon::start(&source("llm", &llm.base_url, 0));
+        assert!(connected(&daemon).is_none());
+        let server = scripted_server().display().to_string();
+        // The store is the daemon's: the command line names its data dir.
+        let dir = daemon.dir.display().to_string();
+        let out = daemon.run(&[
+            "--data-dir",
+            &dir,
+            "mcp",
+            "add",
+            "pg",
+            "--",
+            "node",
+            &server,
+            "paged",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stdout(&out).contains("synced") && stdout(&out).contains("\"started\":[\"pg\"]"),
+            "{}",
+            stdout(&out)
+        );
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while connected(&daemon).is_none() {
+            assert!(
+                Instant::now() < deadline,
+                "the added server never connected"
+            );
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let out = daemon.run(&["send", "tools please"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+
+        let out = daemon.run(&["--data-dir", &dir, "mcp", "remove", "pg"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stdout(&out).contains("\"stopped\":[\"pg\"]"),
+            "{}",
+            stdout(&out)
+        );
+        assert!(
+            connected(&daemon).is_none(),
+            "the removed server still runs"
+        );
+        let out = daemon.run(&["send", "tools again"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+
+        let seen = llm.wait_requests(2, Duration::from_secs(10));
+        assert!(
+            offered(&seen[0]).iter().any(|n| n == "pg_t1"),
+            "{:?}",
+            offered(&seen[0])
+        );
+        assert!(
+            !offered(&seen[1]).iter().any(|n| n.starts_with("pg_")),
+            "{:?}",
+            offered(&seen[1])
+        );
+    });
+}
