@@ -3,7 +3,7 @@
 //! `before_output` handler rewriting a real turn's reply, its output channel receiving what
 //! the model sends, and a hostile handler failing alone while the turn completes.
 
-use crate::harness::{Daemon, source, stderr, stdout, within};
+use crate::harness::{Daemon, offered, source, stderr, stdout, within};
 use hearth_testkit::llm_server::{LlmServer, Script};
 use serde_json::json;
 use std::path::Path;
@@ -45,13 +45,8 @@ fn a_lua_plugins_tool_is_offered_and_called_through_the_kernel() {
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(stdout(&out).contains("rolled"), "{}", stdout(&out));
         let seen = llm.wait_requests(2, Duration::from_secs(10));
-        let offered: Vec<&str> = seen[0].body["tools"]
-            .as_array()
-            .expect("tools offered")
-            .iter()
-            .filter_map(|t| t["function"]["name"].as_str())
-            .collect();
-        assert!(offered.contains(&"dice_roll"), "{offered:?}");
+        let tools = offered(&seen[0]);
+        assert!(tools.iter().any(|t| t == "dice_roll"), "{tools:?}");
         let messages = seen[1].body["messages"].as_array().expect("messages");
         let result = messages
             .iter()
@@ -114,13 +109,11 @@ fn a_lua_stage_handler_rewrites_a_turns_reply_and_its_channel_receives_a_message
         assert!(out.status.success(), "{}", stderr(&out));
         assert!(stdout(&out).contains("NOTED"), "{}", stdout(&out));
         let seen = llm.wait_requests(4, Duration::from_secs(10));
-        let offered: Vec<&str> = seen[1].body["tools"]
-            .as_array()
-            .expect("tools offered")
-            .iter()
-            .filter_map(|t| t["function"]["name"].as_str())
-            .collect();
-        assert!(offered.contains(&"output_send__notebook"), "{offered:?}");
+        let tools = offered(&seen[1]);
+        assert!(
+            tools.iter().any(|t| t == "output_send__notebook"),
+            "{tools:?}"
+        );
         // The delivery passed before_output (the script's own handler) and reached its channel.
         let kept = tool_result(&seen[3]);
         assert!(kept.contains("BUY MILK"), "{kept}");

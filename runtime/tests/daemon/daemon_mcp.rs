@@ -1,7 +1,7 @@
 //! An MCP server under a real `hearthd`: started from `[[mcp]]`, its tools offered to the model
 //! (less the ones `[tools]` disables), a call made through it, and `hearth mcp list` showing it.
 
-use crate::harness::{Daemon, source, stderr, stdout, within};
+use crate::harness::{Daemon, offered, source, stderr, stdout, within};
 use hearth_testkit::llm_server::{LlmServer, Script};
 use serde_json::{Value, json};
 use std::path::PathBuf;
@@ -79,18 +79,6 @@ fn mcp_tools_reach_the_model_less_the_disabled_and_a_call_goes_through() {
             "{result}"
         );
     });
-}
-
-fn offered(seen: &hearth_testkit::llm_server::Seen) -> Vec<String> {
-    seen.body["tools"]
-        .as_array()
-        .map(|tools| {
-            tools
-                .iter()
-                .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 #[test]

@@ -14,7 +14,7 @@ use std::time::{Duration, Instant};
 
 mod support;
 
-use support::{WATCHDOG, host, limits, script, start_in};
+use support::{WATCHDOG, failed, host, limits, script, start_in};
 
 fn start(name: &str, entry: &Path, policy: RestartPolicy) -> (Arc<ToolRegistry>, LuaPlugin) {
     let host = host();
@@ -24,13 +24,6 @@ fn start(name: &str, entry: &Path, policy: RestartPolicy) -> (Arc<ToolRegistry>,
 
 fn call(registry: &ToolRegistry, tool: &str, args: Value) -> Result<Value, HandlerError> {
     registry.execute(&CallContext::kernel(Duration::from_secs(10)), tool, &args)
-}
-
-fn failed(result: Result<Value, HandlerError>) -> String {
-    match result {
-        Err(HandlerError::Failed(m)) => m,
-        other => panic!("expected a failure, got {other:?}"),
-    }
 }
 
 #[test]

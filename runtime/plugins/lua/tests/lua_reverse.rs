@@ -6,13 +6,13 @@ mod support;
 use hearth_lua_plugins::MAX_REVERSE_CALLS;
 use hearth_plugin_host::{KernelPort, RestartPolicy};
 use hearth_rpc::{Grants, HandlerError as RpcError, Priority};
-use hearth_stages::{CallContext, HandlerError, Stage, StageContext};
+use hearth_stages::{CallContext, Stage, StageContext};
 use hearth_testkit::within;
 use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
-use support::{WATCHDOG, host_with, script, start_in};
+use support::{WATCHDOG, failed, host_with, script, start_in};
 
 /// A kernel whose memory answers every search with one item naming the query.
 #[derive(Default)]
@@ -44,13 +44,6 @@ fn call() -> CallContext {
     CallContext::kernel(Duration::from_secs(10))
 }
 
-fn failure(result: Result<Value, HandlerError>) -> String {
-    match result {
-        Err(HandlerError::Failed(m)) => m,
-        other => panic!("expected a failure, got {other:?}"),
-    }
-}
-
 #[test]
 fn granted_calls_work_denied_ones_name_the_capability_and_a_flood_is_bounded() {
     within(WATCHDOG, || {
@@ -76,17 +69,17 @@ fn granted_calls_work_denied_ones_name_the_capability_and_a_flood_is_bounded() {
         assert!(run.errors.is_empty(), "{:?}", run.errors);
         assert_eq!(ctx.final_text, "reply / found recent top 1");
 
-        let denied = failure(tools.execute(&call(), "sources", &json!({})));
+        let denied = failed(tools.execute(&call(), "sources", &json!({})));
         assert!(
             denied.contains("llm.listSources needs capability \"llm\"")
                 && denied.contains("does not grant"),
             "{denied}"
         );
-        let refused = failure(tools.execute(&call(), "register", &json!({})));
+        let refused = failed(tools.execute(&call(), "register", &json!({})));
         assert!(refused.contains("sdk.stage"), "{refused}");
 
         let before = memory.searches.load(Ordering::Relaxed);
-        let flood = failure(tools.execute(&call(), "flood", &json!({})));
+        let flood = failed(tools.execute(&call(), "flood", &json!({})));
         assert!(
             flood.contains(&format!("more than {MAX_REVERSE_CALLS} reverse calls")),
             "{flood}"
@@ -114,7 +107,7 @@ fn a_manifest_without_the_capability_is_denied_every_memory_call() {
             RestartPolicy::default(),
             grants,
         );
-        let denied = failure(
+        let denied = failed(
             host.tables
                 .tools
                 .execute(&call(), "search", &json!({"query": "x"})),

@@ -7,6 +7,8 @@ use hearth_lua_plugins::{LuaPlugin, LuaPluginConfig};
 use hearth_plugin_host::session::Tables;
 use hearth_plugin_host::{InProcessHost, KernelPort, NoKernel, RestartPolicy};
 use hearth_rpc::Grants;
+use hearth_stages::HandlerError;
+use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
@@ -63,4 +65,12 @@ pub fn start_in(
         ..LuaPluginConfig::new(name, entry)
     };
     LuaPlugin::start(cfg, host).expect("the plugin starts")
+}
+
+/// The message of a call that failed; anything else is a test failure.
+pub fn failed(result: Result<Value, HandlerError>) -> String {
+    match result {
+        Err(HandlerError::Failed(m)) => m,
+        other => panic!("expected a failure, got {other:?}"),
+    }
 }
