@@ -4,7 +4,7 @@
 
 use crate::LuaPluginError;
 use crate::script::{Declarations, Kind, Reverse, Script};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounded};
 use hearth_llm::adapter::AdapterLimits;
 use hearth_plugin_host::{
     CrashHistory, InProcess, InProcessHost, InProcessPlugin, Manifest, RestartDecision,
@@ -142,7 +142,13 @@ impl Calls {
             ctx,
             reply,
         };
-        self.jobs.try_send(job).map_err(|_| stopped())?;
+        self.jobs.try_send(job).map_err(|e| match e {
+            TrySendError::Full(_) => HandlerError::Unavailable(format!(
+                "lua plugin {} is busy: {QUEUE} calls are waiting for it",
+                self.plugin
+            )),
+            TrySendError::Disconnected(_) => stopped(),
+        })?;
         match answer.recv_timeout(
             self.wait
                 .min(call.remaining())

@@ -194,3 +194,52 @@ fn a_reload_swaps_the_handlers_and_channels() {
         let _ = std::fs::remove_dir_all(dir);
     });
 }
+
+#[test]
+fn concurrent_stage_runs_and_tool_calls_each_get_their_own_answer() {
+    within(WATCHDOG, || {
+        let host = host();
+        let _plugin = start_in(
+            &host,
+            "notes",
+            &script("stages.lua"),
+            RestartPolicy::default(),
+            Grants::unrestricted(),
+        );
+        let busy = std::sync::atomic::AtomicUsize::new(0);
+        std::thread::scope(|s| {
+            for t in 0..8 {
+                let (host, busy) = (&host, &busy);
+                s.spawn(move || {
+                    for i in 0..40 {
+                        let text = format!("t{t} i{i}");
+                        let (ctx, errors) = run(host, Stage::BeforeOutput, &text);
+                        match errors.first() {
+                            // The queue is bounded: a refusal says so, and changes nothing.
+                            Some(e) if e.contains("is busy") => {
+                                busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                                assert_eq!(ctx.final_text, text);
+                            }
+                            Some(e) => panic!("{e}"),
+                            None => assert_eq!(
+                                ctx.final_text,
+                                format!("{} [kernel]", text.to_uppercase())
+                            ),
+                        }
+                        let read =
+                            host.tables
+                                .tools
+                                .execute(&kernel_call(), "notebook_read", &json!({}));
+                        if let Err(e) = read {
+                            assert!(e.to_string().contains("is busy"), "{e}");
+                        }
+                    }
+                });
+            }
+        });
+        // Every run answered; the script is still there and well.
+        let (ctx, errors) = run(&host, Stage::BeforeOutput, "done");
+        assert!(errors.is_empty(), "{errors:?}");
+        assert_eq!(ctx.final_text, "DONE [kernel]");
+    });
+}
