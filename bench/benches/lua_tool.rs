@@ -9,6 +9,8 @@ use std::time::Duration;
 
 use hearth_bench::{Samples, report, timed};
 use hearth_lua_plugins::{LuaPlugin, LuaPluginConfig};
+use hearth_plugin_host::session::Tables;
+use hearth_plugin_host::{InProcessHost, NoKernel};
 use hearth_stages::{CallContext, ToolDef, ToolRegistry, tool_fn};
 use serde_json::{Value, json};
 
@@ -36,9 +38,13 @@ fn main() -> ExitCode {
     std::fs::create_dir_all(&dir).expect("scratch dir");
     let entry = dir.join("main.lua");
     std::fs::write(&entry, SCRIPT).expect("script");
-    let tools = Arc::new(ToolRegistry::new());
-    let plugin = LuaPlugin::start(LuaPluginConfig::new("greet", &entry), Arc::clone(&tools))
-        .expect("starts");
+    let host = InProcessHost {
+        tables: Tables::default(),
+        port: Arc::new(NoKernel),
+        settings: None,
+    };
+    let tools = Arc::clone(&host.tables.tools);
+    let plugin = LuaPlugin::start(LuaPluginConfig::new("greet", &entry), &host).expect("starts");
     let rust = ToolDef {
         name: "greet_rust".into(),
         description: "Greets.".into(),

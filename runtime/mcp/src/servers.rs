@@ -70,6 +70,34 @@ impl McpServers {
         true
     }
 
+    /// Makes the running set what `configs` say, without a restart: a server no longer there
+    /// (or disabled) is stopped, a new or changed one started, an unchanged one left running
+    /// with its connection. Answers `{started, stopped, unchanged, failed}` by name.
+    pub fn sync(&self, configs: &[McpServerConfig]) -> Value {
+        let wanted: Vec<&McpServerConfig> = configs.iter().filter(|c| !c.disabled).collect();
+        let running: Vec<String> = self.servers.lock().keys().cloned().collect();
+        let stopped: Vec<String> = running
+            .into_iter()
+            .filter(|name| !wanted.iter().any(|c| c.name == *name))
+            .filter(|name| self.remove(name))
+            .collect();
+        let (mut started, mut unchanged, mut failed) = (Vec::new(), Vec::new(), Vec::new());
+        for config in wanted {
+            if self.get(&config.name).is_some_and(|s| s.config() == config) {
+                unchanged.push(config.name.clone());
+                continue;
+            }
+            match self.start(config.clone()) {
+                Ok(()) => started.push(config.name.clone()),
+                Err(e) => {
+                    tracing::error!("mcp server not started: {e}");
+                    failed.push(json!({"name": config.name, "error": e.to_string()}));
+                }
+            }
+        }
+        json!({"started": started, "stopped": stopped, "unchanged": unchanged, "failed": failed})
+    }
+
     /// Stops every server.
     pub fn stop_all(&self) {
         let all: Vec<McpServer> = std::mem::take(&mut *self.servers.lock())

@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use crate::PluginError;
 use crate::data_plane::DataPlane;
+use crate::in_process::InProcessHost;
 use crate::manifest::{MANIFEST_FILE, Manifest};
 use crate::order::{Facility, start_order};
 use crate::port::KernelPort;
@@ -223,6 +224,16 @@ impl PluginHost {
             .get(name)
             .cloned()
             .ok_or_else(|| PluginError::NotInstalled { name: name.into() })
+    }
+
+    /// What a plugin running in the daemon's process (a Lua script) binds to: the same
+    /// tables, kernel port and settings as the processes.
+    pub fn in_process_host(&self) -> InProcessHost {
+        InProcessHost {
+            tables: self.tables.clone(),
+            port: Arc::clone(&self.port),
+            settings: self.cfg.settings.clone(),
+        }
     }
 
     /// The one supervisor of the daemon's children, for other kinds of child (MCP servers)

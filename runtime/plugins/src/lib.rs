@@ -9,6 +9,8 @@
 //! - [`session`]: one plugin's process seen from the kernel: handshake, `plugin.init`,
 //!   `plugin.start`, the capability-gated reverse calls, and detaching everything it registered
 //!   when it exits.
+//! - [`in_process`]: plugins that run in the daemon's process (Lua scripts) behind the same
+//!   registration code, proxies and capability gate.
 //! - [`host`]: the set of installed plugins under `<data_dir>/plugins/`, their enabled state and
 //!   the `hearth plugin …` operations.
 //!
@@ -20,6 +22,7 @@
 pub mod data_plane;
 mod error;
 pub mod host;
+pub mod in_process;
 pub mod manifest;
 pub mod order;
 mod port;
@@ -35,6 +38,7 @@ mod tool_proxy;
 pub use data_plane::DataPlane;
 pub use error::PluginError;
 pub use host::{HostConfig, PluginHost};
+pub use in_process::{InProcess, InProcessHost, InProcessPlugin};
 pub use manifest::Manifest;
 pub use port::{KernelPort, NoKernel};
 pub use restart::{CrashHistory, RestartDecision, RestartPolicy};

@@ -49,12 +49,11 @@ impl PluginService {
     }
 }
 
-impl Service for PluginService {
-    fn call(&self, req: Incoming) -> Result<Value, HandlerError> {
-        gate(&req.method, &self.grants)?;
-        let mut params = req.params;
-        clamp_inject_params(&req.method, &mut params, Trust::External);
-        let method = req.method.as_str();
+impl PluginService {
+    /// One reverse call of the plugin: the capability gate of its manifest, then the method.
+    pub(crate) fn dispatch(&self, method: &str, mut params: Value) -> Result<Value, HandlerError> {
+        gate(method, &self.grants)?;
+        clamp_inject_params(method, &mut params, Trust::External);
         let plugin = self.link.name.as_str();
         match method {
             methods::TOOL_REGISTER => {
@@ -208,6 +207,12 @@ impl Service for PluginService {
                 format!("{other} is not served by this daemon yet"),
             )),
         }
+    }
+}
+
+impl Service for PluginService {
+    fn call(&self, req: Incoming) -> Result<Value, HandlerError> {
+        self.dispatch(&req.method, req.params)
     }
 
     fn notify(&self, _peer: &Peer, method: &str, params: Value) {

@@ -17,6 +17,7 @@ use parking_lot::{Condvar, Mutex};
 use serde_json::{Value, json};
 
 use crate::data_plane::{ChildPlane, DataPlane};
+use crate::in_process::InProcess;
 use crate::manifest::Manifest;
 use crate::port::KernelPort;
 use crate::service::PluginService;
@@ -82,9 +83,38 @@ pub(crate) struct Link {
     pub(crate) data: Option<Arc<DataPlane>>,
     /// The current process's share of it (arena owner id, doorbell), from spawn to exit.
     child: Mutex<Option<ChildPlane>>,
+    /// The handlers of a plugin that runs in the daemon's process: the proxies call these
+    /// instead of a peer.
+    pub(crate) local: Option<Arc<dyn InProcess>>,
 }
 
 impl Link {
+    /// The link of plugin `name`, down until a process comes up; `local` serves its calls in
+    /// the daemon's own process instead (a script plugin, which never has a peer).
+    pub(crate) fn new(
+        name: &str,
+        call_timeout: Duration,
+        local: Option<Arc<dyn InProcess>>,
+    ) -> Link {
+        Link {
+            name: name.to_owned(),
+            call_timeout,
+            peer: Mutex::new(None),
+            draining: Mutex::new(None),
+            reloading: Mutex::new(false),
+            peer_changed: Condvar::new(),
+            up: AtomicBool::new(false),
+            tools: Mutex::new(Default::default()),
+            exit: Mutex::new(None),
+            exited: Condvar::new(),
+            channels: Mutex::new(Vec::new()),
+            auto_restart: AtomicBool::new(true),
+            data: None,
+            child: Mutex::new(None),
+            local,
+        }
+    }
+
     pub(crate) fn peer(&self) -> Option<Peer> {
         self.peer.lock().clone()
     }
@@ -175,22 +205,7 @@ impl PluginSession {
         port: Arc<dyn KernelPort>,
         timeouts: Timeouts,
     ) -> PluginSession {
-        let link = Arc::new(Link {
-            name: manifest.name.clone(),
-            call_timeout: timeouts.call,
-            peer: Mutex::new(None),
-            draining: Mutex::new(None),
-            reloading: Mutex::new(false),
-            peer_changed: Condvar::new(),
-            up: AtomicBool::new(false),
-            tools: Mutex::new(Default::default()),
-            exit: Mutex::new(None),
-            exited: Condvar::new(),
-            channels: Mutex::new(Vec::new()),
-            auto_restart: AtomicBool::new(true),
-            data: None,
-            child: Mutex::new(None),
-        });
+        let link = Arc::new(Link::new(&manifest.name, timeouts.call, None));
         PluginSession {
             name: manifest.name.clone(),
             manifest: Mutex::new(manifest),

@@ -1,7 +1,8 @@
 //! The adapters between the kernel's handler contracts (`hearth_stages::ToolHandler`,
 //! `StageHandler`, `OutputHandler`) and a plugin's `*.invoke` methods, and the mapping of the
 //! control plane's typed errors to what those contracts return. Kept in one file so a change of
-//! the handler contract touches only this.
+//! the handler contract touches only this. A plugin that runs in the daemon's process (a Lua
+//! script) sits behind the same proxies; only the last hop goes to its [`InProcess`] handlers.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -16,6 +17,8 @@ use hearth_stages::{
 use serde_json::{Value, json};
 
 use crate::data_plane::INLINE_LIMIT;
+#[cfg(doc)]
+use crate::in_process::InProcess;
 use crate::session::Link;
 
 /// How long a call that saw the pipe close waits to learn how the process ended.
@@ -123,15 +126,23 @@ pub(crate) struct StageProxy {
 
 impl StageHandler for StageProxy {
     fn handle(&self, call: &CallContext, ctx: &mut StageContext) -> Result<(), HandlerError> {
-        let params = StageInvoke {
-            stage: self.stage.clone(),
-            context: serde_json::to_value(&*ctx)
-                .map_err(|e| HandlerError::Failed(e.to_string()))?,
-            ctx: context(call, self.link.call_timeout),
-        };
+        let context =
+            serde_json::to_value(&*ctx).map_err(|e| HandlerError::Failed(e.to_string()))?;
         let what = format!("stage {}", self.stage);
-        let result: StageResult = invoke(&self.link, &what, methods::STAGE_INVOKE, &params)?;
-        *ctx = serde_json::from_value(result.context).map_err(|e| {
+        let edited = match &self.link.local {
+            Some(local) => local.stage(call, &self.stage, context)?,
+            None => {
+                let params = StageInvoke {
+                    stage: self.stage.clone(),
+                    context,
+                    ctx: self::context(call, self.link.call_timeout),
+                };
+                let result: StageResult =
+                    invoke(&self.link, &what, methods::STAGE_INVOKE, &params)?;
+                result.context
+            }
+        };
+        *ctx = serde_json::from_value(edited).map_err(|e| {
             HandlerError::Failed(format!(
                 "{what} of plugin {}: the returned context does not fit: {e}",
                 self.link.name
@@ -155,9 +166,13 @@ impl OutputHandler for OutputProxy {
         kind: &str,
         meta: Option<&Value>,
     ) -> Result<Value, HandlerError> {
+        let args = json!({"text": payload, "type": kind, "meta": meta});
+        if let Some(local) = &self.link.local {
+            return local.output(ctx, &self.channel, args);
+        }
         let params = OutputInvoke {
             channel: self.channel.clone(),
-            args: json!({"text": payload, "type": kind, "meta": meta}),
+            args,
             ctx: context(ctx, self.link.call_timeout),
         };
         let what = format!("output channel {}", self.channel);

@@ -268,14 +268,12 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
         ));
     }
     if let Command::Mcp(command) = &cli.command {
-        let live = || {
+        // The running daemon, if one answers: its status, or a sync after a change.
+        let daemon = |request: Request| {
             let mut client = Client::connect(&socket_path(&cli), cli.key.as_deref()).ok()?;
-            match client.request(&Request::Status, |_| {}).ok()? {
-                Answer::Status { status } => Some(status),
-                _ => None,
-            }
+            client.request(&request, |_| {}).ok()
         };
-        return Ok(mcp::run(command, &config(&cli).data_dir, live));
+        return Ok(mcp::run(command, &config(&cli).data_dir, daemon));
     }
     let path = socket_path(&cli);
     let mut client = Client::connect(&path, cli.key.as_deref())?;
@@ -579,6 +577,7 @@ fn print_terminal(answer: &Answer) -> ExitCode {
         | Answer::Sources { sources: status }
         | Answer::Plugins { plugins: status }
         | Answer::Memory { memory: status }
+        | Answer::Mcp { mcp: status }
         | Answer::Settings { settings: status } => {
             println!(
                 "{}",

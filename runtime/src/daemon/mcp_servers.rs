@@ -1,12 +1,14 @@
 //! The MCP servers the daemon starts: `[[mcp]]` of `hearth.toml`, then those `hearth mcp add`
 //! kept in the data dir (a name in both is taken from `hearth.toml`).
 
-use crate::config::Config;
 use hearth_mcp::{McpServerConfig, McpStore};
+use std::path::Path;
 
-pub(super) fn entries(cfg: &Config) -> Vec<McpServerConfig> {
-    let mut all = cfg.mcp.clone();
-    match McpStore::new(&cfg.data_dir).load() {
+/// `configured` (hearth.toml's) followed by the servers kept in `data_dir`; read again by a
+/// sync, so `hearth mcp add|remove` take effect on a running daemon.
+pub(super) fn entries(configured: &[McpServerConfig], data_dir: &Path) -> Vec<McpServerConfig> {
+    let mut all = configured.to_vec();
+    match McpStore::new(data_dir).load() {
         Ok(kept) => {
             for entry in kept {
                 if all.iter().any(|e| e.name == entry.name) {
@@ -27,6 +29,7 @@ pub(super) fn entries(cfg: &Config) -> Vec<McpServerConfig> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::Config;
 
     #[test]
     fn the_config_file_wins_over_the_kept_entries() {
@@ -43,7 +46,7 @@ mod tests {
             mcp: vec![McpServerConfig::stdio("fs", "configured", &[])],
             ..Config::default()
         };
-        let all = entries(&cfg);
+        let all = entries(&cfg.mcp, &cfg.data_dir);
         let seen: Vec<(&str, &str)> = all
             .iter()
             .map(|e| (e.name.as_str(), e.command.as_deref().unwrap_or("")))

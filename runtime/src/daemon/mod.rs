@@ -87,6 +87,8 @@ struct DaemonControl {
     sources: Arc<Sources>,
     plugins: Arc<PluginHost>,
     mcp: Arc<McpServers>,
+    /// hearth.toml's `[[mcp]]`, which a sync keeps ahead of the servers `hearth mcp` kept.
+    mcp_configured: Vec<hearth_mcp::McpServerConfig>,
     memory: Option<hearth_kernel::memory_service::MemoryService>,
     settings: SettingsService,
     data_dir: std::path::PathBuf,
@@ -148,6 +150,17 @@ impl Control for DaemonControl {
             "remove" => done(host.remove(name()?)),
             other => Err(ControlError::Invalid(format!(
                 "unknown plugin action {other:?} (list, info, install, enable, disable, reload, remove)"
+            ))),
+        }
+    }
+
+    fn mcp(&self, action: &str) -> Result<Value, ControlError> {
+        match action {
+            "sync" => Ok(self
+                .mcp
+                .sync(&mcp_servers::entries(&self.mcp_configured, &self.data_dir))),
+            other => Err(ControlError::Invalid(format!(
+                "unknown mcp action {other:?} (sync)"
             ))),
         }
     }
@@ -282,6 +295,7 @@ impl Daemon {
             sources: sources.clone(),
             plugins: plugins.clone(),
             mcp: mcp.clone(),
+            mcp_configured: cfg.mcp.clone(),
             memory: kernel.memory(),
             settings: SettingsService::new(
                 registry,
@@ -312,17 +326,19 @@ impl Daemon {
             Ok(order) => tracing::info!(?order, "starting plugins"),
             Err(e) => tracing::error!("no plugin started: {e}"),
         }
-        mcp.start_all(&mcp_servers::entries(&cfg));
+        mcp.start_all(&mcp_servers::entries(&cfg.mcp, &cfg.data_dir));
         let (skills, _skipped) = hearth_skills::load_dir(&cfg.data_dir.join("skills"));
+        hearth_skills::register_skill_auto_load(&registries.stages, skills.clone());
         if let Err(e) = hearth_skills::register_skill_load(&registries.tools, skills) {
             tracing::error!("skills not offered: {e}");
         }
+        let lua_host = plugins.in_process_host();
         let lua = plugins
             .scripts()
             .iter()
             .filter_map(hearth_lua_plugins::LuaPluginConfig::from_manifest)
             .filter_map(|script| {
-                hearth_lua_plugins::LuaPlugin::start(script, registries.tools.clone())
+                hearth_lua_plugins::LuaPlugin::start(script, &lua_host)
                     .inspect_err(|e| tracing::error!("{e}"))
                     .ok()
             })

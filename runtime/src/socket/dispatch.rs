@@ -117,6 +117,10 @@ pub fn control_answer(control: &dyn Control, request: Request) -> Answer {
             Ok(plugins) => Answer::Plugins { plugins },
             Err(error) => Answer::error(error.to_string()),
         },
+        Request::Mcp { action } => match control.mcp(&action) {
+            Ok(mcp) => Answer::Mcp { mcp },
+            Err(error) => Answer::error(error.to_string()),
+        },
         Request::Memory { action, arg, k } => match control.memory(&action, arg.as_deref(), k) {
             Ok(memory) => Answer::Memory { memory },
             Err(error) => Answer::error(error.to_string()),

@@ -72,6 +72,12 @@ pub enum Request {
         #[serde(default)]
         name: Option<String>,
     },
+    /// `hearth mcp add|remove` on a running daemon: `sync` starts the MCP servers it is now
+    /// configured with and does not run, and stops those it no longer is.
+    Mcp {
+        /// `sync`.
+        action: String,
+    },
     /// `hearth memory ACTION [ARG]`: search (ARG a query), show and why (ARG a fact id), forget
     /// (ARG a fact id), stats.
     Memory {
@@ -221,6 +227,11 @@ pub enum Answer {
     Plugins {
         /// The plugin list or one plugin's state, as JSON.
         plugins: Value,
+    },
+    /// `hearth mcp` answers: what a sync started and stopped.
+    Mcp {
+        /// The action's result, as JSON.
+        mcp: Value,
     },
     /// `hearth memory` answers: facts, a fact's provenance, what was forgotten, counts.
     Memory {

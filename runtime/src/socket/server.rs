@@ -51,6 +51,13 @@ pub trait Control: Send + Sync + 'static {
         )))
     }
 
+    /// A `hearth mcp` request to the running daemon (`sync`).
+    fn mcp(&self, action: &str) -> Result<Value, ControlError> {
+        Err(ControlError::Invalid(format!(
+            "mcp {action}: this server runs no MCP servers"
+        )))
+    }
+
     /// A `hearth settings` request.
     fn settings(&self, op: SettingsOp) -> Result<Value, ControlError> {
         let _ = op;

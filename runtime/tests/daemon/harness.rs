@@ -253,3 +253,16 @@ pub fn held_server() -> (LlmServer, crossbeam_channel::Sender<()>) {
     });
     (server, gate)
 }
+
+/// The names of the tools request `seen` offered the model.
+pub fn offered(seen: &hearth_testkit::llm_server::Seen) -> Vec<String> {
+    seen.body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}

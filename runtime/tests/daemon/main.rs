@@ -20,6 +20,7 @@ mod daemon_real_model;
 mod daemon_recovery;
 mod daemon_settings;
 mod daemon_shutdown;
+mod daemon_skills;
 mod daemon_socket;
 mod daemon_stop;
 mod daemon_systemd;

@@ -1,14 +1,18 @@
-//! A running Lua plugin: its script on a thread of its own, its tools in the registry, the
-//! crash policy over failed calls, and a reload when the file changes.
+//! A running Lua plugin: its script on a thread of its own, its tools, stage handlers and
+//! output channels in the kernel's tables, the crash policy over failed calls, and a reload
+//! when the file changes.
 
 use crate::LuaPluginError;
-use crate::script::{Script, ToolDecl};
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded};
+use crate::script::{Declarations, Kind, Reverse, Script};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, TrySendError, bounded};
 use hearth_llm::adapter::AdapterLimits;
-use hearth_plugin_host::{CrashHistory, Manifest, RestartDecision, RestartPolicy};
+use hearth_plugin_host::{
+    CrashHistory, InProcess, InProcessHost, InProcessPlugin, Manifest, RestartDecision,
+    RestartPolicy,
+};
+use hearth_rpc::{Grants, methods};
 use hearth_stages::{
-    CallContext, DEFAULT_CAPABILITY, HandlerError, ToolDef, ToolHandler, ToolOwner, ToolRegistry,
-    ToolSource,
+    CallContext, DEFAULT_CAPABILITY, HandlerError, ToolDef, ToolHandler, ToolOwner, ToolSource,
 };
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
@@ -35,13 +39,18 @@ pub struct LuaPluginConfig {
     pub policy: RestartPolicy,
     /// How often the file is checked for a change.
     pub reload_poll: Duration,
+    /// What its manifest's `capabilities` grant its `sdk.call`s.
+    pub grants: Grants,
 }
 
 impl LuaPluginConfig {
     /// The config of a plugin whose manifest's entry is a `.lua` file; `None` for a process.
     pub fn from_manifest(manifest: &Manifest) -> Option<LuaPluginConfig> {
         let lua = manifest.entry.extension().is_some_and(|e| e == "lua");
-        lua.then(|| LuaPluginConfig::new(&manifest.name, &manifest.entry))
+        lua.then(|| LuaPluginConfig {
+            grants: manifest.grants(),
+            ..LuaPluginConfig::new(&manifest.name, &manifest.entry)
+        })
     }
 
     /// Defaults for script `entry` of plugin `name`.
@@ -52,6 +61,7 @@ impl LuaPluginConfig {
             limits: AdapterLimits::default(),
             policy: RestartPolicy::default(),
             reload_poll: RELOAD_POLL,
+            grants: Grants::unrestricted(),
         }
     }
 
@@ -71,16 +81,18 @@ impl LuaPluginConfig {
         Ok((source, modified(&self.entry)))
     }
 
-    fn load(&self) -> Result<(Script, Vec<ToolDecl>, Option<SystemTime>), LuaPluginError> {
+    fn load(
+        &self,
+        reverse: &Reverse,
+    ) -> Result<(Script, Declarations, Option<SystemTime>), LuaPluginError> {
         let (source, mtime) = self.read()?;
         let file = self.file_name();
-        let (script, decls) =
-            Script::load(&self.name, &file, &source, self.limits).map_err(|message| {
-                LuaPluginError::Load {
-                    plugin: self.name.clone(),
-                    file,
-                    message,
-                }
+        let reverse = Some(Arc::clone(reverse));
+        let (script, decls) = Script::load(&self.name, &file, &source, self.limits, reverse)
+            .map_err(|message| LuaPluginError::Load {
+                plugin: self.name.clone(),
+                file,
+                message,
             })?;
         Ok((script, decls, mtime))
     }
@@ -91,34 +103,52 @@ fn modified(path: &Path) -> Option<SystemTime> {
 }
 
 struct Job {
-    tool: String,
+    kind: Kind,
+    name: String,
     args: Value,
     ctx: Value,
     reply: Sender<Result<Value, HandlerError>>,
 }
 
-/// A tool of a Lua plugin, as the registry calls it: the call goes to the plugin's thread.
-struct LuaTool {
+/// The way into the plugin's thread, shared by its tools, stage handlers and output channels.
+struct Calls {
     plugin: String,
-    tool: String,
     jobs: Sender<Job>,
     /// The call's time limit plus the grace for a library call that never reaches the hook.
     wait: Duration,
 }
 
-impl ToolHandler for LuaTool {
-    fn call(&self, call: &CallContext, args: &Value) -> Result<Value, HandlerError> {
+impl Calls {
+    fn run(
+        &self,
+        call: &CallContext,
+        kind: Kind,
+        name: &str,
+        args: Value,
+    ) -> Result<Value, HandlerError> {
         let stopped =
             || HandlerError::Unavailable(format!("lua plugin {} is stopped", self.plugin));
         let (reply, answer) = bounded(1);
-        let ctx = json!({"task": call.task_id(), "trust": call.trust().as_str()});
+        let caller = call.caller();
+        let ctx = json!({
+            "task": call.task_id(),
+            "trust": call.trust().as_str(),
+            "caller": caller.plugin.as_deref().unwrap_or(&caller.source),
+        });
         let job = Job {
-            tool: self.tool.clone(),
-            args: args.clone(),
+            kind,
+            name: name.to_owned(),
+            args,
             ctx,
             reply,
         };
-        self.jobs.try_send(job).map_err(|_| stopped())?;
+        self.jobs.try_send(job).map_err(|e| match e {
+            TrySendError::Full(_) => HandlerError::Unavailable(format!(
+                "lua plugin {} is busy: {QUEUE} calls are waiting for it",
+                self.plugin
+            )),
+            TrySendError::Disconnected(_) => stopped(),
+        })?;
         match answer.recv_timeout(
             self.wait
                 .min(call.remaining())
@@ -131,11 +161,48 @@ impl ToolHandler for LuaTool {
     }
 }
 
-/// A started Lua plugin; dropping it stops the script and removes its tools.
+impl InProcess for Calls {
+    fn stage(
+        &self,
+        call: &CallContext,
+        stage: &str,
+        context: Value,
+    ) -> Result<Value, HandlerError> {
+        // A handler that returns nothing leaves the context as it was.
+        match self.run(call, Kind::Stage, stage, context.clone())? {
+            Value::Null => Ok(context),
+            edited => Ok(edited),
+        }
+    }
+
+    fn output(
+        &self,
+        call: &CallContext,
+        channel: &str,
+        message: Value,
+    ) -> Result<Value, HandlerError> {
+        self.run(call, Kind::Channel, channel, message)
+    }
+}
+
+/// A tool of a Lua plugin, as the registry calls it: the call goes to the plugin's thread.
+struct LuaTool {
+    calls: Arc<Calls>,
+    tool: String,
+}
+
+impl ToolHandler for LuaTool {
+    fn call(&self, call: &CallContext, args: &Value) -> Result<Value, HandlerError> {
+        self.calls.run(call, Kind::Tool, &self.tool, args.clone())
+    }
+}
+
+/// A started Lua plugin; dropping it stops the script and removes its tools, stage handlers
+/// and output channels.
 pub struct LuaPlugin {
     name: String,
     owner: ToolOwner,
-    registry: Arc<ToolRegistry>,
+    kernel: Arc<InProcessPlugin>,
     /// Dropped to stop the thread.
     stop: Option<Sender<()>>,
     thread: Option<JoinHandle<()>>,
@@ -149,16 +216,18 @@ impl std::fmt::Debug for LuaPlugin {
     }
 }
 
-/// Puts `decls` in the registry as `owner`'s tools, replacing the previous ones at once.
+/// Puts what the script declared in the kernel's tables as `owner`'s, replacing what the
+/// previous version registered: its tools at once, its stage handlers and output channels
+/// through the registrations a process plugin makes.
 fn publish(
-    registry: &ToolRegistry,
+    kernel: &InProcessPlugin,
     owner: &ToolOwner,
     cfg: &LuaPluginConfig,
-    decls: &[ToolDecl],
-    jobs: &Sender<Job>,
+    decls: &Declarations,
+    calls: &Arc<Calls>,
 ) {
-    let wait = cfg.limits.wall + cfg.limits.grace;
     let tools = decls
+        .tools
         .iter()
         .map(|d| {
             let def = ToolDef {
@@ -169,37 +238,63 @@ fn publish(
                 ..ToolDef::default()
             };
             let handler: Arc<dyn ToolHandler> = Arc::new(LuaTool {
-                plugin: cfg.name.clone(),
+                calls: Arc::clone(calls),
                 tool: d.name.clone(),
-                jobs: jobs.clone(),
-                wait,
             });
             (def, DEFAULT_CAPABILITY.to_owned(), handler)
         })
         .collect();
-    for refused in registry.replace_owned(owner, tools) {
+    for refused in kernel.tables().tools.replace_owned(owner, tools) {
         tracing::error!(plugin = %cfg.name, "lua plugin tool refused: {refused}");
+    }
+    kernel.detach();
+    let stages = decls.stages.iter().map(|s| {
+        let params = json!({"stage": s.stage, "priority": s.priority, "scope": s.scope});
+        (methods::STAGE_REGISTER, params)
+    });
+    let channels = decls.channels.iter().map(|c| {
+        let params = json!({"name": c.name, "desc": c.description, "caps": c.caps});
+        (methods::OUTPUT_REGISTER, params)
+    });
+    for (method, params) in stages.chain(channels) {
+        if let Err(e) = kernel.register(method, params) {
+            tracing::error!(plugin = %cfg.name, "lua plugin {method} refused: {e}");
+        }
     }
 }
 
+/// Takes everything the plugin registered out of the kernel's tables.
+fn withdraw(kernel: &InProcessPlugin, owner: &ToolOwner) {
+    kernel.tables().tools.unregister_owner(owner);
+    kernel.detach();
+}
+
 impl LuaPlugin {
-    /// Loads the script on a new thread and registers its tools in `registry`. A script that
-    /// does not load is an error here and registers nothing.
-    pub fn start(
-        cfg: LuaPluginConfig,
-        registry: Arc<ToolRegistry>,
-    ) -> Result<LuaPlugin, LuaPluginError> {
+    /// Loads the script on a new thread and registers what it declares in `host`'s tables.
+    /// A script that does not load is an error here and registers nothing.
+    pub fn start(cfg: LuaPluginConfig, host: &InProcessHost) -> Result<LuaPlugin, LuaPluginError> {
         let owner = ToolOwner::new(ToolSource::Lua, &cfg.name);
         let (jobs, inbox) = bounded::<Job>(QUEUE);
+        let calls = Arc::new(Calls {
+            plugin: cfg.name.clone(),
+            jobs,
+            wait: cfg.limits.wall + cfg.limits.grace,
+        });
+        let kernel = Arc::new(host.bind(
+            &cfg.name,
+            cfg.grants.clone(),
+            Arc::clone(&calls) as Arc<dyn InProcess>,
+            calls.wait,
+        ));
         let (started_tx, started) = bounded(1);
         let name = cfg.name.clone();
         let (stop, stopped) = bounded::<()>(0);
-        let (thread_registry, thread_owner, thread_jobs) =
-            (Arc::clone(&registry), owner.clone(), jobs.clone());
+        let (thread_kernel, thread_owner) = (Arc::clone(&kernel), owner.clone());
         let thread = std::thread::Builder::new()
             .name(format!("hearth-lua-{name}"))
             .spawn(move || {
-                let loaded = cfg.load();
+                let reverse = reverse_of(&thread_kernel);
+                let loaded = cfg.load(&reverse);
                 let (script, decls, mtime) = match loaded {
                     Ok(l) => l,
                     Err(e) => {
@@ -207,12 +302,13 @@ impl LuaPlugin {
                         return;
                     }
                 };
-                publish(&thread_registry, &thread_owner, &cfg, &decls, &thread_jobs);
+                publish(&thread_kernel, &thread_owner, &cfg, &decls, &calls);
                 let _ = started_tx.send(Ok(()));
                 let ends = Ends {
-                    registry: &thread_registry,
+                    kernel: &thread_kernel,
                     owner: &thread_owner,
-                    jobs: &thread_jobs,
+                    calls: &calls,
+                    reverse: &reverse,
                     inbox: &inbox,
                     stopped: &stopped,
                 };
@@ -225,7 +321,7 @@ impl LuaPlugin {
         let plugin = LuaPlugin {
             name,
             owner,
-            registry,
+            kernel,
             stop: Some(stop),
             thread: Some(thread),
         };
@@ -253,7 +349,7 @@ impl LuaPlugin {
 
 impl Drop for LuaPlugin {
     fn drop(&mut self) {
-        self.registry.unregister_owner(&self.owner);
+        withdraw(&self.kernel, &self.owner);
         drop(self.stop.take());
         if let Some(thread) = self.thread.take() {
             let _ = thread.join();
@@ -261,12 +357,21 @@ impl Drop for LuaPlugin {
     }
 }
 
+/// `sdk.call` of the script: the plugin's reverse calls, through its capability gate.
+fn reverse_of(kernel: &Arc<InProcessPlugin>) -> Reverse {
+    let kernel = Arc::clone(kernel);
+    Arc::new(move |method: &str, params: Value| {
+        kernel.call(method, params).map_err(|e| e.to_string())
+    })
+}
+
 /// What the plugin's thread works with.
 struct Ends<'a> {
-    registry: &'a ToolRegistry,
+    kernel: &'a InProcessPlugin,
     owner: &'a ToolOwner,
-    /// For the handlers of tools a reload declares.
-    jobs: &'a Sender<Job>,
+    /// For the handlers a reload declares.
+    calls: &'a Arc<Calls>,
+    reverse: &'a Reverse,
     inbox: &'a Receiver<Job>,
     /// Disconnected when the plugin is dropped.
     stopped: &'a Receiver<()>,
@@ -284,13 +389,19 @@ fn run(cfg: &LuaPluginConfig, ends: &Ends<'_>, mut script: Script, mut mtime: Op
             let now = modified(&cfg.entry);
             if now != mtime {
                 mtime = now;
-                match cfg.load() {
+                match cfg.load(ends.reverse) {
                     Ok((fresh, decls, at)) => {
                         script = fresh;
                         mtime = at;
                         history.reset();
-                        publish(ends.registry, ends.owner, cfg, &decls, ends.jobs);
-                        tracing::info!(plugin = %cfg.name, tools = decls.len(), "lua plugin reloaded");
+                        publish(ends.kernel, ends.owner, cfg, &decls, ends.calls);
+                        tracing::info!(
+                            plugin = %cfg.name,
+                            tools = decls.tools.len(),
+                            stages = decls.stages.len(),
+                            channels = decls.channels.len(),
+                            "lua plugin reloaded"
+                        );
                     }
                     Err(e) => tracing::error!("{e}; the previous version keeps running"),
                 }
@@ -300,10 +411,15 @@ fn run(cfg: &LuaPluginConfig, ends: &Ends<'_>, mut script: Script, mut mtime: Op
         crossbeam_channel::select! {
             recv(ends.inbox) -> job => {
                 let Ok(job) = job else { return };
-                let result = script.call(&job.tool, &job.args, &job.ctx);
+                let result = script.call(job.kind, &job.name, &job.args, &job.ctx);
                 let failed = result.is_err();
                 let _ = job.reply.send(result.map_err(|m| {
-                    HandlerError::Failed(format!("lua plugin {} tool {}: {m}", cfg.name, job.tool))
+                    HandlerError::Failed(format!(
+                        "lua plugin {} {} {}: {m}",
+                        cfg.name,
+                        job.kind.as_str(),
+                        job.name
+                    ))
                 }));
                 if !failed {
                     continue;
@@ -311,13 +427,13 @@ fn run(cfg: &LuaPluginConfig, ends: &Ends<'_>, mut script: Script, mut mtime: Op
                 match history.record(Instant::now(), &cfg.policy) {
                     RestartDecision::GiveUp { crashes } => {
                         tracing::error!(plugin = %cfg.name, crashes, "lua plugin stopped: it kept failing");
-                        ends.registry.unregister_owner(ends.owner);
+                        withdraw(ends.kernel, ends.owner);
                         return;
                     }
                     // A failed call may have left the state half changed: it starts afresh,
                     // as a crashed process does (a state is rebuilt in microseconds, so there
                     // is no wait to keep a crash loop from hammering the machine).
-                    RestartDecision::RestartAfter(_) => match cfg.load() {
+                    RestartDecision::RestartAfter(_) => match cfg.load(ends.reverse) {
                         Ok((fresh, _, at)) => (script, mtime) = (fresh, at),
                         Err(e) => tracing::error!("{e}; keeping the previous state"),
                     },

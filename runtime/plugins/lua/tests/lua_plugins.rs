@@ -2,56 +2,28 @@
 //! their owner, the call context, hostile scripts (loops, memory and string bombs, escape
 //! attempts) stopped per call, the crash policy, and reload on change.
 
-use hearth_llm::adapter::AdapterLimits;
 use hearth_lua_plugins::{LuaPlugin, LuaPluginConfig, LuaPluginError};
 use hearth_plugin_host::RestartPolicy;
+use hearth_rpc::Grants;
 use hearth_stages::{CallContext, HandlerError, ToolRegistry, ToolSource};
 use hearth_testkit::{fresh_dir, within};
 use serde_json::{Value, json};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-const WATCHDOG: Duration = Duration::from_secs(60);
+mod support;
 
-fn script(name: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/scripts")
-        .join(name)
-}
-
-fn limits() -> AdapterLimits {
-    AdapterLimits {
-        memory_bytes: 16 << 20,
-        instructions: 20_000_000,
-        wall: Duration::from_millis(300),
-        // A library call (string.rep, a concatenation) runs without reaching the hook; in a
-        // debug build a 16 MiB bomb takes about a second of them.
-        grace: Duration::from_secs(5),
-    }
-}
+use support::{WATCHDOG, failed, host, limits, script, start_in};
 
 fn start(name: &str, entry: &Path, policy: RestartPolicy) -> (Arc<ToolRegistry>, LuaPlugin) {
-    let registry = Arc::new(ToolRegistry::new());
-    let cfg = LuaPluginConfig {
-        limits: limits(),
-        policy,
-        reload_poll: Duration::from_millis(20),
-        ..LuaPluginConfig::new(name, entry)
-    };
-    let plugin = LuaPlugin::start(cfg, Arc::clone(&registry)).expect("the plugin starts");
-    (registry, plugin)
+    let host = host();
+    let plugin = start_in(&host, name, entry, policy, Grants::unrestricted());
+    (Arc::clone(&host.tables.tools), plugin)
 }
 
 fn call(registry: &ToolRegistry, tool: &str, args: Value) -> Result<Value, HandlerError> {
     registry.execute(&CallContext::kernel(Duration::from_secs(10)), tool, &args)
-}
-
-fn failed(result: Result<Value, HandlerError>) -> String {
-    match result {
-        Err(HandlerError::Failed(m)) => m,
-        other => panic!("expected a failure, got {other:?}"),
-    }
 }
 
 #[test]
@@ -193,7 +165,8 @@ fn a_script_that_does_not_load_is_an_error_naming_the_file() {
     within(WATCHDOG, || {
         let dir = fresh_dir("lua-broken");
         let entry = dir.join("main.lua");
-        let registry = Arc::new(ToolRegistry::new());
+        let host = host();
+        let registry = Arc::clone(&host.tables.tools);
         for (source, want) in [
             ("this is not lua", "syntax error"),
             ("while true do end", "budget"),
@@ -205,7 +178,7 @@ fn a_script_that_does_not_load_is_an_error_naming_the_file() {
                 limits: limits(),
                 ..LuaPluginConfig::new("broken", &entry)
             };
-            match LuaPlugin::start(cfg, Arc::clone(&registry)) {
+            match LuaPlugin::start(cfg, &host) {
                 Err(e @ LuaPluginError::Load { .. }) => {
                     let text = e.to_string();
                     assert!(

@@ -1,5 +1,6 @@
 //! `hearth mcp add|list|remove|test`: the servers kept in `<data_dir>/mcp.toml` (the daemon
-//! starts them with the `[[mcp]]` entries of `hearth.toml`), and a local probe of one.
+//! starts them with the `[[mcp]]` entries of `hearth.toml`; a running one is told to sync at
+//! once), and a local probe of one.
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -7,16 +8,17 @@ use std::sync::Arc;
 
 use clap::{Args, Subcommand};
 use hearth_mcp::{McpServer, McpServerConfig, McpStore};
+use hearth_runtime::socket::{Answer, Request};
 use hearth_stages::ToolRegistry;
 
 #[derive(Subcommand, Debug)]
 pub enum McpCommand {
     /// Keep a server: `hearth mcp add fs -- npx -y @modelcontextprotocol/server-filesystem ~/notes`
-    /// or `hearth mcp add web --url http://127.0.0.1:3001/mcp`. Restart hearthd to start it.
+    /// or `hearth mcp add web --url http://127.0.0.1:3001/mcp`. A running hearthd starts it.
     Add(AddArgs),
     /// The kept servers, and what the running daemon has connected.
     List,
-    /// Forget a kept server.
+    /// Forget a kept server (a running hearthd stops it).
     Remove { name: String },
     /// Start a kept server once here (not in the daemon), list what it offers, stop it.
     Test { name: String },
@@ -73,11 +75,24 @@ impl AddArgs {
     }
 }
 
-/// Runs one command against the store of `data_dir`; `live` is the daemon's status, if it runs.
+/// What a running daemon made of the change, in words for the user.
+fn synced(daemon: impl FnOnce(Request) -> Option<Answer>) -> String {
+    match daemon(Request::Mcp {
+        action: "sync".into(),
+    }) {
+        None => "hearthd is not running; it starts with them".into(),
+        Some(Answer::Mcp { mcp }) => format!("the running hearthd synced: {mcp}"),
+        Some(Answer::Error { error }) => format!("the running hearthd refused to sync: {error}"),
+        Some(_) => "the running hearthd answered something else; restart it to apply".into(),
+    }
+}
+
+/// Runs one command against the store of `data_dir`; `daemon` asks the running daemon, if one
+/// answers.
 pub fn run(
     command: &McpCommand,
     data_dir: &Path,
-    live: impl FnOnce() -> Option<serde_json::Value>,
+    daemon: impl FnOnce(Request) -> Option<Answer>,
 ) -> ExitCode {
     let store = McpStore::new(data_dir);
     let outcome = match command {
@@ -86,14 +101,15 @@ pub fn run(
             .and_then(|e| store.add(e).map_err(|e| e.to_string()))
             .map(|()| {
                 println!(
-                    "added {} to {}; restart hearthd to start it",
+                    "added {} to {}; {}",
                     args.name,
-                    store.path().display()
+                    store.path().display(),
+                    synced(daemon)
                 )
             }),
         McpCommand::Remove { name } => match store.remove(name) {
             Ok(true) => {
-                println!("removed {name}; restart hearthd to stop it");
+                println!("removed {name}; {}", synced(daemon));
                 Ok(())
             }
             Ok(false) => Err(format!("no server {name} in {}", store.path().display())),
@@ -103,7 +119,10 @@ pub fn run(
             let kept = serde_json::to_value(&kept).unwrap_or_default();
             let report = serde_json::json!({
                 "kept": kept,
-                "daemon": live().map(|s| s["mcp"].clone()),
+                "daemon": match daemon(Request::Status) {
+                    Some(Answer::Status { status }) => Some(status["mcp"].clone()),
+                    _ => None,
+                },
             });
             println!(
                 "{}",
