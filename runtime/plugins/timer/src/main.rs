@@ -28,6 +28,9 @@ fn now_ms() -> u64 {
 struct TimerPlugin {
     store: Option<Arc<Mutex<Store>>>,
     stop: Arc<AtomicBool>,
+    /// Joined on stop, so a timer the kernel already took is removed from the file before the
+    /// process exits (else it would fire a second time after the restart).
+    due_thread: Option<std::thread::JoinHandle<()>>,
 }
 
 fn lock(store: &Mutex<Store>) -> MutexGuard<'_, Store> {
@@ -115,15 +118,19 @@ impl Plugin for TimerPlugin {
         })?;
         let host = reg.host().clone();
         let stop = Arc::clone(&self.stop);
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("timer-due".into())
             .spawn(move || fire_due(&host, &store, &stop))
             .map_err(|e| failed(e.to_string()))?;
+        self.due_thread = Some(thread);
         Ok(())
     }
 
     fn stop(&mut self) {
         self.stop.store(true, Ordering::Relaxed);
+        if let Some(thread) = self.due_thread.take() {
+            let _ = thread.join();
+        }
     }
 }
 
