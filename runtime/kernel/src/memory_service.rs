@@ -34,6 +34,8 @@ pub struct MemoryPass {
     pub archived: usize,
     /// The tools of the pass's [`ToolRanking`], nearest to the input first (empty: none asked).
     pub tool_ranking: Vec<String>,
+    /// The cold items in `block`, with why each was chosen.
+    pub recalled: Vec<crate::recalled::RecalledItem>,
 }
 
 /// Tools to rank against a pass's input, by the recall model on the store's thread (the
@@ -500,9 +502,11 @@ fn pass(
         }
     }
     if recall && !query.trim().is_empty() {
-        out.block = cold
-            .auto_inject(query, memory_tokens, now)
+        let injection = cold
+            .inject(query, memory_tokens, now)
             .map_err(|e| e.to_string())?;
+        out.block = injection.block;
+        out.recalled = injection.recalled.iter().map(Into::into).collect();
         // The indexer's block comes after the cold-recall block, in what of the memory budget
         // that one left.
         let left = memory_tokens.saturating_sub(estimate_tokens(&out.block));

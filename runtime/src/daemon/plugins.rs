@@ -204,6 +204,7 @@ impl KernelPort for KernelPlugins {
                     "reply": e.reply.as_ref().map(|r| r["content"].clone()),
                     "error": e.reply.as_ref().is_some_and(|r| r["error"] == true),
                     "skipped": e.reply.as_ref().and_then(|r| r["reason"].as_str().map(str::to_owned)),
+                    "recalled": e.reply.as_ref().map_or(Value::Null, |r| r["recalled"].clone()),
                     "accepted_ms": e.accepted_ms,
                     "replied_ms": e.replied_ms,
                 })

@@ -86,6 +86,7 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
             json!({"content": "the blue teapot is in the attic", "summary": "teapot"}),
         )]));
         server.push(Script::text("noted"));
+        server.push(Script::text("in the attic"));
         server.push(Script::Text {
             pieces: ["alpha ", "beta ", "gamma ", "delta"]
                 .map(String::from)
@@ -112,6 +113,7 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
                 .arg(format!("http://127.0.0.1:{port}/"))
                 .arg(PASSWORD)
                 .arg(&shots)
+                .arg(&server.base_url)
                 .current_dir(&dir),
         );
         drop(gate_tx);
@@ -149,6 +151,22 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
             "{seen}"
         );
         assert_eq!(seen["memory_after"], 0, "forgotten: {seen}");
+        // The turn that asked about the teapot shows the note it was given, and why.
+        assert_eq!(seen["recalled_id"], seen["memory_id"], "{seen}");
+        let recalled = seen["recalled_rows"].to_string();
+        assert!(
+            recalled.contains("teapot")
+                && recalled.contains("score")
+                && recalled.contains("keywords"),
+            "{seen}"
+        );
+        assert!(
+            seen["recalled_turn"]
+                .as_str()
+                .unwrap()
+                .contains("where is the blue teapot?"),
+            "{seen}"
+        );
         let id: i64 = seen["memory_id"].as_str().unwrap().parse().expect("id");
         let audit = std::fs::read_to_string(daemon.dir.join("audit.jsonl")).expect("audit log");
         let record: Value = serde_json::from_str(audit.lines().last().unwrap()).expect("json");
@@ -165,7 +183,26 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
             !seen["enabled"].as_str().unwrap().contains("disabled"),
             "{seen}"
         );
-        for n in 1..=7 {
+        // A source added from the page: listed, tested against the stub with the key it was
+        // given, removed after a confirmation; the key never came back to the browser.
+        assert!(
+            seen["source_row"].as_str().unwrap().contains("spare-model"),
+            "{seen}"
+        );
+        assert_eq!(seen["key_field_after"], "", "{seen}");
+        assert!(
+            seen["source_confirm"].as_str().unwrap().contains("spare"),
+            "{seen}"
+        );
+        assert_eq!(seen["key_in_responses"], 0, "{seen}");
+        assert_eq!(seen["key_in_page"], false, "{seen}");
+        let keyed = server.seen().iter().any(|s| {
+            s.headers
+                .iter()
+                .any(|(k, v)| k == "authorization" && v == "Bearer sk-page-secret-0123456789")
+        });
+        assert!(keyed, "the test reached the stub with the stored key");
+        for n in 1..=9 {
             let found = std::fs::read_dir(&shots).expect("shots").any(|e| {
                 e.unwrap()
                     .file_name()

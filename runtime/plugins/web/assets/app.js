@@ -15,6 +15,7 @@ async function api(method, path, body) {
 
 function show(tab) {
   document.querySelectorAll(".tab").forEach((s) => (s.hidden = s.id !== tab));
+  if (tab === "memory") loadRecalled();
   if (tab === "plugins") loadPlugins();
   if (tab === "sources") loadSources();
   if (tab === "status") loadStatus();
@@ -178,6 +179,39 @@ async function searchMemory() {
   } catch (err) { out.textContent = err.message; }
 }
 
+// What recall put in front of the model for each past turn, and why, from the journal.
+async function loadRecalled() {
+  const out = $("recalled-out");
+  try {
+    const h = await api("GET", "/api/history");
+    out.textContent = "";
+    const turns = h.turns.filter((t) => Array.isArray(t.recalled) && t.recalled.length);
+    if (!turns.length) { out.textContent = "No turn has been given recalled memory yet."; return; }
+    const table = document.createElement("table");
+    for (const t of turns.reverse()) {
+      const head = document.createElement("tr");
+      head.dataset.turn = t.request_id;
+      const th = document.createElement("th");
+      th.colSpan = 3;
+      th.textContent = `“${(t.text || "").slice(0, 120)}” at ${new Date(t.accepted_ms).toLocaleString()}`;
+      head.appendChild(th);
+      table.appendChild(head);
+      for (const item of t.recalled) {
+        const tr = document.createElement("tr");
+        tr.dataset.recalled = item.id;
+        cell(tr, `#${item.id}`);
+        cell(tr, item.text);
+        const why = [`score ${item.score.toPrecision(3)}`];
+        if (item.cosine != null) why.push(`meaning ${item.cosine.toFixed(3)}`);
+        if (item.keyword != null) why.push(`keywords ${item.keyword.toPrecision(3)}`);
+        cell(tr, `${why.join(", ")}; from ${new Date(item.at_ms).toLocaleString()}`);
+        table.appendChild(tr);
+      }
+    }
+    out.appendChild(table);
+  } catch (err) { out.textContent = err.message; }
+}
+
 $("memory-form").addEventListener("submit", (e) => { e.preventDefault(); searchMemory(); });
 
 function cell(tr, text) { const td = document.createElement("td"); td.textContent = text; tr.appendChild(td); return td; }
@@ -210,6 +244,7 @@ async function loadSources() {
     table.textContent = "";
     for (const s of r.sources || []) {
       const tr = document.createElement("tr");
+      tr.dataset.source = s.name;
       cell(tr, s.name); cell(tr, s.model || ""); cell(tr, s.available ? "up" : "down");
       const td = cell(tr, "");
       button(td, "test", async () => { try { const m = await api("POST", `/api/sources/${encodeURIComponent(s.name)}/test`); $("sources-msg").textContent = m.content; } catch (e) { $("sources-msg").textContent = e.message; } });
@@ -221,7 +256,7 @@ async function loadSources() {
 
 $("source-form").addEventListener("submit", async (e) => {
   e.preventDefault();
-  const source = { name: $("src-name").value, base_url: $("src-url").value, model: $("src-model").value, priority: Number($("src-priority").value) };
+  const source = { name: $("src-name").value, base_url: $("src-url").value, model: $("src-model").value, adapter: $("src-adapter").value, priority: Number($("src-priority").value) };
   if ($("src-key").value) source.api_key = $("src-key").value;
   $("src-key").value = "";
   try { const m = await api("POST", "/api/sources", source); $("sources-msg").textContent = m.content; loadSources(); }
