@@ -214,3 +214,46 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
         eprintln!("page weight on first load: {} bytes", seen["page_bytes"]);
     });
 }
+
+#[test]
+fn the_pages_interrupt_option_preempts_a_long_answer_and_both_are_shown_in_chromium() {
+    within(Duration::from_secs(120), || {
+        let dir = web_tests_dir();
+        needs(&dir.join("node_modules/playwright-core"), "playwright-core");
+        needs(Path::new("/usr/bin/chromium"), "Debian's chromium");
+        let server = LlmServer::start();
+        server.push(Script::Text {
+            pieces: (0..60).map(|i| format!("w{i} ")).collect(),
+            delay: Duration::from_millis(40),
+        });
+        server.push(Script::text("Urgent handled."));
+        server.push(Script::text("The long answer, resumed."));
+        let (daemon, http) = start(&server);
+        let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/web-screenshots");
+        std::fs::create_dir_all(&shots).expect("shots dir");
+        let seen = json_of(
+            Command::new("node")
+                .arg(dir.join("interrupt.mjs"))
+                .arg(format!("http://127.0.0.1:{}/", http.port))
+                .arg(PASSWORD)
+                .arg(&shots)
+                .current_dir(&dir),
+        );
+        assert_eq!(seen["urgent"], "Urgent handled.", "{seen}");
+        assert_eq!(seen["long"], "The long answer, resumed.", "{seen}");
+        assert_eq!(seen["urgent_first"], true, "{seen}");
+        // The interrupt reached the model at its level, beside the suspended answer.
+        let asked = server.seen();
+        assert_eq!(asked.len(), 3, "long, interrupt, long again");
+        assert!(
+            asked[1].body["messages"].to_string().contains("oven timer"),
+            "{:?}",
+            asked[1].body
+        );
+        let status: Value =
+            serde_json::from_slice(&daemon.run(&["status"]).stdout).expect("status");
+        assert_eq!(status["scheduler"]["stats"]["suspended"], 1, "{status}");
+        assert_eq!(status["scheduler"]["stats"]["resumed"], 1, "{status}");
+        assert!(shots.join("interrupt.png").exists());
+    });
+}
