@@ -257,3 +257,64 @@ fn the_pages_interrupt_option_preempts_a_long_answer_and_both_are_shown_in_chrom
         assert!(shots.join("interrupt.png").exists());
     });
 }
+
+#[test]
+fn the_page_shows_the_resumed_after_a_restart_notice_and_the_whole_answer_in_chromium() {
+    use std::io::{BufRead, BufReader, Write};
+    within(Duration::from_secs(150), || {
+        let dir = web_tests_dir();
+        needs(&dir.join("node_modules/playwright-core"), "playwright-core");
+        needs(Path::new("/usr/bin/chromium"), "Debian's chromium");
+        let server = LlmServer::start();
+        let cut = crate::daemon_web::gated(&server, &["once ", "upon ", "a time"], 1);
+        let resumed = crate::daemon_web::gated(&server, &["the whole story, ", "told again"], 1);
+        let (daemon, http) = start(&server);
+        let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/web-screenshots");
+        std::fs::create_dir_all(&shots).expect("shots dir");
+        let mut node = Command::new("node")
+            .arg(dir.join("resume.mjs"))
+            .arg(format!("http://127.0.0.1:{}/", http.port))
+            .arg(PASSWORD)
+            .arg(&shots)
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("node runs");
+        let mut to_node = node.stdin.take().expect("stdin");
+        let mut from_node = BufReader::new(node.stdout.take().expect("stdout")).lines();
+        let mut expect = |what: &str| {
+            let line = from_node.next().and_then(Result::ok);
+            assert_eq!(line.as_deref(), Some(what), "the page script's progress");
+        };
+        expect("MID");
+        // Killed mid-answer: the input is journaled without a reply, so it runs again.
+        let data = daemon.dir.clone();
+        daemon.kill9();
+        drop(cut);
+        let _daemon = Daemon::restart(&data, &config(&server));
+        http.wait_up();
+        writeln!(to_node, "go").expect("tell node");
+        expect("NOTICE");
+        drop(resumed);
+        writeln!(to_node, "go").expect("tell node");
+        let last = from_node.last().and_then(Result::ok).unwrap_or_default();
+        assert!(node.wait().expect("node exits").success(), "{last}");
+        let seen: Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("{e}: {last}"));
+        assert!(
+            seen["notice"]
+                .as_str()
+                .unwrap()
+                .contains("resumed after a restart"),
+            "{seen}"
+        );
+        assert_eq!(seen["answer"], "the whole story, told again", "{seen}");
+        let messages = seen["messages"].to_string();
+        assert_eq!(
+            messages.matches("tell me the whole story").count(),
+            1,
+            "the input once, from the journal: {seen}"
+        );
+        assert_eq!(server.seen().len(), 2, "asked again after the restart");
+    });
+}
