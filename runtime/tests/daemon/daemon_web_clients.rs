@@ -140,10 +140,14 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
             history.iter().any(|m| m == "alpha beta gamma delta"),
             "{history:?}"
         );
+        // The tool call and its result, both visible in the answer's bubble.
+        let tool_line = seen["tool_line"].as_str().unwrap();
+        let (call, result) = tool_line.split_once(" → ").expect("call → result");
         assert!(
-            seen["tool_line"].as_str().unwrap().contains("doc_commit"),
+            call.contains("doc_commit") && call.contains("blue teapot"),
             "{seen}"
         );
+        assert!(!result.trim().is_empty(), "{seen}");
         let rows = seen["memory_rows"].to_string();
         assert!(rows.contains("teapot"), "{seen}");
         assert!(
