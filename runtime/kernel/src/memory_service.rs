@@ -89,6 +89,13 @@ pub(crate) enum MemoryOp {
         summary: String,
         reply: Sender<Result<String, String>>,
     },
+    /// A look into cold context that changes nothing (no access counted, nothing copied into
+    /// the window): the memory browser's search.
+    Search {
+        query: String,
+        k: usize,
+        reply: Sender<Result<Vec<crate::recalled::RecalledItem>, String>>,
+    },
     Graph {
         request: GraphRequest,
         reply: Sender<Result<serde_json::Value, GraphMemoryError>>,
@@ -185,6 +192,20 @@ impl MemoryService {
     pub fn query(&self, query: String, k: usize) -> Result<String, String> {
         let (reply, rx) = crossbeam_channel::bounded(1);
         if !self.durable.memory(MemoryOp::Query { query, k, reply }) {
+            return Err("memory is not running".into());
+        }
+        rx.recv().map_err(|_| "memory stopped".to_string())?
+    }
+
+    /// The `k` cold items nearest `query` by meaning and keywords, fused, best first, each with
+    /// its id, scores and time; reads only.
+    pub fn search(
+        &self,
+        query: String,
+        k: usize,
+    ) -> Result<Vec<crate::recalled::RecalledItem>, String> {
+        let (reply, rx) = crossbeam_channel::bounded(1);
+        if !self.durable.memory(MemoryOp::Search { query, k, reply }) {
             return Err("memory is not running".into());
         }
         rx.recv().map_err(|_| "memory stopped".to_string())?
@@ -405,6 +426,13 @@ impl MemoryState {
                 ready.backfill = ready.has_companion;
                 after.push(answer_after_commit(reply, stored));
             }
+            MemoryOp::Search { query, k, reply } => {
+                let found = cold
+                    .peek(&query, k.max(1), now)
+                    .map(|hits| hits.iter().map(Into::into).collect())
+                    .map_err(|e| e.to_string());
+                let _ = reply.send(found);
+            }
             MemoryOp::Graph { request, reply } => {
                 // graph.db commits on its own: the answer needs no wait for the journal's commit.
                 let _ = reply.send(ready.graph.request(request, now));
@@ -421,6 +449,9 @@ impl MemoryState {
                 tracing::warn!(call, "memory pass refused: {why}");
             }
             MemoryOp::Query { reply, .. } | MemoryOp::Commit { reply, .. } => {
+                let _ = reply.send(Err(why.into()));
+            }
+            MemoryOp::Search { reply, .. } => {
                 let _ = reply.send(Err(why.into()));
             }
             MemoryOp::Graph { reply, .. } => {

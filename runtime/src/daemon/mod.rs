@@ -262,6 +262,7 @@ impl Daemon {
             durable: journal.clone(),
             replies: Default::default(),
             audit: audit::AuditLog::new(&cfg.data_dir),
+            memory: kernel.memory(),
             control: Default::default(),
         });
         if cfg.bundled_plugins {

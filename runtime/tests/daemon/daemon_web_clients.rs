@@ -245,14 +245,21 @@ fn the_pages_interrupt_option_preempts_a_long_answer_and_both_are_shown_in_chrom
         );
         assert_eq!(seen["urgent"], "Urgent handled.", "{seen}");
         assert_eq!(seen["long"], "The long answer, resumed.", "{seen}");
-        assert_eq!(seen["urgent_first"], true, "{seen}");
-        // The interrupt reached the model at its level, beside the suspended answer.
+        // The order is the kernel's: the interrupt ran while the long answer was suspended,
+        // then the long one again (on the page both end within milliseconds, in either order).
         let asked = server.seen();
         assert_eq!(asked.len(), 3, "long, interrupt, long again");
         assert!(
             asked[1].body["messages"].to_string().contains("oven timer"),
             "{:?}",
             asked[1].body
+        );
+        assert!(
+            asked[2].body["messages"]
+                .to_string()
+                .contains("tell me something long"),
+            "{:?}",
+            asked[2].body
         );
         let status: Value =
             serde_json::from_slice(&daemon.run(&["status"]).stdout).expect("status");

@@ -57,9 +57,12 @@ fn each_turn_keeps_what_recall_injected_with_ids_scores_and_times_across_a_resta
             "",
         );
         assert_eq!(found.status, 200, "{}", found.body);
-        let note_id = found.json()["items"][0]["id"]
-            .as_i64()
-            .expect("the note's id");
+        let hit = found.json()["items"][0].clone();
+        let note_id = hit["id"].as_i64().expect("the note's id");
+        // Found by meaning and by keyword, with its time.
+        assert!(hit["cosine"].as_f64().unwrap() > 0.0, "{hit}");
+        assert!(hit["keyword"].as_f64().is_some(), "{hit}");
+        assert!(hit["at_ms"].as_i64().unwrap() >= before, "{hit}");
 
         let check = |turns: &[Value]| {
             // Nothing was in cold context before the note: the first turn recalled nothing.

@@ -158,17 +158,14 @@ async function searchMemory() {
   const out = $("memory-out");
   try {
     const r = await api("GET", "/api/memory?q=" + encodeURIComponent($("memory-q").value));
-    out.textContent = "";
-    const recall = document.createElement("pre");
-    recall.textContent = "What recall gives the model:\n" + (r.recall || "(nothing recalled)");
-    out.appendChild(recall);
+    out.textContent = r.items.length ? "" : "Nothing in memory matches.";
     const table = document.createElement("table");
     for (const item of r.items) {
       const tr = document.createElement("tr");
       tr.dataset.memory = item.id;
       cell(tr, `#${item.id}`);
       cell(tr, item.text);
-      cell(tr, `keyword score ${item.score.toPrecision(3)}, ${new Date(item.created_ms).toLocaleString()}, recalled ${item.access_count}×`);
+      cell(tr, why(item));
       button(cell(tr, ""), "forget", async () => {
         if (!confirm(`Forget memory #${item.id} for good?\n\n${item.text.slice(0, 200)}`)) return;
         try { await api("POST", `/api/memory/${item.id}/forget`); tr.remove(); } catch (e) { alert(e.message); }
@@ -177,6 +174,14 @@ async function searchMemory() {
     }
     out.appendChild(table);
   } catch (err) { out.textContent = err.message; }
+}
+
+// Why a memory item was found: its fused score, by meaning and by keywords, and its time.
+function why(item) {
+  const parts = [`score ${item.score.toPrecision(3)}`];
+  if (item.cosine != null) parts.push(`meaning ${item.cosine.toFixed(3)}`);
+  if (item.keyword != null) parts.push(`keywords ${item.keyword.toPrecision(3)}`);
+  return `${parts.join(", ")}; from ${new Date(item.at_ms).toLocaleString()}`;
 }
 
 // What recall put in front of the model for each past turn, and why, from the journal.
@@ -201,10 +206,7 @@ async function loadRecalled() {
         tr.dataset.recalled = item.id;
         cell(tr, `#${item.id}`);
         cell(tr, item.text);
-        const why = [`score ${item.score.toPrecision(3)}`];
-        if (item.cosine != null) why.push(`meaning ${item.cosine.toFixed(3)}`);
-        if (item.keyword != null) why.push(`keywords ${item.keyword.toPrecision(3)}`);
-        cell(tr, `${why.join(", ")}; from ${new Date(item.at_ms).toLocaleString()}`);
+        cell(tr, why(item));
         table.appendChild(tr);
       }
     }
