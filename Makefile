@@ -47,7 +47,7 @@ lint:
 
 # Criterion benches and latency harnesses; each prints its same-run baseline and the ratio.
 bench: setup
-	$(CARGO) build --release -p hearth-runtime --bins
+	$(CARGO) build --release -p hearth-runtime -p hearth-plugin-web --bins
 	$(CARGO) bench -p hearth-bench
 	@found=0; \
 	for set in $(RECALL_SETS); do \

@@ -61,9 +61,22 @@ pub fn start_against_stub(
     memory_model: bool,
     log: &str,
 ) -> Child {
+    start_with_plugins(bin, dir, base_url, memory_model, false, log)
+}
+
+/// [`start_against_stub`] with the bundled plugins (the web page among them) as `bundled` says;
+/// their settings can be preset in `dir` before the call.
+pub fn start_with_plugins(
+    bin: &Path,
+    dir: &Path,
+    base_url: &str,
+    memory_model: bool,
+    bundled: bool,
+    log: &str,
+) -> Child {
     let cfg = dir.join("hearth.toml");
     let text = format!(
-        "data_dir = \"{}\"\nprobe_loopback = false\nbundled_plugins = false\nmemory_model = {memory_model}\n\
+        "data_dir = \"{}\"\nprobe_loopback = false\nbundled_plugins = {bundled}\nmemory_model = {memory_model}\n\
          [[sources]]\nname = \"stub\"\nbase_url = \"{base_url}\"\nmodel = \"test-model\"\n\
          adapter = \"openai\"\npriority = 0\n[embedded]\nenabled = false\n",
         dir.display()
@@ -88,4 +101,20 @@ pub fn start_against_stub(
         std::thread::sleep(Duration::from_millis(5));
     }
     child
+}
+
+/// The pid of `parent`'s child process whose command name is `name` (a plugin the daemon
+/// supervises), if it runs.
+pub fn child_named(parent: u32, name: &str) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let stat = std::fs::read_to_string(entry.path().join("stat")).ok()?;
+            let (head, rest) = stat.rsplit_once(')')?;
+            let comm = head.split_once('(')?.1;
+            let ppid: u32 = rest.split_whitespace().nth(1)?.parse().ok()?;
+            (ppid == parent && comm == name).then_some(pid)
+        })
 }

@@ -8,6 +8,7 @@ use std::time::Duration;
 
 pub mod daemon;
 pub mod line_pipe;
+pub mod web_client;
 
 /// Runs `round` `rounds` times, pushing each one's duration to `samples`; the total.
 pub fn timed(rounds: u64, samples: &mut Vec<Duration>, mut round: impl FnMut()) -> Duration {

@@ -50,6 +50,12 @@ pub fn stream_tokens(out: &mut TcpStream, sse_head: bool, tokens: usize, pace: D
 
 /// Answers every HTTP request on `listener` with the feed.
 pub fn serve_sse(listener: TcpListener, tokens: usize, pace: Duration) {
+    serve_sse_planned(listener, move || (tokens, pace));
+}
+
+/// Answers every HTTP request on `listener` with a feed of the `(tokens, pace)` that `plan`
+/// gives when the request arrives (one stub serving a bench's short and long answers).
+pub fn serve_sse_planned(listener: TcpListener, plan: impl Fn() -> (usize, Duration)) {
     for stream in listener.incoming() {
         let Ok(mut stream) = stream else { continue };
         let mut reader = BufReader::new(stream.try_clone().expect("clone"));
@@ -65,6 +71,7 @@ pub fn serve_sse(listener: TcpListener, tokens: usize, pace: Duration) {
         }
         let mut body = vec![0; length];
         let _ = reader.read_exact(&mut body);
+        let (tokens, pace) = plan();
         stream_tokens(&mut stream, true, tokens, pace);
     }
 }

@@ -1,12 +1,14 @@
 // Drives Hearth's page in a real headless Chromium (Debian's, through playwright-core): log in,
 // send a message and watch it stream, stop an answer mid-way, reload and see the history,
-// search memory, disable and re-enable a plugin. Screenshots go to SHOTS. Prints one JSON line
+// see what was recalled for a turn and why, search memory and forget an item, disable and
+// re-enable a plugin. Screenshots go to SHOTS. Prints one JSON line
 // with what it saw; the Rust test decides.
 //
-// usage: node page.mjs BASE_URL PASSWORD SHOTS_DIR
+// usage: node page.mjs BASE_URL PASSWORD SHOTS_DIR SOURCE_URL
 import { chromium } from "playwright-core";
 
-const [base, password, shots] = process.argv.slice(2);
+const [base, password, shots, sourceUrl] = process.argv.slice(2);
+const SOURCE_KEY = "sk-page-secret-0123456789";
 const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const seen = {};
 const browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox"] });
@@ -14,9 +16,12 @@ try {
   // A phone-sized screen: the page must work there.
   const page = await browser.newPage({ viewport: { width: 390, height: 800 } });
   const loaded = [];
+  // Every response body the page gets: the source's API key must be in none of them.
+  const bodies = [];
   page.on("response", async (r) => {
     const len = Number((await r.allHeaders())["content-length"] || 0);
     loaded.push({ url: r.url(), len });
+    if (!r.url().includes("/events")) bodies.push(await r.text().catch(() => ""));
   });
   await page.goto(base);
   await page.fill("#password", password);
@@ -32,6 +37,11 @@ try {
   await noted.locator("span", { hasText: "noted" }).waitFor({ timeout: 20000 });
   await noted.locator(".tool").first().waitFor({ timeout: 20000 });
   seen.tool_line = await noted.locator(".tool").first().innerText();
+
+  // A question the note answers: recall puts the note in front of the model for this turn.
+  await page.fill("#text", "where is the blue teapot?");
+  await page.click("#send");
+  await page.locator(".msg.agent").last().locator("span", { hasText: "attic" }).waitFor({ timeout: 20000 });
 
   // Streaming: the answer grows in steps before it is complete.
   await page.fill("#text", "count slowly");
@@ -66,6 +76,11 @@ try {
 
   // Memory: search finds the note with its id; forget asks first, then it is gone.
   await page.click("nav button[data-tab=memory]");
+  // What was recalled for that turn, and why (score, time), from the journal.
+  await page.locator("tr[data-recalled]").first().waitFor({ timeout: 20000 });
+  seen.recalled_rows = await page.locator("tr[data-recalled]").allInnerTexts();
+  seen.recalled_id = await page.locator("tr[data-recalled]").first().getAttribute("data-recalled");
+  seen.recalled_turn = await page.locator("tr[data-turn] th").first().innerText();
   await page.fill("#memory-q", "teapot attic");
   await page.click("#memory-form button");
   await page.locator("tr[data-memory]").first().waitFor({ timeout: 20000 });
@@ -76,7 +91,7 @@ try {
   await page.locator("tr[data-memory]").first().getByRole("button", { name: "forget" }).click();
   await page.locator(`tr[data-memory="${seen.memory_id}"]`).waitFor({ state: "detached", timeout: 20000 });
   await page.click("#memory-form button");
-  await page.locator("#memory-out pre").waitFor();
+  await page.locator("#memory-out", { hasText: "Nothing in memory matches" }).waitFor({ timeout: 20000 });
   await page.waitForTimeout(300);
   seen.memory_after = await page.locator(`tr[data-memory="${seen.memory_id}"]`).count();
 
@@ -92,6 +107,30 @@ try {
   await page.locator("tr[data-plugin=timer]").getByRole("button", { name: "disable" }).waitFor({ timeout: 20000 });
   seen.enabled = (await page.locator("tr[data-plugin=timer]").innerText()).trim();
   await page.screenshot({ path: `${shots}/7-enabled.png` });
+
+  // Sources: add one with an API key, test it, remove it; the key is never sent back.
+  await page.click("nav button[data-tab=sources]");
+  await page.fill("#src-name", "spare");
+  await page.fill("#src-url", sourceUrl);
+  await page.fill("#src-model", "spare-model");
+  await page.fill("#src-key", SOURCE_KEY);
+  await page.click("#source-form button");
+  const spare = page.locator("tr[data-source=spare]");
+  await spare.waitFor({ timeout: 20000 }).catch(async (e) => {
+    throw new Error(`${e.message}\nsources: ${await page.locator("#sources").innerText()}`);
+  });
+  seen.source_row = (await spare.innerText()).trim();
+  seen.key_field_after = await page.inputValue("#src-key");
+  await spare.getByRole("button", { name: "test" }).click();
+  await page.waitForFunction(() => document.querySelector("#sources-msg").textContent.includes("spare"), null, { timeout: 20000 });
+  seen.source_test = await page.locator("#sources-msg").innerText();
+  await page.screenshot({ path: `${shots}/8-source-added.png` });
+  page.once("dialog", (d) => { seen.source_confirm = d.message(); d.accept(); });
+  await spare.getByRole("button", { name: "remove" }).click();
+  await page.locator("tr[data-source=spare]").waitFor({ state: "detached", timeout: 20000 });
+  await page.screenshot({ path: `${shots}/9-source-removed.png` });
+  seen.key_in_responses = bodies.filter((b) => b.includes(SOURCE_KEY)).length;
+  seen.key_in_page = (await page.content()).includes(SOURCE_KEY);
 } finally {
   await browser.close();
 }

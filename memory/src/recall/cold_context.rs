@@ -149,12 +149,15 @@ pub struct Recalled {
 }
 
 /// What [`ColdContext::inject`] puts in front of the model.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq)]
 pub struct Injection {
     /// The memory block (empty when nothing cleared the floor).
     pub block: String,
     /// The ids of the events in the block, in the block's (time) order.
     pub event_ids: Vec<String>,
+    /// The recall hits the block is made of, in the same order: why each was chosen (its
+    /// scores) for the record of what a turn was shown.
+    pub recalled: Vec<Recalled>,
 }
 
 /// What a prune did.
@@ -1003,6 +1006,7 @@ impl ColdContext {
         Ok(Injection {
             block,
             event_ids: chosen.iter().map(|c| c.0.event.id.clone()).collect(),
+            recalled: chosen.iter().map(|c| c.0.clone()).collect(),
         })
     }
 

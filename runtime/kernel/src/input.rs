@@ -31,6 +31,9 @@ pub struct Reply {
     /// Tokens the task's LLM calls used.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub usage: Option<Usage>,
+    /// What recall put in front of the model for this turn (journaled with the reply).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub recalled: Vec<crate::recalled::RecalledItem>,
 }
 
 /// Skip reasons a caller can see.

@@ -38,6 +38,7 @@ pub mod memory_service;
 pub mod memory_tools;
 mod model_loads;
 pub mod provider_service;
+pub mod recalled;
 pub mod stage_service;
 pub mod tool_choice;
 pub mod tool_pool;

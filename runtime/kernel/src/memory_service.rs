@@ -34,6 +34,8 @@ pub struct MemoryPass {
     pub archived: usize,
     /// The tools of the pass's [`ToolRanking`], nearest to the input first (empty: none asked).
     pub tool_ranking: Vec<String>,
+    /// The cold items in `block`, with why each was chosen.
+    pub recalled: Vec<crate::recalled::RecalledItem>,
 }
 
 /// Tools to rank against a pass's input, by the recall model on the store's thread (the
@@ -86,6 +88,13 @@ pub(crate) enum MemoryOp {
         content: String,
         summary: String,
         reply: Sender<Result<String, String>>,
+    },
+    /// A look into cold context that changes nothing (no access counted, nothing copied into
+    /// the window): the memory browser's search.
+    Search {
+        query: String,
+        k: usize,
+        reply: Sender<Result<Vec<crate::recalled::RecalledItem>, String>>,
     },
     Graph {
         request: GraphRequest,
@@ -183,6 +192,20 @@ impl MemoryService {
     pub fn query(&self, query: String, k: usize) -> Result<String, String> {
         let (reply, rx) = crossbeam_channel::bounded(1);
         if !self.durable.memory(MemoryOp::Query { query, k, reply }) {
+            return Err("memory is not running".into());
+        }
+        rx.recv().map_err(|_| "memory stopped".to_string())?
+    }
+
+    /// The `k` cold items nearest `query` by meaning and keywords, fused, best first, each with
+    /// its id, scores and time; reads only.
+    pub fn search(
+        &self,
+        query: String,
+        k: usize,
+    ) -> Result<Vec<crate::recalled::RecalledItem>, String> {
+        let (reply, rx) = crossbeam_channel::bounded(1);
+        if !self.durable.memory(MemoryOp::Search { query, k, reply }) {
             return Err("memory is not running".into());
         }
         rx.recv().map_err(|_| "memory stopped".to_string())?
@@ -403,6 +426,13 @@ impl MemoryState {
                 ready.backfill = ready.has_companion;
                 after.push(answer_after_commit(reply, stored));
             }
+            MemoryOp::Search { query, k, reply } => {
+                let found = cold
+                    .peek(&query, k.max(1), now)
+                    .map(|hits| hits.iter().map(Into::into).collect())
+                    .map_err(|e| e.to_string());
+                let _ = reply.send(found);
+            }
             MemoryOp::Graph { request, reply } => {
                 // graph.db commits on its own: the answer needs no wait for the journal's commit.
                 let _ = reply.send(ready.graph.request(request, now));
@@ -419,6 +449,9 @@ impl MemoryState {
                 tracing::warn!(call, "memory pass refused: {why}");
             }
             MemoryOp::Query { reply, .. } | MemoryOp::Commit { reply, .. } => {
+                let _ = reply.send(Err(why.into()));
+            }
+            MemoryOp::Search { reply, .. } => {
                 let _ = reply.send(Err(why.into()));
             }
             MemoryOp::Graph { reply, .. } => {
@@ -500,9 +533,11 @@ fn pass(
         }
     }
     if recall && !query.trim().is_empty() {
-        out.block = cold
-            .auto_inject(query, memory_tokens, now)
+        let injection = cold
+            .inject(query, memory_tokens, now)
             .map_err(|e| e.to_string())?;
+        out.block = injection.block;
+        out.recalled = injection.recalled.iter().map(Into::into).collect();
         // The indexer's block comes after the cold-recall block, in what of the memory budget
         // that one left.
         let left = memory_tokens.saturating_sub(estimate_tokens(&out.block));

@@ -14,6 +14,7 @@ mod settings;
 mod settings_service;
 mod sources;
 pub mod systemd;
+mod wedge_hook;
 
 pub use data_dir::{DataDir, LOCK_FILE};
 pub use settings::{effective as effective_config, open as open_settings};
@@ -228,6 +229,7 @@ impl Daemon {
         };
         let registries = Registries::default();
         builtins::register(&registries.tools, cfg.agent.utc_offset_secs.unwrap_or(0));
+        wedge_hook::install(&registries.stages);
         let (data_plane, events) = plugins::shared_events()?;
         let store_path = cfg.data_dir.join("memory.db");
         let (durable, recovered) = Durable::open(&store_path, events.clone())
@@ -273,6 +275,7 @@ impl Daemon {
             durable: journal.clone(),
             replies: Default::default(),
             audit: audit::AuditLog::new(&cfg.data_dir),
+            memory: kernel.memory(),
             control: Default::default(),
         });
         if cfg.bundled_plugins {

@@ -48,6 +48,8 @@ pub(super) struct KernelPlugins {
     pub(super) replies: ChannelReplies,
     /// Where forgetting a memory is recorded.
     pub(super) audit: super::audit::AuditLog,
+    /// Cold context's search by meaning and keywords (`None`: memory is off).
+    pub(super) memory: Option<hearth_kernel::memory_service::MemoryService>,
     /// The operator's control (status, sources, plugins), set once the host exists.
     pub(super) control: OnceLock<Arc<dyn Control>>,
 }
@@ -204,6 +206,7 @@ impl KernelPort for KernelPlugins {
                     "reply": e.reply.as_ref().map(|r| r["content"].clone()),
                     "error": e.reply.as_ref().is_some_and(|r| r["error"] == true),
                     "skipped": e.reply.as_ref().and_then(|r| r["reason"].as_str().map(str::to_owned)),
+                    "recalled": e.reply.as_ref().map_or(Value::Null, |r| r["recalled"].clone()),
                     "accepted_ms": e.accepted_ms,
                     "replied_ms": e.replied_ms,
                 })
@@ -240,7 +243,15 @@ impl KernelPort for KernelPlugins {
             .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("kernel.control: {e}")))
     }
 
+    /// Cold context by meaning and keywords, fused (the recall the model gets, without its side
+    /// effects), each item with its id, scores and time; keywords only when memory is off.
     fn memory_search(&self, query: &str, top_k: usize) -> Result<Value, HandlerError> {
+        let failed =
+            |e: String| HandlerError::new(ErrorKind::Failed, format!("memory.search: {e}"));
+        if let Some(memory) = &self.memory {
+            let items = memory.search(query.to_owned(), top_k).map_err(failed)?;
+            return Ok(json!({"items": items}));
+        }
         let tokens = hearth_memory::query_tokens(query);
         let items = self
             .durable
@@ -250,9 +261,8 @@ impl KernelPort for KernelPlugins {
                     for (id, score) in store.cold_fts(&tokens, top_k)? {
                         if let Some(e) = store.cold_get(id)? {
                             items.push(json!({
-                                "id": id, "score": score, "text": e.text,
-                                "source": e.event.source, "created_ms": e.created_ms,
-                                "last_access_ms": e.last_access_ms, "access_count": e.access_count,
+                                "id": id, "score": score, "keyword": score, "text": e.text,
+                                "at_ms": e.event.timestamp_ms,
                             }));
                         }
                     }
@@ -260,7 +270,7 @@ impl KernelPort for KernelPlugins {
                 },
             )
             .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
-            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("memory.search: {e}")))?;
+            .map_err(|e| failed(e.to_string()))?;
         Ok(json!({"items": items}))
     }
 

@@ -58,3 +58,72 @@ fn ready_after_the_socket_accepts_watchdog_while_the_kernel_answers_stopping_on_
         let _ = std::fs::remove_dir_all(&dir);
     });
 }
+
+/// The message the daemon's test hook (`HEARTH_TEST_WEDGE_ON`) wedges the kernel's worker on.
+const WEDGE: &str = "wedge the kernel now";
+
+#[test]
+fn a_really_wedged_kernel_worker_stops_the_watchdog_pings_that_ran_since_ready() {
+    within(Duration::from_secs(90), || {
+        let dir = Daemon::fresh_dir();
+        let notify = dir.join("notify.sock");
+        let listener = UnixDatagram::bind(&notify).expect("bind");
+        let child = Daemon::command(&dir, "")
+            .env("NOTIFY_SOCKET", &notify)
+            .env("WATCHDOG_USEC", "600000")
+            .env_remove("WATCHDOG_PID")
+            .env("HEARTH_TEST_WEDGE_ON", WEDGE)
+            .spawn()
+            .expect("hearthd starts");
+        let ready = recv(&listener, Duration::from_secs(60)).expect("a notification");
+        assert!(ready.starts_with("READY=1\n"), "{ready:?}");
+        let daemon = Daemon::adopt(child, dir.clone());
+        for _ in 0..3 {
+            let m = recv(&listener, Duration::from_secs(2)).expect("pings");
+            assert!(
+                m.starts_with("WATCHDOG=1\n"),
+                "a live kernel is pinged: {m:?}"
+            );
+        }
+        // Nothing else was asked of it: its worker is parked inside the on_input stage.
+        let (mut sender, _out) = daemon.spawn(&["send", WEDGE]);
+        let sent = Instant::now();
+        let held = loop {
+            let m = recv(&listener, Duration::from_secs(5)).expect("notifications go on");
+            if m.contains("watchdog pings held back") {
+                break m;
+            }
+            assert!(m.starts_with("WATCHDOG=1\n"), "{m:?}");
+            assert!(
+                sent.elapsed() < Duration::from_secs(30),
+                "the pings never stopped"
+            );
+        };
+        assert!(
+            held.starts_with("STATUS=the kernel has not answered"),
+            "{held:?}"
+        );
+        // Three periods with no ping: systemd's 600 ms interval passes without WATCHDOG=1.
+        let end = Instant::now() + Duration::from_millis(1800);
+        let (mut pings, mut held_lines) = (0, 0);
+        while let Some(m) = recv(
+            &listener,
+            end.saturating_duration_since(Instant::now())
+                .max(Duration::from_millis(1)),
+        ) {
+            if m.starts_with("WATCHDOG=1") {
+                pings += 1;
+            } else if m.contains("held back") {
+                held_lines += 1;
+            }
+            if Instant::now() >= end {
+                break;
+            }
+        }
+        assert_eq!(pings, 0, "no WATCHDOG=1 from a wedged kernel");
+        assert!(held_lines >= 3, "the status keeps saying why: {held_lines}");
+        let _ = sender.kill();
+        let _ = sender.wait();
+        daemon.kill9();
+    });
+}

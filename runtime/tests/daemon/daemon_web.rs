@@ -205,7 +205,12 @@ fn login_with(http: &Http, password: &str) -> (String, String) {
 }
 
 /// The SSE events of one answer until `done`: (event, id, data).
-fn events(http: &Http, cookie: &str, id: &str, last: Option<&str>) -> Vec<(String, String, Value)> {
+pub(crate) fn events(
+    http: &Http,
+    cookie: &str,
+    id: &str,
+    last: Option<&str>,
+) -> Vec<(String, String, Value)> {
     let mut headers = vec![("Cookie", cookie)];
     if let Some(last) = last {
         headers.push(("Last-Event-ID", last));
@@ -257,7 +262,7 @@ pub(crate) fn start(server: &LlmServer) -> (Daemon, Http) {
     (daemon, http)
 }
 
-fn chat(http: &Http, cookie: &str, csrf: &str, text: &str) -> String {
+pub(crate) fn chat(http: &Http, cookie: &str, csrf: &str, text: &str) -> String {
     let r = http.request(
         "POST",
         "/api/chat",

@@ -86,6 +86,7 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
             json!({"content": "the blue teapot is in the attic", "summary": "teapot"}),
         )]));
         server.push(Script::text("noted"));
+        server.push(Script::text("in the attic"));
         server.push(Script::Text {
             pieces: ["alpha ", "beta ", "gamma ", "delta"]
                 .map(String::from)
@@ -112,6 +113,7 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
                 .arg(format!("http://127.0.0.1:{port}/"))
                 .arg(PASSWORD)
                 .arg(&shots)
+                .arg(&server.base_url)
                 .current_dir(&dir),
         );
         drop(gate_tx);
@@ -138,10 +140,14 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
             history.iter().any(|m| m == "alpha beta gamma delta"),
             "{history:?}"
         );
+        // The tool call and its result, both visible in the answer's bubble.
+        let tool_line = seen["tool_line"].as_str().unwrap();
+        let (call, result) = tool_line.split_once(" → ").expect("call → result");
         assert!(
-            seen["tool_line"].as_str().unwrap().contains("doc_commit"),
+            call.contains("doc_commit") && call.contains("blue teapot"),
             "{seen}"
         );
+        assert!(!result.trim().is_empty(), "{seen}");
         let rows = seen["memory_rows"].to_string();
         assert!(rows.contains("teapot"), "{seen}");
         assert!(
@@ -149,6 +155,22 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
             "{seen}"
         );
         assert_eq!(seen["memory_after"], 0, "forgotten: {seen}");
+        // The turn that asked about the teapot shows the note it was given, and why.
+        assert_eq!(seen["recalled_id"], seen["memory_id"], "{seen}");
+        let recalled = seen["recalled_rows"].to_string();
+        assert!(
+            recalled.contains("teapot")
+                && recalled.contains("score")
+                && recalled.contains("keywords"),
+            "{seen}"
+        );
+        assert!(
+            seen["recalled_turn"]
+                .as_str()
+                .unwrap()
+                .contains("where is the blue teapot?"),
+            "{seen}"
+        );
         let id: i64 = seen["memory_id"].as_str().unwrap().parse().expect("id");
         let audit = std::fs::read_to_string(daemon.dir.join("audit.jsonl")).expect("audit log");
         let record: Value = serde_json::from_str(audit.lines().last().unwrap()).expect("json");
@@ -165,7 +187,26 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
             !seen["enabled"].as_str().unwrap().contains("disabled"),
             "{seen}"
         );
-        for n in 1..=7 {
+        // A source added from the page: listed, tested against the stub with the key it was
+        // given, removed after a confirmation; the key never came back to the browser.
+        assert!(
+            seen["source_row"].as_str().unwrap().contains("spare-model"),
+            "{seen}"
+        );
+        assert_eq!(seen["key_field_after"], "", "{seen}");
+        assert!(
+            seen["source_confirm"].as_str().unwrap().contains("spare"),
+            "{seen}"
+        );
+        assert_eq!(seen["key_in_responses"], 0, "{seen}");
+        assert_eq!(seen["key_in_page"], false, "{seen}");
+        let keyed = server.seen().iter().any(|s| {
+            s.headers
+                .iter()
+                .any(|(k, v)| k == "authorization" && v == "Bearer sk-page-secret-0123456789")
+        });
+        assert!(keyed, "the test reached the stub with the stored key");
+        for n in 1..=9 {
             let found = std::fs::read_dir(&shots).expect("shots").any(|e| {
                 e.unwrap()
                     .file_name()
@@ -175,5 +216,116 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
             assert!(found, "screenshot {n} saved");
         }
         eprintln!("page weight on first load: {} bytes", seen["page_bytes"]);
+    });
+}
+
+#[test]
+fn the_pages_interrupt_option_preempts_a_long_answer_and_both_are_shown_in_chromium() {
+    within(Duration::from_secs(120), || {
+        let dir = web_tests_dir();
+        needs(&dir.join("node_modules/playwright-core"), "playwright-core");
+        needs(Path::new("/usr/bin/chromium"), "Debian's chromium");
+        let server = LlmServer::start();
+        server.push(Script::Text {
+            pieces: (0..60).map(|i| format!("w{i} ")).collect(),
+            delay: Duration::from_millis(40),
+        });
+        server.push(Script::text("Urgent handled."));
+        server.push(Script::text("The long answer, resumed."));
+        let (daemon, http) = start(&server);
+        let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/web-screenshots");
+        std::fs::create_dir_all(&shots).expect("shots dir");
+        let seen = json_of(
+            Command::new("node")
+                .arg(dir.join("interrupt.mjs"))
+                .arg(format!("http://127.0.0.1:{}/", http.port))
+                .arg(PASSWORD)
+                .arg(&shots)
+                .current_dir(&dir),
+        );
+        assert_eq!(seen["urgent"], "Urgent handled.", "{seen}");
+        assert_eq!(seen["long"], "The long answer, resumed.", "{seen}");
+        // The order is the kernel's: the interrupt ran while the long answer was suspended,
+        // then the long one again (on the page both end within milliseconds, in either order).
+        let asked = server.seen();
+        assert_eq!(asked.len(), 3, "long, interrupt, long again");
+        assert!(
+            asked[1].body["messages"].to_string().contains("oven timer"),
+            "{:?}",
+            asked[1].body
+        );
+        assert!(
+            asked[2].body["messages"]
+                .to_string()
+                .contains("tell me something long"),
+            "{:?}",
+            asked[2].body
+        );
+        let status: Value =
+            serde_json::from_slice(&daemon.run(&["status"]).stdout).expect("status");
+        assert_eq!(status["scheduler"]["stats"]["suspended"], 1, "{status}");
+        assert_eq!(status["scheduler"]["stats"]["resumed"], 1, "{status}");
+        assert!(shots.join("interrupt.png").exists());
+    });
+}
+
+#[test]
+fn the_page_shows_the_resumed_after_a_restart_notice_and_the_whole_answer_in_chromium() {
+    use std::io::{BufRead, BufReader, Write};
+    within(Duration::from_secs(150), || {
+        let dir = web_tests_dir();
+        needs(&dir.join("node_modules/playwright-core"), "playwright-core");
+        needs(Path::new("/usr/bin/chromium"), "Debian's chromium");
+        let server = LlmServer::start();
+        let cut = crate::daemon_web::gated(&server, &["once ", "upon ", "a time"], 1);
+        let resumed = crate::daemon_web::gated(&server, &["the whole story, ", "told again"], 1);
+        let (daemon, http) = start(&server);
+        let shots = Path::new(env!("CARGO_MANIFEST_DIR")).join("../target/web-screenshots");
+        std::fs::create_dir_all(&shots).expect("shots dir");
+        let mut node = Command::new("node")
+            .arg(dir.join("resume.mjs"))
+            .arg(format!("http://127.0.0.1:{}/", http.port))
+            .arg(PASSWORD)
+            .arg(&shots)
+            .current_dir(&dir)
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .spawn()
+            .expect("node runs");
+        let mut to_node = node.stdin.take().expect("stdin");
+        let mut from_node = BufReader::new(node.stdout.take().expect("stdout")).lines();
+        let mut expect = |what: &str| {
+            let line = from_node.next().and_then(Result::ok);
+            assert_eq!(line.as_deref(), Some(what), "the page script's progress");
+        };
+        expect("MID");
+        // Killed mid-answer: the input is journaled without a reply, so it runs again.
+        let data = daemon.dir.clone();
+        daemon.kill9();
+        drop(cut);
+        let _daemon = Daemon::restart(&data, &config(&server));
+        http.wait_up();
+        writeln!(to_node, "go").expect("tell node");
+        expect("NOTICE");
+        drop(resumed);
+        writeln!(to_node, "go").expect("tell node");
+        let last = from_node.last().and_then(Result::ok).unwrap_or_default();
+        assert!(node.wait().expect("node exits").success(), "{last}");
+        let seen: Value = serde_json::from_str(&last).unwrap_or_else(|e| panic!("{e}: {last}"));
+        assert!(
+            seen["notice"]
+                .as_str()
+                .unwrap()
+                .contains("resumed after a restart"),
+            "{seen}"
+        );
+        assert_eq!(seen["answer"], "the whole story, told again", "{seen}");
+        let messages = seen["messages"].to_string();
+        assert_eq!(
+            messages.matches("tell me the whole story").count(),
+            1,
+            "the input once, from the journal: {seen}"
+        );
+        assert_eq!(server.seen().len(), 2, "asked again after the restart");
     });
 }

@@ -27,3 +27,4 @@ mod daemon_systemd;
 mod daemon_threads;
 mod daemon_web;
 mod daemon_web_clients;
+mod daemon_web_memory;

@@ -110,6 +110,7 @@ impl TurnEngine {
             error,
             reasoning_content: frame.last_reasoning.clone(),
             usage: frame.usage,
+            recalled: frame.recalled.clone(),
             ..Reply::default()
         };
         let mut event = json!({"content": ctx.final_text, "channel": channel, "source": frame.source, "request_id": cur.task.input.request_id});

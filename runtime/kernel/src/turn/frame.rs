@@ -121,6 +121,9 @@ pub struct TaskFrame {
     /// Recalled memory for this turn's prompt ("" when none).
     #[serde(default)]
     pub memory_block: String,
+    /// The cold items in `memory_block`, with why each was recalled.
+    #[serde(default)]
+    pub recalled: Vec<crate::recalled::RecalledItem>,
     /// The language the task's texts are written in, decided from its input.
     #[serde(default)]
     pub lang: crate::lang::Lang,
@@ -169,6 +172,7 @@ impl TaskFrame {
             terminal: None,
             resumed_after_restart: false,
             memory_block: String::new(),
+            recalled: Vec::new(),
             lang: crate::lang::Lang::default(),
             tool_choice: None,
             tool_ranking: Vec::new(),

@@ -514,6 +514,7 @@ impl TurnEngine {
                         }
                         self.context = window;
                         cur.frame.memory_block = pass.block;
+                        cur.frame.recalled = pass.recalled;
                         cur.frame.tool_ranking = pass.tool_ranking;
                     }
                     // Memory is an aid, not a gate: the turn goes on with what the kernel has.

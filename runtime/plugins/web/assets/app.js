@@ -15,6 +15,7 @@ async function api(method, path, body) {
 
 function show(tab) {
   document.querySelectorAll(".tab").forEach((s) => (s.hidden = s.id !== tab));
+  if (tab === "memory") loadRecalled();
   if (tab === "plugins") loadPlugins();
   if (tab === "sources") loadSources();
   if (tab === "status") loadStatus();
@@ -157,22 +158,57 @@ async function searchMemory() {
   const out = $("memory-out");
   try {
     const r = await api("GET", "/api/memory?q=" + encodeURIComponent($("memory-q").value));
-    out.textContent = "";
-    const recall = document.createElement("pre");
-    recall.textContent = "What recall gives the model:\n" + (r.recall || "(nothing recalled)");
-    out.appendChild(recall);
+    out.textContent = r.items.length ? "" : "Nothing in memory matches.";
     const table = document.createElement("table");
     for (const item of r.items) {
       const tr = document.createElement("tr");
       tr.dataset.memory = item.id;
       cell(tr, `#${item.id}`);
       cell(tr, item.text);
-      cell(tr, `keyword score ${item.score.toPrecision(3)}, ${new Date(item.created_ms).toLocaleString()}, recalled ${item.access_count}×`);
+      cell(tr, why(item));
       button(cell(tr, ""), "forget", async () => {
         if (!confirm(`Forget memory #${item.id} for good?\n\n${item.text.slice(0, 200)}`)) return;
         try { await api("POST", `/api/memory/${item.id}/forget`); tr.remove(); } catch (e) { alert(e.message); }
       });
       table.appendChild(tr);
+    }
+    out.appendChild(table);
+  } catch (err) { out.textContent = err.message; }
+}
+
+// Why a memory item was found: its fused score, by meaning and by keywords, and its time.
+function why(item) {
+  const parts = [`score ${item.score.toPrecision(3)}`];
+  if (item.cosine != null) parts.push(`meaning ${item.cosine.toFixed(3)}`);
+  if (item.keyword != null) parts.push(`keywords ${item.keyword.toPrecision(3)}`);
+  return `${parts.join(", ")}; from ${new Date(item.at_ms).toLocaleString()}`;
+}
+
+// What recall put in front of the model for each past turn, and why, from the journal.
+async function loadRecalled() {
+  const out = $("recalled-out");
+  try {
+    const h = await api("GET", "/api/history");
+    out.textContent = "";
+    const turns = h.turns.filter((t) => Array.isArray(t.recalled) && t.recalled.length);
+    if (!turns.length) { out.textContent = "No turn has been given recalled memory yet."; return; }
+    const table = document.createElement("table");
+    for (const t of turns.reverse()) {
+      const head = document.createElement("tr");
+      head.dataset.turn = t.request_id;
+      const th = document.createElement("th");
+      th.colSpan = 3;
+      th.textContent = `“${(t.text || "").slice(0, 120)}” at ${new Date(t.accepted_ms).toLocaleString()}`;
+      head.appendChild(th);
+      table.appendChild(head);
+      for (const item of t.recalled) {
+        const tr = document.createElement("tr");
+        tr.dataset.recalled = item.id;
+        cell(tr, `#${item.id}`);
+        cell(tr, item.text);
+        cell(tr, why(item));
+        table.appendChild(tr);
+      }
     }
     out.appendChild(table);
   } catch (err) { out.textContent = err.message; }
@@ -210,6 +246,7 @@ async function loadSources() {
     table.textContent = "";
     for (const s of r.sources || []) {
       const tr = document.createElement("tr");
+      tr.dataset.source = s.name;
       cell(tr, s.name); cell(tr, s.model || ""); cell(tr, s.available ? "up" : "down");
       const td = cell(tr, "");
       button(td, "test", async () => { try { const m = await api("POST", `/api/sources/${encodeURIComponent(s.name)}/test`); $("sources-msg").textContent = m.content; } catch (e) { $("sources-msg").textContent = e.message; } });
@@ -221,7 +258,7 @@ async function loadSources() {
 
 $("source-form").addEventListener("submit", async (e) => {
   e.preventDefault();
-  const source = { name: $("src-name").value, base_url: $("src-url").value, model: $("src-model").value, priority: Number($("src-priority").value) };
+  const source = { name: $("src-name").value, base_url: $("src-url").value, model: $("src-model").value, adapter: $("src-adapter").value, priority: Number($("src-priority").value) };
   if ($("src-key").value) source.api_key = $("src-key").value;
   $("src-key").value = "";
   try { const m = await api("POST", "/api/sources", source); $("sources-msg").textContent = m.content; loadSources(); }

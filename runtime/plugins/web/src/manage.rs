@@ -157,8 +157,9 @@ pub async fn post_logout(_who: Authorized) -> Response {
     r
 }
 
-/// `GET /api/memory?q=...&k=N`: what recall finds for a query (by meaning and keyword), as the
-/// kernel renders it for a prompt, with scores and times.
+/// `GET /api/memory?q=...&k=N`: the cold items recall finds for a query, by meaning and
+/// keyword, each with its id, scores and time. Only reads: nothing is copied into the agent's
+/// working window.
 #[derive(Deserialize)]
 pub struct MemoryQuery {
     q: String,
@@ -176,9 +177,8 @@ pub async fn get_memory(
     let q = query.q;
     let found = app
         .call(move |host| {
-            let recall = host.call("memory.recall", json!({"query": q, "top_k": k}))?;
             let items = host.memory_search(&q, k as usize)?;
-            Ok(json!({"recall": recall["text"], "items": items}))
+            Ok(json!({"items": items}))
         })
         .await;
     answer(found)

@@ -1,0 +1,121 @@
+//! The memory browser's "what was recalled for a turn, and why": the kernel's memory pass
+//! records the cold items it injected (id, scores, time) in the turn's frame, the reply
+//! journals them, and the page reads them back through `io.history` — for any past turn, across
+//! a daemon restart, and exactly what the model was shown.
+
+use crate::daemon_web::{Http, chat, config, events, login, start};
+use crate::harness::{Daemon, within};
+use hearth_testkit::llm_server::{LlmServer, Script};
+use serde_json::{Value, json};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+const NOTE: &str = "the blue teapot is in the attic";
+
+fn now_ms() -> i64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .expect("clock")
+        .as_millis() as i64
+}
+
+fn history(http: &Http, cookie: &str) -> Vec<Value> {
+    let h = http.request("GET", "/api/history", &[("Cookie", cookie)], "");
+    assert_eq!(h.status, 200, "{}", h.body);
+    h.json()["turns"].as_array().cloned().expect("turns")
+}
+
+fn turn<'a>(turns: &'a [Value], id: &str) -> &'a Value {
+    turns
+        .iter()
+        .find(|t| t["request_id"] == id)
+        .unwrap_or_else(|| panic!("turn {id} in {turns:?}"))
+}
+
+#[test]
+fn each_turn_keeps_what_recall_injected_with_ids_scores_and_times_across_a_restart() {
+    within(Duration::from_secs(120), || {
+        let server = LlmServer::start();
+        server.push(Script::Tools(vec![(
+            "doc_commit".into(),
+            json!({"content": NOTE, "summary": "teapot"}),
+        )]));
+        server.push(Script::text("noted"));
+        server.push(Script::text("in the attic"));
+        let before = now_ms();
+        let (daemon, http) = start(&server);
+        let (cookie, csrf) = login(&http);
+        let first = chat(&http, &cookie, &csrf, "remember where the teapot is");
+        events(&http, &cookie, &first, None);
+        let second = chat(&http, &cookie, &csrf, "where is the blue teapot?");
+        let streamed = events(&http, &cookie, &second, None);
+        assert_eq!(streamed.last().unwrap().2["content"], "in the attic");
+
+        let found = http.request(
+            "GET",
+            "/api/memory?q=blue%20teapot",
+            &[("Cookie", &cookie)],
+            "",
+        );
+        assert_eq!(found.status, 200, "{}", found.body);
+        let hit = found.json()["items"][0].clone();
+        let note_id = hit["id"].as_i64().expect("the note's id");
+        // Found by meaning and by keyword, with its time.
+        assert!(hit["cosine"].as_f64().unwrap() > 0.0, "{hit}");
+        assert!(hit["keyword"].as_f64().is_some(), "{hit}");
+        assert!(hit["at_ms"].as_i64().unwrap() >= before, "{hit}");
+
+        let check = |turns: &[Value]| {
+            // Nothing was in cold context before the note: the first turn recalled nothing.
+            assert!(
+                turn(turns, &first)["recalled"]
+                    .as_array()
+                    .is_none_or(Vec::is_empty),
+                "{turns:?}"
+            );
+            let recalled = turn(turns, &second)["recalled"]
+                .as_array()
+                .cloned()
+                .unwrap_or_else(|| panic!("the second turn's recall: {turns:?}"));
+            assert_eq!(recalled.len(), 1, "{recalled:?}");
+            let item = &recalled[0];
+            assert_eq!(item["id"].as_i64(), Some(note_id), "{item}");
+            // The entry is searched by its summary.
+            assert_eq!(item["text"], "teapot", "{item}");
+            assert!(item["score"].as_f64().unwrap() > 0.0, "{item}");
+            // Why: it matched by meaning and by its keyword.
+            assert!(item["cosine"].as_f64().unwrap() > 0.0, "{item}");
+            assert!(item["keyword"].as_f64().is_some(), "{item}");
+            let at = item["at_ms"].as_i64().unwrap();
+            assert!(at >= before && at <= now_ms(), "{item}");
+        };
+        check(&history(&http, &cookie));
+
+        // What the record names is what the model was shown for that turn.
+        let asked = server.seen();
+        let recall_block = |i: usize| -> Option<String> {
+            asked[i].body["messages"]
+                .as_array()?
+                .iter()
+                .filter_map(|m| m["content"].as_str())
+                .find(|c| c.starts_with(hearth_memory::INJECT_HEADER))
+                .map(str::to_owned)
+        };
+        let shown = recall_block(2).expect("the second turn's prompt has a recall block");
+        assert!(shown.contains(NOTE), "{shown}");
+        assert_eq!(
+            recall_block(0),
+            None,
+            "the first turn's prompt had no recall"
+        );
+
+        // From the journal: the same after the daemon is killed and restarted.
+        let dir = daemon.dir.clone();
+        let port = http.port;
+        daemon.kill9();
+        let _daemon = Daemon::restart(&dir, &config(&server));
+        let http = Http { port };
+        http.wait_up();
+        let (cookie, _) = login(&http);
+        check(&history(&http, &cookie));
+    });
+}
