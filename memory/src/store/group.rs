@@ -18,9 +18,23 @@ impl Store {
     /// Opens a group: the writes that follow are committed together by
     /// [`commit_group`](Self::commit_group).
     pub fn begin_group(&mut self) -> Result<(), StoreError> {
+        // An unsynced group whose end could not restore FULL (its transaction outlived a failed
+        // COMMIT and ROLLBACK) must not leave this one unsynced.
+        if self.sync_normal {
+            self.restore_full_sync()?;
+        }
         let (conn, path) = self.conn_mut();
         conn.execute_batch("BEGIN IMMEDIATE")
             .ctx("begin_group", path)
+    }
+
+    /// `synchronous = FULL` again; only outside a transaction, as SQLite requires.
+    fn restore_full_sync(&mut self) -> Result<(), StoreError> {
+        let (conn, path) = self.conn_mut();
+        conn.execute_batch("PRAGMA synchronous = FULL")
+            .ctx("begin_group", path)?;
+        self.sync_normal = false;
+        Ok(())
     }
 
     /// Opens a group whose commit is not fsynced: durable with the next synced commit or
@@ -28,11 +42,14 @@ impl Store {
     pub fn begin_group_unsynced(&mut self) -> Result<(), StoreError> {
         const OP: &str = "begin_group";
         let (conn, path) = self.conn_mut();
-        conn.execute_batch("PRAGMA synchronous = NORMAL; BEGIN IMMEDIATE")
-            .ctx(OP, path)
-            .inspect_err(|_| {
-                let _ = conn.execute_batch("PRAGMA synchronous = FULL");
-            })?;
+        conn.execute_batch("PRAGMA synchronous = NORMAL")
+            .ctx(OP, path)?;
+        self.sync_normal = true;
+        let (conn, path) = self.conn_mut();
+        if let Err(e) = conn.execute_batch("BEGIN IMMEDIATE").ctx(OP, path) {
+            let _ = self.restore_full_sync();
+            return Err(e);
+        }
         self.group_unsynced = true;
         Ok(())
     }
@@ -59,8 +76,8 @@ impl Store {
     fn end_unsynced(&mut self, committed: bool) {
         if std::mem::take(&mut self.group_unsynced) {
             self.unsynced |= committed;
-            let (conn, _) = self.conn_mut();
-            let _ = conn.execute_batch("PRAGMA synchronous = FULL");
+            // On failure `sync_normal` stays set and the next synced group restores FULL.
+            let _ = self.restore_full_sync();
         } else if committed {
             // A synced commit's fsync covered every earlier frame of the WAL.
             self.unsynced = false;

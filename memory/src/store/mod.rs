@@ -64,6 +64,8 @@ pub struct Store {
     group_unsynced: bool,
     /// Whether a commit since the last fsync of the WAL was not synced.
     unsynced: bool,
+    /// Whether the connection is at `synchronous = NORMAL` (only around an unsynced group).
+    sync_normal: bool,
     /// Released after the connection closes (fields drop in order).
     _claim: claim::Claim,
 }
@@ -146,6 +148,7 @@ impl Store {
             },
             group_unsynced: false,
             unsynced: false,
+            sync_normal: false,
             _claim: claim,
         })
     }
