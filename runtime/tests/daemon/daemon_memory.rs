@@ -70,7 +70,9 @@ fn told_pruned_recalled(fact: &str, filler: &[&str], question: &str, needle: &st
     );
     let recalled = last
         .iter()
-        .find(|t| t.starts_with("【相关记忆】"))
+        // English input reads an English header (the original's Chinese one turns a small
+        // model to Chinese).
+        .find(|t| t.starts_with(hearth_kernel::turn::texts::MEMORY_HEADER_EN))
         .cloned()
         .unwrap_or_default();
     assert!(

@@ -97,7 +97,10 @@ fn each_turn_keeps_what_recall_injected_with_ids_scores_and_times_across_a_resta
                 .as_array()?
                 .iter()
                 .filter_map(|m| m["content"].as_str())
-                .find(|c| c.starts_with(hearth_memory::INJECT_HEADER))
+                .find(|c| {
+                    c.starts_with(hearth_memory::INJECT_HEADER)
+                        || c.starts_with(hearth_kernel::turn::texts::MEMORY_HEADER_EN)
+                })
                 .map(str::to_owned)
         };
         let shown = recall_block(2).expect("the second turn's prompt has a recall block");

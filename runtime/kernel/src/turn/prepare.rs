@@ -158,7 +158,10 @@ impl TurnEngine {
         // Recalled memory right after the fixed system prompt: one block that changes only when
         // its members change, so the prompt prefix stays cacheable between turns.
         if !frame.memory_block.is_empty() {
-            msgs.push(Message::system(frame.memory_block.clone()));
+            msgs.push(Message::system(texts::localize_memory(
+                frame.lang,
+                frame.memory_block.clone(),
+            )));
         }
         // The input itself is the last message: shown again as a timeline line ("[12:00] cli:
         // hello") it is only more words for a small model to talk about.

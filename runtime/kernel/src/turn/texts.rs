@@ -117,6 +117,18 @@ pub fn localize_timeline(lang: Lang, timeline: String) -> String {
     }
 }
 
+/// The recalled-memory block's header for English input: the original's 【相关记忆】 reads as
+/// an instruction to answer in Chinese, as the timeline's header did.
+pub const MEMORY_HEADER_EN: &str = "Related memories:";
+
+/// The recalled-memory block in `lang` (its header; the lines are the user's own words).
+pub fn localize_memory(lang: Lang, block: String) -> String {
+    match (lang, block.strip_prefix(hearth_memory::INJECT_HEADER)) {
+        (Lang::En, Some(rest)) => format!("{MEMORY_HEADER_EN}{rest}"),
+        _ => block,
+    }
+}
+
 /// The source note of a turn (SPEC §3.2 step 7), in the input's language; `None` when it would
 /// say nothing the model needs. A small local model reads every line it is given as something
 /// to talk about: told "this input comes from cli; replies go to output channel cli", it
@@ -218,6 +230,18 @@ mod tests {
         assert_eq!(en, "Earlier in this conversation:\n[12:00] cli: hi");
         assert_eq!(localize_timeline(Lang::Zh, timeline.clone()), timeline);
         assert_eq!(localize_timeline(Lang::En, "other".into()), "other");
+    }
+
+    #[test]
+    fn an_english_task_reads_an_english_memory_header() {
+        let block = format!(
+            "{}\n[05-01 12:00] I live in Porto",
+            hearth_memory::INJECT_HEADER
+        );
+        let en = localize_memory(Lang::En, block.clone());
+        assert_eq!(en, "Related memories:\n[05-01 12:00] I live in Porto");
+        assert_eq!(localize_memory(Lang::Zh, block.clone()), block);
+        assert_eq!(localize_memory(Lang::En, "other".into()), "other");
     }
 
     #[test]
