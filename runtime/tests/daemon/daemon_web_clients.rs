@@ -193,6 +193,13 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
             seen["source_row"].as_str().unwrap().contains("spare-model"),
             "{seen}"
         );
+        // Its priority (the form's default, 10: above the stub's 0) and so its place in the
+        // fallback order, first, are shown.
+        assert!(
+            seen["source_row"].as_str().unwrap().starts_with("1.")
+                && seen["source_row"].as_str().unwrap().contains("priority 10"),
+            "{seen}"
+        );
         assert_eq!(seen["key_field_after"], "", "{seen}");
         assert!(
             seen["source_confirm"].as_str().unwrap().contains("spare"),

@@ -244,15 +244,19 @@ async function loadSources() {
   try {
     const r = await api("GET", "/api/list/sources");
     table.textContent = "";
-    for (const s of r.sources || []) {
+    // The fallback order of a turn that names no model (the kernel's own rule): higher
+    // priority first, then the default source, then by name.
+    const order = (r.sources || []).slice().sort((a, b) =>
+      (b.priority || 0) - (a.priority || 0) || (b.is_default ? 1 : 0) - (a.is_default ? 1 : 0) || a.name.localeCompare(b.name));
+    order.forEach((s, i) => {
       const tr = document.createElement("tr");
       tr.dataset.source = s.name;
-      cell(tr, s.name); cell(tr, s.model || ""); cell(tr, s.available ? "up" : "down");
+      cell(tr, `${i + 1}.`); cell(tr, s.name); cell(tr, s.model || ""); cell(tr, `priority ${s.priority || 0}`); cell(tr, s.available ? "up" : "down");
       const td = cell(tr, "");
       button(td, "test", async () => { try { const m = await api("POST", `/api/sources/${encodeURIComponent(s.name)}/test`); $("sources-msg").textContent = m.content; } catch (e) { $("sources-msg").textContent = e.message; } });
       button(td, "remove", async () => { if (confirm(`Remove source ${s.name}?`)) { await api("POST", `/api/sources/${encodeURIComponent(s.name)}/remove`).catch((e) => alert(e.message)); loadSources(); } });
       table.appendChild(tr);
-    }
+    });
   } catch (err) { table.textContent = err.message; }
 }
 
