@@ -108,6 +108,7 @@ impl Control for DaemonControl {
         json!({
             "scheduler": scheduler,
             "sources": self.sources.status(),
+            "embedded_server": self.sources.embedded_status(),
             "plugins": self.plugins.list(),
             "mcp": self.mcp.list(),
         })

@@ -181,6 +181,16 @@ impl Sources {
         self.manager.clone()
     }
 
+    /// The embedded model server as its supervisor sees it (running, restarting, or given up
+    /// after too many crashes); `null` when it was not started.
+    pub fn embedded_status(&self) -> Value {
+        self.embedded
+            .lock()
+            .as_ref()
+            .and_then(EmbeddedServer::status)
+            .map_or(Value::Null, |s| serde_json::to_value(s).unwrap_or_default())
+    }
+
     /// Sources with their availability (keys never shown).
     pub fn status(&self) -> Value {
         let configs = self.configs.lock();

@@ -50,6 +50,11 @@ fn a_streamed_answer_from_the_embedded_model() {
         let status: serde_json::Value = serde_json::from_slice(&status.stdout).expect("JSON");
         assert_eq!(status["sources"][0]["name"], "embedded");
         assert_eq!(status["sources"][0]["available"], true);
+        // The model server's supervisor reports it, as it does a plugin.
+        let server = &status["embedded_server"];
+        assert_eq!(server["state"], "running", "{status:#}");
+        assert!(server["pid"].as_u64().is_some_and(|p| p > 0), "{status:#}");
+        assert_eq!(server["restarts"], 0, "{status:#}");
     });
 }
 
