@@ -68,11 +68,16 @@ fn told_pruned_recalled(fact: &str, filler: &[&str], question: &str, needle: &st
         !timeline.contains(needle),
         "turn 1 was pruned out of the working window: {timeline}"
     );
+    // English input reads an English header (the original's Chinese one turns a small model
+    // to Chinese); Chinese input keeps the original's.
+    let header = if question.is_ascii() {
+        hearth_kernel::turn::texts::MEMORY_HEADER_EN
+    } else {
+        hearth_memory::INJECT_HEADER
+    };
     let recalled = last
         .iter()
-        // English input reads an English header (the original's Chinese one turns a small
-        // model to Chinese).
-        .find(|t| t.starts_with(hearth_kernel::turn::texts::MEMORY_HEADER_EN))
+        .find(|t| t.starts_with(header))
         .cloned()
         .unwrap_or_default();
     assert!(
