@@ -29,6 +29,8 @@ pub const SDK_VERSION: &str = concat!("hearth-plugin ", env!("CARGO_PKG_VERSION"
 /// How long the process lingers after its last answer is due, so the answer is written before
 /// it exits.
 const DRAIN_LIMIT: Duration = Duration::from_secs(1);
+/// How long a stopped plugin goes on reading, once nothing is in flight, before it exits.
+const DRAIN_QUIET: Duration = Duration::from_millis(30);
 
 /// How [`serve`] runs the control plane.
 #[derive(Debug, Clone)]
@@ -97,7 +99,20 @@ pub fn serve<P: Plugin>(
     );
     let end = runtime.wait_end();
     let drained_by = Instant::now() + DRAIN_LIMIT;
-    while peer.in_flight() > 0 && !peer.is_closed() && Instant::now() < drained_by {
+    // Drained means nothing in flight and nothing read for a quiet spell: during a reload a
+    // kernel caller that took this connection just before the stop may still write a call,
+    // which must be read and answered "not started" (so it goes to the new process) rather than
+    // lost with this process.
+    let mut quiet_since = Instant::now();
+    let mut frames = peer.stats().frames_in;
+    while !peer.is_closed() && Instant::now() < drained_by {
+        let now_frames = peer.stats().frames_in;
+        if peer.in_flight() > 0 || now_frames != frames {
+            frames = now_frames;
+            quiet_since = Instant::now();
+        } else if quiet_since.elapsed() >= DRAIN_QUIET {
+            break;
+        }
         std::thread::sleep(Duration::from_millis(1));
     }
     match end {
