@@ -360,9 +360,7 @@ impl Drop for LuaPlugin {
 /// `sdk.call` of the script: the plugin's reverse calls, through its capability gate.
 fn reverse_of(kernel: &Arc<InProcessPlugin>) -> Reverse {
     let kernel = Arc::clone(kernel);
-    Arc::new(move |method: &str, params: Value| {
-        kernel.call(method, params).map_err(|e| e.to_string())
-    })
+    Arc::new(move |method: &str, params: Value| kernel.call(method, params))
 }
 
 /// What the plugin's thread works with.

@@ -5,6 +5,7 @@
 
 use hearth_llm::adapter::AdapterLimits;
 use hearth_llm::adapter::sandbox::{self, Meter, Trip, describe, is_memory};
+use hearth_rpc::HandlerError;
 use hearth_stages::Stage;
 use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, LuaSerdeExt, Table, Value};
@@ -77,7 +78,7 @@ impl Kind {
 }
 
 /// A reverse call into the kernel (method, params), already bound to the plugin and its gate.
-pub(crate) type Reverse = Arc<dyn Fn(&str, Json) -> Result<Json, String> + Send + Sync>;
+pub(crate) type Reverse = Arc<dyn Fn(&str, Json) -> Result<Json, HandlerError> + Send + Sync>;
 
 /// Reverse calls one handler call (or the load) may make: a loop of them would otherwise hold
 /// the kernel's services for the whole time limit, since the hook does not run while one waits.
@@ -227,7 +228,8 @@ fn install_calls(
         } else {
             params
         };
-        let answer = reverse(&method, params).map_err(mlua::Error::runtime)?;
+        // The script reads the typed error as its message (a Lua error is a value, not a type).
+        let answer = reverse(&method, params).map_err(|e| mlua::Error::runtime(e.to_string()))?;
         lua.to_value(&answer)
     })?;
     sdk.raw_set("call", call)?;
