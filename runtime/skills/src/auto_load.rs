@@ -117,11 +117,14 @@ pub fn register_skill_auto_load(stages: &StagePipeline, skills: Vec<Skill>) -> O
     if skills.is_empty() {
         return None;
     }
-    let matcher = SkillMatcher::new(skills);
+    // Built on the first input, not at start-up: the first matcher loads the Chinese
+    // segmenter's dictionary, which would hold the daemon's start by a second or more.
+    let matcher = std::sync::OnceLock::new();
     let handler = move |_: &CallContext, ctx: &mut StageContext| -> Result<(), HandlerError> {
         if ctx.extra.contains_key(LOADED_KEY) {
             return Ok(());
         }
+        let matcher = matcher.get_or_init(|| SkillMatcher::new(skills.clone()));
         if let Some(skill) = matcher.asked_for(&ctx.raw_message) {
             ctx.context_msgs.push(ContextMsg {
                 role: "system".into(),
