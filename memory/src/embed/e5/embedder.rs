@@ -148,7 +148,7 @@ impl E5Embedder {
         for (b, ids) in sequences.iter().enumerate() {
             for (t, &id) in ids.iter().enumerate() {
                 let at = (b * width + t) * dim;
-                self.weights.word_row(id, &mut embeds[at..at + dim]);
+                self.weights.word_row(id, &mut embeds[at..at + dim])?;
                 mask[b * width + t] = 1.0;
             }
         }

@@ -1,6 +1,9 @@
 //! `e5-small-q4.bin`, the file multilingual-e5-small ships in: the XLM-R SentencePiece vocabulary,
-//! a per-character normalisation map and the weights, matrices in q4_0 blocks. It is mapped, not
-//! read: of the 96M-weight word table only the rows of the words a text uses are ever paged in.
+//! a per-character normalisation map and the weights, matrices in q4_0 blocks. It is parsed
+//! through a read-only mapping that is dropped once the header, vocabulary and map are decoded. The 96M-weight word table is then read row by row (`pread`) as texts use its words,
+//! so it never becomes resident in the daemon: a mapped table grew a long-running daemon's RSS
+//! by every new word's page (bounded only by the 54 MB table), a row read costs one syscall
+//! beside milliseconds of inference.
 //!
 //! Layout (little-endian): `E5S1`, u32 version; i32 hidden, layers, heads, ff, vocab, max
 //! positions, type vocab; f32 eps; i32 block size (32); i32 pieces, bos, eos, pad, unk; u64 blob
@@ -12,7 +15,8 @@
 #![allow(unsafe_code)]
 
 use std::fs::File;
-use std::path::Path;
+use std::os::unix::fs::FileExt;
+use std::path::{Path, PathBuf};
 
 use memmap2::Mmap;
 
@@ -24,6 +28,8 @@ const BLOCK: usize = 32;
 const BLOCK_BYTES: usize = 18;
 const DTYPE_Q4: u8 = 1;
 const WORD_TABLE: &str = "emb.word";
+/// Widest hidden size accepted: a word row is read into a stack buffer of this many blocks.
+const MAX_HIDDEN: usize = 2048;
 
 /// The model's dimensions and special tokens.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -36,14 +42,16 @@ pub(crate) struct E5Header {
     pub unk: u32,
 }
 
-/// The mapped file with its vocabulary and normalisation map decoded.
+/// The file with its vocabulary and normalisation map decoded; word rows are read from it.
 pub(crate) struct E5Weights {
-    map: Mmap,
+    file: File,
+    path: PathBuf,
     pub header: E5Header,
-    /// `offsets[i]..offsets[i + 1]` are piece `i`'s bytes in the blob.
+    /// `offsets[i]..offsets[i + 1]` are piece `i`'s bytes in `blob`.
     offsets: Vec<u32>,
     pub scores: Vec<f32>,
-    blob_at: usize,
+    /// Every piece's UTF-8 bytes, copied out of the file (a few MB, read on every lookup).
+    blob: Vec<u8>,
     /// Sorted by code point: (code point, start, end) into `replacements`.
     norm: Vec<(u32, u32, u32)>,
     replacements: Vec<char>,
@@ -129,12 +137,12 @@ impl E5Weights {
         // Hearth runs; a concurrent writer (a re-run setup replaces files by rename, which
         // leaves this mapping on the old inode) is the one way the mapping could change.
         let map = unsafe { Mmap::map(&file) }.map_err(|e| bad(path, format!("mmap: {e}")))?;
-        Self::parse(map, path)
+        Self::parse(&map, file, path)
     }
 
-    fn parse(map: Mmap, path: &Path) -> Result<Self, EmbedError> {
+    fn parse(map: &Mmap, file: File, path: &Path) -> Result<Self, EmbedError> {
         let mut c = Cursor {
-            bytes: &map,
+            bytes: map,
             at: 0,
             path,
         };
@@ -154,10 +162,12 @@ impl E5Weights {
         let _types = c.count("type vocabulary")?;
         let _eps = c.f32()?;
         let block = c.count("block size")?;
-        if block != BLOCK || hidden == 0 || !hidden.is_multiple_of(BLOCK) {
+        if block != BLOCK || hidden == 0 || !hidden.is_multiple_of(BLOCK) || hidden > MAX_HIDDEN {
             return Err(bad(
                 path,
-                format!("block size {block}, hidden {hidden}: expected 32 and a multiple of it"),
+                format!(
+                    "block size {block}, hidden {hidden}: expected 32 and a multiple of it up to {MAX_HIDDEN}"
+                ),
             ));
         }
         let pieces = c.count("pieces")?;
@@ -186,7 +196,7 @@ impl E5Weights {
                 "piece offsets out of order or past the blob".to_owned(),
             ));
         }
-        let blob = &map[blob_at..blob_at + blob_len];
+        let blob = map[blob_at..blob_at + blob_len].to_vec();
         for i in 0..pieces {
             if std::str::from_utf8(&blob[offsets[i] as usize..offsets[i + 1] as usize]).is_err() {
                 return Err(bad(path, format!("piece {i} is not UTF-8")));
@@ -241,14 +251,6 @@ impl E5Weights {
             }
         }
         let word_at = word_at.ok_or_else(|| bad(path, format!("no {WORD_TABLE} tensor")))?;
-        // Only the rows of the words a text uses should become resident. Left to the defaults, a
-        // fault on one 216-byte row maps the cached pages around it (fault-around) or reads
-        // ahead 128 KB, and a long-running daemon's RSS climbs by that much for every new word
-        // (the soak bench saw ~90 KB per turn). Random access turns both off for the table.
-        let table_bytes = vocab * hidden / BLOCK * BLOCK_BYTES;
-        if let Err(e) = map.advise_range(memmap2::Advice::Random, word_at, table_bytes) {
-            tracing::debug!("madvise(RANDOM) on the word table failed, it may page in wider: {e}");
-        }
         let header = E5Header {
             hidden,
             max_positions,
@@ -258,11 +260,12 @@ impl E5Weights {
             unk: unk as u32,
         };
         Ok(Self {
-            map,
+            file,
+            path: path.to_path_buf(),
             header,
             offsets,
             scores,
-            blob_at,
+            blob,
             norm,
             replacements,
             word_at,
@@ -276,7 +279,7 @@ impl E5Weights {
     /// The UTF-8 bytes of piece `id` (checked at load).
     pub(crate) fn piece(&self, id: usize) -> &[u8] {
         let (start, end) = (self.offsets[id] as usize, self.offsets[id + 1] as usize);
-        &self.map[self.blob_at + start..self.blob_at + end]
+        &self.blob[start..end]
     }
 
     /// What the normaliser turns `c` into, or `None` when it stays itself.
@@ -287,19 +290,18 @@ impl E5Weights {
         Some(&self.replacements[start as usize..end as usize])
     }
 
-    /// The first byte of the mapping (to find it in `/proc/self/smaps`).
-    #[cfg(test)]
-    pub(crate) fn map_start(&self) -> usize {
-        self.map.as_ptr() as usize
-    }
-
-    /// Writes token `id`'s word embedding into `out` (`hidden` values).
-    pub(crate) fn word_row(&self, id: u32, out: &mut [f32]) {
+    /// Writes token `id`'s word embedding into `out` (`hidden` values), read from the file.
+    pub(crate) fn word_row(&self, id: u32, out: &mut [f32]) -> Result<(), EmbedError> {
         let hidden = self.header.hidden;
         let row_bytes = hidden / BLOCK * BLOCK_BYTES;
-        // Ids come from the tokenizer, which only yields ids of pieces (< vocab).
+        // Ids come from the tokenizer, which only yields ids of pieces (< vocab); the table's
+        // place and size were checked against the file's length at open.
         let at = self.word_at + id as usize * row_bytes;
-        let row = &self.map[at..at + row_bytes];
+        let mut buf = [0u8; MAX_HIDDEN / BLOCK * BLOCK_BYTES];
+        let row = &mut buf[..row_bytes];
+        self.file
+            .read_exact_at(row, at as u64)
+            .map_err(|e| bad(&self.path, format!("word row {id}: {e}")))?;
         for (block, values) in row
             .chunks_exact(BLOCK_BYTES)
             .zip(out.chunks_exact_mut(BLOCK))
@@ -310,6 +312,7 @@ impl E5Weights {
                 values[j + BLOCK / 2] = (f32::from(q >> 4) - 8.0) * d;
             }
         }
+        Ok(())
     }
 }
 
