@@ -872,9 +872,7 @@ impl ColdContext {
             let dense_cosine = dense.iter().find(|d| d.0 == id).map(|d| d.1).or_else(|| {
                 let index = self.dense.as_ref()?.index.as_ref()?;
                 let q = query_vec.as_ref()?;
-                index
-                    .vector(id)
-                    .map(|v| crate::simd::Kernel::best().dot(q, v))
+                index.score(id, q)
             });
             out.push(Recalled {
                 id,

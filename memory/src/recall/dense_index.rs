@@ -1,12 +1,13 @@
 //! The in-memory copy of cold context's dense vectors for one fingerprint: one contiguous
-//! [`Matrix`] scanned by the SIMD kernel, with a row → cold id map. Loaded once from the store
+//! [`QuantMatrix`] (a byte per component, `simd::quant`) scanned by the SIMD kernel, with a row →
+//! cold id map. Loaded once from the store
 //! (the main `dense` column or a side space's table), then kept current by the cold context as
 //! it archives; vectors of any other fingerprint are never loaded, so they can never be scored.
 
 use std::collections::HashMap;
 
 use crate::recall::priors::Speaker;
-use crate::simd::{Matrix, SimdError, TopK};
+use crate::simd::{Kernel, QuantMatrix, SimdError, TopK};
 use crate::store::VectorColumn;
 use crate::{StoreError, StoreReader};
 
@@ -34,7 +35,7 @@ pub(crate) type DenseHit = (i64, f32, EntryMeta);
 #[derive(Debug)]
 pub(crate) struct DenseIndex {
     fingerprint: String,
-    matrix: Matrix,
+    matrix: QuantMatrix,
     ids: Vec<i64>,
     meta: Vec<EntryMeta>,
     rows: HashMap<i64, usize>,
@@ -44,7 +45,7 @@ impl DenseIndex {
     pub(crate) fn new(fingerprint: &str, dim: usize) -> Self {
         Self {
             fingerprint: fingerprint.to_owned(),
-            matrix: Matrix::new(dim),
+            matrix: QuantMatrix::new(dim),
             ids: Vec::new(),
             meta: Vec::new(),
             rows: HashMap::new(),
@@ -118,9 +119,11 @@ impl DenseIndex {
         self.rows.get(&id).map(|&row| self.meta[row])
     }
 
-    /// The stored unit vector of `id`.
-    pub(crate) fn vector(&self, id: i64) -> Option<&[f32]> {
-        self.rows.get(&id).and_then(|&row| self.matrix.get(row))
+    /// The cosine of `id`'s stored vector with the unit vector `query`, as a search scores it
+    /// (`None` when `id` has no vector here or `query` has another width).
+    pub(crate) fn score(&self, id: i64, query: &[f32]) -> Option<f32> {
+        let row = *self.rows.get(&id)?;
+        self.matrix.score(Kernel::best(), row, query)
     }
 
     /// The `k` entries most similar to `query` among those `keep` admits, best first. Serial: a

@@ -26,15 +26,19 @@
 mod error;
 mod kernel;
 mod matrix;
+mod quant;
 mod topk;
 
+#[cfg(test)]
+mod quant_tests;
 #[cfg(test)]
 mod tests;
 
 pub use error::SimdError;
 pub use kernel::Kernel;
 pub use matrix::{BLOCK_FLOATS, Matrix, normalize};
-pub use topk::{PARALLEL_MIN_ROWS, TopK, top_k, top_k_where};
+pub use quant::{QUANT_MAX, QuantMatrix, dequantize, quant_scale, quantize};
+pub use topk::{PARALLEL_MIN_ROWS, Rows, TopK, top_k, top_k_where};
 
 /// The dot product of `a` and `b` with the best kernel of this CPU.
 ///

@@ -27,6 +27,38 @@ const SCORE_BLOCK_ROWS: usize = 1024;
 /// Smallest row range a parallel task takes, so tasks stay large against their scheduling cost.
 const MIN_TASK_ROWS: usize = 1024;
 
+/// Rows a [`TopK`] scans: unit vectors of one dimension, scored against a unit query a block of
+/// rows at a time. A row's score must not depend on the block it is scored in, so parallel and
+/// serial scans rank alike.
+pub trait Rows: Sync {
+    /// Width of a row.
+    fn dim(&self) -> usize;
+    /// Number of rows.
+    fn len(&self) -> usize;
+    /// Whether there are no rows.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+    /// Writes the scores of rows `range` against `unit` into `out` (`range.len()` long).
+    fn scan(&self, kernel: Kernel, range: Range<usize>, unit: &[f32], out: &mut [f32]);
+}
+
+impl Rows for Matrix {
+    fn dim(&self) -> usize {
+        Matrix::dim(self)
+    }
+
+    fn len(&self) -> usize {
+        Matrix::len(self)
+    }
+
+    fn scan(&self, kernel: Kernel, range: Range<usize>, unit: &[f32], out: &mut [f32]) {
+        let stride = self.stride();
+        let floats = &self.as_slice()[range.start * stride..range.end * stride];
+        kernel.scan(floats, stride, unit, out);
+    }
+}
+
 /// A top-k query: which kernel, and from what size on to use the thread pool.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TopK {
@@ -65,9 +97,9 @@ impl TopK {
     /// The `k` rows of `matrix` with the highest cosine similarity to `query`, as
     /// `(row, score)` sorted by score descending, ties by lower row first. Fewer than `k` when
     /// the matrix is smaller. `query` need not be unit length.
-    pub fn run(
+    pub fn run<M: Rows + ?Sized>(
         &self,
-        matrix: &Matrix,
+        matrix: &M,
         query: &[f32],
         k: usize,
     ) -> Result<Vec<(usize, f32)>, SimdError> {
@@ -77,14 +109,15 @@ impl TopK {
     /// As [`TopK::run`], over only the rows for which `keep(row)` is true. `keep` is asked only
     /// about rows whose score could enter the result, possibly from several threads and in any
     /// order, so it should be a pure test (e.g. a lookup in a tombstone or fingerprint table).
-    pub fn run_where<F>(
+    pub fn run_where<M, F>(
         &self,
-        matrix: &Matrix,
+        matrix: &M,
         query: &[f32],
         k: usize,
         keep: F,
     ) -> Result<Vec<(usize, f32)>, SimdError>
     where
+        M: Rows + ?Sized,
         F: Fn(usize) -> bool + Sync,
     {
         if !self.kernel.is_supported() {
@@ -115,27 +148,25 @@ impl TopK {
     }
 
     /// The best `k` of `range`, scored a block at a time.
-    fn select<F>(
+    fn select<M, F>(
         &self,
-        matrix: &Matrix,
+        matrix: &M,
         unit: &[f32],
         range: Range<usize>,
         k: usize,
         keep: &F,
     ) -> Best
     where
+        M: Rows + ?Sized,
         F: Fn(usize) -> bool,
     {
-        let stride = matrix.stride();
-        let floats = matrix.as_slice();
         let mut best = Best::new(k);
         let mut scores = [0.0f32; SCORE_BLOCK_ROWS];
         let mut start = range.start;
         while start < range.end {
             let end = range.end.min(start + SCORE_BLOCK_ROWS);
             let block = &mut scores[..end - start];
-            self.kernel
-                .scan(&floats[start * stride..end * stride], stride, unit, block);
+            matrix.scan(self.kernel, start..end, unit, block);
             for (row, &score) in (start..end).zip(block.iter()) {
                 if best.admits(score) && keep(row) {
                     best.offer(Candidate { score, row });

@@ -163,7 +163,7 @@ impl Store {
                 record.event.source,
                 record.text,
                 record.tokens,
-                record.dense.as_ref().map(DenseVector::to_blob),
+                record.dense.as_ref().map(DenseVector::to_compact_blob),
                 record.dense.as_ref().map(|d| d.fingerprint.as_str()),
                 now_ms,
                 record.archived_from,
@@ -217,7 +217,7 @@ impl Store {
                         event.source,
                         m.text,
                         m.tokens,
-                        dense.map(DenseVector::to_blob),
+                        dense.map(DenseVector::to_compact_blob),
                         dense.map(|d| d.fingerprint.as_str()),
                         now_ms,
                         archived_from,
@@ -322,7 +322,7 @@ impl Store {
                     ));
                 }
                 if stmt
-                    .execute(params![id, dense.to_blob(), dense.fingerprint])
+                    .execute(params![id, dense.to_compact_blob(), dense.fingerprint])
                     .ctx(op, path)?
                     == 0
                 {

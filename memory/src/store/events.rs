@@ -11,7 +11,8 @@ use super::{Store, StoreReader};
 use crate::{ContextEvent, ToolOutput, estimate_tokens};
 
 /// A dense embedding and the fingerprint of the model space it lives in. Vectors of different
-/// fingerprints are never compared. Stored as little-endian `f32`s.
+/// fingerprints are never compared. Stored as little-endian `f32`s in the working window, and
+/// as one byte per component in cold context ([`DenseVector::to_compact_blob`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct DenseVector {
     /// The [`Fingerprint`](crate::Fingerprint) of the model space, in its text form.
@@ -36,12 +37,45 @@ impl DenseVector {
         }
         blob
     }
+
+    /// The vector quantized (`simd::quantize`): [`QUANTIZED_TAG`], the width as a u32, one byte
+    /// per component, zeros to a multiple of 4 bytes. A 384-d vector takes 392 bytes instead of
+    /// 1,536; it decodes to the unit vector recall scores, so what is scored before and after a
+    /// restart is the same.
+    pub(super) fn to_compact_blob(&self) -> Vec<u8> {
+        let dim = self.values.len();
+        let mut q = vec![0i8; dim];
+        crate::simd::quantize(&self.values, &mut q);
+        let mut blob = Vec::with_capacity(8 + dim.next_multiple_of(4));
+        blob.extend_from_slice(&QUANTIZED_TAG.to_le_bytes());
+        blob.extend_from_slice(&(dim as u32).to_le_bytes());
+        blob.extend(q.iter().map(|&x| x as u8));
+        blob.resize(8 + dim.next_multiple_of(4), 0);
+        blob
+    }
 }
 
-/// Decodes a `dense` blob; `None` when its length is not a multiple of 4.
+/// First word of a quantized blob: a NaN bit pattern, which no stored `f32` vector starts with
+/// (vectors are checked finite before they are stored or scored), so old `f32` rows and new
+/// quantized rows tell themselves apart without a schema change.
+pub(super) const QUANTIZED_TAG: u32 = 0x7fc0_5138;
+
+/// Decodes a `dense` blob, `f32` or quantized; `None` when it is neither well formed.
 pub(super) fn floats_from_blob(blob: &[u8]) -> Option<Vec<f32>> {
     if !blob.len().is_multiple_of(4) {
         return None;
+    }
+    let word = |at: usize| {
+        blob.get(at..at + 4)
+            .map(|b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    };
+    if word(0) == Some(QUANTIZED_TAG) {
+        let dim = word(4)? as usize;
+        if blob.len() != 8 + dim.next_multiple_of(4) {
+            return None;
+        }
+        let q: Vec<i8> = blob[8..8 + dim].iter().map(|&b| b as i8).collect();
+        return Some(crate::simd::dequantize(&q));
     }
     Some(
         blob.chunks_exact(4)

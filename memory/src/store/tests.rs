@@ -275,7 +275,10 @@ fn store_move_to_cold_keeps_timestamp_and_vector() {
             "the archived event keeps its original timestamp"
         );
         assert_eq!(cold.event.timestamp_ms, 1_000);
-        assert_eq!(cold.dense, Some(dense));
+        assert_eq!(
+            cold.dense,
+            Some(DenseVector::new("fp-a", cold_form(&dense.values)))
+        );
         assert_eq!(
             (cold.access_count, cold.last_access_ms, cold.created_ms),
             (0, 5_000, 5_000)
@@ -525,7 +528,7 @@ fn store_cold_vectors_stream_one_fingerprint_across_batches() {
             .expect("scan");
         let expected: Vec<(i64, Vec<f32>)> = (0..1_200)
             .filter(|i| i % 3 != 0)
-            .map(|i| (cold[i as usize], vec![i as f32, -1.0]))
+            .map(|i| (cold[i as usize], cold_form(&[i as f32, -1.0])))
             .collect();
         assert_eq!(got.len(), 800);
         assert_eq!(got, expected);
@@ -1025,7 +1028,7 @@ fn store_migrates_a_version_3_database_keeping_side_vectors() {
         store
             .cold_set_side_dense(&[(1, DenseVector::new("fp-a", vec![9.0]))])
             .expect("upsert after the migration");
-        assert_eq!(side_values(&store, "fp-a")[0], (1, vec![9.0]));
+        assert_eq!(side_values(&store, "fp-a")[0], (1, cold_form(&[9.0])));
         assert_eq!(side_rows(&store), 4, "the upsert replaced, it did not add");
         store.cold_remove(&[1]).expect("remove");
         assert_eq!(
@@ -1104,12 +1107,15 @@ fn store_side_dense_upserts_and_an_unknown_id_fails_the_batch() {
             .expect("replace");
         assert_eq!(
             side_values(&store, "fp-side"),
-            [(a, vec![7.0, 8.0, 9.0]), (b, vec![4.0, 5.0, 6.0])]
+            [
+                (a, cold_form(&[7.0, 8.0, 9.0])),
+                (b, cold_form(&[4.0, 5.0, 6.0]))
+            ]
         );
         assert_eq!(side_rows(&store), 2, "a replacement adds no row");
         assert_eq!(
             store.cold_get(a).expect("get").expect("some").dense,
-            Some(main),
+            Some(DenseVector::new("fp-main", cold_form(&main.values))),
             "the main vector is another column, untouched"
         );
 
@@ -1132,7 +1138,10 @@ fn store_side_dense_upserts_and_an_unknown_id_fails_the_batch() {
         assert!(matches!(err, StoreError::Data { .. }), "{err}");
         assert_eq!(
             side_values(&store, "fp-side"),
-            [(a, vec![7.0, 8.0, 9.0]), (b, vec![4.0, 5.0, 6.0])],
+            [
+                (a, cold_form(&[7.0, 8.0, 9.0])),
+                (b, cold_form(&[4.0, 5.0, 6.0]))
+            ],
             "a failed batch writes nothing, not even its first rows"
         );
         assert_eq!(side_rows(&store), 2);
@@ -1172,8 +1181,10 @@ fn store_side_vectors_stream_one_fingerprint_in_id_order_across_batches() {
         store.cold_set_side_dense(&s2).expect("s2");
 
         let got = side_values(&store, "fp-s1");
-        let expected: Vec<(i64, Vec<f32>)> =
-            s1.iter().map(|(id, d)| (*id, d.values.clone())).collect();
+        let expected: Vec<(i64, Vec<f32>)> = s1
+            .iter()
+            .map(|(id, d)| (*id, cold_form(&d.values)))
+            .collect();
         assert_eq!(got.len(), 560, "more than one batch");
         assert_eq!(got, expected);
         let first = store
@@ -1246,7 +1257,7 @@ fn store_removing_a_cold_entry_removes_its_side_vectors() {
         assert_eq!(side_rows(&store), 3);
         assert_eq!(store.cold_remove(&[a]).expect("remove"), 1);
         assert_eq!(side_rows(&store), 1, "no orphan of the removed entry");
-        assert_eq!(side_values(&store, "fp-x"), [(b, vec![3.0])]);
+        assert_eq!(side_values(&store, "fp-x"), [(b, cold_form(&[3.0]))]);
         assert_eq!(store.cold_side_vectors("fp-y").count(), 0);
         // The id is never reused, so a late write for it fails rather than resurrecting a row.
         let err = store
@@ -1730,5 +1741,67 @@ fn a_full_disk_inside_a_group_loses_the_whole_group_and_says_so() {
             "the write that hit the cap is not there: {ids:?}"
         );
         assert!(ids.contains(&"kept".to_string()));
+    });
+}
+
+/// What a cold vector reads back as: the direction of `values`, quantized (a version-3 store's
+/// `f32` rows read back as they were written).
+fn cold_form(values: &[f32]) -> Vec<f32> {
+    let mut q = vec![0i8; values.len()];
+    crate::simd::quantize(values, &mut q);
+    crate::simd::dequantize(&q)
+}
+
+#[test]
+fn store_cold_blobs_are_quantized_and_f32_rows_still_read() {
+    watchdog(|| {
+        let dir = TempDir::new("compact-blob");
+        let mut store = Store::open(dir.db()).expect("open");
+        let values: Vec<f32> = (0..384).map(|i| ((i * 37) % 101) as f32 - 50.0).collect();
+        let id = store
+            .cold_insert(
+                &ColdRecord {
+                    dense: Some(DenseVector::new("fp-q", values.clone())),
+                    ..cold_record(1, "a note")
+                },
+                10,
+            )
+            .expect("insert");
+        store
+            .cold_set_side_dense(&[(id, DenseVector::new("fp-side", values.clone()))])
+            .expect("side");
+        let conn = Connection::open(dir.db()).expect("open");
+        let main: Vec<u8> = conn
+            .query_row("SELECT dense FROM cold WHERE id = ?1", [id], |r| r.get(0))
+            .expect("blob");
+        let side: Vec<u8> = conn
+            .query_row("SELECT dense FROM cold_side_vectors", [], |r| r.get(0))
+            .expect("blob");
+        // 8 bytes of header and one byte per component, against 1,536 as f32.
+        assert_eq!((main.len(), side.len()), (392, 392));
+        let read = store.cold_get(id).expect("get").expect("row");
+        assert_eq!(read.dense.expect("dense").values, cold_form(&values));
+        // A row written as f32 before quantization reads back exactly.
+        let f32_blob: Vec<u8> = values.iter().flat_map(|v| v.to_le_bytes()).collect();
+        conn.execute(
+            "UPDATE cold SET dense = ?1 WHERE id = ?2",
+            rusqlite::params![f32_blob, id],
+        )
+        .expect("old-style row");
+        let read = store.cold_get(id).expect("get").expect("row");
+        assert_eq!(read.dense.expect("dense").values, values);
+        // A quantized blob whose length disagrees with its width is damage, not a vector.
+        let mut bad = main.clone();
+        bad[4] = 200;
+        conn.execute(
+            "UPDATE cold SET dense = ?1 WHERE id = ?2",
+            rusqlite::params![bad, id],
+        )
+        .expect("damaged row");
+        assert!(
+            store.cold_get(id).is_err(),
+            "a malformed quantized blob is an error"
+        );
+        assert_eq!(floats_from_blob(&bad), None);
     });
 }

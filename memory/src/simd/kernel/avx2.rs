@@ -103,3 +103,44 @@ fn hsum(v: __m256) -> f32 {
     let s = _mm_add_ss(s, _mm_shuffle_ps::<0b01>(s, s));
     _mm_cvtss_f32(s)
 }
+
+/// `Σ rowᵢ · queryᵢ` of a quantized row: 16 bytes widened to two 8-lane float vectors per step,
+/// one accumulator each, then the tail in scalar order.
+#[target_feature(enable = "avx2,fma")]
+#[inline]
+pub(super) fn dot_i8(row: &[i8], query: &[f32]) -> f32 {
+    let n = row.len().min(query.len());
+    let (r_chunks, r_tail) = row[..n].as_chunks::<16>();
+    let (q_chunks, q_tail) = query[..n].as_chunks::<16>();
+    let mut acc = [_mm256_setzero_ps(); 2];
+    for (r, q) in r_chunks.iter().zip(q_chunks) {
+        // SAFETY: `r` is 16 readable bytes, exactly what one unaligned 128-bit load reads.
+        let bytes = unsafe { _mm_loadu_si128(r.as_ptr().cast()) };
+        let lo = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
+        let hi = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128::<8>(bytes)));
+        let (q_lo, q_hi) = q.split_at(LANES);
+        let q_lo: &[f32; LANES] = q_lo.try_into().expect("8 floats");
+        let q_hi: &[f32; LANES] = q_hi.try_into().expect("8 floats");
+        acc[0] = _mm256_fmadd_ps(lo, load(q_lo), acc[0]);
+        acc[1] = _mm256_fmadd_ps(hi, load(q_hi), acc[1]);
+    }
+    let mut sum = hsum(_mm256_add_ps(acc[0], acc[1]));
+    for (&x, &y) in r_tail.iter().zip(q_tail) {
+        sum += f32::from(x) * y;
+    }
+    sum
+}
+
+#[target_feature(enable = "avx2,fma")]
+pub(super) fn scores_i8(
+    rows: &[i8],
+    stride: usize,
+    scales: &[f32],
+    query: &[f32],
+    out: &mut [f32],
+) {
+    let dim = query.len();
+    for (i, (slot, &scale)) in out.iter_mut().zip(scales).enumerate() {
+        *slot = dot_i8(&rows[i * stride..i * stride + dim], query) * scale;
+    }
+}

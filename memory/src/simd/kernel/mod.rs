@@ -197,6 +197,53 @@ impl Kernel {
         }
     }
 
+    /// `Σ rowᵢ · queryᵢ` of a quantized row (multiply by the row's scale for its cosine). x86
+    /// kernels share one AVX2 implementation (AVX-512 adds nothing that matters at byte width);
+    /// NEON uses the portable loop, which the compiler vectorises for it.
+    ///
+    /// # Panics
+    /// If the lengths differ, or if the kernel is not supported by this CPU.
+    pub fn dot_i8(self, row: &[i8], query: &[f32]) -> f32 {
+        assert_eq!(
+            row.len(),
+            query.len(),
+            "dot of vectors of different lengths"
+        );
+        assert!(self.is_supported(), "kernel {self:?} is not supported");
+        match self {
+            // SAFETY: `avx2_fma` just confirmed the CPU has AVX2 and FMA.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 | Kernel::Avx2Fma if avx2_fma() => unsafe { avx2::dot_i8(row, query) },
+            _ => scalar::dot_i8(row, query),
+        }
+    }
+
+    /// Writes each quantized row's cosine with `query` into `out`: `out.len()` rows laid out
+    /// `stride` bytes apart in `rows`, each `query.len()` wide, row `i` scaled by `scales[i]`.
+    /// A row scores bit for bit what [`Kernel::dot_i8`] times its scale gives.
+    ///
+    /// # Panics
+    /// If the kernel is not supported, or the slices are too short for `out.len()` rows.
+    pub(crate) fn scan_i8(
+        self,
+        rows: &[i8],
+        stride: usize,
+        scales: &[f32],
+        query: &[f32],
+        out: &mut [f32],
+    ) {
+        assert!(self.is_supported(), "kernel {self:?} is not supported");
+        assert!(scales.len() >= out.len(), "a scale per scored row");
+        match self {
+            // SAFETY: `avx2_fma` just confirmed the CPU has AVX2 and FMA.
+            #[cfg(target_arch = "x86_64")]
+            Kernel::Avx512 | Kernel::Avx2Fma if avx2_fma() => unsafe {
+                avx2::scores_i8(rows, stride, scales, query, out)
+            },
+            _ => scalar::scores_i8(rows, stride, scales, query, out),
+        }
+    }
+
     /// Scores `out.len()` rows laid out `stride` floats apart in `rows`, each `query.len()` wide.
     /// Wrong lengths panic inside the kernel (slice indexing); they never read out of bounds.
     ///
@@ -219,6 +266,12 @@ impl Kernel {
             _ => scalar::scores(rows, stride, query, out),
         }
     }
+}
+
+/// Whether the AVX2 byte kernel can run (std caches the CPUID probe).
+#[cfg(target_arch = "x86_64")]
+fn avx2_fma() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
 }
 
 /// Row `i` of a scan: `dim` floats starting at `i * stride`.

@@ -48,3 +48,33 @@ pub(super) fn sum(data: &[f32]) -> f32 {
 fn reduce(acc: [f32; LANES]) -> f32 {
     ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]))
 }
+
+/// `Σ rowᵢ · queryᵢ` of a quantized row, with the accumulators of [`dot`].
+pub(super) fn dot_i8(row: &[i8], query: &[f32]) -> f32 {
+    let n = row.len().min(query.len());
+    let (r_chunks, r_tail) = row[..n].as_chunks::<LANES>();
+    let (q_chunks, q_tail) = query[..n].as_chunks::<LANES>();
+    let mut acc = [0.0f32; LANES];
+    for (r, q) in r_chunks.iter().zip(q_chunks) {
+        for ((lane, &x), &y) in acc.iter_mut().zip(r).zip(q) {
+            *lane += f32::from(x) * y;
+        }
+    }
+    for ((lane, &x), &y) in acc.iter_mut().zip(r_tail).zip(q_tail) {
+        *lane += f32::from(x) * y;
+    }
+    reduce(acc)
+}
+
+pub(super) fn scores_i8(
+    rows: &[i8],
+    stride: usize,
+    scales: &[f32],
+    query: &[f32],
+    out: &mut [f32],
+) {
+    let dim = query.len();
+    for (i, (slot, &scale)) in out.iter_mut().zip(scales).enumerate() {
+        *slot = dot_i8(&rows[i * stride..i * stride + dim], query) * scale;
+    }
+}
