@@ -41,3 +41,102 @@ impl From<&Recalled> for RecalledItem {
         }
     }
 }
+
+/// The reply as the journal keeps it: each recalled item's id, scores and time, without its
+/// text. The text stays in cold context under the id and is read back when a past turn is shown
+/// ([`resolve_texts`]), so the journal does not grow by a copy of every recalled memory per turn,
+/// and a memory the user forgets does not linger in the journal.
+pub fn journal_form(reply: &mut serde_json::Value) {
+    if let Some(items) = reply
+        .get_mut("recalled")
+        .and_then(serde_json::Value::as_array_mut)
+    {
+        for item in items {
+            if let Some(item) = item.as_object_mut() {
+                item.remove("text");
+            }
+        }
+    }
+}
+
+/// Fills in the text of each journaled item in `items` (a `recalled` array) from `text_of` (the
+/// cold entry's text by id): the first characters as the record keeps them, or `"forgotten":
+/// true` when the entry is gone. Items journaled with their text keep it.
+pub fn resolve_texts<E>(
+    items: &mut serde_json::Value,
+    mut text_of: impl FnMut(i64) -> Result<Option<String>, E>,
+) -> Result<(), E> {
+    let Some(items) = items.as_array_mut() else {
+        return Ok(());
+    };
+    for item in items {
+        let Some(item) = item.as_object_mut() else {
+            continue;
+        };
+        if item.contains_key("text") {
+            continue;
+        }
+        let Some(id) = item.get("id").and_then(serde_json::Value::as_i64) else {
+            continue;
+        };
+        match text_of(id)? {
+            Some(text) => {
+                item.insert(
+                    "text".into(),
+                    text.chars().take(TEXT_CHARS).collect::<String>().into(),
+                );
+            }
+            None => {
+                item.insert("text".into(), "".into());
+                item.insert("forgotten".into(), true.into());
+            }
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn the_journal_keeps_ids_and_scores_and_texts_come_back_from_cold_context() {
+        let mut reply = json!({"content": "hi", "recalled": [
+            {"id": 7, "score": 0.5, "at_ms": 1, "text": "the car is on level two"},
+            {"id": 9, "score": 0.4, "at_ms": 2, "text": "a forgotten thing"},
+        ]});
+        journal_form(&mut reply);
+        assert_eq!(
+            reply,
+            json!({"content": "hi", "recalled": [
+                {"id": 7, "score": 0.5, "at_ms": 1},
+                {"id": 9, "score": 0.4, "at_ms": 2},
+            ]})
+        );
+        let mut items = reply["recalled"].clone();
+        let long = "x".repeat(500);
+        resolve_texts::<()>(&mut items, |id| {
+            Ok((id == 7).then(|| format!("the car is on level two {long}")))
+        })
+        .expect("resolved");
+        assert_eq!(
+            items[0]["text"].as_str().map(|t| t.chars().count()),
+            Some(TEXT_CHARS)
+        );
+        assert!(
+            items[0]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("the car"))
+        );
+        assert_eq!(items[0].get("forgotten"), None);
+        assert_eq!(items[1]["forgotten"], json!(true));
+        assert_eq!(items[1]["text"], json!(""));
+        // An older row journaled with its text is shown as it was; a lookup error is passed on.
+        let mut old = json!([{"id": 3, "text": "kept"}, {"id": 4}]);
+        let err = resolve_texts(&mut old, |id| if id == 4 { Err("io") } else { Ok(None) });
+        assert_eq!(err, Err("io"));
+        assert_eq!(old[0]["text"], json!("kept"));
+    }
+}

@@ -192,9 +192,21 @@ impl KernelPort for KernelPlugins {
 
     fn history(&self, channel: &str, limit: usize) -> Result<Value, HandlerError> {
         let source = channel.to_owned();
+        // The journal keeps recalled items by id; their texts are read from cold context here,
+        // on the store's thread, in the same pass.
         let entries = self
             .durable
-            .with_store(move |store| store.journal_recent(&source, limit))
+            .with_store(move |store| {
+                let mut entries = store.journal_recent(&source, limit)?;
+                for e in &mut entries {
+                    if let Some(recalled) = e.reply.as_mut().and_then(|r| r.get_mut("recalled")) {
+                        hearth_kernel::recalled::resolve_texts(recalled, |id| {
+                            Ok::<_, hearth_memory::StoreError>(store.cold_get(id)?.map(|c| c.text))
+                        })?;
+                    }
+                }
+                Ok::<_, hearth_memory::StoreError>(entries)
+            })
             .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
             .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("io.history: {e}")))?;
         let turns: Vec<Value> = entries

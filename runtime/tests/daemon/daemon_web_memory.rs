@@ -118,7 +118,40 @@ fn each_turn_keeps_what_recall_injected_with_ids_scores_and_times_across_a_resta
         let _daemon = Daemon::restart(&dir, &config(&server));
         let http = Http { port };
         http.wait_up();
-        let (cookie, _) = login(&http);
+        let (cookie, csrf) = login(&http);
         check(&history(&http, &cookie));
+
+        // The journal keeps the record by id: the text is cold context's, so forgetting the
+        // note leaves the turn's record naming a forgotten memory.
+        let forgot = http.request(
+            "POST",
+            &format!("/api/memory/{note_id}/forget"),
+            &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)],
+            "",
+        );
+        assert_eq!(forgot.status, 200, "{}", forgot.body);
+        let turns = history(&http, &cookie);
+        let item = turn(&turns, &second)["recalled"][0].clone();
+        assert_eq!(item["id"].as_i64(), Some(note_id), "{item}");
+        assert_eq!(item["forgotten"], true, "{item}");
+        assert_eq!(item["text"], "", "{item}");
+        // The journal row itself holds no copy of the recalled words.
+        let conn = rusqlite::Connection::open_with_flags(
+            dir.join("memory.db"),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .expect("store");
+        let replies: Vec<String> = conn
+            .prepare("SELECT reply FROM journal WHERE reply IS NOT NULL")
+            .and_then(|mut st| st.query_map([], |r| r.get(0))?.collect())
+            .expect("journal");
+        assert!(
+            replies.iter().any(|r| r.contains("\"recalled\"")),
+            "{replies:?}"
+        );
+        assert!(
+            replies.iter().all(|r| !r.contains("\"text\"")),
+            "journaled records carry no text: {replies:?}"
+        );
     });
 }

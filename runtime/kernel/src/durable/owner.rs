@@ -364,7 +364,8 @@ fn run_op(cold: &mut ColdContext, memory: &mut MemoryState, op: Op, after: &mut 
             output,
         } => {
             reply.request_id = handle.request_id().to_string();
-            let value = serde_json::to_value(&reply).unwrap_or(Value::Null);
+            let mut value = serde_json::to_value(&reply).unwrap_or(Value::Null);
+            crate::recalled::journal_form(&mut value);
             let journaled = cold
                 .journal_store()
                 .journal_reply(handle.request_id(), &value, now);

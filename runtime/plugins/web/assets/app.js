@@ -205,7 +205,7 @@ async function loadRecalled() {
         const tr = document.createElement("tr");
         tr.dataset.recalled = item.id;
         cell(tr, `#${item.id}`);
-        cell(tr, item.text);
+        cell(tr, item.forgotten ? "(forgotten)" : item.text);
         cell(tr, why(item));
         table.appendChild(tr);
       }
