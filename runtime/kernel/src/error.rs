@@ -39,3 +39,34 @@ pub enum GraphMemoryError {
     #[error("memory is not running: {0}")]
     Stopped(&'static str),
 }
+
+/// Why a memory service request failed: recall for a tool, a note to store, a search.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MemoryError {
+    /// The memory service is not running (no store, or it has stopped).
+    #[error("memory is not running: {0}")]
+    Stopped(&'static str),
+    /// The request is not one the service can take (a note with no content).
+    #[error("{0}")]
+    InvalidArguments(&'static str),
+    /// Cold context failed: the store, SQLite, the embedding model.
+    #[error(transparent)]
+    Recall(#[from] hearth_memory::RecallError),
+    /// The store failed outside a recall (reading the window).
+    #[error(transparent)]
+    Store(#[from] hearth_memory::StoreError),
+    /// The write was made but the commit holding it failed, so nothing was stored.
+    #[error("not stored: {0}")]
+    NotStored(String),
+}
+
+impl From<MemoryError> for hearth_stages::HandlerError {
+    fn from(e: MemoryError) -> Self {
+        match e {
+            MemoryError::Stopped(_) => Self::Unavailable(e.to_string()),
+            MemoryError::InvalidArguments(why) => Self::InvalidArguments(why.to_owned()),
+            other => Self::Failed(other.to_string()),
+        }
+    }
+}

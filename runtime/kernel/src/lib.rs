@@ -44,5 +44,5 @@ pub mod tool_choice;
 pub mod tool_pool;
 pub mod turn;
 
-pub use error::{GraphMemoryError, KernelError};
+pub use error::{GraphMemoryError, KernelError, MemoryError};
 pub use model_loads::wait_for_model_loads;

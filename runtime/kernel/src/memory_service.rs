@@ -12,6 +12,7 @@
 use crate::GraphMemoryError;
 use crate::durable::Durable;
 use crate::durable::Then;
+use crate::error::MemoryError;
 use crate::graph_service::{GraphMemory, GraphRequest, GraphSettings};
 use crossbeam_channel::Sender;
 use hearth_engine::Sink;
@@ -22,6 +23,11 @@ use hearth_memory::{
 use std::collections::VecDeque;
 use std::path::PathBuf;
 use std::time::Duration;
+
+/// Why a request found no service: it was never started, or it is gone.
+const NOT_RUNNING: &str = "no memory store";
+/// The service stopped while the request waited for its answer.
+const STOPPED: &str = "the memory service stopped";
 
 /// What a memory pass found for one input.
 #[derive(Debug, Default)]
@@ -54,7 +60,7 @@ pub struct MemoryDone {
     /// The call number given to [`MemoryService::pass`].
     pub call: u64,
     /// What the pass found, or why it failed.
-    pub result: Result<MemoryPass, String>,
+    pub result: Result<MemoryPass, MemoryError>,
 }
 
 /// The models and settings the service runs with, once loaded.
@@ -82,19 +88,19 @@ pub(crate) enum MemoryOp {
     Query {
         query: String,
         k: usize,
-        reply: Sender<Result<String, String>>,
+        reply: Sender<Result<String, MemoryError>>,
     },
     Commit {
         content: String,
         summary: String,
-        reply: Sender<Result<String, String>>,
+        reply: Sender<Result<String, MemoryError>>,
     },
     /// A look into cold context that changes nothing (no access counted, nothing copied into
     /// the window): the memory browser's search.
     Search {
         query: String,
         k: usize,
-        reply: Sender<Result<Vec<crate::recalled::RecalledItem>, String>>,
+        reply: Sender<Result<Vec<crate::recalled::RecalledItem>, MemoryError>>,
     },
     Graph {
         request: GraphRequest,
@@ -189,12 +195,12 @@ impl MemoryService {
     }
 
     /// Recall for the `coldcontext_query` tool (blocking; tools run on the tool pool).
-    pub fn query(&self, query: String, k: usize) -> Result<String, String> {
+    pub fn query(&self, query: String, k: usize) -> Result<String, MemoryError> {
         let (reply, rx) = crossbeam_channel::bounded(1);
         if !self.durable.memory(MemoryOp::Query { query, k, reply }) {
-            return Err("memory is not running".into());
+            return Err(MemoryError::Stopped(NOT_RUNNING));
         }
-        rx.recv().map_err(|_| "memory stopped".to_string())?
+        rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))?
     }
 
     /// The `k` cold items nearest `query` by meaning and keywords, fused, best first, each with
@@ -203,16 +209,16 @@ impl MemoryService {
         &self,
         query: String,
         k: usize,
-    ) -> Result<Vec<crate::recalled::RecalledItem>, String> {
+    ) -> Result<Vec<crate::recalled::RecalledItem>, MemoryError> {
         let (reply, rx) = crossbeam_channel::bounded(1);
         if !self.durable.memory(MemoryOp::Search { query, k, reply }) {
-            return Err("memory is not running".into());
+            return Err(MemoryError::Stopped(NOT_RUNNING));
         }
-        rx.recv().map_err(|_| "memory stopped".to_string())?
+        rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))?
     }
 
     /// Stores a note in cold context for the `doc_commit` tool; answered once it is committed.
-    pub fn commit(&self, content: String, summary: String) -> Result<String, String> {
+    pub fn commit(&self, content: String, summary: String) -> Result<String, MemoryError> {
         let (reply, rx) = crossbeam_channel::bounded(1);
         let op = MemoryOp::Commit {
             content,
@@ -220,9 +226,9 @@ impl MemoryService {
             reply,
         };
         if !self.durable.memory(op) {
-            return Err("memory is not running".into());
+            return Err(MemoryError::Stopped(NOT_RUNNING));
         }
-        rx.recv().map_err(|_| "memory stopped".to_string())?
+        rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))?
     }
 
     /// A request to the graph memory (blocking; tools run on the tool pool, control requests
@@ -430,7 +436,7 @@ impl MemoryState {
                 let found = cold
                     .peek(&query, k.max(1), now)
                     .map(|hits| hits.iter().map(Into::into).collect())
-                    .map_err(|e| e.to_string());
+                    .map_err(MemoryError::from);
                 let _ = reply.send(found);
             }
             MemoryOp::Graph { request, reply } => {
@@ -449,10 +455,10 @@ impl MemoryState {
                 tracing::warn!(call, "memory pass refused: {why}");
             }
             MemoryOp::Query { reply, .. } | MemoryOp::Commit { reply, .. } => {
-                let _ = reply.send(Err(why.into()));
+                let _ = reply.send(Err(MemoryError::Stopped(why)));
             }
             MemoryOp::Search { reply, .. } => {
-                let _ = reply.send(Err(why.into()));
+                let _ = reply.send(Err(MemoryError::Stopped(why)));
             }
             MemoryOp::Graph { reply, .. } => {
                 let _ = reply.send(Err(GraphMemoryError::Stopped(why)));
@@ -463,13 +469,13 @@ impl MemoryState {
 
 /// A tool's answer, sent once the commit holding its writes is known.
 fn answer_after_commit(
-    reply: Sender<Result<String, String>>,
-    result: Result<String, String>,
+    reply: Sender<Result<String, MemoryError>>,
+    result: Result<String, MemoryError>,
 ) -> Then {
     Box::new(move |committed| {
         let answer = match committed {
             Ok(()) => result,
-            Err(e) => Err(format!("not stored: {e}")),
+            Err(e) => Err(MemoryError::NotStored(e.to_string())),
         };
         let _ = reply.send(answer);
     })
@@ -507,10 +513,10 @@ fn pass(
     context_tokens: usize,
     memory_tokens: usize,
     now: i64,
-) -> Result<MemoryPass, String> {
+) -> Result<MemoryPass, MemoryError> {
     let mut out = MemoryPass::default();
     if prune {
-        let stats = cold.store().events_stats().map_err(|e| e.to_string())?;
+        let stats = cold.store().events_stats()?;
         let limits = PruneLimits::compute(
             cfg.max_context_size,
             cfg.protected,
@@ -519,9 +525,7 @@ fn pass(
             stats.events as usize,
         );
         if stats.events as usize > limits.top_k {
-            let outcome = cold
-                .prune(query, limits.top_k, limits.protected, now)
-                .map_err(|e| e.to_string())?;
+            let outcome = cold.prune(query, limits.top_k, limits.protected, now)?;
             out.archived = outcome.archived.len();
             if out.archived > 0 {
                 tracing::debug!(
@@ -533,9 +537,7 @@ fn pass(
         }
     }
     if recall && !query.trim().is_empty() {
-        let injection = cold
-            .inject(query, memory_tokens, now)
-            .map_err(|e| e.to_string())?;
+        let injection = cold.inject(query, memory_tokens, now)?;
         out.block = injection.block;
         out.recalled = injection.recalled.iter().map(Into::into).collect();
         // The indexer's block comes after the cold-recall block, in what of the memory budget
@@ -551,8 +553,7 @@ fn pass(
     }
     out.window = cold
         .store()
-        .events_window()
-        .map_err(|e| e.to_string())?
+        .events_window()?
         .into_iter()
         .map(|e| e.record.event)
         .collect();
@@ -567,11 +568,10 @@ fn query_into_window(
     k: usize,
     now: i64,
     offset: i64,
-) -> Result<String, String> {
+) -> Result<String, MemoryError> {
     let window: Vec<ContextEvent> = cold
         .store()
-        .events_window()
-        .map_err(|e| e.to_string())?
+        .events_window()?
         .into_iter()
         .map(|e| e.record.event)
         .collect();
@@ -579,9 +579,7 @@ fn query_into_window(
     for event in window {
         mirror.append(event);
     }
-    let hits = cold
-        .recall(query, k.max(1), now)
-        .map_err(|e| e.to_string())?;
+    let hits = cold.recall(query, k.max(1), now)?;
     if hits.is_empty() {
         return Ok("no matching memories".into());
     }
@@ -602,7 +600,7 @@ fn query_into_window(
         })
         .collect();
     if !fresh.is_empty() {
-        cold.append(fresh).map_err(|e| e.to_string())?;
+        cold.append(fresh)?;
     }
     let lines: Vec<String> = hits
         .iter()
@@ -629,9 +627,11 @@ fn commit(
     content: String,
     summary: String,
     now: i64,
-) -> Result<String, String> {
+) -> Result<String, MemoryError> {
     if content.trim().is_empty() {
-        return Err("doc_commit needs a non-empty `content`".into());
+        return Err(MemoryError::InvalidArguments(
+            "doc_commit needs a non-empty `content`",
+        ));
     }
     let summary = if summary.trim().is_empty() {
         content.chars().take(100).collect()
@@ -640,10 +640,8 @@ fn commit(
     };
     let event = ContextEvent::new(now, "manual", summary).with_response(content);
     let tokens = estimate_tokens(&event.response);
-    let stored = cold.append(vec![event]).map_err(|e| e.to_string())?;
-    let ids = cold
-        .archive(&stored, "manual", now)
-        .map_err(|e| e.to_string())?;
+    let stored = cold.append(vec![event])?;
+    let ids = cold.archive(&stored, "manual", now)?;
     Ok(format!(
         "stored as memory {} ({tokens} tokens)",
         ids.first().copied().unwrap_or_default()

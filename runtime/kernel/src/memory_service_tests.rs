@@ -73,3 +73,42 @@ fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
     drop(cold);
     let _ = std::fs::remove_dir_all(path.parent().expect("scratch dir"));
 }
+
+/// A note with no content is the caller's mistake, a store failure is not: the tool answers
+/// `invalid_arguments` for the first and `failed` for the other, never the same untyped text.
+#[test]
+fn a_note_without_content_is_invalid_arguments_and_a_refused_request_unavailable() {
+    let path = scratch_store("typed-errors");
+    let mut cold = ColdContext::new(
+        hearth_memory::Store::open(&path).expect("store opens"),
+        None,
+    );
+    let err = commit(&mut cold, "  ".into(), String::new(), 1_000).expect_err("empty note");
+    assert!(matches!(err, MemoryError::InvalidArguments(_)), "{err}");
+    let handler: hearth_stages::HandlerError = err.into();
+    assert_eq!(handler.kind(), "invalid_arguments", "{handler}");
+    assert_eq!(
+        cold.store().cold_count().expect("count"),
+        0,
+        "nothing stored"
+    );
+    let stored = commit(
+        &mut cold,
+        "the spare key is under the mat".into(),
+        String::new(),
+        1_000,
+    )
+    .expect("a note with content is stored");
+    assert!(stored.starts_with("stored as memory"), "{stored}");
+
+    let (reply, answer) = crossbeam_channel::bounded(1);
+    MemoryState::refuse(MemoryOp::Commit {
+        content: "x".into(),
+        summary: String::new(),
+        reply,
+    });
+    let err = answer.recv().expect("answered").expect_err("refused");
+    assert!(matches!(err, MemoryError::Stopped(_)), "{err}");
+    let handler: hearth_stages::HandlerError = err.into();
+    assert_eq!(handler.kind(), "unavailable", "{handler}");
+}

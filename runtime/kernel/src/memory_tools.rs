@@ -56,7 +56,7 @@ pub fn register(tools: &ToolRegistry, memory: &MemoryService) {
             call.check()?;
             m.query(query, k)
                 .map(Value::String)
-                .map_err(HandlerError::Failed)
+                .map_err(HandlerError::from)
         });
         if let Err(e) = registered {
             tracing::error!("memory tool {name}: {e}");
@@ -84,7 +84,7 @@ pub fn register(tools: &ToolRegistry, memory: &MemoryService) {
         call.check()?;
         m.commit(content, summary)
             .map(Value::String)
-            .map_err(HandlerError::Failed)
+            .map_err(HandlerError::from)
     });
     if let Err(e) = registered {
         tracing::error!("memory tool doc_commit: {e}");
@@ -237,7 +237,7 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
                 .unwrap_or_else(|unavailable| json!({ "unavailable": unavailable.to_string() }));
             let memories = m
                 .query(query, DEFAULT_TOP_K as usize)
-                .map_err(HandlerError::Failed)?;
+                .map_err(HandlerError::from)?;
             Ok(json!({"facts": facts, "memories": memories}))
         },
     );

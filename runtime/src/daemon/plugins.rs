@@ -258,10 +258,14 @@ impl KernelPort for KernelPlugins {
     /// Cold context by meaning and keywords, fused (the recall the model gets, without its side
     /// effects), each item with its id, scores and time; keywords only when memory is off.
     fn memory_search(&self, query: &str, top_k: usize) -> Result<Value, HandlerError> {
-        let failed =
-            |e: String| HandlerError::new(ErrorKind::Failed, format!("memory.search: {e}"));
         if let Some(memory) = &self.memory {
-            let items = memory.search(query.to_owned(), top_k).map_err(failed)?;
+            let items = memory.search(query.to_owned(), top_k).map_err(|e| {
+                let kind = match e {
+                    hearth_kernel::MemoryError::Stopped(_) => ErrorKind::Unavailable,
+                    _ => ErrorKind::Failed,
+                };
+                HandlerError::new(kind, format!("memory.search: {e}"))
+            })?;
             return Ok(json!({"items": items}));
         }
         let tokens = hearth_memory::query_tokens(query);
@@ -282,7 +286,7 @@ impl KernelPort for KernelPlugins {
                 },
             )
             .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
-            .map_err(|e| failed(e.to_string()))?;
+            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("memory.search: {e}")))?;
         Ok(json!({"items": items}))
     }
 
