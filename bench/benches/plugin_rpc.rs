@@ -8,7 +8,8 @@
 //!   back the same response line the plugin would (no JSON, one thread per side).
 //!
 //! Both children are this bench binary re-executed in a child mode, so no other build step is
-//! needed. Batches of the two alternate; percentiles come from per-round-trip samples, then
+//! needed. Batches of the two alternate; percentiles come from per-round-trip samples (and the
+//! share of answers the calling thread read itself is printed), then
 //! criterion times the same batches for its own statistics.
 
 use std::io::{BufRead, BufReader, Write};
@@ -171,7 +172,8 @@ fn main() -> ExitCode {
     }
     // `cargo bench` passes `--bench`; `cargo test --benches` wants a quick smoke run.
     let full = std::env::args().any(|arg| arg == "--bench");
-    let (batches, rounds) = if full { (10, 2_000) } else { (2, 200) };
+    // Short alternating batches, so a load swing on the shared machine hits both sides alike.
+    let (batches, rounds) = if full { (40, 500) } else { (2, 200) };
 
     let rpc = RpcSide::start();
     let mut pipe = pipe_side();
@@ -193,6 +195,11 @@ fn main() -> ExitCode {
         }))
         .len()
             + 1
+    );
+    let stats = rpc.peer.stats();
+    println!(
+        "   answers read by their own caller: {} of {} frames in",
+        stats.own_answers, stats.frames_in
     );
     report(
         "plugin tool call round trip over stdio pipes (kernel → plugin → kernel)",

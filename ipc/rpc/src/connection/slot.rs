@@ -1,12 +1,13 @@
-//! One call's answer, handed from the reading thread to the caller that waits for it.
+//! One call's answer, handed from whichever thread reads it to the caller that waits for it.
 //!
-//! A channel would wake the caller through a futex every time: the reading thread pays the
-//! wake-up syscall and the answer waits for the caller to be scheduled again, one more thread
-//! wake per round trip than a bare pipe ping-pong. When a caller is the connection's only
-//! waiter it spins for a short while first, so an answer that comes back quickly (a cheap tool,
-//! a reverse call) is taken on the spot and the reading thread never calls into the kernel for
-//! it; a slow answer still parks the caller on a condition variable, so an idle connection
-//! costs no CPU.
+//! A caller reads its own answer when nobody else reads (see `lead`); this slot is for the
+//! other case, a caller waiting while another thread holds the reader. A channel would wake
+//! the caller through a futex every time: the reading thread pays the wake-up syscall and the
+//! answer waits for the caller to be scheduled again. When a caller is the connection's only
+//! waiter it spins for a short while first, so an answer that comes back quickly is taken on
+//! the spot; a slow answer still parks the caller on a condition variable, so an idle
+//! connection costs no CPU. The slot also carries the hand-off of the reader itself: a nudge
+//! wakes the caller to read for itself.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
