@@ -172,8 +172,7 @@ fn main() -> ExitCode {
     }
     // `cargo bench` passes `--bench`; `cargo test --benches` wants a quick smoke run.
     let full = std::env::args().any(|arg| arg == "--bench");
-    // Short alternating batches, so a load swing on the shared machine hits both sides alike.
-    let (batches, rounds) = if full { (40, 500) } else { (2, 200) };
+    let (batches, rounds) = if full { (10, 2_000) } else { (2, 200) };
 
     let rpc = RpcSide::start();
     let mut pipe = pipe_side();
