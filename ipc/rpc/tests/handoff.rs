@@ -74,6 +74,10 @@ impl Service for Relay {
 }
 
 fn pair() -> (Peer, Peer, Arc<Relay>, Arc<Relay>) {
+    named_pair("a", "b")
+}
+
+fn named_pair(a_name: &str, b_name: &str) -> (Peer, Peer, Arc<Relay>, Arc<Relay>) {
     let (a_read, b_write) = std::io::pipe().expect("pipe");
     let (b_read, a_write) = std::io::pipe().expect("pipe");
     let config = |name: &str| ConnectionConfig {
@@ -81,9 +85,31 @@ fn pair() -> (Peer, Peer, Arc<Relay>, Arc<Relay>) {
         ..ConnectionConfig::default()
     };
     let (ra, rb) = (Arc::new(Relay::default()), Arc::new(Relay::default()));
-    let a = connect(a_read, a_write, Arc::clone(&ra), config("a"));
-    let b = connect(b_read, b_write, Arc::clone(&rb), config("b"));
+    let a = connect(a_read, a_write, Arc::clone(&ra), config(a_name));
+    let b = connect(b_read, b_write, Arc::clone(&rb), config(b_name));
     (a, b, ra, rb)
+}
+
+/// Voluntary context switches so far of this process's threads named `rpc-<prefix>…`.
+fn switches_of(prefix: &str) -> u64 {
+    let name = format!("rpc-{prefix}");
+    let mut total = 0;
+    for task in std::fs::read_dir("/proc/self/task")
+        .expect("tasks")
+        .flatten()
+    {
+        let comm = std::fs::read_to_string(task.path().join("comm")).unwrap_or_default();
+        if !comm.starts_with(&name) {
+            continue;
+        }
+        let status = std::fs::read_to_string(task.path().join("status")).unwrap_or_default();
+        total += status
+            .lines()
+            .find_map(|l| l.strip_prefix("voluntary_ctxt_switches:"))
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .unwrap_or(0);
+    }
+    total
 }
 
 fn clean(peer: &Peer) {
@@ -277,5 +303,31 @@ fn closing_the_peer_fails_a_call_whose_caller_reads_the_pipe() {
             assert!(matches!(err, RpcError::Closed { .. }), "{err:?}");
             closer.join().expect("closer");
         }
+    });
+}
+
+/// Parked workers look at the reader only while the connection is busy: once it is idle its
+/// threads sleep until the peer writes (an idle plugin costs no CPU).
+#[test]
+fn an_idle_connection_stops_waking_its_threads() {
+    watchdog(Duration::from_secs(60), || {
+        let (a, b, _, _) = named_pair("idle-a", "idle-b");
+        for i in 0..300u64 {
+            let (from, method) = if i % 2 == 0 {
+                (&a, "nest")
+            } else {
+                (&b, "back")
+            };
+            from.call(method, json!({"depth": 3, "a": i}), WAIT)
+                .expect("answer");
+        }
+        // Past the busy window, then count wake-ups over a quiet spell.
+        std::thread::sleep(Duration::from_millis(100));
+        let before = switches_of("idle-");
+        assert!(before > 0, "the connection's threads were not found");
+        std::thread::sleep(Duration::from_millis(400));
+        let woke = switches_of("idle-").saturating_sub(before);
+        // Watching while idle would be one wake-up per worker every 250 µs: well over 1,000.
+        assert!(woke < 50, "{woke} wake-ups on an idle connection");
     });
 }
