@@ -8,7 +8,8 @@
 //!   back the same response line the plugin would (no JSON, one thread per side).
 //!
 //! Both children are this bench binary re-executed in a child mode, so no other build step is
-//! needed. Batches of the two alternate; percentiles come from per-round-trip samples, then
+//! needed. Batches of the two alternate; percentiles come from per-round-trip samples (and the
+//! share of answers the calling thread read itself is printed), then
 //! criterion times the same batches for its own statistics.
 
 use std::io::{BufRead, BufReader, Write};
@@ -193,6 +194,11 @@ fn main() -> ExitCode {
         }))
         .len()
             + 1
+    );
+    let stats = rpc.peer.stats();
+    println!(
+        "   answers read by their own caller: {} of {} frames in",
+        stats.own_answers, stats.frames_in
     );
     report(
         "plugin tool call round trip over stdio pipes (kernel → plugin → kernel)",

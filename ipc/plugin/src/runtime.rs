@@ -1,6 +1,7 @@
 //! Serving the kernel: the handshake, the lifecycle and the `*.invoke` dispatch.
 
 use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::process::ExitCode;
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
@@ -57,12 +58,16 @@ impl Default for ServeConfig {
 /// [`Host::log`]. A stray line on stdout is rejected by the kernel as a bad frame and costs
 /// nothing else.
 pub fn run<P: Plugin>(plugin: P) -> ExitCode {
-    match serve(
-        plugin,
-        std::io::stdin(),
-        std::io::stdout(),
-        ServeConfig::default(),
-    ) {
+    // The connection polls what it reads, so it reads the descriptor itself: std's stdin
+    // buffers in user space, where a poll cannot see bytes.
+    let stdin = match std::io::stdin().as_fd().try_clone_to_owned() {
+        Ok(fd) => std::fs::File::from(fd),
+        Err(e) => {
+            eprintln!("{}: cannot read stdin: {e}", plugin.name());
+            return ExitCode::FAILURE;
+        }
+    };
+    match serve(plugin, stdin, std::io::stdout(), ServeConfig::default()) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             eprintln!("{e}");
@@ -72,9 +77,10 @@ pub fn run<P: Plugin>(plugin: P) -> ExitCode {
 }
 
 /// Runs `plugin` over any pair of streams (the kernel's end of a pipe, a socket, a test's).
+/// The reader must not buffer in user space (see [`hearth_rpc::connect`]).
 pub fn serve<P: Plugin>(
     plugin: P,
-    reader: impl Read + Send + 'static,
+    reader: impl Read + AsFd + Send + 'static,
     writer: impl Write + Send + 'static,
     config: ServeConfig,
 ) -> Result<(), PluginError> {

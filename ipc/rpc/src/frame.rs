@@ -92,6 +92,17 @@ impl<R: Read> FrameReader<R> {
         }
     }
 
+    /// Whether a whole frame is already buffered, so the next [`next_frame`](Self::next_frame)
+    /// returns without reading (a reading thread hands the reader on only when it does not).
+    pub fn holds_frame(&self) -> bool {
+        self.buf[self.scan..self.end].contains(&b'\n')
+    }
+
+    /// The stream being read.
+    pub fn get_mut(&mut self) -> &mut R {
+        &mut self.inner
+    }
+
     fn at_eof(&mut self) -> Option<Result<(usize, usize), FrameError>> {
         if let Some(skipped) = self.skipping.take() {
             let pending = self.end - self.start;
@@ -272,6 +283,58 @@ mod tests {
             frames(input.as_bytes(), 16, 8),
             vec![Err(FrameError::TooLarge { len: 40, limit: 16 })]
         );
+    }
+
+    /// Fails every other read, as a read that hits its deadline does.
+    struct Flaky<'a>(Trickle<'a>, bool);
+
+    impl Read for Flaky<'_> {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            self.1 = !self.1;
+            if self.1 {
+                return Err(io::ErrorKind::TimedOut.into());
+            }
+            self.0.read(out)
+        }
+    }
+
+    /// A caller reading with a deadline gives the reader back mid-frame; the next reader must
+    /// find every frame whole, the oversize one still skipped.
+    #[test]
+    fn a_failed_read_loses_nothing_and_reading_resumes() {
+        let mut input = b"{\"a\":1}\n".to_vec();
+        input.extend(std::iter::repeat_n(b'x', 40));
+        input.extend(b"\n{\"b\":2}\n");
+        for chunk in [1, 3, 7, 64] {
+            let mut r = FrameReader::new(Flaky(Trickle(&input, chunk), false), 16);
+            let mut got = Vec::new();
+            loop {
+                match r.next_frame() {
+                    Err(e) => assert_eq!(e.kind(), io::ErrorKind::TimedOut),
+                    Ok(None) => break,
+                    Ok(Some(f)) => got.push(f.map(|b| String::from_utf8_lossy(b).into_owned())),
+                }
+            }
+            assert_eq!(
+                got,
+                vec![
+                    Ok("{\"a\":1}".into()),
+                    Err(FrameError::TooLarge { len: 40, limit: 16 }),
+                    Ok("{\"b\":2}".into()),
+                ],
+                "chunk {chunk}"
+            );
+        }
+    }
+
+    #[test]
+    fn holds_frame_tells_a_buffered_frame_from_a_partial_one() {
+        let mut r = FrameReader::new(&b"{\"a\":1}\n{\"b\":2}\n{\"c"[..], 64);
+        assert!(!r.holds_frame());
+        assert!(matches!(r.next_frame(), Ok(Some(Ok(_)))));
+        assert!(r.holds_frame());
+        assert!(matches!(r.next_frame(), Ok(Some(Ok(_)))));
+        assert!(!r.holds_frame(), "a partial frame needs another read");
     }
 
     #[test]

@@ -19,6 +19,8 @@ pub struct Stats {
     pub busy_rejections: u64,
     /// Handlers that panicked (each answered with an internal error).
     pub panics: u64,
+    /// Calls whose caller read its own answer off the stream (no hand-off between threads).
+    pub own_answers: u64,
 }
 
 /// The live counters; relaxed, because each is an independent tally read only for reporting.
@@ -31,6 +33,7 @@ pub(crate) struct Counters {
     pub peer_errors: AtomicU64,
     pub busy_rejections: AtomicU64,
     pub panics: AtomicU64,
+    pub own_answers: AtomicU64,
 }
 
 impl Counters {
@@ -48,6 +51,7 @@ impl Counters {
             peer_errors: get(&self.peer_errors),
             busy_rejections: get(&self.busy_rejections),
             panics: get(&self.panics),
+            own_answers: get(&self.own_answers),
         }
     }
 }

@@ -2,14 +2,17 @@
 
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-use super::slot::{Answer, SPIN, Slot};
+use super::lead::Reader;
+use super::slot::{Answer, SPIN, Slot, Woken};
+use super::worker::{Next, next};
 use super::{Peer, lock_ok};
 use crate::error::RpcError;
 use crate::message::{Id, Message, Request};
+use crate::stats::Counters;
 
 /// A request on its way; wait for its answer or cancel it. Dropping it abandons the call (the
 /// late answer is dropped and counted as an unknown response).
@@ -63,12 +66,22 @@ impl PendingCall {
     /// Waits up to `timeout` for the answer. On timeout the call is abandoned: its entry removed
     /// and `$/cancel` sent, so the peer can stop working on it.
     ///
-    /// The connection's only waiting caller spins briefly before it sleeps (see `slot`), so a
-    /// quick answer costs no thread wake; with several calls waiting, each sleeps at once.
+    /// When nobody reads the connection the caller reads it itself until its answer comes (see
+    /// `lead`); otherwise it waits to be handed the reader or its answer, the connection's only
+    /// waiting caller spinning briefly first (see `slot`).
     pub fn wait(self, timeout: Duration) -> Result<Value, RpcError> {
-        let alone = lock_ok(&self.peer.shared.pending).len() == 1;
-        let spin = if alone { SPIN } else { Duration::ZERO };
-        match self.slot.wait(timeout, spin) {
+        let deadline = Instant::now() + timeout;
+        let answer = loop {
+            if let Some(answer) = self.slot.try_take() {
+                break Some(answer);
+            }
+            match self.read_or_wait(deadline) {
+                Some(Woken::Answer(answer)) => break Some(answer),
+                Some(Woken::TimedOut) => break self.slot.try_take(),
+                Some(Woken::Nudged) | None => {}
+            }
+        };
+        match answer {
             Some(Answer::Reply(Ok(value))) => Ok(value),
             Some(Answer::Reply(Err(error))) => Err(RpcError::Remote {
                 method: self.method.clone(),
@@ -85,6 +98,79 @@ impl PendingCall {
                 method: self.method.clone(),
             }),
         }
+    }
+
+    /// Reads for this call if the reader is free, else waits for the answer or the reader;
+    /// `None` when it read and should look at its slot again.
+    fn read_or_wait(&self, deadline: Instant) -> Option<Woken> {
+        let peer = &self.peer;
+        let mut lead = lock_ok(&peer.shared.lead);
+        if lead.ended {
+            // The close fills the slot (it may be just about to).
+            drop(lead);
+            return Some(self.slot.wait(deadline, Duration::ZERO));
+        }
+        let Some(mut reader) = lead.reader.take() else {
+            let alone = !lead.want();
+            lead.wanting.push_back(Arc::clone(&self.slot));
+            drop(lead);
+            let woken = self
+                .slot
+                .wait(deadline, if alone { SPIN } else { Duration::ZERO });
+            if !matches!(woken, Woken::Nudged) {
+                self.leave_wanting();
+            }
+            return Some(woken);
+        };
+        drop(lead);
+        reader.get_mut().deadline = Some((deadline, Arc::clone(&self.slot)));
+        let timed_out = self.read_for_answer(&mut reader);
+        reader.get_mut().deadline = None;
+        let lead = lock_ok(&peer.shared.lead);
+        match timed_out {
+            None => {
+                peer.end_of_stream(lead);
+                None
+            }
+            Some(timed_out) => {
+                if !timed_out {
+                    Counters::bump(&peer.shared.counters.own_answers);
+                }
+                let mut lead = lead;
+                let attend = lead.release(reader, false);
+                drop(lead);
+                peer.attend(attend);
+                timed_out.then_some(Woken::TimedOut)
+            }
+        }
+    }
+
+    /// Reads until this call's answer is in; `Some(true)` if the deadline passed first, `None`
+    /// at the end of the stream.
+    fn read_for_answer(&self, reader: &mut Reader) -> Option<bool> {
+        let peer = &self.peer;
+        while !self.slot.is_filled() {
+            match next(peer, reader) {
+                Next::Frame(Some(request)) => {
+                    let attend = lock_ok(&peer.shared.lead).enqueue(request);
+                    peer.attend(attend);
+                }
+                Next::Frame(None) | Next::Answered => {}
+                Next::TimedOut => return Some(true),
+                Next::Ended => return None,
+            }
+        }
+        Some(false)
+    }
+
+    /// No longer waiting for the reader: off the list, and if the reader was handed to this
+    /// caller meanwhile, on to someone else.
+    fn leave_wanting(&self) {
+        let mut lead = lock_ok(&self.peer.shared.lead);
+        lead.wanting.retain(|slot| !Arc::ptr_eq(slot, &self.slot));
+        let attend = lead.attend(false);
+        drop(lead);
+        self.peer.attend(attend);
     }
 
     /// Abandons the call and tells the peer to stop serving it.

@@ -1,18 +1,22 @@
 //! A blocking JSON-RPC peer over one (reader, writer) pair: outgoing calls correlated by id,
 //! incoming requests served with panic isolation under an in-flight bound.
 //!
-//! Reading follows the leader/follower pattern: one thread at a time holds the reader; when it
-//! reads a request it hands the reader on (to an idle thread, or a new one up to the bound) and
-//! serves the request itself. So an incoming request costs no thread hand-off on its way to the
-//! handler, and a handler may make calls back over the same connection while another thread
-//! reads their answers.
+//! Reading follows the leader/follower pattern: one thread at a time holds the reader, and the
+//! hand-off between the connection's workers and the callers waiting for answers avoids thread
+//! wake-ups (see `lead`): a caller reads its own answer when nobody else reads, and a worker
+//! that reads a request serves it itself and hands the reader on lazily. So an incoming request
+//! costs no thread hand-off on its way to the handler, and a handler may make calls back over
+//! the same connection while it or another thread reads their answers.
 
 mod call;
+mod lead;
 mod slot;
+mod source;
 mod worker;
 
 use std::collections::HashMap;
 use std::io::{Read, Write};
+use std::os::fd::AsFd;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
@@ -30,6 +34,8 @@ use crate::frame::{DEFAULT_MAX_FRAME, FrameReader, FrameWriter};
 use crate::message::{Id, Message, Notification, Response};
 use crate::methods;
 use crate::stats::{Counters, Stats};
+use lead::{Attend, Lead};
+use source::Timed;
 
 /// How a connection behaves.
 #[derive(Debug, Clone)]
@@ -108,7 +114,10 @@ pub struct Peer {
 struct Shared {
     config: ConnectionConfig,
     service: Arc<dyn Service>,
-    reader: Mutex<Option<FrameReader<Box<dyn Read + Send>>>>,
+    /// Who reads next, and what the workers are to serve.
+    lead: Mutex<Lead>,
+    /// The workers park here.
+    followers: Condvar,
     writer: Mutex<FrameWriter<Box<dyn Write + Send>>>,
     /// Our calls waiting for an answer.
     pending: Mutex<HashMap<Id, Arc<slot::Slot>>>,
@@ -116,7 +125,6 @@ struct Shared {
     serving: Mutex<HashMap<Id, CancelToken>>,
     next_id: AtomicU64,
     threads: AtomicUsize,
-    idle: AtomicUsize,
     closed: AtomicBool,
     closed_signal: (Mutex<bool>, Condvar),
     counters: Counters,
@@ -124,21 +132,26 @@ struct Shared {
 
 /// Starts a connection over `reader` and `writer`, served by `service`.
 ///
+/// `reader` is read directly and polled on its descriptor (a caller reading for its own answer
+/// polls up to its deadline), so it must not buffer in user space: a pipe, a socket, a child's
+/// stdout or a duplicate of stdin's descriptor, not `std::io::Stdin`.
+///
 /// Writes block while the peer does not drain its end of the pipe (a pipe holds 64 KiB), so a
 /// peer that stops reading stalls calls to it; the kernel bounds that by stopping the process.
 /// A service that keeps a [`Peer`] of its own connection makes a reference cycle that lives as
 /// long as the process; each [`Incoming`] carries the peer instead.
 pub fn connect(
-    reader: impl Read + Send + 'static,
+    reader: impl Read + AsFd + Send + 'static,
     writer: impl Write + Send + 'static,
     service: impl Service,
     config: ConnectionConfig,
 ) -> Peer {
     let shared = Arc::new(Shared {
-        reader: Mutex::new(Some(FrameReader::new(
-            Box::new(reader) as Box<dyn Read + Send>,
+        lead: Mutex::new(Lead::new(FrameReader::new(
+            Timed::new(Box::new(reader)),
             config.max_frame,
         ))),
+        followers: Condvar::new(),
         writer: Mutex::new(FrameWriter::new(
             Box::new(writer) as Box<dyn Write + Send>,
             config.max_frame,
@@ -149,7 +162,6 @@ pub fn connect(
         serving: Mutex::new(HashMap::new()),
         next_id: AtomicU64::new(1),
         threads: AtomicUsize::new(0),
-        idle: AtomicUsize::new(0),
         closed: AtomicBool::new(false),
         closed_signal: (Mutex::new(false), Condvar::new()),
         counters: Counters::default(),
@@ -255,6 +267,29 @@ impl Peer {
     /// The connection's name from its config.
     pub fn name(&self) -> &str {
         &self.shared.config.name
+    }
+
+    /// Does what keeps the reader attended, with the `lead` lock released.
+    fn attend(&self, attend: Attend) {
+        match attend {
+            Attend::Nothing => {}
+            Attend::Nudge(slot) => slot.nudge(),
+            Attend::Notify => {
+                self.shared.followers.notify_one();
+            }
+            Attend::Spawn => worker::spawn(self),
+        }
+    }
+
+    /// The stream ended: nobody reads again, everyone waiting learns it, the calls fail.
+    fn end_of_stream(&self, mut lead: MutexGuard<'_, Lead>) {
+        let wanting = lead.end();
+        drop(lead);
+        self.shared.followers.notify_all();
+        self.close();
+        for slot in wanting {
+            slot.nudge();
+        }
     }
 
     fn send(&self, message: &Message) -> Result<(), RpcError> {

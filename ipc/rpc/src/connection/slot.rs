@@ -1,12 +1,13 @@
-//! One call's answer, handed from the reading thread to the caller that waits for it.
+//! One call's answer, handed from whichever thread reads it to the caller that waits for it.
 //!
-//! A channel would wake the caller through a futex every time: the reading thread pays the
-//! wake-up syscall and the answer waits for the caller to be scheduled again, one more thread
-//! wake per round trip than a bare pipe ping-pong. When a caller is the connection's only
-//! waiter it spins for a short while first, so an answer that comes back quickly (a cheap tool,
-//! a reverse call) is taken on the spot and the reading thread never calls into the kernel for
-//! it; a slow answer still parks the caller on a condition variable, so an idle connection
-//! costs no CPU.
+//! A caller reads its own answer when nobody else reads (see `lead`); this slot is for the
+//! other case, a caller waiting while another thread holds the reader. A channel would wake
+//! the caller through a futex every time: the reading thread pays the wake-up syscall and the
+//! answer waits for the caller to be scheduled again. When a caller is the connection's only
+//! waiter it spins for a short while first, so an answer that comes back quickly is taken on
+//! the spot; a slow answer still parks the caller on a condition variable, so an idle
+//! connection costs no CPU. The slot also carries the hand-off of the reader itself: a nudge
+//! wakes the caller to read for itself.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Condvar, Mutex};
@@ -16,6 +17,16 @@ use serde_json::Value;
 
 use super::lock_ok;
 use crate::error_code::ErrorObject;
+
+/// Why a waiting caller woke.
+pub(super) enum Woken {
+    /// Its answer.
+    Answer(Answer),
+    /// The reader was handed to it: it should read for itself.
+    Nudged,
+    /// The deadline passed.
+    TimedOut,
+}
 
 /// What a waiting caller is given.
 pub(super) enum Answer {
@@ -34,7 +45,10 @@ const SPIN_TURNS_PER_CHECK: u32 = 64;
 
 #[derive(Default)]
 pub(super) struct Slot {
-    /// Set once the answer is in `state`; read while spinning so the mutex is not hammered.
+    /// Set once the answer or a nudge is in `state`; read while spinning so the mutex is not
+    /// hammered.
+    signal: AtomicBool,
+    /// Set once the answer is in; read by a caller that reads the pipe itself.
     filled: AtomicBool,
     state: Mutex<State>,
     parked: Condvar,
@@ -45,6 +59,8 @@ struct State {
     answer: Option<Answer>,
     /// The caller sleeps on `parked`; only then does filling pay for a notify.
     sleeping: bool,
+    /// The reader was handed to this caller and it has not yet taken note.
+    nudged: bool,
 }
 
 impl Slot {
@@ -56,9 +72,10 @@ impl Slot {
                 return;
             }
             state.answer = Some(answer);
-            // SYNC: Release pairs with the Acquire load in `wait`'s spin: a caller that sees
-            // the flag finds the answer when it takes the lock.
+            // SYNC: Release pairs with the Acquire loads in `wait`'s spin and in `is_filled`:
+            // a caller that sees a flag finds the answer when it takes the lock.
             self.filled.store(true, Ordering::Release);
+            self.signal.store(true, Ordering::Release);
             state.sleeping
         };
         if wake {
@@ -66,15 +83,43 @@ impl Slot {
         }
     }
 
-    /// Waits up to `timeout` for the answer, spinning for up to `spin` first; `None` on timeout.
-    pub fn wait(&self, timeout: Duration, spin: Duration) -> Option<Answer> {
+    /// Tells the waiting caller the reader is free for it.
+    pub fn nudge(&self) {
+        let wake = {
+            let mut state = lock_ok(&self.state);
+            state.nudged = true;
+            // SYNC: Release pairs with the Acquire load in `wait`'s spin.
+            self.signal.store(true, Ordering::Release);
+            state.sleeping
+        };
+        if wake {
+            self.parked.notify_one();
+        }
+    }
+
+    /// Whether the answer is in (a caller reading for itself stops at once).
+    pub fn is_filled(&self) -> bool {
+        // SYNC: pairs with the Release store in `fill`.
+        self.filled.load(Ordering::Acquire)
+    }
+
+    /// Takes the answer if it is in, without waiting.
+    pub fn try_take(&self) -> Option<Answer> {
+        if !self.is_filled() {
+            return None;
+        }
+        lock_ok(&self.state).answer.take()
+    }
+
+    /// Waits until `deadline` for the answer or a nudge, spinning for up to `spin` first.
+    pub fn wait(&self, deadline: Instant, spin: Duration) -> Woken {
         let started = Instant::now();
-        let spin = spin.min(timeout);
+        let spin = spin.min(deadline.saturating_duration_since(started));
         if !spin.is_zero() {
             'spin: loop {
                 for _ in 0..SPIN_TURNS_PER_CHECK {
-                    // SYNC: pairs with the Release store in `fill`.
-                    if self.filled.load(Ordering::Acquire) {
+                    // SYNC: pairs with the Release stores in `fill` and `nudge`.
+                    if self.signal.load(Ordering::Acquire) {
                         break 'spin;
                     }
                     std::hint::spin_loop();
@@ -87,11 +132,15 @@ impl Slot {
         let mut state = lock_ok(&self.state);
         loop {
             if let Some(answer) = state.answer.take() {
-                return Some(answer);
+                return Woken::Answer(answer);
             }
-            let left = timeout.checked_sub(started.elapsed())?;
+            if std::mem::take(&mut state.nudged) {
+                self.signal.store(false, Ordering::Relaxed);
+                return Woken::Nudged;
+            }
+            let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return None;
+                return Woken::TimedOut;
             }
             state.sleeping = true;
             state = self
@@ -110,11 +159,15 @@ mod tests {
 
     use super::*;
 
-    fn reply(answer: Option<Answer>) -> Option<Value> {
-        match answer {
-            Some(Answer::Reply(Ok(v))) => Some(v),
+    fn reply(woken: Woken) -> Option<Value> {
+        match woken {
+            Woken::Answer(Answer::Reply(Ok(v))) => Some(v),
             _ => None,
         }
+    }
+
+    fn after(d: Duration) -> Instant {
+        Instant::now() + d
     }
 
     #[test]
@@ -122,7 +175,7 @@ mod tests {
         let slot = Slot::default();
         slot.fill(Answer::Reply(Ok(Value::from(1))));
         assert_eq!(
-            reply(slot.wait(Duration::ZERO, Duration::ZERO)),
+            reply(slot.wait(Instant::now(), Duration::ZERO)),
             Some(Value::from(1))
         );
     }
@@ -133,7 +186,7 @@ mod tests {
         slot.fill(Answer::Reply(Ok(Value::from(1))));
         slot.fill(Answer::Closed);
         assert_eq!(
-            reply(slot.wait(Duration::from_secs(1), SPIN)),
+            reply(slot.wait(after(Duration::from_secs(1)), SPIN)),
             Some(Value::from(1))
         );
     }
@@ -142,7 +195,10 @@ mod tests {
     fn an_empty_slot_times_out() {
         let slot = Slot::default();
         let started = Instant::now();
-        assert!(slot.wait(Duration::from_millis(20), SPIN).is_none());
+        assert!(matches!(
+            slot.wait(after(Duration::from_millis(20)), SPIN),
+            Woken::TimedOut
+        ));
         assert!(started.elapsed() >= Duration::from_millis(20));
     }
 
@@ -162,9 +218,33 @@ mod tests {
                 })
             };
             // The watchdog: a lost wake-up fails here instead of hanging.
-            let got = reply(slot.wait(Duration::from_secs(30), SPIN));
+            let got = reply(slot.wait(after(Duration::from_secs(30)), SPIN));
             assert_eq!(got, Some(Value::from(round)));
             filler.join().expect("filler");
+        }
+    }
+
+    /// A nudge wakes a parked or spinning caller once; the answer after it is still delivered.
+    #[test]
+    fn a_nudge_wakes_the_caller_once_and_the_answer_still_comes() {
+        for round in 0..100u64 {
+            let slot = Arc::new(Slot::default());
+            let other = {
+                let slot = Arc::clone(&slot);
+                std::thread::spawn(move || {
+                    std::thread::sleep(Duration::from_micros(round * 7));
+                    slot.nudge();
+                    slot.fill(Answer::Reply(Ok(Value::from(round))));
+                })
+            };
+            let first = slot.wait(after(Duration::from_secs(30)), SPIN);
+            let value = match first {
+                Woken::Nudged => reply(slot.wait(after(Duration::from_secs(30)), SPIN)),
+                // The fill may land before the caller looks: the answer wins over the nudge.
+                other => reply(other),
+            };
+            assert_eq!(value, Some(Value::from(round)));
+            other.join().expect("nudger");
         }
     }
 }

@@ -1,10 +1,12 @@
-//! The connection's threads: read while leader, serve what was read, hand the reader on.
+//! The connection's worker threads: read while holding the reader, serve what was read, park
+//! otherwise; and the handling of one frame, shared with callers that read for themselves.
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::atomic::Ordering;
 
 use serde_json::Value;
 
+use super::lead::Reader;
 use super::{Incoming, Peer, lock_ok};
 use crate::cancel::CancelToken;
 use crate::error::FrameError;
@@ -15,12 +17,13 @@ use crate::stats::Counters;
 
 /// Starts one more thread if the bound allows: at most one reader plus one per served request.
 ///
-/// The thread and idle counts are relaxed: they only size the pool and bound the
-/// work, and the reader lock orders every decision taken on them.
+/// The thread count is relaxed: it only sizes the pool; the `lead` lock orders every decision
+/// about who reads.
 pub(super) fn spawn(peer: &Peer) {
     let shared = &peer.shared;
     let limit = shared.config.max_in_flight + 1;
     if shared.threads.fetch_add(1, Ordering::Relaxed) >= limit {
+        // Every thread is busy serving; each looks at the reader again when it is done.
         shared.threads.fetch_sub(1, Ordering::Relaxed);
         return;
     }
@@ -35,67 +38,152 @@ pub(super) fn spawn(peer: &Peer) {
     }
 }
 
+/// What a reading worker stopped for.
+enum Stop {
+    /// A request, to serve.
+    Request(Request),
+    /// It routed an answer and nothing more is buffered or awaited: the reader goes back so
+    /// the next caller reads its own answer.
+    Yield,
+    /// End of stream or a read error.
+    Ended,
+}
+
+/// A worker: serves queued requests, reads while it holds the reader, parks otherwise.
 fn run(peer: &Peer) {
     let shared = &peer.shared;
+    let mut lead = lock_ok(&shared.lead);
+    // Just started or just served: take a free reader at once (it was likely ours).
+    let mut fresh = true;
     loop {
-        shared.idle.fetch_add(1, Ordering::Relaxed);
-        let mut guard = lock_ok(&shared.reader);
-        shared.idle.fetch_sub(1, Ordering::Relaxed);
-        let request = match guard.as_mut() {
-            Some(reader) => lead(peer, reader),
-            None => None,
-        };
-        let Some(request) = request else {
-            // End of stream: later threads find `None` and leave too.
-            *guard = None;
-            drop(guard);
-            peer.close();
+        if let Some(request) = lead.queue.pop_front() {
+            drop(lead);
+            serve(peer, request);
+            lead = lock_ok(&shared.lead);
+            fresh = true;
+            continue;
+        }
+        if lead.ended {
             shared.threads.fetch_sub(1, Ordering::Relaxed);
             return;
-        };
-        // Someone must read while this thread serves: a handler's own calls back over this
-        // connection wait for answers only a reader can deliver.
-        if shared.idle.load(Ordering::Relaxed) == 0 {
-            spawn(peer);
         }
-        drop(guard);
-        serve(peer, request);
+        if lead.reader.is_some() && (fresh || lead.may_take()) {
+            let Some(mut reader) = lead.reader.take() else {
+                continue;
+            };
+            drop(lead);
+            let stop = read_until_request(peer, &mut reader);
+            lead = lock_ok(&shared.lead);
+            match stop {
+                Stop::Ended => {
+                    peer.end_of_stream(lead);
+                    shared.threads.fetch_sub(1, Ordering::Relaxed);
+                    return;
+                }
+                Stop::Request(request) => {
+                    // Lazy hand-off: nobody is woken; a quick request is served before
+                    // anyone else looks, and this thread takes the reader straight back.
+                    let attend = lead.release(reader, false);
+                    drop(lead);
+                    peer.attend(attend);
+                    serve(peer, request);
+                    lead = lock_ok(&shared.lead);
+                    fresh = true;
+                }
+                Stop::Yield => {
+                    let attend = lead.release(reader, true);
+                    drop(lead);
+                    peer.attend(attend);
+                    lead = lock_ok(&shared.lead);
+                    fresh = false;
+                }
+            }
+            continue;
+        }
+        fresh = false;
+        match lead.park_for() {
+            Some(timeout) => {
+                lead.timed += 1;
+                lead = shared
+                    .followers
+                    .wait_timeout(lead, timeout)
+                    .unwrap_or_else(|p| p.into_inner())
+                    .0;
+                lead.timed -= 1;
+                lead.woke();
+            }
+            None => {
+                lead.deep += 1;
+                lead = shared
+                    .followers
+                    .wait(lead)
+                    .unwrap_or_else(|p| p.into_inner());
+                lead.deep -= 1;
+                lead.woke();
+            }
+        }
     }
 }
 
-/// Reads until something needs serving; `None` at the end of the stream or on a read error.
-fn lead(
-    peer: &Peer,
-    reader: &mut crate::frame::FrameReader<Box<dyn std::io::Read + Send>>,
-) -> Option<Request> {
-    let shared = &peer.shared;
+/// Reads until something needs serving, or until the reader is better off with the next
+/// caller.
+fn read_until_request(peer: &Peer, reader: &mut Reader) -> Stop {
     loop {
-        let frame = match reader.next_frame() {
-            Ok(Some(frame)) => frame,
-            Ok(None) => return None,
-            Err(e) => {
-                tracing::warn!(connection = %shared.config.name, error = %e, "read failed; closing");
-                return None;
-            }
-        };
-        Counters::bump(&shared.counters.frames_in);
-        let message = frame.and_then(Message::decode);
-        match message {
-            Err(e) => reject_frame(peer, &e),
-            Ok(Message::Response(response)) => route(peer, response),
-            Ok(Message::Notification(note)) if note.method == methods::CANCEL => {
-                cancel(peer, &note)
-            }
-            // Inline, in arrival order (a plugin's log lines must not be reordered); the
-            // pipe's own backpressure bounds a flood.
-            Ok(Message::Notification(note)) => deliver(peer, note),
-            Ok(Message::Request(request)) => {
-                if admit(peer, &request) {
-                    return Some(request);
+        match next(peer, reader) {
+            Next::Frame(Some(request)) => return Stop::Request(request),
+            Next::Frame(None) => {}
+            Next::Answered => {
+                if !reader.holds_frame() && !lock_ok(&peer.shared.lead).want() {
+                    return Stop::Yield;
                 }
+            }
+            Next::Ended | Next::TimedOut => return Stop::Ended,
+        }
+    }
+}
+
+/// One step of reading, for a worker or a caller.
+pub(super) enum Next {
+    /// A frame handled; `Some` if it is an admitted request to serve.
+    Frame(Option<Request>),
+    /// A response routed to its caller.
+    Answered,
+    /// The reader's deadline passed (only a caller sets one).
+    TimedOut,
+    /// End of stream or a read error: the connection is over.
+    Ended,
+}
+
+/// Reads and handles one frame: answers go to their callers, `$/cancel` to its request,
+/// notifications to the service (inline, in arrival order: a plugin's log lines must not be
+/// reordered, and the pipe's backpressure bounds a flood), bad frames are answered.
+pub(super) fn next(peer: &Peer, reader: &mut Reader) -> Next {
+    let shared = &peer.shared;
+    let frame = match reader.next_frame() {
+        Ok(Some(frame)) => frame,
+        Ok(None) => return Next::Ended,
+        Err(e) if e.kind() == std::io::ErrorKind::TimedOut => return Next::TimedOut,
+        Err(e) => {
+            tracing::warn!(connection = %shared.config.name, error = %e, "read failed; closing");
+            return Next::Ended;
+        }
+    };
+    Counters::bump(&shared.counters.frames_in);
+    match frame.and_then(Message::decode) {
+        Err(e) => reject_frame(peer, &e),
+        Ok(Message::Response(response)) => {
+            route(peer, response);
+            return Next::Answered;
+        }
+        Ok(Message::Notification(note)) if note.method == methods::CANCEL => cancel(peer, &note),
+        Ok(Message::Notification(note)) => deliver(peer, note),
+        Ok(Message::Request(request)) => {
+            if admit(peer, &request) {
+                return Next::Frame(Some(request));
             }
         }
     }
+    Next::Frame(None)
 }
 
 fn reject_frame(peer: &Peer, error: &FrameError) {
@@ -174,7 +262,7 @@ fn admit(peer: &Peer, request: &Request) -> bool {
     }
 }
 
-fn serve(peer: &Peer, request: Request) {
+pub(super) fn serve(peer: &Peer, request: Request) {
     let shared = &peer.shared;
     let id = request.id;
     let cancel = lock_ok(&shared.serving)
