@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use hearth_bench::{Samples, pin_to_core, report, us};
-use hearth_memory::simd::{Kernel, Matrix, TopK};
+use hearth_memory::simd::{Kernel, Matrix, QuantMatrix, TopK};
 
 /// The core the measuring thread runs on.
 const CORE: usize = 1;
@@ -242,6 +242,53 @@ fn top_k_case(dim: usize, rows: usize, rounds: usize, cores: usize, rng: &mut Rn
     );
 }
 
+/// Cold context's index keeps a byte per component: top-k over the same rows quantized, against
+/// the f32 matrix, alternating round by round.
+fn quantized_case(dim: usize, rows: usize, rounds: usize, rng: &mut Rng) {
+    let matrix = random_matrix(rng, dim, rows);
+    let mut quantized = QuantMatrix::new(dim);
+    for row in matrix.iter() {
+        quantized.push(row).expect("matching dim");
+    }
+    let query = rng.vector(dim);
+    let serial = TopK::new().parallel_min_rows(usize::MAX);
+    let (mut bytes, mut floats) = (Vec::with_capacity(rounds), Vec::with_capacity(rounds));
+    let (mut same, mut total) = (0usize, 0usize);
+    for _ in 0..rounds {
+        let mut q_hits = Vec::new();
+        let mut f_hits = Vec::new();
+        bytes.push(timed(|| {
+            q_hits = serial
+                .run(&quantized, black_box(&query), 10)
+                .expect("matching dim");
+        }));
+        floats.push(timed(|| {
+            f_hits = serial
+                .run(&matrix, black_box(&query), 10)
+                .expect("matching dim");
+        }));
+        total += f_hits.len();
+        same += q_hits
+            .iter()
+            .filter(|(row, _)| f_hits.iter().any(|(f, _)| f == row))
+            .count();
+    }
+    report(
+        &format!(
+            "top_k(10) over {dim}-d × {} quantized rows (one byte per component), vs f32 rows",
+            label(rows)
+        ),
+        &Samples::new(bytes),
+        "f32 top_k",
+        &Samples::new(floats),
+        None,
+    );
+    println!(
+        "   the same top 10 as f32: {same} of {total} hits ({:.1} %)",
+        100.0 * same as f64 / total.max(1) as f64
+    );
+}
+
 fn criterion_pass(criterion: &mut Criterion, rows_small: usize, rows_large: usize, rng: &mut Rng) {
     let small = random_matrix(rng, 384, rows_small);
     let large = random_matrix(rng, 384, rows_large);
@@ -328,6 +375,9 @@ fn main() {
         }
     }
     top_k_case(384, large, large_rounds, cores, &mut rng);
+    for dim in [384, 512] {
+        quantized_case(dim, large, large_rounds, &mut rng);
+    }
 
     let mut criterion = Criterion::default()
         .sample_size(20)

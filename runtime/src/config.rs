@@ -178,12 +178,13 @@ pub enum ConfigError {
         source: std::io::Error,
     },
     /// The file is not valid TOML or has a key or value `hearth.toml` does not know.
-    #[error("{path}: {message}")]
+    #[error("{}: {source}", path.display())]
     Parse {
         /// The file that was parsed.
         path: PathBuf,
-        /// The parser's message (it names the line).
-        message: String,
+        /// The parser's error (it names the line).
+        #[source]
+        source: toml::de::Error,
     },
     /// The values parse but do not fit together: a bad `agent.language`, an invalid or
     /// twice-defined source, an MCP server without a usable endpoint or defined twice.
@@ -200,9 +201,9 @@ impl Config {
                     path: path.into(),
                     source,
                 })?;
-                Self::parse(&text).map_err(|message| ConfigError::Parse {
+                Self::parse(&text).map_err(|source| ConfigError::Parse {
                     path: path.into(),
-                    message,
+                    source,
                 })?
             }
             _ => Self::default(),
@@ -214,10 +215,10 @@ impl Config {
 
     /// Parses the text of a `hearth.toml` (no environment, no validation), keeping the raw table
     /// in [`Config::file`].
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, toml::de::Error> {
         // Typed first: its errors name the line.
-        let mut cfg: Self = toml::from_str(text).map_err(|e| e.to_string())?;
-        cfg.file = toml::from_str(text).map_err(|e| e.to_string())?;
+        let mut cfg: Self = toml::from_str(text)?;
+        cfg.file = toml::from_str(text)?;
         Ok(cfg)
     }
 
@@ -322,7 +323,9 @@ mod tests {
 
     #[test]
     fn unknown_keys_and_bad_sources_are_clear_errors() {
-        let err = Config::parse("max_tool_turn = 3").expect_err("typo is an error");
+        let err = Config::parse("max_tool_turn = 3")
+            .expect_err("typo is an error")
+            .to_string();
         assert!(err.contains("max_tool_turn"), "{err}");
         let mut cfg = Config::default();
         cfg.sources.push(SourceConfig {
@@ -414,7 +417,9 @@ mod tests {
             cfg.file.get("memory_model").is_none(),
             "only what is written"
         );
-        let err = Config::parse("[agent]\nmax_tool_turns = \"x\"\n").expect_err("typed");
+        let err = Config::parse("[agent]\nmax_tool_turns = \"x\"\n")
+            .expect_err("typed")
+            .to_string();
         assert!(err.contains("line 2"), "the line is named: {err}");
     }
 

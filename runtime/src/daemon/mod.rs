@@ -12,6 +12,7 @@ mod memory_control;
 mod plugins;
 mod settings;
 mod settings_service;
+mod source_error;
 mod sources;
 pub mod systemd;
 mod wedge_hook;
@@ -19,6 +20,7 @@ mod wedge_hook;
 pub use data_dir::{DataDir, LOCK_FILE};
 pub use settings::{effective as effective_config, open as open_settings};
 pub use settings_service::{LiveParts, SettingsOp, SettingsService, SettingsServiceError};
+pub use source_error::SourceError;
 pub use sources::{EMBEDDED_SOURCE, OLLAMA_LOOPBACK, Sources};
 
 use crate::config::Config;

@@ -2,6 +2,7 @@
 //! `<data_dir>/sources.json`), and the automatic default when there are none — an
 //! OpenAI-compatible server already on loopback (Ollama), else the embedded llama.cpp server.
 
+use super::source_error::SourceError;
 use crate::config::Config;
 use crate::embedded::{EmbeddedAssets, EmbeddedOptions, EmbeddedServer};
 use hearth_engine::CancelToken;
@@ -112,9 +113,9 @@ impl Sources {
             .register(SourceInfo::new(NONE_SOURCE, ""), Arc::new(Unconfigured));
     }
 
-    fn start_embedded(&self, cfg: &Config) -> Result<(), String> {
-        let assets =
-            EmbeddedAssets::locate(cfg.embedded.cache_dir.clone()).map_err(|e| e.to_string())?;
+    fn start_embedded(&self, cfg: &Config) -> Result<(), SourceError> {
+        let assets = EmbeddedAssets::locate(cfg.embedded.cache_dir.clone())
+            .map_err(|e| SourceError::Embedded(e.to_string()))?;
         let mut opts = EmbeddedOptions {
             ctx: u32::try_from(cfg.embedded.ctx).unwrap_or(u32::MAX),
             ..EmbeddedOptions::default()
@@ -124,7 +125,8 @@ impl Sources {
         }
         let alias = opts.alias.clone();
         let ctx = opts.ctx;
-        let server = EmbeddedServer::start(assets, opts).map_err(|e| e.to_string())?;
+        let server = EmbeddedServer::start(assets, opts)
+            .map_err(|e| SourceError::Embedded(e.to_string()))?;
         let url = server.base_url_source();
         tracing::info!(base_url = %server.base_url(), "embedded LLM started");
         let source = SourceConfig {
@@ -146,8 +148,8 @@ impl Sources {
         &self,
         source: SourceConfig,
         base_url: Option<hearth_llm::provider::BaseUrl>,
-    ) -> Result<(), String> {
-        source.validate()?;
+    ) -> Result<(), SourceError> {
+        source.validate().map_err(SourceError::Invalid)?;
         let adapter = self.load_adapter(&source.adapter)?;
         let provider = Arc::new(match base_url {
             Some(url) => LuaSource::with_base_url(source.clone(), adapter, self.http.clone(), url),
@@ -165,15 +167,19 @@ impl Sources {
         Ok(())
     }
 
-    fn load_adapter(&self, name: &str) -> Result<Arc<Adapter>, String> {
-        let file = safe_file_name(name)
-            .ok_or_else(|| format!("adapter name {name:?} is not a plain file name"))?;
+    fn load_adapter(&self, name: &str) -> Result<Arc<Adapter>, SourceError> {
+        let adapter = |message: String| SourceError::Adapter {
+            adapter: name.to_owned(),
+            message,
+        };
+        let file =
+            safe_file_name(name).ok_or_else(|| adapter("not a plain file name".to_owned()))?;
         let path = self.adapters_dir.join(format!("{file}.lua"));
         let source = std::fs::read_to_string(&path)
-            .map_err(|e| format!("adapter {}: {e}", path.display()))?;
+            .map_err(|e| adapter(format!("{}: {e}", path.display())))?;
         Adapter::load(&format!("{file}.lua"), &source)
             .map(Arc::new)
-            .map_err(|e| e.to_string())
+            .map_err(|e| adapter(e.to_string()))
     }
 
     /// The manager the kernel calls; it falls back across sources.
@@ -213,7 +219,7 @@ impl Sources {
 
     /// Registers a source and saves it to `sources.json` (`hearth source add`); errors when it
     /// is invalid, its adapter is missing or saving fails.
-    pub fn add(&self, source: SourceConfig) -> Result<String, String> {
+    pub fn add(&self, source: SourceConfig) -> Result<String, SourceError> {
         let name = source.name.clone();
         self.register(source, None)?;
         self.save()?;
@@ -222,20 +228,20 @@ impl Sources {
 
     /// Removes a source added at run time and saves `sources.json`; refuses sources from
     /// `hearth.toml`, the embedded one, and unknown names.
-    pub fn remove(&self, name: &str) -> Result<String, String> {
+    pub fn remove(&self, name: &str) -> Result<String, SourceError> {
         if self.from_file.iter().any(|n| n == name) {
-            return Err(format!(
+            return Err(SourceError::NotRemovable(format!(
                 "source {name} comes from hearth.toml: remove it there"
-            ));
+            )));
         }
         if name == EMBEDDED_SOURCE {
-            return Err(
+            return Err(SourceError::NotRemovable(
                 "the embedded source is automatic: disable it with [embedded] enabled = false"
                     .into(),
-            );
+            ));
         }
         if self.configs.lock().remove(name).is_none() {
-            return Err(format!("no source named {name}"));
+            return Err(SourceError::Unknown(name.to_owned()));
         }
         self.providers.lock().remove(name);
         self.manager.remove(name);
@@ -244,13 +250,13 @@ impl Sources {
     }
 
     /// Sends a short prompt through one source (no fallback) and reports what came back.
-    pub fn test(&self, name: &str) -> Result<String, String> {
+    pub fn test(&self, name: &str) -> Result<String, SourceError> {
         let provider = self
             .providers
             .lock()
             .get(name)
             .cloned()
-            .ok_or_else(|| format!("no source named {name}"))?;
+            .ok_or_else(|| SourceError::Unknown(name.to_owned()))?;
         let request = ChatRequest::new(
             vec![Message::user("Reply with the single word: ready")],
             vec![],
@@ -269,11 +275,14 @@ impl Sources {
                 started.elapsed().as_secs_f64(),
                 text.trim()
             )),
-            Err(e) => Err(format!("source {name} failed: {e}")),
+            Err(e) => Err(SourceError::Failed {
+                name: name.to_owned(),
+                message: e.to_string(),
+            }),
         }
     }
 
-    fn save(&self) -> Result<(), String> {
+    fn save(&self) -> Result<(), SourceError> {
         let added: Vec<SourceConfig> = self
             .configs
             .lock()
@@ -281,9 +290,12 @@ impl Sources {
             .filter(|s| !self.from_file.contains(&s.name) && s.name != EMBEDDED_SOURCE)
             .cloned()
             .collect();
-        let text = serde_json::to_string_pretty(&added).map_err(|e| e.to_string())?;
-        write_private(&self.store, &text)
-            .map_err(|e| format!("saving {}: {e}", self.store.display()))
+        let text = serde_json::to_string_pretty(&added)
+            .map_err(|e| SourceError::Invalid(format!("sources do not serialise: {e}")))?;
+        write_private(&self.store, &text).map_err(|source| SourceError::Save {
+            path: self.store.clone(),
+            source,
+        })
     }
 
     /// Stops the embedded server, if any.

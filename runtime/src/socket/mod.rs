@@ -15,5 +15,5 @@ mod worker;
 
 pub use client::{Client, ClientError};
 pub use dispatch::control_answer;
-pub use protocol::{Answer, Request};
+pub use protocol::{Answer, Request, RequestError};
 pub use server::{Control, ControlError, SocketServer};

@@ -121,12 +121,28 @@ pub enum Request {
     Help,
 }
 
+/// Why a line from a client is not a request; the text is what the client is answered.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum RequestError {
+    /// A JSON object that is not a request (unknown op, a missing or mistyped field).
+    #[error("bad request: {0}")]
+    Json(String),
+    /// Neither a JSON object nor a known `/`-command (plain text is a chat turn only in the
+    /// interactive CLI).
+    #[error("not a request: send one JSON object per line or a /command ({HELP_HINT})")]
+    NotARequest,
+    /// The line's bytes are not UTF-8.
+    #[error("request is not valid UTF-8")]
+    NotUtf8,
+}
+
 impl Request {
     /// Parses a JSON request or a `/`-command; anything else is an error.
-    pub fn parse(line: &str) -> Result<Request, String> {
+    pub fn parse(line: &str) -> Result<Request, RequestError> {
         let line = line.trim_end_matches(['\r', '\n']);
         if line.trim_start().starts_with('{') {
-            return serde_json::from_str(line).map_err(|e| format!("bad request: {e}"));
+            return serde_json::from_str(line).map_err(|e| RequestError::Json(e.to_string()));
         }
         if let Some(key) = line.strip_prefix("/auth ") {
             return Ok(Request::Auth {
@@ -143,14 +159,12 @@ impl Request {
             "/stop" => Ok(Request::Stop),
             "/status" | "/kernel" => Ok(Request::Status),
             "/help" => Ok(Request::Help),
-            _ => Err(format!(
-                "not a request: send one JSON object per line or a /command ({HELP_HINT})"
-            )),
+            _ => Err(RequestError::NotARequest),
         }
     }
 
     /// What a line typed in the interactive CLI means: a `/`-command, else text to send.
-    pub fn from_chat_line(line: &str) -> Result<Request, String> {
+    pub fn from_chat_line(line: &str) -> Result<Request, RequestError> {
         if line.trim_start().starts_with(['/', '{']) {
             Self::parse(line)
         } else {
@@ -298,10 +312,15 @@ mod tests {
                 source: None
             })
         );
+        assert_eq!(
+            Request::parse("GET / HTTP/1.1\r\n"),
+            Err(RequestError::NotARequest),
+            "a stray protocol is refused"
+        );
         assert!(
-            Request::parse("GET / HTTP/1.1\r\n")
-                .expect_err("a stray protocol is refused")
-                .contains("not a request")
+            RequestError::NotARequest
+                .to_string()
+                .starts_with("not a request")
         );
         assert!(Request::parse("what time is it?").is_err());
         assert_eq!(
@@ -313,11 +332,10 @@ mod tests {
         );
         assert_eq!(Request::from_chat_line("/stop"), Ok(Request::Stop));
         assert!(Request::from_chat_line("/bogus").is_err());
-        assert!(
-            Request::parse(r#"{"op":"launch"}"#)
-                .expect_err("unknown op")
-                .contains("bad request")
-        );
+        assert!(matches!(
+            Request::parse(r#"{"op":"launch"}"#),
+            Err(RequestError::Json(e)) if e.contains("launch")
+        ));
         assert!(Request::parse(r#"{"op":"send"}"#).is_err(), "missing text");
     }
 

@@ -6,7 +6,7 @@
 use super::bind::Bound;
 use super::connection::{Busy, Connection, Expiry, Line, MAX_LINE};
 use super::dispatch::{self, Started};
-use super::protocol::{Answer, Request};
+use super::protocol::{Answer, Request, RequestError};
 use super::pump::{Forward, PumpShared};
 use super::reap;
 use super::server::{Control, ServerState};
@@ -225,7 +225,7 @@ impl Reactor {
                 conn.closing = true;
                 return;
             }
-            Line::NotUtf8 => Err("request is not valid UTF-8".to_string()),
+            Line::NotUtf8 => Err(RequestError::NotUtf8),
             Line::Text(text) if text.trim().is_empty() => return,
             Line::Text(text) => Request::parse(&text),
         };
@@ -248,7 +248,7 @@ impl Reactor {
         let request = match request {
             Ok(request) => request,
             Err(e) => {
-                conn.out.push(&Answer::error(e));
+                conn.out.push(&Answer::error(e.to_string()));
                 return;
             }
         };

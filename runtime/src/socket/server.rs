@@ -72,8 +72,8 @@ pub trait Control: Send + Sync + 'static {
 #[non_exhaustive]
 pub enum ControlError {
     /// A source could not be added, removed or tested (the message names it and why).
-    #[error("{0}")]
-    Source(String),
+    #[error(transparent)]
+    Source(#[from] crate::daemon::SourceError),
     /// A plugin action failed.
     #[error(transparent)]
     Plugin(#[from] hearth_plugin_host::PluginError),
