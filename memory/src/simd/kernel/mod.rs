@@ -44,6 +44,27 @@ macro_rules! block_drivers {
     };
 }
 
+/// The quantized-row scan, written once: row `i` (`query.len()` bytes at `i * stride`) scores
+/// its own `dot_i8` times its scale, so a scan equals the one-row score bit for bit. Expanded in
+/// each byte kernel's module, with its target features when it has any.
+macro_rules! byte_scan {
+    ($($attr:meta)?) => {
+        $(#[$attr])?
+        pub(super) fn scores_i8(
+            rows: &[i8],
+            stride: usize,
+            scales: &[f32],
+            query: &[f32],
+            out: &mut [f32],
+        ) {
+            let dim = query.len();
+            for (i, (slot, &scale)) in out.iter_mut().zip(scales).enumerate() {
+                *slot = dot_i8(&rows[i * stride..i * stride + dim], query) * scale;
+            }
+        }
+    };
+}
+
 #[cfg(target_arch = "x86_64")]
 mod avx2;
 #[cfg(target_arch = "x86_64")]

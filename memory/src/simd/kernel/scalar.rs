@@ -66,15 +66,4 @@ pub(super) fn dot_i8(row: &[i8], query: &[f32]) -> f32 {
     reduce(acc)
 }
 
-pub(super) fn scores_i8(
-    rows: &[i8],
-    stride: usize,
-    scales: &[f32],
-    query: &[f32],
-    out: &mut [f32],
-) {
-    let dim = query.len();
-    for (i, (slot, &scale)) in out.iter_mut().zip(scales).enumerate() {
-        *slot = dot_i8(&rows[i * stride..i * stride + dim], query) * scale;
-    }
-}
+byte_scan!();
