@@ -88,13 +88,7 @@ fn l3_interrupt_preempts_at_the_next_safe_point_and_the_victim_resumes_with_its_
         // A reply is sent once journaled and its output event published just after, so the
         // victim's event may still be on its way when its reply arrives.
         let is_output = |(k, _): &(EventKind, Value)| *k == EventKind::AgentOutput;
-        let mut seen = events.drain();
-        let until = std::time::Instant::now() + REPLY_WAIT;
-        while seen.iter().filter(|e| is_output(e)).count() < 2 && std::time::Instant::now() < until
-        {
-            std::thread::sleep(Duration::from_millis(5));
-            seen.extend(events.drain());
-        }
+        let seen = events.drain_until(EventKind::AgentOutput, 2);
         let outputs: Vec<&str> = seen
             .iter()
             .filter(|e| is_output(e))

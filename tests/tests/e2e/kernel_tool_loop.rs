@@ -92,7 +92,8 @@ fn two_round_tool_loop_feeds_results_back_in_one_assistant_message() {
             1
         );
 
-        let seen = events.drain();
+        // The reply arrives before its agent_output event is published.
+        let seen = events.drain_until(EventKind::AgentOutput, 1);
         let calls: Vec<&Value> = seen
             .iter()
             .filter(|(k, _)| *k == EventKind::ToolCall)

@@ -79,6 +79,19 @@ impl Recorder {
         }
     }
 
+    /// Everything published until `n` events of `kind` are among it (or [`REPLY_WAIT`] passed).
+    /// A reply is sent before its `agent_output` event is published, so a test that has its
+    /// reply may still have to wait for the event.
+    pub fn drain_until(&mut self, kind: EventKind, n: usize) -> Vec<(EventKind, Value)> {
+        let mut seen = self.drain();
+        let until = Instant::now() + REPLY_WAIT;
+        while seen.iter().filter(|(k, _)| *k == kind).count() < n && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(5));
+            seen.extend(self.drain());
+        }
+        seen
+    }
+
     /// Waits for the next event of `kind`.
     pub fn wait_for(&mut self, kind: EventKind, limit: Duration) -> Value {
         let deadline = Instant::now() + limit;
