@@ -92,6 +92,7 @@ mod host;
 mod plugin;
 mod registrar;
 mod runtime;
+mod stage;
 
 pub use context::CallContext;
 pub use data_plane::{DataPlane, EventStream, Next};
