@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use hearth_ipc::{FieldError, IpcError, NO_MEMORY, SegmentConfig, StageField};
+use hearth_ipc::{FieldError, IpcError, NO_MEMORY, SegmentConfig, StageContext, StageField};
 use serde_json::json;
 
 use crate::support::attached;
@@ -21,14 +21,19 @@ fn context() -> serde_json::Value {
     })
 }
 
+/// The kernel stores [`context`], the plugin loads it back.
+fn loaded(kernel: &StageContext, plugin: &StageContext) -> serde_json::Value {
+    kernel.store_object(&context()).expect("fits");
+    kernel.take_dirty();
+    plugin.load_object().expect("loads")
+}
+
 #[test]
 fn a_stored_context_loads_back_and_only_changed_fields_are_written() {
     with_watchdog(Duration::from_secs(30), || {
         let (segment, plugin) = attached(SegmentConfig::default());
         let (kernel, plugin) = (segment.context(), plugin.context());
-        kernel.store_object(&context()).expect("fits");
-        kernel.take_dirty();
-        let before = plugin.load_object().expect("loads");
+        let before = loaded(kernel, plugin);
         for field in StageField::ALL {
             assert_eq!(
                 field.get(&before),
@@ -78,9 +83,7 @@ fn an_edit_too_large_or_of_the_wrong_form_writes_nothing() {
     with_watchdog(Duration::from_secs(30), || {
         let (segment, plugin) = attached(SegmentConfig::default());
         let (kernel, plugin) = (segment.context(), plugin.context());
-        kernel.store_object(&context()).expect("fits");
-        kernel.take_dirty();
-        let before = plugin.load_object().expect("loads");
+        let before = loaded(kernel, plugin);
         let capacity = plugin.capacity(StageField::Phase);
         let mut after = before.clone();
         after["final_text"] = json!("changed");

@@ -143,15 +143,20 @@ pub fn register(reg: &mut Registrar<'_>, prefix: &str) -> Result<(), ToolError> 
     Ok(())
 }
 
-/// What the `before_output` handler does, by the input's text (`stage:<command>`; any other
-/// input passes untouched). Plugin `a` (the unprefixed one) edits the final text, the others
-/// add a memory item recording the final text they saw.
+/// What the `before_output` handler does, by the input's text or, where the stage sees no
+/// input (a daemon's `before_output` carries only the answer), the answer's text
+/// (`stage:<command> …`; anything else passes untouched). Plugin `a` (the unprefixed one) edits
+/// the final text, the others add a memory item recording the final text they saw.
 fn stage_command(who: &str, context: &mut Value) {
     let raw = context["raw_message"].as_str().unwrap_or("").to_owned();
-    let Some(command) = raw.strip_prefix("stage:") else {
+    let final_text = context["final_text"].as_str().unwrap_or("").to_owned();
+    let Some(command) = raw
+        .strip_prefix("stage:")
+        .or_else(|| final_text.strip_prefix("stage:"))
+        .and_then(|c| c.split_whitespace().next())
+    else {
         return;
     };
-    let final_text = context["final_text"].as_str().unwrap_or("").to_owned();
     match (command, who) {
         ("both", "a") => context["final_text"] = json!(format!("{final_text} [a]")),
         ("both", _) => {
