@@ -139,3 +139,47 @@ fn bytes_a_field_cannot_hold_are_refused_on_read() {
         assert_eq!(StageField::from_name("final_text"), None);
     });
 }
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+    /// Whatever text and lists the kernel stores, a plugin loads the same values, and writing
+    /// back an edit of one field changes exactly that field.
+    #[test]
+    fn any_context_round_trips_and_an_edit_touches_only_its_field(
+        raw in ".{0,200}",
+        final_text in ".{0,200}",
+        response in proptest::option::of(".{0,50}"),
+        msgs in proptest::collection::vec((".{0,10}", ".{0,80}"), 0..5),
+        edit in ".{0,100}",
+    ) {
+        let (segment, plugin) = attached(SegmentConfig::default());
+        let (kernel, plugin) = (segment.context(), plugin.context());
+        let msgs: Vec<_> = msgs
+            .into_iter()
+            .map(|(role, content)| json!({"role": role, "content": content}))
+            .collect();
+        let object = json!({
+            "raw_message": raw, "final_text": final_text, "response": response,
+            "context_msgs": msgs, "no_memory": false,
+        });
+        kernel.store_object(&object).expect("fits");
+        kernel.take_dirty();
+        let before = plugin.load_object().expect("loads");
+        for field in StageField::ALL {
+            let want = field.get(&object).filter(|v| !v.is_null());
+            let got = field.get(&before).filter(|v| !v.is_null());
+            proptest::prop_assert_eq!(got, want, "{}", field.name());
+        }
+        let mut after = before.clone();
+        after["final_text"] = json!(edit.clone());
+        let names = plugin.write_changes(&before, &after).expect("written");
+        let dirty: Vec<_> = kernel.take_dirty().iter().collect();
+        if edit == final_text {
+            proptest::prop_assert!(names.is_empty() && dirty.is_empty());
+        } else {
+            proptest::prop_assert_eq!(names, vec!["FinalText"]);
+            proptest::prop_assert_eq!(dirty, vec![StageField::FinalText]);
+        }
+    }
+}
