@@ -45,6 +45,18 @@ fn start(host: &Arc<PluginHost>, names: &[&str]) {
     }
 }
 
+/// The conformance plugins `names` running on a host that offers them a fresh data plane.
+fn over_area(names: &[&str]) -> (Fixture, Arc<DataPlane>, Arc<PluginHost>) {
+    let fx = Fixture::new();
+    let plane = plane();
+    for name in names {
+        install(&fx, name);
+    }
+    let host = fx.host_on(&plane);
+    start(&host, names);
+    (fx, plane, host)
+}
+
 fn before_output(fx: &Fixture, raw: &str, final_text: &str) -> (StageContext, StageRun) {
     let mut ctx = StageContext {
         raw_message: raw.into(),
@@ -63,12 +75,7 @@ fn seq(plane: &DataPlane) -> u64 {
 #[test]
 fn two_plugin_processes_on_one_stage_write_different_fields_and_lose_neither() {
     watchdog(Duration::from_secs(240), || {
-        let fx = Fixture::new();
-        let plane = plane();
-        install(&fx, "conformance");
-        install(&fx, "conformance-b");
-        let host = fx.host_on(&plane);
-        start(&host, &["conformance", "conformance-b"]);
+        let (fx, plane, host) = over_area(&["conformance", "conformance-b"]);
         // The kernel runs one stage's handlers one after another (a, priority 10, then b), so
         // concurrency comes from turns: two run this stage at once, over the one area.
         let rounds = 60;
@@ -118,11 +125,7 @@ fn two_plugin_processes_on_one_stage_write_different_fields_and_lose_neither() {
 fn a_plugin_stage_handler_rewrites_the_final_text_over_the_area_and_inline() {
     watchdog(Duration::from_secs(120), || {
         // Over the area.
-        let fx = Fixture::new();
-        let plane = plane();
-        install(&fx, "conformance");
-        let host = fx.host_on(&plane);
-        start(&host, &["conformance"]);
+        let (fx, plane, host) = over_area(&["conformance"]);
         let (ctx, run) = before_output(&fx, "stage:upper", "hello there");
         assert!(run.errors.is_empty(), "{:?}", run.errors);
         assert_eq!(ctx.final_text, "[rewritten] HELLO THERE");
@@ -164,11 +167,7 @@ fn a_plugin_stage_handler_rewrites_the_final_text_over_the_area_and_inline() {
 #[test]
 fn flags_the_response_and_extra_fields_travel_over_the_area() {
     watchdog(Duration::from_secs(60), || {
-        let fx = Fixture::new();
-        let plane = plane();
-        install(&fx, "conformance");
-        let host = fx.host_on(&plane);
-        start(&host, &["conformance"]);
+        let (fx, plane, host) = over_area(&["conformance"]);
         let mut ctx = StageContext {
             raw_message: "stage:flags".into(),
             final_text: "draft".into(),
@@ -187,6 +186,7 @@ fn flags_the_response_and_extra_fields_travel_over_the_area() {
         assert_eq!(ctx.extra["output_channel"], "cli");
         assert_eq!(ctx.extra["trace"], json!({"n": 1}));
         assert_eq!(ctx.final_text, "draft");
+        assert_eq!(seq(&plane), 1, "the call went over the area");
         host.shutdown();
     });
 }
@@ -194,11 +194,7 @@ fn flags_the_response_and_extra_fields_travel_over_the_area() {
 #[test]
 fn an_edit_too_large_for_its_field_fails_the_handler_and_applies_nothing() {
     watchdog(Duration::from_secs(60), || {
-        let fx = Fixture::new();
-        let plane = plane();
-        install(&fx, "conformance");
-        let host = fx.host_on(&plane);
-        start(&host, &["conformance"]);
+        let (fx, plane, host) = over_area(&["conformance"]);
         let (ctx, run) = before_output(&fx, "stage:oversize", "kept");
         assert_eq!(ctx.final_text, "kept");
         assert_eq!(run.errors.len(), 1, "{:?}", run.errors);
@@ -211,6 +207,7 @@ fn an_edit_too_large_for_its_field_fails_the_handler_and_applies_nothing() {
         let (ctx, run) = before_output(&fx, "stage:upper", "next");
         assert!(run.errors.is_empty(), "{:?}", run.errors);
         assert_eq!(ctx.final_text, "[rewritten] NEXT");
+        assert_eq!(seq(&plane), 2, "both calls went over the area");
         host.shutdown();
     });
 }
@@ -305,12 +302,7 @@ fn unlock(fx: &Fixture, tool: &str, stage: &str) -> Result<serde_json::Value, St
 #[test]
 fn stage_locks_wait_time_out_refuse_re_lock_and_foreign_release_and_free_on_exit() {
     watchdog(Duration::from_secs(120), || {
-        let fx = Fixture::new();
-        let plane = plane();
-        install(&fx, "conformance");
-        install(&fx, "conformance-b");
-        let host = fx.host_on(&plane);
-        start(&host, &["conformance", "conformance-b"]);
+        let (fx, plane, host) = over_area(&["conformance", "conformance-b"]);
         let (a, b) = ("stage_lock", "b_stage_lock");
 
         lock(&fx, a, "pre_action").expect("a takes it");
