@@ -166,4 +166,13 @@ pub enum IpcError {
     /// A stage-context field access was refused.
     #[error(transparent)]
     Field(#[from] FieldError),
+    /// A stage-context field's value does not have its field's form (a text field holding a
+    /// number, bytes that are not UTF-8 or not JSON).
+    #[error("stage field {field}: {reason}")]
+    FieldValue {
+        /// The field concerned.
+        field: &'static str,
+        /// What is wrong with the value.
+        reason: String,
+    },
 }

@@ -65,7 +65,7 @@ pub use parent_death::kill_with_parent;
 #[cfg(not(loom))]
 pub use segment::{
     Arena, ArenaConfig, ArenaRef, ArenaView, CallFrame, DOORBELL_FD, FieldCapacities, FieldSet,
-    KERNEL_OWNER, PluginSegment, SEGMENT_FD, Segment, SegmentConfig, StageContext, StageField,
-    default_capacities, inherit_plugin_fds,
+    KERNEL_OWNER, NO_MEMORY, PluginSegment, SEGMENT_FD, Segment, SegmentConfig, StageContext,
+    StageField, default_capacities, inherit_plugin_fds,
 };
 pub use shm_safe::ShmSafe;

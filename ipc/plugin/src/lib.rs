@@ -46,6 +46,27 @@
 //! }
 //! ```
 //!
+//! **Stage handlers.** A stage handler edits the stage context, a JSON object with the kernel's
+//! field names (`final_text`, `memory`, `context_msgs`, `no_memory`, `extra.output_channel`, …;
+//! `ipc/PROTOCOL.md` §9.4). How it travels is the SDK's business: inline on the pipe, or, when
+//! the process attached the data plane, read from the shared stage-context area, with only the
+//! fields the handler changed written back (so two plugins editing different fields of one
+//! stage never undo each other). An edit too large for its field fails the call, and none of it
+//! is applied.
+//!
+//! ```no_run
+//! use hearth_plugin::{Registrar, StageSpec, ToolError, json};
+//!
+//! fn start(reg: &mut Registrar<'_>) -> Result<(), ToolError> {
+//!     // Signs every answer before it reaches the user.
+//!     reg.stage(StageSpec::new("before_output"), |_, context| {
+//!         let text = context["final_text"].as_str().unwrap_or("").to_owned();
+//!         context["final_text"] = json!(format!("{text}\n-- sent by hearth"));
+//!         Ok(())
+//!     })
+//! }
+//! ```
+//!
 //! **Data plane.** The shared segment (fd 3) and the event-ring notifications (fd 4) are
 //! described in `ipc/DESIGN.md`. When the handshake offers them the SDK attaches
 //! ([`Host::data_plane`]): [`DataPlane::events`] reads the kernel's event ring filtered by type
@@ -92,6 +113,7 @@ mod host;
 mod plugin;
 mod registrar;
 mod runtime;
+mod stage;
 
 pub use context::CallContext;
 pub use data_plane::{DataPlane, EventStream, Next};

@@ -13,7 +13,8 @@ use crate::host::Host;
 
 /// A tool's code: the model's arguments in, the raw result out.
 pub type ToolHandler = dyn Fn(&CallContext, Value) -> Result<Value, ToolError> + Send + Sync;
-/// A stage handler's code: edits the stage context (a JSON object) in place.
+/// A stage handler's code: edits the stage context (a JSON object) in place. The same object
+/// whether the context came inline or from the shared stage-context area (see the crate docs).
 pub type StageHandler = dyn Fn(&CallContext, &mut Value) -> Result<(), ToolError> + Send + Sync;
 /// An output channel's code: sends `{text, …}` out, answers with the delivery result.
 pub type OutputHandler = dyn Fn(&CallContext, Value) -> Result<Value, ToolError> + Send + Sync;

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use hearth_rpc::{
     ConnectionConfig, DEFAULT_MAX_FRAME, ErrorKind, HandshakeParams, Incoming, InitParams,
-    InvokeResult, OutputInvoke, Service, StageInvoke, StageResult, ToolInvoke, connect, methods,
+    InvokeResult, OutputInvoke, Service, StageInvoke, ToolInvoke, connect, methods,
 };
 use serde::Serialize;
 use serde::de::DeserializeOwned;
@@ -23,6 +23,7 @@ use crate::exchange;
 use crate::host::Host;
 use crate::plugin::Plugin;
 use crate::registrar::{Handlers, Registrar};
+use crate::stage;
 
 /// The SDK's version, sent in the handshake.
 pub const SDK_VERSION: &str = concat!("hearth-plugin ", env!("CARGO_PKG_VERSION"));
@@ -185,7 +186,7 @@ impl<P: Plugin> Runtime<P> {
         let params: HandshakeParams = decode(&request.method, request.params)?;
         self.advance(Phase::New, Phase::Handshaken, methods::HANDSHAKE)?;
         match hearth_rpc::accept(&params, &self.name, SDK_VERSION) {
-            Ok(result) => {
+            Ok(mut result) => {
                 let data_plane = params.data_plane.as_ref().and_then(|offer| {
                     DataPlane::attach(offer)
                         .inspect_err(|e| {
@@ -194,6 +195,7 @@ impl<P: Plugin> Runtime<P> {
                         .ok()
                         .map(Arc::new)
                 });
+                result.data_plane = data_plane.is_some();
                 // Set once: `advance` lets only the first handshake through.
                 let _ = self.host.set(Host::new(request.peer, data_plane));
                 encode(&result)
@@ -263,10 +265,8 @@ impl<P: Plugin> Runtime<P> {
             "stage handler",
             &self.name,
         )?;
-        let ctx = self.context(params.ctx, request.cancel)?;
-        let mut context = params.context;
-        handler(&ctx, &mut context)?;
-        encode(&StageResult { context })
+        let ctx = self.context(params.ctx.clone(), request.cancel)?;
+        encode(&stage::invoke(&*handler, &ctx, params)?)
     }
 
     fn invoke_output(&self, request: Incoming) -> Result<Value, ToolError> {

@@ -328,6 +328,11 @@ fn stage_and_output_handlers_are_invoked() {
             .call(methods::STAGE_INVOKE, params, CALL)
             .expect("stage");
         assert_eq!(got["context"]["system_prompt"], "be kind [conformance:t9]");
+        // The area form names a stage of a segment this process never got.
+        let params = json!({"stage": "before_output", "seq": 3, "ctx": {}});
+        let err = remote(host.peer.call(methods::STAGE_INVOKE, params, CALL));
+        assert_eq!(err.kind, ErrorKind::InvalidRequest, "{err:?}");
+        assert!(err.message.contains("no data plane"), "{}", err.message);
         let outputs = host.registered(methods::OUTPUT_REGISTER);
         assert_eq!(outputs[0]["caps"], json!(["text"]));
         let params = json!({"channel": "conformance-out", "args": {"text": "héllo"}});

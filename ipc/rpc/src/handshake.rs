@@ -49,6 +49,10 @@ pub struct HandshakeResult {
     pub plugin_name: String,
     /// The plugin's process id.
     pub pid: u32,
+    /// The plugin attached the offered data plane: the kernel may then use its stage-context
+    /// area for `stage.invoke` (PROTOCOL §9.4). Absent (false) keeps every call inline.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub data_plane: bool,
 }
 
 /// The newest version in both lists.
@@ -83,6 +87,7 @@ pub fn accept(
         sdk_version: sdk_version.to_owned(),
         plugin_name: plugin_name.to_owned(),
         pid: std::process::id(),
+        data_plane: false,
     })
 }
 

@@ -56,6 +56,10 @@ pub const PLUGIN_LIST_LOADED: &str = "plugin.listLoaded";
 pub const ARENA_ALLOC: &str = "arena.alloc";
 /// Plugin → kernel: give back a block it got from `arena.alloc` `{ref}` → `{}`.
 pub const ARENA_FREE: &str = "arena.free";
+/// Plugin → kernel: take the kernel's lock of one stage `{stage}` → `{}` (waits up to 30 s).
+pub const STAGE_LOCK: &str = "stage.lock";
+/// Plugin → kernel: release the lock `stage.lock` took `{stage}` → `{}`.
+pub const STAGE_UNLOCK: &str = "stage.unlock";
 /// Plugin → kernel: long-term memory write `{triples}` → `{}`.
 pub const MEMORY_COMMIT: &str = "memory.commit";
 /// Plugin → kernel: one completion from an LLM source `{messages, source?}` → `{text}`.

@@ -89,14 +89,20 @@ pub struct ArenaBlock {
     pub block: SharedRef,
 }
 
-/// `stage.invoke` params.
+/// `stage.invoke` params: the context inline (`context`), or in the shared stage-context area
+/// (`seq`, PROTOCOL §9.4) when the plugin attached the data plane.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct StageInvoke {
     /// The stage name (`pre_action`, …).
     pub stage: String,
-    /// The stage context as a JSON object; the handler returns its edited form.
+    /// Inline form: the stage context as a JSON object; the handler returns its edited form.
+    #[serde(skip_serializing_if = "Value::is_null")]
     pub context: Value,
+    /// Area form: the stage sequence number the kernel loaded the context under; the handler
+    /// reads the fields from the area and writes there the ones it changes.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
     /// The call's context.
     pub ctx: WireContext,
 }
@@ -105,8 +111,16 @@ pub struct StageInvoke {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default)]
 pub struct StageResult {
-    /// The stage context after the handler ran.
+    /// Inline form: the stage context after the handler ran.
+    #[serde(skip_serializing_if = "Value::is_null")]
     pub context: Value,
+    /// Area form: the names of the fields the handler wrote into the area (`FinalText`,
+    /// `Extra.media_type`, …, and `NoMemory` for the flag); only these are applied.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dirty_fields: Option<Vec<String>>,
+    /// Area form: the `seq` of the call, echoed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seq: Option<u64>,
 }
 
 /// `output.invoke` params.

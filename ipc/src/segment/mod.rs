@@ -12,6 +12,7 @@ mod arena;
 mod inherit;
 mod mapping;
 mod stage_context;
+mod stage_json;
 mod superblock;
 
 use std::os::fd::{BorrowedFd, OwnedFd};
@@ -21,6 +22,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 pub use arena::{Arena, ArenaConfig, ArenaRef, ArenaView, CallFrame, KERNEL_OWNER};
 pub use inherit::inherit_plugin_fds;
 pub use stage_context::{FieldCapacities, FieldSet, StageContext, StageField, default_capacities};
+pub use stage_json::NO_MEMORY;
 
 use crate::{EventRing, IpcError, Publisher, RingConfig, Subscriber};
 use mapping::Mapping;

@@ -8,6 +8,7 @@ mod ring_stress;
 mod ring_wake;
 mod segment_arena;
 mod segment_fields;
+mod segment_json;
 mod segment_layout;
 mod segment_processes;
 mod support;

@@ -11,10 +11,11 @@ use hearth_ipc::{
     ArenaError, ArenaRef, CallFrame, Doorbell, Doorbells, KERNEL_OWNER, Publisher, Segment,
     SegmentConfig, StageContext, Subscriber,
 };
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use serde_json::{Value, json};
 
 use crate::PluginError;
+use crate::stage_lock::StageLocks;
 
 /// Layout version of the `data_plane` offer in the handshake.
 pub const DATA_PLANE_VERSION: u32 = 1;
@@ -41,6 +42,12 @@ pub struct DataPlane {
     segment: Mutex<Segment>,
     /// Arena owner ids, one per child process start (the kernel is 0).
     next_owner: AtomicU32,
+    /// Held by the kernel from loading a stage context into the area until it has read the
+    /// handler's fields back: the area holds one context at a time, so plugin stage calls of
+    /// concurrent turns take turns on it.
+    stage_area: Mutex<()>,
+    /// `stage.lock` / `stage.unlock`.
+    pub(crate) locks: StageLocks,
 }
 
 impl DataPlane {
@@ -65,6 +72,8 @@ impl DataPlane {
             doorbells,
             segment: Mutex::new(segment),
             next_owner: AtomicU32::new(KERNEL_OWNER + 1),
+            stage_area: Mutex::new(()),
+            locks: StageLocks::new(),
         }))
     }
 
@@ -110,6 +119,23 @@ impl DataPlane {
         f(self.segment.lock().context())
     }
 
+    /// How long `stage.lock` waits for its holder ([`STAGE_LOCK_WAIT`](crate::STAGE_LOCK_WAIT)
+    /// unless set here).
+    pub fn set_stage_lock_wait(&self, wait: std::time::Duration) {
+        self.locks.set_wait(wait);
+    }
+
+    /// The plugin holding `stage`'s `stage.lock`, if any.
+    pub fn stage_lock_holder(&self, stage: hearth_stages::Stage) -> Option<String> {
+        self.locks.holder(stage)
+    }
+
+    /// The stage-context area for one plugin stage call, waiting up to `timeout` for the call
+    /// using it now.
+    pub(crate) fn stage_area(&self, timeout: std::time::Duration) -> Option<MutexGuard<'_, ()>> {
+        self.stage_area.try_lock_for(timeout)
+    }
+
     /// Blocks of the arena not allocated now.
     pub fn free_blocks(&self) -> u32 {
         self.segment.lock().arena().free_blocks()
@@ -147,9 +173,18 @@ impl DataPlane {
         })
     }
 
-    /// The child exited: stop ringing its doorbell and free every block it held.
+    /// The child exited: stop ringing its doorbell, release the stage locks it held and free
+    /// every block it held.
     pub(crate) fn release(&self, child: ChildPlane) -> u32 {
         self.doorbells.remove(child.bell_id);
+        let locks = self.locks.release_owner(child.owner);
+        if locks > 0 {
+            tracing::info!(
+                owner = child.owner,
+                locks,
+                "stage locks of an exited plugin released"
+            );
+        }
         self.segment.lock().arena().reclaim_owner(child.owner)
     }
 

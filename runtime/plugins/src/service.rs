@@ -202,6 +202,21 @@ impl PluginService {
                     .map_err(|e| HandlerError::invalid_arguments(format!("{method}: {e}")))?;
                 done()
             }
+            methods::STAGE_LOCK | methods::STAGE_UNLOCK => {
+                let stage = params["stage"].as_str().ok_or_else(|| {
+                    HandlerError::invalid_arguments(format!("{method}: stage must be a string"))
+                })?;
+                let (data, owner) = self.arena(method)?;
+                if method == methods::STAGE_UNLOCK {
+                    data.locks.unlock(stage, owner, plugin)?;
+                } else {
+                    let deadline = params["ctx"]["timeout_ms"]
+                        .as_u64()
+                        .map(|ms| std::time::Instant::now() + std::time::Duration::from_millis(ms));
+                    data.locks.lock(stage, owner, plugin, deadline)?;
+                }
+                done()
+            }
             other => Err(HandlerError::new(
                 ErrorKind::Unavailable,
                 format!("{other} is not served by this daemon yet"),

@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::time::Duration;
 
 use hearth_rpc::{
@@ -83,6 +83,11 @@ pub(crate) struct Link {
     pub(crate) data: Option<Arc<DataPlane>>,
     /// The current process's share of it (arena owner id, doorbell), from spawn to exit.
     child: Mutex<Option<ChildPlane>>,
+    /// The current process attached the data plane (its handshake said so): its stage calls
+    /// go through the stage-context area.
+    area: AtomicBool,
+    /// The current process's pid, from its handshake: the writer its area fields must name.
+    pid: AtomicU32,
     /// The handlers of a plugin that runs in the daemon's process: the proxies call these
     /// instead of a peer.
     pub(crate) local: Option<Arc<dyn InProcess>>,
@@ -111,6 +116,8 @@ impl Link {
             auto_restart: AtomicBool::new(true),
             data: None,
             child: Mutex::new(None),
+            area: AtomicBool::new(false),
+            pid: AtomicU32::new(0),
             local,
         }
     }
@@ -155,6 +162,16 @@ impl Link {
     pub(crate) fn arena(&self) -> Option<(&DataPlane, u32)> {
         let owner = self.child.lock().as_ref()?.owner;
         Some((self.data.as_deref()?, owner))
+    }
+
+    /// The data plane, the process's arena owner id and its pid, when its stage calls go
+    /// through the stage-context area.
+    pub(crate) fn stage_area(&self) -> Option<(&DataPlane, u32, u32)> {
+        if !self.area.load(Ordering::Relaxed) {
+            return None;
+        }
+        let (data, owner) = self.arena()?;
+        Some((data, owner, self.pid.load(Ordering::Relaxed)))
     }
 
     /// Gives the previous process's share of the data plane back (its doorbell, its blocks).
@@ -251,6 +268,7 @@ impl PluginSession {
             (Some(data), Some(child)) => Some(data.offer(child)),
             _ => None,
         };
+        let data_plane_offered = data_plane.is_some();
         let offer = HandshakeParams {
             protocol_versions: SUPPORTED_VERSIONS.to_vec(),
             kernel_version: env!("CARGO_PKG_VERSION").to_owned(),
@@ -259,6 +277,10 @@ impl PluginSession {
         };
         let answer = handshake(peer, &offer, self.timeouts.handshake).map_err(|e| e.to_string())?;
         tracing::debug!(plugin = %name, sdk = %answer.sdk_version, "handshake done");
+        self.link.pid.store(answer.pid, Ordering::Relaxed);
+        self.link
+            .area
+            .store(answer.data_plane && data_plane_offered, Ordering::Relaxed);
         let init = InitParams {
             name: name.clone(),
             config: self.config.clone(),

@@ -20,6 +20,7 @@ use crate::data_plane::INLINE_LIMIT;
 #[cfg(doc)]
 use crate::in_process::InProcess;
 use crate::session::Link;
+use crate::stage_area;
 
 /// How long a call that saw the pipe close waits to learn how the process ended.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
@@ -36,7 +37,7 @@ impl ToolHandler for ToolProxy {
         let mut params = ToolInvoke {
             name: self.tool.clone(),
             args: args.clone(),
-            ctx: context(ctx, self.link.call_timeout),
+            ctx: wire_context(ctx, self.link.call_timeout),
             args_frame: None,
         };
         let arena = self.link.arena();
@@ -126,6 +127,14 @@ pub(crate) struct StageProxy {
 
 impl StageHandler for StageProxy {
     fn handle(&self, call: &CallContext, ctx: &mut StageContext) -> Result<(), HandlerError> {
+        if self.link.local.is_none()
+            && let Some((data, _, pid)) = self.link.stage_area()
+            && let Some(edited) =
+                stage_area::invoke_over_area(&self.link, data, pid, &self.stage, call, ctx)?
+        {
+            *ctx = edited;
+            return Ok(());
+        }
         let context =
             serde_json::to_value(&*ctx).map_err(|e| HandlerError::Failed(e.to_string()))?;
         let what = format!("stage {}", self.stage);
@@ -135,7 +144,8 @@ impl StageHandler for StageProxy {
                 let params = StageInvoke {
                     stage: self.stage.clone(),
                     context,
-                    ctx: self::context(call, self.link.call_timeout),
+                    ctx: wire_context(call, self.link.call_timeout),
+                    seq: None,
                 };
                 let result: StageResult =
                     invoke(&self.link, &what, methods::STAGE_INVOKE, &params)?;
@@ -173,7 +183,7 @@ impl OutputHandler for OutputProxy {
         let params = OutputInvoke {
             channel: self.channel.clone(),
             args,
-            ctx: context(ctx, self.link.call_timeout),
+            ctx: wire_context(ctx, self.link.call_timeout),
         };
         let what = format!("output channel {}", self.channel);
         let result: InvokeResult = invoke(&self.link, &what, methods::OUTPUT_INVOKE, &params)?;
@@ -183,7 +193,7 @@ impl OutputHandler for OutputProxy {
 
 /// The call context on the wire: the task, who started it and how far it is trusted, and the
 /// time left (the handler's own deadline or the plugin's call timeout, whichever ends first).
-fn context(ctx: &CallContext, timeout: Duration) -> WireContext {
+pub(crate) fn wire_context(ctx: &CallContext, timeout: Duration) -> WireContext {
     let caller = ctx.caller();
     WireContext {
         task_id: match ctx.task_id() {
@@ -204,7 +214,7 @@ fn context(ctx: &CallContext, timeout: Duration) -> WireContext {
     }
 }
 
-fn invoke<P: serde::Serialize, T: serde::de::DeserializeOwned>(
+pub(crate) fn invoke<P: serde::Serialize, T: serde::de::DeserializeOwned>(
     link: &Link,
     what: &str,
     method: &str,

@@ -1,7 +1,8 @@
 //! Plugins under a real `hearthd`: started after the socket is served, managed by `hearth
 //! plugin …`, and gone when the daemon is SIGKILLed.
 
-use crate::harness::{Daemon, stderr, stdout, within};
+use crate::harness::{Daemon, source, stderr, stdout, within};
+use hearth_testkit::llm_server::{LlmServer, Script};
 use serde_json::Value;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
@@ -103,6 +104,32 @@ fn the_socket_is_served_while_plugins_start_and_sigkill_leaves_no_plugin_behind(
             std::thread::sleep(Duration::from_millis(10));
         }
         let _ = std::fs::remove_dir_all(dir);
+    });
+}
+
+#[test]
+fn a_plugin_processes_stage_handler_rewrites_a_turns_reply() {
+    within(Duration::from_secs(90), || {
+        let llm = LlmServer::start();
+        llm.push(Script::text("stage:upper the kettle is on"));
+        llm.push(Script::text("left alone"));
+        let conformance = sdk_binary("hearth-plugin-conformance");
+        let daemon = Daemon::start_with(&source("llm", &llm.base_url, 0), |dir| {
+            plugin_dir(&dir.join("plugins"), "conformance", &conformance);
+        });
+        wait_state(&daemon, "conformance", "running");
+        // The conformance plugin's before_output handler acts on answers `stage:<command> …`;
+        // the daemon offers it the data plane, so the call goes over the stage-context area.
+        let out = daemon.run(&["send", "is the kettle on?"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            stdout(&out).contains("[rewritten] STAGE:UPPER THE KETTLE IS ON"),
+            "the reply went through the plugin's handler: {}",
+            stdout(&out)
+        );
+        let out = daemon.run(&["send", "anything else"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).contains("left alone"), "{}", stdout(&out));
     });
 }
 

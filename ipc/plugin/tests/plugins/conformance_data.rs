@@ -5,7 +5,8 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hearth_plugin::{
-    EventKind, EventStream, Next, Registrar, StageField, ToolDef, ToolError, decode_envelope, json,
+    EventKind, EventStream, Next, Registrar, StageField, StageSpec, ToolDef, ToolError, Value,
+    decode_envelope, json,
 };
 
 fn plane_missing() -> ToolError {
@@ -102,9 +103,7 @@ pub fn register(reg: &mut Registrar<'_>, prefix: &str) -> Result<(), ToolError> 
         |ctx, args| {
             let plane = ctx.host().data_plane().ok_or_else(plane_missing)?;
             let name = args["field"].as_str().unwrap_or_default();
-            let field = StageField::ALL
-                .into_iter()
-                .find(|f| f.name() == name)
+            let field = StageField::from_name(name)
                 .ok_or_else(|| ToolError::invalid_arguments(format!("no field {name:?}")))?;
             let text = args["text"].as_str().unwrap_or_default();
             plane
@@ -114,5 +113,68 @@ pub fn register(reg: &mut Registrar<'_>, prefix: &str) -> Result<(), ToolError> 
             Ok(json!({"written": name}))
         },
     )?;
+    reg.tool(
+        ToolDef::new(
+            name("stage_lock"),
+            "stage.lock (or, with unlock, stage.unlock) of `stage`.",
+        ),
+        |ctx, args| {
+            let method = if args["unlock"] == true {
+                "stage.unlock"
+            } else {
+                "stage.lock"
+            };
+            ctx.host().call(method, json!({"stage": args["stage"]}))
+        },
+    )?;
+    let who = if prefix.is_empty() {
+        "a".to_owned()
+    } else {
+        prefix.trim_end_matches('_').to_owned()
+    };
+    let priority = if prefix.is_empty() { 10 } else { 5 };
+    reg.stage(
+        StageSpec::new("before_output").priority(priority),
+        move |_, context| {
+            stage_command(&who, context);
+            Ok(())
+        },
+    )?;
     Ok(())
+}
+
+/// What the `before_output` handler does, by the input's text or, where the stage sees no
+/// input (a daemon's `before_output` carries only the answer), the answer's text
+/// (`stage:<command> …`; anything else passes untouched). Plugin `a` (the unprefixed one) edits
+/// the final text, the others add a memory item recording the final text they saw.
+fn stage_command(who: &str, context: &mut Value) {
+    let raw = context["raw_message"].as_str().unwrap_or("").to_owned();
+    let final_text = context["final_text"].as_str().unwrap_or("").to_owned();
+    let Some(command) = raw
+        .strip_prefix("stage:")
+        .or_else(|| final_text.strip_prefix("stage:"))
+        .and_then(|c| c.split_whitespace().next())
+    else {
+        return;
+    };
+    match (command, who) {
+        ("both", "a") => context["final_text"] = json!(format!("{final_text} [a]")),
+        ("both", _) => {
+            let item = json!({"role": who, "content": final_text, "score": 1.0});
+            match context["memory"].as_array_mut() {
+                Some(items) => items.push(item),
+                None => context["memory"] = json!([item]),
+            }
+        }
+        ("upper", "a") => {
+            context["final_text"] = json!(format!("[rewritten] {}", final_text.to_uppercase()));
+        }
+        ("oversize", "a") => context["final_text"] = json!("x".repeat(64 * 1024)),
+        ("flags", "a") => {
+            context["no_memory"] = json!(true);
+            context["extra"]["media_type"] = json!("image/png");
+            context["response"] = json!(format!("answered: {final_text}"));
+        }
+        _ => {}
+    }
 }
