@@ -165,13 +165,15 @@ impl Link {
     }
 
     /// The data plane, the process's arena owner id and its pid, when its stage calls go
-    /// through the stage-context area.
+    /// through the stage-context area. A process that gave no pid in its handshake gets the
+    /// inline form: the area names each field's writer by pid, and 0 would match no check.
     pub(crate) fn stage_area(&self) -> Option<(&DataPlane, u32, u32)> {
-        if !self.area.load(Ordering::Relaxed) {
+        let pid = self.pid.load(Ordering::Relaxed);
+        if !self.area.load(Ordering::Relaxed) || pid == 0 {
             return None;
         }
         let (data, owner) = self.arena()?;
-        Some((data, owner, self.pid.load(Ordering::Relaxed)))
+        Some((data, owner, pid))
     }
 
     /// Gives the previous process's share of the data plane back (its doorbell, its blocks).

@@ -112,7 +112,7 @@ fn apply(
                 ));
             }
             let writer = area.writer(field);
-            if pid != 0 && writer != pid {
+            if writer != pid {
                 return Err(format!(
                     "it names {name} in dirty_fields, but process {writer} wrote that field, not \
                      the plugin (pid {pid})"

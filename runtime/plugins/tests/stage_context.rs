@@ -216,9 +216,14 @@ fn an_edit_too_large_for_its_field_fails_the_handler_and_applies_nothing() {
 /// answers its stage calls with the given results in turn (waiting for a file `go` in its
 /// directory before the last one).
 fn liar(answers: &[&str], last: &str) -> String {
+    liar_with_pid("'$$'", answers, last)
+}
+
+/// [`liar`] whose handshake gives `pid` (shell text) as its pid.
+fn liar_with_pid(pid: &str, answers: &[&str], last: &str) -> String {
     let quoted: Vec<String> = answers.iter().map(|a| format!("'{a}'")).collect();
     format!(
-        r#"read l; echo '{{"jsonrpc":"2.0","id":1,"result":{{"protocol":1,"sdk_version":"sh","plugin_name":"liar","pid":'$$',"data_plane":true}}}}'
+        r#"read l; echo '{{"jsonrpc":"2.0","id":1,"result":{{"protocol":1,"sdk_version":"sh","plugin_name":"liar","pid":{pid},"data_plane":true}}}}'
 read l; echo '{{"jsonrpc":"2.0","id":2,"result":{{}}}}'
 read l; echo '{{"jsonrpc":"2.0","id":1,"method":"stage.register","params":{{"stage":"before_output","scope":"","priority":0}}}}'
 read r; echo '{{"jsonrpc":"2.0","id":3,"result":{{}}}}'
@@ -285,6 +290,33 @@ fn a_plugin_that_misreports_what_it_wrote_gets_a_clear_error_and_nothing_applied
             "{:?}",
             run.errors
         );
+        host.shutdown();
+    });
+}
+
+#[test]
+fn a_plugin_that_gives_no_pid_gets_its_stage_calls_inline() {
+    watchdog(Duration::from_secs(90), || {
+        let fx = Fixture::new();
+        let plane = plane();
+        // Over the area this answer would be refused (no dirty_fields); inline it is the
+        // handler's new context.
+        fx.install_script(
+            "liar",
+            &liar_with_pid(
+                "0",
+                &[r#"{"context":{"final_text":"rewritten inline"}}"#],
+                r#"{"context":{}}"#,
+            ),
+            "",
+        );
+        let host = fx.host_on(&plane);
+        start(&host, &["liar"]);
+        let before = seq(&plane);
+        let (ctx, run) = before_output(&fx, "anything", "untouched");
+        assert!(run.errors.is_empty(), "{:?}", run.errors);
+        assert_eq!(ctx.final_text, "rewritten inline");
+        assert_eq!(seq(&plane), before, "the area was not used");
         host.shutdown();
     });
 }
