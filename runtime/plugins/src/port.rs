@@ -29,7 +29,7 @@ pub trait KernelPort: Send + Sync + 'static {
         text: &str,
         interrupt: bool,
         priority: Option<Priority>,
-    ) -> Result<(), String>;
+    ) -> Result<(), HandlerError>;
 
     /// `memory.recall`: long-term memory matching `query` for `plugin`, at most `top_k` items →
     /// `{text}` (the memories as the kernel renders them for a prompt).
@@ -147,9 +147,10 @@ impl KernelPort for NoKernel {
         _text: &str,
         _interrupt: bool,
         _priority: Option<Priority>,
-    ) -> Result<(), String> {
-        Err(format!(
-            "plugin {plugin}: no kernel accepts injected inputs here"
+    ) -> Result<(), HandlerError> {
+        Err(HandlerError::new(
+            ErrorKind::Unavailable,
+            format!("plugin {plugin}: no kernel accepts injected inputs here"),
         ))
     }
 }

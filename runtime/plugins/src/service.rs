@@ -156,8 +156,7 @@ impl PluginService {
                     .and_then(|p| serde_json::from_value(p.clone()).ok());
                 let interrupt = method == methods::IO_INJECT_INTERRUPT;
                 self.port
-                    .inject(plugin, channel, text, interrupt, priority)
-                    .map_err(|e| HandlerError::new(ErrorKind::Failed, e))?;
+                    .inject(plugin, channel, text, interrupt, priority)?;
                 done()
             }
             methods::IO_SUBMIT

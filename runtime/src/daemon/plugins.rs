@@ -102,7 +102,7 @@ impl KernelPort for KernelPlugins {
         text: &str,
         interrupt: bool,
         priority: Option<Priority>,
-    ) -> Result<(), String> {
+    ) -> Result<(), HandlerError> {
         let input = plugin_input(plugin, channel, text, interrupt, priority);
         // Nobody waits for the reply of an injected input; it goes to the channel's output.
         if interrupt {

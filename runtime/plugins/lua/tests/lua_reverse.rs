@@ -30,8 +30,11 @@ impl KernelPort for Memory {
         _text: &str,
         _interrupt: bool,
         _priority: Option<Priority>,
-    ) -> Result<(), String> {
-        Err(format!("{plugin}: no inputs here"))
+    ) -> Result<(), RpcError> {
+        Err(RpcError::new(
+            hearth_rpc::ErrorKind::Unavailable,
+            format!("{plugin}: no inputs here"),
+        ))
     }
 
     fn memory_search(&self, query: &str, top_k: usize) -> Result<Value, RpcError> {

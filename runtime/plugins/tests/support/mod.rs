@@ -72,7 +72,7 @@ impl KernelPort for RecordingPort {
         text: &str,
         interrupt: bool,
         priority: Option<Priority>,
-    ) -> Result<(), String> {
+    ) -> Result<(), hearth_rpc::HandlerError> {
         self.0.injected.lock().unwrap().push((
             channel.to_owned(),
             text.to_owned(),
