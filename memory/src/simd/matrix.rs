@@ -127,15 +127,10 @@ impl Matrix {
             "swap_remove: row {row} out of range ({} rows)",
             self.len
         );
-        let last = self.len - 1;
         let per_row = self.blocks_per_row();
-        if row != last {
-            self.blocks
-                .copy_within(last * per_row..(last + 1) * per_row, row * per_row);
-        }
-        self.blocks.truncate(last * per_row);
-        self.len = last;
-        (row != last).then_some(last)
+        let moved = swap_remove_row(&mut self.blocks, per_row, self.len, row);
+        self.len -= 1;
+        moved
     }
 
     /// Removes every row, keeping the allocation.
@@ -195,6 +190,23 @@ impl fmt::Debug for Matrix {
             .field("len", &self.len)
             .finish_non_exhaustive()
     }
+}
+
+/// Moves the last of `len` rows (`per_row` blocks each) of `blocks` into row `row` and drops
+/// the last; the former index of the row that moved, `None` when `row` was the last. Shared by
+/// the f32 and the quantized matrix, whose rows are both whole blocks.
+pub(crate) fn swap_remove_row<B: Copy>(
+    blocks: &mut Vec<B>,
+    per_row: usize,
+    len: usize,
+    row: usize,
+) -> Option<usize> {
+    let last = len - 1;
+    if row != last {
+        blocks.copy_within(last * per_row..(last + 1) * per_row, row * per_row);
+    }
+    blocks.truncate(last * per_row);
+    (row != last).then_some(last)
 }
 
 /// Checks that `vector` has `dim` finite components.

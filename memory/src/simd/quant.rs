@@ -12,7 +12,7 @@
 use std::fmt;
 use std::ops::Range;
 
-use super::matrix::check_vector;
+use super::matrix::{check_vector, swap_remove_row};
 use super::topk::Rows;
 use super::{Kernel, SimdError};
 
@@ -151,16 +151,10 @@ impl QuantMatrix {
             "swap_remove: row {row} out of range ({} rows)",
             self.len
         );
-        let last = self.len - 1;
-        let per_row = self.stride / BLOCK_BYTES;
-        if row != last {
-            self.blocks
-                .copy_within(last * per_row..(last + 1) * per_row, row * per_row);
-        }
-        self.blocks.truncate(last * per_row);
+        let moved = swap_remove_row(&mut self.blocks, self.stride / BLOCK_BYTES, self.len, row);
         self.scales.swap_remove(row);
-        self.len = last;
-        (row != last).then_some(last)
+        self.len -= 1;
+        moved
     }
 
     fn bytes(&self) -> &[i8] {
