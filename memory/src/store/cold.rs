@@ -355,6 +355,19 @@ impl StoreReader {
         }
     }
 
+    /// The text cold entry `id` is searched by, without reading the rest of its row (a past
+    /// turn's recall record names its items by id; showing them needs only this).
+    pub fn cold_text(&self, id: i64) -> Result<Option<String>, StoreError> {
+        const OP: &str = "cold_text";
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT text FROM cold WHERE id = ?1")
+            .ctx(OP, &self.path)?;
+        stmt.query_row([id], |r| r.get(0))
+            .optional()
+            .ctx(OP, &self.path)
+    }
+
     /// Up to `limit` cold entry ids greater than `after`, ascending: how a distiller with a
     /// cursor reads what was archived since its last pass.
     pub fn cold_ids_after(&self, after: i64, limit: usize) -> Result<Vec<i64>, StoreError> {

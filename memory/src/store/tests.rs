@@ -1805,3 +1805,20 @@ fn store_cold_blobs_are_quantized_and_f32_rows_still_read() {
         assert_eq!(floats_from_blob(&bad), None);
     });
 }
+
+#[test]
+fn store_cold_text_reads_one_entry_s_text_and_none_for_a_missing_id() {
+    watchdog(|| {
+        let dir = TempDir::new("cold-text");
+        let mut store = Store::open(dir.db()).expect("open");
+        let id = store
+            .cold_insert(&cold_record(1, "the spare key is under the mat"), 10)
+            .expect("insert");
+        assert_eq!(
+            store.cold_text(id).expect("text").as_deref(),
+            Some("the spare key is under the mat")
+        );
+        assert_eq!(store.cold_remove(&[id]).expect("remove"), 1);
+        assert_eq!(store.cold_text(id).expect("text"), None);
+    });
+}

@@ -200,9 +200,7 @@ impl KernelPort for KernelPlugins {
                 let mut entries = store.journal_recent(&source, limit)?;
                 for e in &mut entries {
                     if let Some(recalled) = e.reply.as_mut().and_then(|r| r.get_mut("recalled")) {
-                        hearth_kernel::recalled::resolve_texts(recalled, |id| {
-                            Ok::<_, hearth_memory::StoreError>(store.cold_get(id)?.map(|c| c.text))
-                        })?;
+                        hearth_kernel::recalled::resolve_texts(recalled, |id| store.cold_text(id))?;
                     }
                 }
                 Ok::<_, hearth_memory::StoreError>(entries)
