@@ -63,6 +63,18 @@ pub enum GraphError {
         /// The id looked up.
         id: String,
     },
+    /// No entity has this name or alias.
+    #[error("nobody and nothing called {name:?} is known")]
+    UnknownEntity {
+        /// The name looked up.
+        name: String,
+    },
+    /// A claim was refused as a whole (its name or predicate is invalid); nothing was written.
+    #[error("not stored: {reason}")]
+    Rejected {
+        /// Why.
+        reason: String,
+    },
     /// A purge was asked for without any criterion.
     #[error("purge needs at least one criterion")]
     NoCriteria,

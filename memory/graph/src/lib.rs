@@ -33,6 +33,7 @@
 mod distill;
 mod error;
 mod name;
+mod person;
 mod recall;
 mod store;
 
@@ -42,6 +43,7 @@ pub use distill::{
 };
 pub use error::GraphError;
 pub use name::{MAX_NAME_CHARS, MAX_PREDICATE_LEN, validate_name};
+pub use person::{Link, MAX_NETWORK_DEPTH, PERSON_KIND, Person, predicate_from_words};
 pub use recall::{FactHit, RecallLimits};
 pub use store::{
     EventSpec, Fact, FactId, FactMode, FactSource, FactStatus, Forgotten, GRAPH_APPLICATION_ID,

@@ -598,7 +598,7 @@ impl GraphStore {
     }
 
     /// The hit for `id` as of `now_ms`; `None` if it is superseded.
-    fn hit(
+    pub(crate) fn hit(
         &self,
         id: FactId,
         now_ms: i64,

@@ -40,6 +40,30 @@ pub enum GraphMemoryError {
     Stopped(&'static str),
 }
 
+impl From<GraphMemoryError> for hearth_stages::HandlerError {
+    fn from(e: GraphMemoryError) -> Self {
+        use hearth_graph::GraphError as G;
+        match e {
+            GraphMemoryError::Unavailable(_) | GraphMemoryError::Stopped(_) => {
+                Self::Unavailable(e.to_string())
+            }
+            // What the caller asked for is wrong, not the graph: it can ask again differently.
+            GraphMemoryError::Rejected(_)
+            | GraphMemoryError::Graph(
+                G::InvalidName { .. }
+                | G::InvalidPredicate { .. }
+                | G::InvalidId { .. }
+                | G::NotFound { .. }
+                | G::UnknownEntity { .. }
+                | G::Rejected { .. }
+                | G::NoCriteria
+                | G::MatchesNothing { .. },
+            ) => Self::InvalidArguments(e.to_string()),
+            other => Self::Failed(other.to_string()),
+        }
+    }
+}
+
 /// Why a memory service request failed: recall for a tool, a note to store, a search.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]

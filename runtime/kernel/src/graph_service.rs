@@ -80,6 +80,49 @@ pub enum GraphRequest {
     },
     /// Counts and the heartbeat's state.
     Stats,
+    /// What is known about one person.
+    Person {
+        /// Their name or alias ("me" for the user).
+        name: String,
+    },
+    /// Set a person's trait (one value at a time; the old one is kept as history).
+    SetTrait {
+        /// Whose.
+        name: String,
+        /// The trait, in words ("favourite colour").
+        trait_words: String,
+        /// Its value.
+        value: String,
+        /// The user's words (provenance).
+        sentence: String,
+    },
+    /// State how two people are related.
+    Relate {
+        /// Who.
+        a: String,
+        /// How, in words ("sister of").
+        relation: String,
+        /// To whom.
+        b: String,
+        /// The user's words (provenance).
+        sentence: String,
+    },
+    /// The relations between people reachable from one person.
+    Network {
+        /// From whom.
+        name: String,
+        /// Steps (1–3).
+        depth: u8,
+    },
+    /// Merge one entity into another, or remember that two must stay apart.
+    Merge {
+        /// The name that goes (it becomes an alias of `target`).
+        source: String,
+        /// The name that stays.
+        target: String,
+        /// Do not merge: stop proposing this pair.
+        keep_apart: bool,
+    },
 }
 
 /// The graph's owner inside the memory service.
@@ -318,6 +361,61 @@ impl GraphMemory {
                 let told = graph.edit(id, &object, &sentence, &told_directly(now_ms))?;
                 tell_json(&told)
             }
+            GraphRequest::Person { name } => Ok(person_json(&graph.person(&name, now_ms)?)),
+            GraphRequest::SetTrait {
+                name,
+                trait_words,
+                value,
+                sentence,
+            } => {
+                let told = graph.set_trait(
+                    &name,
+                    &trait_words,
+                    &value,
+                    &sentence,
+                    &told_directly(now_ms),
+                )?;
+                tell_json(&told)
+            }
+            GraphRequest::Relate {
+                a,
+                relation,
+                b,
+                sentence,
+            } => {
+                let told = graph.relate(&a, &relation, &b, &sentence, &told_directly(now_ms))?;
+                tell_json(&told)
+            }
+            GraphRequest::Network { name, depth } => {
+                let links = graph.network(&name, depth)?;
+                Ok(Value::Array(
+                    links
+                        .iter()
+                        .map(|l| {
+                            json!({
+                                "id": l.id.to_string(),
+                                "from": l.from,
+                                "relation": l.predicate,
+                                "to": l.to,
+                                "depth": l.depth,
+                            })
+                        })
+                        .collect(),
+                ))
+            }
+            GraphRequest::Merge {
+                source,
+                target,
+                keep_apart,
+            } => {
+                if keep_apart {
+                    graph.reject_merge(&source, &target)?;
+                    return Ok(json!({"kept_apart": [source, target]}));
+                }
+                let moved = graph.merge_entities(&source, &target)?;
+                tracing::info!(target: "audit", %source, %target, moved, "memory entities merged");
+                Ok(json!({"merged": source, "into": target, "relations_moved": moved}))
+            }
             GraphRequest::Stats => unreachable!("answered above"),
         }
     }
@@ -426,6 +524,16 @@ fn hit_json(hit: &FactHit) -> Value {
         "confidence": hit.confidence,
         "mentions": hit.mentions,
         "line": fact_line(hit),
+    })
+}
+
+fn person_json(person: &hearth_graph::Person) -> Value {
+    json!({
+        "name": person.name,
+        "kind": person.kind,
+        "aliases": person.aliases,
+        "facts": person.facts.iter().map(hit_json).collect::<Vec<_>>(),
+        "events": person.events.iter().map(hit_json).collect::<Vec<_>>(),
     })
 }
 

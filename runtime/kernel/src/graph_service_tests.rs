@@ -307,3 +307,96 @@ fn the_recalled_fifo_keeps_the_newest_1024_ids() {
     assert!(!set.contains(&FactId::Relation(5)), "the oldest went first");
     assert!(set.contains(&FactId::Relation(6)) && set.contains(&FactId::Relation(1_029)));
 }
+
+#[test]
+fn merge_folds_two_names_and_keep_apart_is_remembered() {
+    let mut s = scratch("merge");
+    for (name, sentence) in [
+        ("Ana Silva", "Ana Silva is my sister"),
+        ("Ana Silvа", "typo"),
+    ] {
+        s.ask(
+            GraphRequest::Relate {
+                a: name.into(),
+                relation: "sister of".into(),
+                b: "me".into(),
+                sentence: sentence.into(),
+            },
+            T0,
+        );
+    }
+    let merged = s.ask(
+        GraphRequest::Merge {
+            source: "Ana Silvа".into(),
+            target: "Ana Silva".into(),
+            keep_apart: false,
+        },
+        T0 + 1,
+    );
+    assert_eq!(merged["relations_moved"], 1, "{merged}");
+    let person = s.ask(
+        GraphRequest::Person {
+            name: "Ana Silvа".into(),
+        },
+        T0 + 2,
+    );
+    assert_eq!(
+        person["name"], "Ana Silva",
+        "the old name is an alias: {person}"
+    );
+    let network = s.ask(
+        GraphRequest::Network {
+            name: "me".into(),
+            depth: 2,
+        },
+        T0 + 2,
+    );
+    assert_eq!(
+        network.as_array().map(Vec::len),
+        Some(1),
+        "one relation, folded: {network}"
+    );
+
+    let kept = s.ask(
+        GraphRequest::Merge {
+            source: "Rui".into(),
+            target: "Ruth".into(),
+            keep_apart: true,
+        },
+        T0 + 3,
+    );
+    assert_eq!(kept["kept_apart"], json!(["Rui", "Ruth"]));
+}
+
+#[test]
+fn a_callers_mistake_is_invalid_arguments_and_no_graph_is_unavailable() {
+    use hearth_stages::HandlerError;
+    let mut s = scratch("errors");
+    for bad in [
+        GraphRequest::Person {
+            name: "Nobody".into(),
+        },
+        GraphRequest::Forget { id: "x9".into() },
+        GraphRequest::Forget { id: "r999".into() },
+        GraphRequest::SetTrait {
+            name: "Ana".into(),
+            trait_words: "生日".into(),
+            value: "May".into(),
+            sentence: String::new(),
+        },
+    ] {
+        let e = s.graph.request(bad.clone(), T0).expect_err("refused");
+        assert!(
+            matches!(HandlerError::from(e), HandlerError::InvalidArguments(_)),
+            "{bad:?}"
+        );
+    }
+    let mut off = GraphMemory::open(None, T0);
+    let e = off
+        .request(GraphRequest::Person { name: "Ana".into() }, T0)
+        .expect_err("no graph");
+    assert!(matches!(
+        HandlerError::from(e),
+        HandlerError::Unavailable(_)
+    ));
+}

@@ -3,8 +3,10 @@
 //! original), and `doc_commit` to store a note. Recall never deletes (DESIGN §4.2).
 //!
 //! The graph tools (`memory_recall`, `memory_forget`, `memory_why`, `memory_commit`,
-//! `memory_edit`, `memory_introspect`) work on the L3 facts; ids are `r<n>` (a relation) and
-//! `e<n>` (a dated event), as `memory_recall` returns them.
+//! `memory_edit`, `memory_merge`, `memory_introspect`) work on the L3 facts; ids are `r<n>` (a
+//! relation) and `e<n>` (a dated event), as `memory_recall` returns them. The social tools
+//! (`person_query`, `person_set_trait`, `person_relate`, `person_network`) are the same graph
+//! seen by person.
 
 use crate::graph_service::GraphRequest;
 use crate::memory_service::MemoryService;
@@ -115,7 +117,7 @@ fn id_param(what: &str) -> Value {
 }
 
 fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
-    let specs: [(&str, &str, Value, GraphArgs, bool); 5] = [
+    let specs: [(&str, &str, Value, GraphArgs, bool); 10] = [
         (
             "memory_forget",
             "Forget a remembered fact by its id; says what was removed. It never comes back from the same conversation.",
@@ -181,6 +183,87 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
             |_| Ok(GraphRequest::Stats),
             true,
         ),
+        (
+            "memory_merge",
+            "Merge two names of the same person or thing (the first becomes an alias of the second), or with keep_apart say they are different and stop proposing them.",
+            json!({"type": "object", "properties": {
+                "source": {"type": "string", "description": "The name that goes"},
+                "target": {"type": "string", "description": "The name that stays"},
+                "keep_apart": {"type": "boolean", "description": "They are different: do not merge (default false)"}
+            }, "required": ["source", "target"]}),
+            |a| {
+                Ok(GraphRequest::Merge {
+                    source: required(a, "source")?,
+                    target: required(a, "target")?,
+                    keep_apart: a["keep_apart"].as_bool().unwrap_or(false),
+                })
+            },
+            false,
+        ),
+        (
+            "person_query",
+            "Everything remembered about a person (\"me\" for the user): traits and relations, current and past, with the sentences they came from.",
+            json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
+            |a| {
+                Ok(GraphRequest::Person {
+                    name: required(a, "name")?,
+                })
+            },
+            true,
+        ),
+        (
+            "person_set_trait",
+            "Remember a person's trait (birthday, favourite colour, job); a new value replaces the old one, which is kept as history.",
+            json!({"type": "object", "properties": {
+                "name": {"type": "string", "description": "Whose (\"me\" for the user)"},
+                "trait": {"type": "string", "description": "In English words, e.g. favourite colour"},
+                "value": {"type": "string"},
+                "sentence": {"type": "string", "description": "The words it was said in"}
+            }, "required": ["name", "trait", "value"]}),
+            |a| {
+                Ok(GraphRequest::SetTrait {
+                    name: required(a, "name")?,
+                    trait_words: required(a, "trait")?,
+                    value: required(a, "value")?,
+                    sentence: arg(a, "sentence").unwrap_or_default(),
+                })
+            },
+            false,
+        ),
+        (
+            "person_relate",
+            "Remember how two people are related: person_a <relation> person_b (e.g. Ana, sister of, Rui).",
+            json!({"type": "object", "properties": {
+                "person_a": {"type": "string", "description": "\"me\" for the user"},
+                "relation": {"type": "string", "description": "In English words, e.g. sister of, works with"},
+                "person_b": {"type": "string"},
+                "sentence": {"type": "string", "description": "The words it was said in"}
+            }, "required": ["person_a", "relation", "person_b"]}),
+            |a| {
+                Ok(GraphRequest::Relate {
+                    a: required(a, "person_a")?,
+                    relation: required(a, "relation")?,
+                    b: required(a, "person_b")?,
+                    sentence: arg(a, "sentence").unwrap_or_default(),
+                })
+            },
+            false,
+        ),
+        (
+            "person_network",
+            "The people connected to a person and how, up to depth steps away (default 2, at most 3).",
+            json!({"type": "object", "properties": {
+                "name": {"type": "string"},
+                "depth": {"type": "integer", "description": "Steps away (1-3, default 2)"}
+            }, "required": ["name"]}),
+            |a| {
+                Ok(GraphRequest::Network {
+                    name: required(a, "name")?,
+                    depth: a["depth"].as_u64().unwrap_or(2).clamp(1, 3) as u8,
+                })
+            },
+            true,
+        ),
     ];
     for (name, description, parameters, parse, parallel_safe) in specs {
         let m = memory.clone();
@@ -196,8 +279,7 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
         let registered = tools.register(def, move |call: &CallContext, args: &Value| {
             let request = parse(args)?;
             call.check()?;
-            m.graph(request)
-                .map_err(|e| HandlerError::Failed(e.to_string()))
+            m.graph(request).map_err(HandlerError::from)
         });
         if let Err(e) = registered {
             tracing::error!("memory tool {name}: {e}");

@@ -15,6 +15,7 @@ mod daemon_hangup;
 mod daemon_lua;
 mod daemon_mcp;
 mod daemon_memory;
+mod daemon_people;
 mod daemon_plugins;
 mod daemon_real_model;
 mod daemon_recovery;

@@ -26,6 +26,7 @@ use crate::GraphError;
 use crate::error::SqlContext;
 
 pub use edit::RelationParts;
+pub(crate) use entities::find_entity as find_entity_in;
 pub(crate) use facts::tell_in as facts_tell_in;
 pub use forget::{Forgotten, Provenance, PurgeCriteria, SourceSentence};
 pub use model::{EventSpec, Fact, FactId, FactMode, FactSource, FactStatus, Statement, TellReport};

@@ -8,5 +8,6 @@ mod graph_extractor_quality;
 mod graph_forget;
 mod graph_invariants;
 mod graph_names_and_purge;
+mod graph_people;
 mod graph_recall_bounds;
 mod graph_upkeep;
