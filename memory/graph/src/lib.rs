@@ -38,8 +38,8 @@ mod recall;
 mod store;
 
 pub use distill::{
-    ColdItem, DistillReport, Distiller, ItemState, RULE_TICK_MS, ResolvedDate, RuleDistiller, USER,
-    resolve_date,
+    ColdItem, DistillReport, Distiller, ItemState, MODEL_BATCH, ModelOutcome, RULE_TICK_MS,
+    ResolvedDate, RuleDistiller, USER, model_prompt, parse_model_answer, resolve_date,
 };
 pub use error::GraphError;
 pub use name::{MAX_NAME_CHARS, MAX_PREDICATE_LEN, validate_name};

@@ -56,6 +56,12 @@ pub(crate) fn state(
     .ctx("distill_state", path)
 }
 
+/// When an item that gave nothing in `attempts` attempts is due again.
+pub(crate) fn retry_after(attempts: i64, now_ms: i64) -> i64 {
+    let pause = FIRST_RETRY_MS.saturating_mul(1i64 << (attempts - 1).clamp(0, 20));
+    now_ms.saturating_add(pause.min(MAX_RETRY_MS))
+}
+
 /// Records the outcome of one attempt, inside the transaction that wrote its facts.
 pub(crate) fn record(
     conn: &Connection,
@@ -75,10 +81,7 @@ pub(crate) fn record(
         .ctx("distill_record", path)?
         .unwrap_or(0)
         + 1;
-    let retry = (!done).then(|| {
-        let pause = FIRST_RETRY_MS.saturating_mul(1i64 << (attempts - 1).clamp(0, 20));
-        now_ms.saturating_add(pause.min(MAX_RETRY_MS))
-    });
+    let retry = (!done).then(|| retry_after(attempts, now_ms));
     conn.execute(
         "INSERT INTO distilled (cold_item, state, attempts, facts, last_ms, retry_ms) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (cold_item) DO UPDATE SET \

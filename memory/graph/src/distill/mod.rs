@@ -1,8 +1,8 @@
 //! Distillation: cold items (turns idle for days, rarely recalled) into facts and dated events.
 //!
 //! The [`RuleDistiller`] runs without a model: fixed first-person rules plus the clause
-//! extractor. The model-backed distiller the kernel adds later implements [`Distiller`] too,
-//! and the rule one stays its fallback and the baseline it must beat. Each item is written in
+//! extractor. The model-backed distiller (`model.rs`) proposes claims the kernel asks a model
+//! for; the rule one stays its fallback and the baseline it must beat. Each item is written in
 //! one transaction together with its cursor row, so a crash loses or duplicates nothing; an
 //! item that gave nothing stays cold and is retried later.
 
@@ -10,6 +10,7 @@ mod clause;
 mod cursor;
 mod dates;
 mod extractor;
+mod model;
 mod rules;
 
 use hearth_memory::ColdEntry;
@@ -20,6 +21,7 @@ use crate::{FactSource, GraphError, GraphStore, Statement, TellReport};
 
 pub use cursor::ItemState;
 pub use dates::{ResolvedDate, resolve_date};
+pub use model::{MODEL_BATCH, ModelOutcome, model_prompt, parse_model_answer};
 pub use rules::USER;
 
 /// How often the kernel runs the rule distiller.

@@ -13,7 +13,7 @@ use crate::error::SqlContext;
 /// `application_id` of a Hearth graph file ("HGL3").
 pub const GRAPH_APPLICATION_ID: i64 = 0x4847_4c33;
 /// The schema version this build writes.
-pub const GRAPH_SCHEMA_VERSION: i64 = 1;
+pub const GRAPH_SCHEMA_VERSION: i64 = 2;
 
 /// Predicates known from the start. Single-valued ones hold one value per subject at a time:
 /// a new value closes the old one instead of standing beside it.
@@ -201,6 +201,19 @@ END;
     sql
 }
 
+/// Version 2: the model distiller's record, apart from the rule distiller's cursor (an item
+/// the rules did is still new to the model).
+const V2: &str = r#"
+CREATE TABLE model_distilled (
+    cold_item INTEGER PRIMARY KEY,
+    state     TEXT    NOT NULL CHECK (state IN ('done', 'empty')),
+    attempts  INTEGER NOT NULL CHECK (attempts >= 1),
+    last_ms   INTEGER NOT NULL,
+    retry_ms  INTEGER,
+    CHECK ((state = 'empty') = (retry_ms IS NOT NULL))
+) STRICT;
+"#;
+
 /// Schema steps: entry `i` takes `user_version` from `i` to `i + 1`.
 fn migrations() -> Vec<String> {
     let v1_fts = [
@@ -211,7 +224,7 @@ fn migrations() -> Vec<String> {
     .concat();
     // The vocabulary tables read the indexes, so they come last.
     let (tables, vocab) = V1.split_at(V1.find("-- Document frequencies").unwrap_or(V1.len()));
-    vec![format!("{tables}{v1_fts}{vocab}")]
+    vec![format!("{tables}{v1_fts}{vocab}"), V2.to_owned()]
 }
 
 /// Checks the file is a Hearth graph (or new and empty) no newer than this build, before

@@ -7,6 +7,7 @@ mod graph_crash;
 mod graph_extractor_quality;
 mod graph_forget;
 mod graph_invariants;
+mod graph_model_distill;
 mod graph_names_and_purge;
 mod graph_people;
 mod graph_recall_bounds;
