@@ -94,6 +94,11 @@ pub struct Config {
     pub memory_model_dir: Option<PathBuf>,
     /// Seconds between passes of the graph distiller over new cold context (at least 1).
     pub graph_heartbeat_secs: u64,
+    /// Seconds between looks of the model distiller for cold items (0: off, rules only).
+    pub graph_model_secs: u64,
+    /// How long a cold item must have gone unrecalled before the model distills it, in
+    /// seconds (72 hours by default, SPEC §5.2).
+    pub graph_model_idle_secs: u64,
     /// The configured LLM sources (`[[sources]]`); names must be unique.
     pub sources: Vec<SourceConfig>,
     /// Limits of the client socket (`[socket]`).
@@ -155,6 +160,8 @@ impl Default for Config {
             memory_model: true,
             memory_model_dir: None,
             graph_heartbeat_secs: 600,
+            graph_model_secs: 3_600,
+            graph_model_idle_secs: 72 * 3_600,
             sources: Vec::new(),
             socket: SocketLimits::default(),
             mcp: Vec::new(),

@@ -218,10 +218,25 @@ pub fn build_with(
             },
         };
         store.get_or_insert_with(|| durable.clone());
+        // The graph's consolidation tasks enter like the kernel's own self-inputs: through the
+        // ingress, never blocking the store's owner (a full edge drops the task; its items
+        // are asked again later).
+        let consolidate = {
+            let submit = submit_tx.clone();
+            Sink::new(move |input: crate::input::InputEvent| {
+                let input = input.with_trust(crate::input::Trust::Kernel);
+                if submit.try_send(Submission::SelfInput(input)).is_err() {
+                    tracing::debug!(
+                        "graph: consolidation task not submitted (kernel busy or stopping)"
+                    );
+                }
+            })
+        };
         Some(MemoryService::attach(
             &durable,
             m,
             done.map(Completion::from),
+            Some(consolidate),
         ))
     });
     if let Some(memory) = &memory {

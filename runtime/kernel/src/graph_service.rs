@@ -7,6 +7,9 @@
 //! error and left untouched; the daemon runs without L3 and every graph request says why.
 
 use crate::GraphMemoryError;
+use crate::input::InputEvent;
+use crate::model_distill::{ModelDistill, ModelDistillSettings};
+use hearth_engine::Sink;
 use hearth_graph::{
     ColdItem, FactHit, FactId, FactSource, FactStatus, GraphStore, Provenance, RuleDistiller,
 };
@@ -33,6 +36,8 @@ pub struct GraphSettings {
     pub path: PathBuf,
     /// How often new cold material is distilled.
     pub interval: Duration,
+    /// The model distiller (`None`: rules only).
+    pub model: Option<ModelDistillSettings>,
 }
 
 /// A request to the graph, from a tool or the control socket.
@@ -136,11 +141,17 @@ pub(crate) struct GraphMemory {
     recalled_set: HashSet<FactId>,
     ticks: u64,
     idle_ticks: u64,
+    model: ModelDistill,
 }
 
 impl GraphMemory {
-    /// Opens the graph file; on failure runs without one and says so.
-    pub(crate) fn open(settings: Option<&GraphSettings>, now_ms: i64) -> Self {
+    /// Opens the graph file; on failure runs without one and says so. `submit` hands the
+    /// model distiller's consolidation tasks to the kernel (`None`: rules only).
+    pub(crate) fn open(
+        settings: Option<&GraphSettings>,
+        now_ms: i64,
+        submit: Option<Sink<InputEvent>>,
+    ) -> Self {
         let (store, unavailable, interval) = match settings {
             None => (
                 None,
@@ -160,7 +171,15 @@ impl GraphMemory {
                 }
             },
         };
+        let model = ModelDistill::new(
+            settings
+                .and_then(|s| s.model.clone())
+                .filter(|_| store.is_some()),
+            submit,
+            now_ms,
+        );
         Self {
+            model,
             store,
             unavailable,
             interval,
@@ -177,11 +196,15 @@ impl GraphMemory {
     pub(crate) fn idle_wait(&self, now_ms: i64) -> Option<Duration> {
         self.store.as_ref()?;
         let left = self.next_tick_ms.saturating_sub(now_ms).max(0);
-        Some(Duration::from_millis(left as u64))
+        let rules = Duration::from_millis(left as u64);
+        Some(self.model.idle_wait(now_ms).map_or(rules, |m| m.min(rules)))
     }
 
     /// Runs the heartbeat if it is due.
     pub(crate) fn tick_if_due(&mut self, cold: &ColdContext, now_ms: i64) {
+        if let Some(store) = self.store.as_mut() {
+            self.model.step(store, cold, now_ms);
+        }
         if self.store.is_none() || now_ms < self.next_tick_ms {
             return;
         }
@@ -441,6 +464,7 @@ impl GraphMemory {
             "ticks": self.ticks,
             "idle_ticks": self.idle_ticks,
             "recalled_kept_out": self.recalled.len(),
+            "model": self.model.stats(graph),
         }))
     }
 }
@@ -459,7 +483,7 @@ fn told_directly(now_ms: i64) -> FactSource {
 
 /// The user's words of a cold entry; a note stored with `doc_commit` keeps them in its
 /// response, so that is read too.
-fn cold_item(entry: &hearth_memory::ColdEntry) -> ColdItem {
+pub(crate) fn cold_item(entry: &hearth_memory::ColdEntry) -> ColdItem {
     let mut item = ColdItem::from(entry);
     if entry.event.source == "manual" && !entry.event.response.is_empty() {
         item.text = entry.event.response.clone();

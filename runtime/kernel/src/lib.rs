@@ -36,6 +36,7 @@ pub mod kernel_node;
 pub mod lang;
 pub mod memory_service;
 pub mod memory_tools;
+pub mod model_distill;
 mod model_loads;
 pub mod provider_service;
 pub mod recalled;

@@ -68,6 +68,7 @@ pub(crate) struct Install {
     models: MemoryModels,
     cfg: MemoryConfig,
     done: Sink<MemoryDone>,
+    consolidate: Option<Sink<crate::input::InputEvent>>,
 }
 
 /// Work for the memory service, run on the store's owner thread.
@@ -141,9 +142,15 @@ impl MemoryService {
         self.graph
     }
 
-    /// Starts the memory service on `durable`'s owner; pass results go to `done`. The models
-    /// load on the `hearth-memory` thread meanwhile.
-    pub fn attach(durable: &Durable, cfg: MemoryConfig, done: Sink<MemoryDone>) -> Self {
+    /// Starts the memory service on `durable`'s owner; pass results go to `done`, the graph's
+    /// consolidation tasks to `consolidate`. The models load on the `hearth-memory` thread
+    /// meanwhile.
+    pub fn attach(
+        durable: &Durable,
+        cfg: MemoryConfig,
+        done: Sink<MemoryDone>,
+        consolidate: Option<Sink<crate::input::InputEvent>>,
+    ) -> Self {
         durable.memory(MemoryOp::Attach);
         let graph = cfg.graph.is_some();
         let owner = durable.clone();
@@ -154,7 +161,12 @@ impl MemoryService {
             .spawn(move || {
                 let models = load_models(&cfg);
                 drop(loading);
-                owner.memory(MemoryOp::Install(Box::new(Install { models, cfg, done })));
+                owner.memory(MemoryOp::Install(Box::new(Install {
+                    models,
+                    cfg,
+                    done,
+                    consolidate,
+                })));
             });
         if let Err(e) = spawned {
             tracing::error!("cannot start the memory thread: {e}");
@@ -295,7 +307,12 @@ impl MemoryState {
         cold: ColdContext,
         install: Install,
     ) -> (ColdContext, VecDeque<MemoryOp>) {
-        let Install { models, cfg, done } = install;
+        let Install {
+            models,
+            cfg,
+            done,
+            consolidate,
+        } = install;
         let dense = models.dense.clone();
         let config = RecallConfig {
             utc_offset_secs: cfg.utc_offset_secs,
@@ -314,7 +331,7 @@ impl MemoryState {
             Phase::Loading(waiting) => waiting,
             Phase::Off | Phase::Ready(_) => VecDeque::new(),
         };
-        let graph = GraphMemory::open(cfg.graph.as_ref(), hearth_engine::now_ms());
+        let graph = GraphMemory::open(cfg.graph.as_ref(), hearth_engine::now_ms(), consolidate);
         self.phase = Phase::Ready(Box::new(Ready {
             graph,
             cfg,

@@ -52,7 +52,7 @@ fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
 
     let pass = pass(
         &mut cold,
-        &crate::graph_service::GraphMemory::open(None, 0),
+        &crate::graph_service::GraphMemory::open(None, 0, None),
         &cfg,
         "note number 2",
         true,

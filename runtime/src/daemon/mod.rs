@@ -261,6 +261,12 @@ impl Daemon {
                 graph: Some(hearth_kernel::graph_service::GraphSettings {
                     path: cfg.data_dir.join("graph.db"),
                     interval: std::time::Duration::from_secs(cfg.graph_heartbeat_secs.max(1)),
+                    model: (cfg.graph_model_secs > 0).then(|| {
+                        hearth_kernel::model_distill::ModelDistillSettings {
+                            interval: std::time::Duration::from_secs(cfg.graph_model_secs),
+                            min_idle: std::time::Duration::from_secs(cfg.graph_model_idle_secs),
+                        }
+                    }),
                 }),
             }),
         )?;

@@ -37,7 +37,7 @@ fn fill(daemon: &Daemon, turns: usize) {
 }
 
 /// `hearth memory search` as the socket answers it (the JSON, through the raw request).
-fn search(daemon: &Daemon, query: &str) -> Vec<Value> {
+pub(crate) fn search(daemon: &Daemon, query: &str) -> Vec<Value> {
     let mut raw = crate::raw::Raw::connect(&daemon.socket);
     raw.send(&serde_json::json!({"op": "memory", "action": "search", "arg": query}).to_string());
     let answer = raw.line();

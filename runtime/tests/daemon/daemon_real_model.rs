@@ -227,3 +227,48 @@ fn the_embedded_model_streams_a_tool_call_the_kernel_executes() {
         server.stop();
     });
 }
+
+/// The model distiller through the real model: a pruned turn goes to it as a consolidation
+/// task and its answer is settled (whatever a 135M model says, the items are recorded as done
+/// or waiting for a retry, and the user's turns are answered as before).
+#[test]
+fn cold_turns_are_distilled_through_the_embedded_model() {
+    within(Duration::from_secs(300), || {
+        let daemon = Daemon::start(
+            "memory_model = false\ngraph_heartbeat_secs = 1\ngraph_model_secs = 1\n\
+             graph_model_idle_secs = 0\n[agent]\nmax_context_size = 4\n\
+             [embedded]\nenabled = true\nthreads = 1\nctx = 4096\n",
+        );
+        for text in [
+            "I live in Porto and my sister Ana is a nurse.",
+            "Say yes.",
+            "Say no.",
+            "Say maybe.",
+            "Say ok.",
+            "Say fine.",
+        ] {
+            let out = daemon.run(&["send", text]);
+            assert!(out.status.success(), "{text}: {}", stderr(&out));
+        }
+        let deadline = Instant::now() + Duration::from_secs(200);
+        let model = loop {
+            let out = daemon.run(&["memory", "stats"]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            let stats: Value = serde_json::from_slice(&out.stdout).expect("stats are JSON");
+            let model = stats["model"].clone();
+            if model["answered"].as_u64().unwrap_or(0) >= 1 && model["pending"].is_null() {
+                break model;
+            }
+            assert!(Instant::now() < deadline, "no answer settled: {stats:#}");
+            std::thread::sleep(Duration::from_millis(500));
+        };
+        assert_eq!(model["on"], true);
+        let recorded =
+            model["items_done"].as_u64().unwrap() + model["items_waiting"].as_u64().unwrap();
+        assert!(recorded >= 1, "every asked item is recorded: {model:#}");
+        // The user is still answered after the consolidation ran.
+        let out = daemon.run(&["send", "Say hello."]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(!String::from_utf8_lossy(&out.stdout).trim().is_empty());
+    });
+}

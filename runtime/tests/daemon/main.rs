@@ -6,6 +6,7 @@ mod raw;
 
 mod daemon_adapters;
 mod daemon_cli;
+mod daemon_consolidation;
 mod daemon_crash;
 mod daemon_fallback;
 mod daemon_first_words;

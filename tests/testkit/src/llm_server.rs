@@ -62,6 +62,8 @@ pub struct Seen {
 #[derive(Default)]
 struct State {
     scripts: VecDeque<Script>,
+    /// Scripts for the first request whose body contains the key, ahead of the queue.
+    keyed: Vec<(String, Script)>,
     seen: Vec<Seen>,
 }
 
@@ -99,6 +101,13 @@ impl LlmServer {
     /// Queues what the next call answers.
     pub fn push(&self, script: Script) {
         self.state.lock().scripts.push_back(script);
+    }
+
+    /// Queues what the first call whose request body contains `marker` answers, whenever it
+    /// comes: for a call the daemon makes on its own clock (a consolidation task) between
+    /// the calls the test drives.
+    pub fn push_for(&self, marker: &str, script: Script) {
+        self.state.lock().keyed.push((marker.to_owned(), script));
     }
 
     /// Every request received so far.
@@ -169,14 +178,23 @@ fn serve(stream: TcpStream, state: &Mutex<State>, closed: &Sender<Instant>) {
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let script = {
         let mut s = state.lock();
+        let text = body.to_string();
+        let keyed = s
+            .keyed
+            .iter()
+            .position(|(marker, _)| text.contains(marker.as_str()));
         s.seen.push(Seen {
             path,
             headers,
             body,
         });
-        s.scripts
-            .pop_front()
-            .unwrap_or_else(|| Script::text("default answer"))
+        match keyed {
+            Some(i) => s.keyed.remove(i).1,
+            None => s
+                .scripts
+                .pop_front()
+                .unwrap_or_else(|| Script::text("default answer")),
+        }
     };
     match script {
         Script::Status(code, text) => {

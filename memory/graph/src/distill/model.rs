@@ -37,7 +37,8 @@ pub struct ModelOutcome {
     pub claims: usize,
     /// What the graph wrote.
     pub told: TellReport,
-    /// Whether the item is done for the model (something was written or was forgotten).
+    /// Whether the item is done for the model: it gave grounded claims (new, known or
+    /// forgotten ones).
     pub done: bool,
 }
 
@@ -253,14 +254,12 @@ impl GraphStore {
             now_ms,
             embedder.as_deref(),
         )?;
-        let done = told.wrote() || told.forgotten > 0;
+        // Claims all known already are an answer too: asking again would only repeat them.
+        let claims: usize = statements.iter().map(|s| s.facts.len()).sum();
+        let done = claims > 0 || told.wrote() || told.forgotten > 0;
         record_attempt(&tx, &self.path, item.id, done, now_ms)?;
         tx.commit().ctx(OP, &self.path)?;
-        Ok(ModelOutcome {
-            claims: statements.iter().map(|s| s.facts.len()).sum(),
-            told,
-            done,
-        })
+        Ok(ModelOutcome { claims, told, done })
     }
 
     /// How many items the model has done, and how many wait for a retry.

@@ -30,6 +30,11 @@ impl TurnEngine {
             input.output_channel == CRITICAL_CHANNEL || input.source == CRITICAL_CHANNEL;
         if frame.critical {
             self.sched.set_critical(true);
+            // A consolidation task that reads its answer as data (the model distiller) offers
+            // no tools: a schema is only prompt a small model may answer with instead.
+            if input.str_field("tools") == Some("none") {
+                frame.tool_choice = Some(Vec::new());
+            }
         }
         frame.no_memory = input.flag("no_memory") || frame.is_interrupt;
 
@@ -170,7 +175,12 @@ impl TurnEngine {
             Some(e) if is_this_input(e, frame) => &events[..events.len() - 1],
             _ => events,
         };
-        let timeline = format_timeline(earlier, budget.context_tokens, self.cfg.utc_offset_secs);
+        // A consolidation task works on what its input gives it, not on the conversation.
+        let timeline = if frame.critical {
+            String::new()
+        } else {
+            format_timeline(earlier, budget.context_tokens, self.cfg.utc_offset_secs)
+        };
         if !timeline.is_empty() {
             msgs.push(Message::system(texts::localize_timeline(
                 frame.lang, timeline,
