@@ -45,6 +45,7 @@ mod indexer;
 mod limits;
 mod name;
 mod search;
+mod snippet;
 mod sync;
 mod tree;
 mod vector;

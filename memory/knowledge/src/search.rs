@@ -13,8 +13,8 @@ use std::collections::hash_map::Entry;
 use hearth_memory::simd::{Kernel, Matrix};
 use hearth_memory::{DEFAULT_RRF_K, Ranked, query_tokens, reciprocal_rank_fusion};
 
-use crate::limits::SNIPPET_CHARS;
 use crate::name::category_of;
+use crate::snippet::snippet;
 use crate::{KnowledgeBase, KnowledgeError};
 
 /// Most passages the keyword list reads: enough that the best passages of the top documents are
@@ -60,7 +60,11 @@ impl KnowledgeBase {
             ));
         }
         self.sync()?;
-        let keyword = self.keyword_ranking(query)?;
+        let terms: Vec<String> = query_tokens(query)
+            .split_whitespace()
+            .map(str::to_owned)
+            .collect();
+        let keyword = self.keyword_ranking(&terms)?;
         let dense = self.dense_ranking(query)?;
         let keyword_ids: Vec<i64> = keyword.iter().map(|&(doc, _)| doc).collect();
         let dense_ids: Vec<i64> = dense.iter().map(|&(doc, _)| doc).collect();
@@ -92,7 +96,7 @@ impl KnowledgeBase {
                 Ok(KnowledgeHit {
                     category: category_of(&name).to_owned(),
                     name,
-                    snippet: snippet(&text),
+                    snippet: snippet(&text, &terms),
                     score: f.score,
                 })
             })
@@ -100,8 +104,8 @@ impl KnowledgeBase {
     }
 
     /// Documents by their best keyword passage, best first, as `(doc id, passage id)`.
-    fn keyword_ranking(&self, query: &str) -> Result<Vec<(i64, i64)>, KnowledgeError> {
-        let Some(expr) = fts_expression(&query_tokens(query)) else {
+    fn keyword_ranking(&self, terms: &[String]) -> Result<Vec<(i64, i64)>, KnowledgeError> {
+        let Some(expr) = fts_expression(terms) else {
             return Ok(Vec::new());
         };
         let matches = self.index.keyword_matches(&expr, KEYWORD_PASSAGES)?;
@@ -204,23 +208,13 @@ fn best_per_doc(matches: Vec<(i64, i64)>) -> Vec<(i64, i64)> {
 /// An FTS5 expression matching any of `tokens`. Each token is quoted, so FTS5 operators and
 /// punctuation in user text are literal; tokens with no letter or digit are dropped because the
 /// `unicode61` tokenizer indexes nothing for them.
-fn fts_expression(tokens: &str) -> Option<String> {
-    let terms: Vec<String> = tokens
-        .split_whitespace()
+fn fts_expression(terms: &[String]) -> Option<String> {
+    let terms: Vec<String> = terms
+        .iter()
         .filter(|t| t.chars().any(char::is_alphanumeric))
         .map(|t| format!("\"{}\"", t.replace('"', "\"\"")))
         .collect();
     (!terms.is_empty()).then(|| terms.join(" OR "))
-}
-
-/// `text` cut to [`SNIPPET_CHARS`] characters (on a character boundary), with `…` when cut.
-fn snippet(text: &str) -> String {
-    if text.chars().count() <= SNIPPET_CHARS {
-        return text.to_owned();
-    }
-    let mut out: String = text.chars().take(SNIPPET_CHARS - 1).collect();
-    out.push('…');
-    out
 }
 
 /// Renders hits as the `knowledge_search` tool shows them: `[category/name]` and the snippet,
@@ -237,21 +231,13 @@ mod tests {
     use super::*;
 
     #[test]
-    fn snippets_are_cut_on_character_boundaries() {
-        let text = "面".repeat(300);
-        let s = snippet(&text);
-        assert_eq!(s.chars().count(), SNIPPET_CHARS);
-        assert!(s.ends_with('…'));
-        assert_eq!(snippet("short"), "short");
-    }
-
-    #[test]
     fn fts_expressions_quote_every_token() {
+        let terms = |s: &str| s.split(' ').map(str::to_owned).collect::<Vec<_>>();
         assert_eq!(
-            fts_expression("bread \"x OR --").as_deref(),
+            fts_expression(&terms("bread \"x OR --")).as_deref(),
             Some("\"bread\" OR \"\"\"x\" OR \"OR\"")
         );
-        assert_eq!(fts_expression("-- !!"), None);
+        assert_eq!(fts_expression(&terms("-- !!")), None);
     }
 
     #[test]
