@@ -85,11 +85,7 @@ impl KnowledgeBase {
         hash: i64,
     ) -> Result<Embedded, KnowledgeError> {
         let pieces = passages(text);
-        let (vectors, embedded) = match self.embed_texts(name, &pieces) {
-            Some(Ok(vectors)) => (Some(vectors), Embedded::Yes),
-            Some(Err(())) => (None, Embedded::Failed),
-            None => (None, Embedded::NoEmbedder),
-        };
+        let (vectors, embedded) = self.embed_texts(name, &pieces);
         let mut vectors = vectors.map(Vec::into_iter);
         // The name's words go with the first passage only: once is enough to find the document
         // by its name, and more would weigh the name above the text in every passage.
@@ -125,11 +121,9 @@ impl KnowledgeBase {
     pub(crate) fn reembed(&mut self, doc_id: i64, name: &str) -> Result<Embedded, KnowledgeError> {
         let passages = self.index.passage_texts(doc_id)?;
         let texts: Vec<&str> = passages.iter().map(|(_, t)| t.as_str()).collect();
-        let (Some(result), Some(fp)) = (self.embed_texts(name, &texts), self.fingerprint()) else {
-            return Ok(Embedded::NoEmbedder);
-        };
-        let Ok(vectors) = result else {
-            return Ok(Embedded::Failed);
+        let (vectors, embedded) = self.embed_texts(name, &texts);
+        let (Some(vectors), Some(fp)) = (vectors, self.fingerprint()) else {
+            return Ok(embedded);
         };
         let rows: Vec<(i64, Vec<f32>)> = passages.iter().map(|(id, _)| *id).zip(vectors).collect();
         self.index.set_vectors(doc_id, &fp, &rows)?;
@@ -142,11 +136,13 @@ impl KnowledgeBase {
         self.embedder.as_ref().map(|e| e.fingerprint().to_string())
     }
 
-    /// Vectors of `texts`, or `None` without an embedder. A failure (or a vector of the wrong
-    /// size or with non-finite entries) is logged and returned as `Err(())`: it must not stop
-    /// the document from being indexed by keywords.
-    fn embed_texts(&mut self, name: &str, texts: &[&str]) -> Option<Result<Vec<Vec<f32>>, ()>> {
-        let embedder = self.embedder.clone()?;
+    /// Vectors of `texts` when the embedder gives them. A failure (or a vector of the wrong size
+    /// or with non-finite entries) is logged and reported as [`Embedded::Failed`]: it must not
+    /// stop the document from being indexed by keywords.
+    fn embed_texts(&mut self, name: &str, texts: &[&str]) -> (Option<Vec<Vec<f32>>>, Embedded) {
+        let Some(embedder) = self.embedder.clone() else {
+            return (None, Embedded::NoEmbedder);
+        };
         let dim = embedder.dim();
         let mut out = Vec::with_capacity(texts.len());
         for chunk in texts.chunks(MAX_BATCH) {
@@ -172,9 +168,9 @@ impl KnowledgeBase {
             if let Some(problem) = problem {
                 let message = format!("embedding failed, indexed by keywords only: {problem}");
                 self.warn_once(name, &message);
-                return Some(Err(()));
+                return (None, Embedded::Failed);
             }
         }
-        Some(Ok(out))
+        (Some(out), Embedded::Yes)
     }
 }

@@ -137,7 +137,11 @@ fn classify(e: rusqlite::Error, op: &'static str, path: &Path) -> OpenProblem {
     if damaged {
         OpenProblem::Damaged(e.to_string())
     } else {
-        OpenProblem::Fatal(Err::<(), _>(e).ctx(op, path).unwrap_err())
+        OpenProblem::Fatal(KnowledgeError::Sqlite {
+            op,
+            path: path.to_path_buf(),
+            detail: e.to_string(),
+        })
     }
 }
 

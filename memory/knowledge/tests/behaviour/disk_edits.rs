@@ -126,3 +126,20 @@ fn vectors_follow_edits_on_disk() {
     assert!(t.names("bread").is_empty());
     assert_eq!(t.names("stamps"), ["shopping"]);
 }
+
+#[test]
+fn the_walk_stops_at_eight_levels() {
+    let mut t = open(None);
+    let eight = "1/2/3/4/5/6/7/8";
+    write_on_disk(&t.file(eight), b"deep but allowed", 0);
+    write_on_disk(&t.file(&format!("{eight}/9")), b"too deep", 0);
+    let report = t.kb.sync().unwrap();
+    assert_eq!(report.added, 1);
+    assert_eq!(report.skipped.len(), 1);
+    assert_eq!(report.skipped[0].path, format!("{eight}/9"));
+    assert_eq!(report.skipped[0].reason, "deeper than 8 levels");
+    // A hand-made name deeper than `create` allows is still readable and deletable.
+    assert_eq!(t.kb.read(eight).unwrap(), "deep but allowed");
+    t.kb.delete(eight).unwrap();
+    assert!(t.listed().is_empty());
+}
