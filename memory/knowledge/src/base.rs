@@ -104,3 +104,13 @@ impl KnowledgeBase {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The kernel moves the knowledge base onto its memory service thread.
+    #[test]
+    fn the_knowledge_base_can_move_between_threads() {
+        fn assert_send<T: Send>() {}
+        assert_send::<super::KnowledgeBase>();
+    }
+}
