@@ -99,6 +99,8 @@ pub struct Config {
     /// How long a cold item must have gone unrecalled before the model distills it, in
     /// seconds (72 hours by default, SPEC §5.2).
     pub graph_model_idle_secs: u64,
+    /// Seconds between the model's reviews of look-alike names (SPEC §5.7: 2 hours).
+    pub graph_merge_secs: u64,
     /// The configured LLM sources (`[[sources]]`); names must be unique.
     pub sources: Vec<SourceConfig>,
     /// Limits of the client socket (`[socket]`).
@@ -162,6 +164,7 @@ impl Default for Config {
             graph_heartbeat_secs: 600,
             graph_model_secs: 3_600,
             graph_model_idle_secs: 72 * 3_600,
+            graph_merge_secs: 7_200,
             sources: Vec::new(),
             socket: SocketLimits::default(),
             mcp: Vec::new(),

@@ -32,6 +32,7 @@
 
 mod distill;
 mod error;
+mod merge_review;
 mod name;
 mod person;
 mod recall;
@@ -42,6 +43,7 @@ pub use distill::{
     ResolvedDate, RuleDistiller, USER, model_prompt, parse_model_answer, resolve_date,
 };
 pub use error::GraphError;
+pub use merge_review::{MergeDecision, MergeReview, merge_prompt, parse_merge_answer};
 pub use name::{MAX_NAME_CHARS, MAX_PREDICATE_LEN, validate_name};
 pub use person::{Link, MAX_NETWORK_DEPTH, PERSON_KIND, Person, predicate_from_words};
 pub use recall::{FactHit, RecallLimits};

@@ -204,6 +204,7 @@ pub fn build_with(
         stages: registries.stages.clone(),
     };
     let mut store = durability.as_ref().map(|(d, _)| d.clone());
+    let knowledge = memory.as_ref().and_then(|m| m.knowledge.clone());
     let memory = memory.and_then(|m| {
         // The memory service runs on the store's owner: the kernel's when it is durable, else
         // one opened for memory alone.
@@ -241,6 +242,9 @@ pub fn build_with(
     });
     if let Some(memory) = &memory {
         crate::memory_tools::register(&registries.tools, memory);
+        if let Some(settings) = knowledge {
+            crate::knowledge_tools::register(&registries.tools, settings, memory.dense_slot());
+        }
     }
     let pool = ToolPool::new(env, done.map(Completion::from));
     let mut turn = TurnEngine::new(cfg.turn, provider_service, pool, events.clone());

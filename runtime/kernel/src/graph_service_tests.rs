@@ -413,6 +413,7 @@ fn with_model(tag: &str) -> (Scratch, crossbeam_channel::Receiver<InputEvent>) {
         model: Some(crate::model_distill::ModelDistillSettings {
             interval: TICK,
             min_idle: Duration::from_secs(72 * 3_600),
+            merge_interval: Duration::from_secs(7_200),
         }),
     };
     s.graph = GraphMemory::open(
@@ -518,4 +519,59 @@ fn a_failed_or_empty_consolidation_keeps_its_items_for_a_later_retry() {
     let stats = s.ask(GraphRequest::Stats, now + 5_000_000);
     assert_eq!(stats["model"]["items_waiting"], 1, "{stats}");
     assert_eq!(stats["model"]["tasks"], 2, "{stats}");
+}
+
+#[test]
+fn look_alike_names_go_to_the_model_which_decides_merge_or_apart() {
+    let (mut s, tasks) = with_model("merge-review");
+    for (subject, object) in [
+        ("user", "New York City"),
+        ("Ana", "New York City"),
+        ("user", "New York Cityy"),
+        ("Rui", "Ruth"),
+        ("Ruth", "Porto"),
+    ] {
+        s.ask(
+            GraphRequest::Commit {
+                subject: subject.into(),
+                predicate: "visited".into(),
+                object: object.into(),
+                sentence: format!("{subject} visited {object}"),
+            },
+            T0,
+        );
+    }
+    let review = T0 + 2 * 3_600_000;
+    s.tick(review);
+    let mut task = tasks.try_recv().expect("a merge review");
+    let prompt = task.content().to_owned();
+    assert!(
+        prompt.contains("New York Cityy / New York City"),
+        "{prompt}"
+    );
+    let pairs: Vec<&str> = prompt.lines().filter(|l| l.contains(" / ")).collect();
+    let city = pairs
+        .iter()
+        .position(|l| l.contains("New York Cityy"))
+        .expect("the city pair")
+        + 1;
+    // The model says the city is one place and leaves the rest undecided.
+    answer(&mut task, &format!("{city} | same"), false);
+    s.tick(review + 1);
+    let stats = s.ask(GraphRequest::Stats, review + 2);
+    assert_eq!(stats["model"]["merged"], 1, "{stats}");
+    let city = s.ask(
+        GraphRequest::Person {
+            name: "New York Cityy".into(),
+        },
+        review + 2,
+    );
+    assert_eq!(city["name"], "New York City", "an alias now: {city}");
+
+    // Undecided pairs were kept apart: the next review has nothing to ask.
+    s.tick(review + 3 * 3_600_000);
+    assert!(
+        tasks.try_recv().is_err(),
+        "no look-alike pair left to ask about"
+    );
 }

@@ -33,6 +33,8 @@ pub mod graph_service;
 pub mod ingress;
 pub mod input;
 pub mod kernel_node;
+mod kernel_tool;
+pub mod knowledge_tools;
 pub mod lang;
 pub mod memory_service;
 pub mod memory_tools;

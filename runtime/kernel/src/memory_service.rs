@@ -22,6 +22,7 @@ use hearth_memory::{
 };
 use std::collections::VecDeque;
 use std::path::PathBuf;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
 /// Why a request found no service: it was never started, or it is gone.
@@ -126,12 +127,39 @@ pub struct MemoryConfig {
     pub utc_offset_secs: i64,
     /// The L3 graph (`None`: no graph memory).
     pub graph: Option<GraphSettings>,
+    /// The knowledge base (`None`: no knowledge tools).
+    pub knowledge: Option<crate::knowledge_tools::KnowledgeSettings>,
+}
+
+/// The recall model once it has loaded, for the services that embed outside the store's
+/// owner (the knowledge base). Filled once; empty while the model loads or when it is off.
+#[derive(Clone, Default)]
+pub struct DenseSlot(Arc<OnceLock<Arc<dyn hearth_memory::Embedder>>>);
+
+impl DenseSlot {
+    /// The model, if it has loaded.
+    pub fn get(&self) -> Option<Arc<dyn hearth_memory::Embedder>> {
+        self.0.get().cloned()
+    }
+
+    fn fill(&self, model: Arc<dyn hearth_memory::Embedder>) {
+        let _ = self.0.set(model);
+    }
+}
+
+impl std::fmt::Debug for DenseSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_tuple("DenseSlot")
+            .field(&self.get().map(|m| m.fingerprint().to_string()))
+            .finish()
+    }
 }
 
 /// Handle on the memory service; its ops go to the store's owner.
 #[derive(Clone, Debug)]
 pub struct MemoryService {
     durable: Durable,
+    dense: DenseSlot,
     /// Whether the service was configured with the L3 graph (its tools exist only then).
     graph: bool,
 }
@@ -140,6 +168,11 @@ impl MemoryService {
     /// Whether the L3 graph was configured (it may still be unavailable: a foreign file).
     pub fn has_graph(&self) -> bool {
         self.graph
+    }
+
+    /// The recall model, once loaded.
+    pub fn dense_slot(&self) -> DenseSlot {
+        self.dense.clone()
     }
 
     /// Starts the memory service on `durable`'s owner; pass results go to `done`, the graph's
@@ -154,12 +187,17 @@ impl MemoryService {
         durable.memory(MemoryOp::Attach);
         let graph = cfg.graph.is_some();
         let owner = durable.clone();
+        let dense = DenseSlot::default();
+        let slot = dense.clone();
         // Counted before the thread starts, so a shutdown right after start waits for it.
         let loading = crate::model_loads::Loading::start();
         let spawned = std::thread::Builder::new()
             .name("hearth-memory".into())
             .spawn(move || {
                 let models = load_models(&cfg);
+                if let Some(model) = &models.dense {
+                    slot.fill(model.clone());
+                }
                 drop(loading);
                 owner.memory(MemoryOp::Install(Box::new(Install {
                     models,
@@ -173,6 +211,7 @@ impl MemoryService {
         }
         Self {
             durable: durable.clone(),
+            dense,
             graph,
         }
     }

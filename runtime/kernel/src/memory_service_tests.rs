@@ -27,6 +27,7 @@ fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
         protected: 10,
         utc_offset_secs: 0,
         graph: None,
+        knowledge: None,
     };
     let mut cold = ColdContext::new(
         hearth_memory::Store::open(&path).expect("store opens"),

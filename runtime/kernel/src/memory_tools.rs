@@ -9,6 +9,7 @@
 //! seen by person.
 
 use crate::graph_service::GraphRequest;
+use crate::kernel_tool::{self, KernelTool};
 use crate::memory_service::MemoryService;
 use hearth_stages::{CallContext, HandlerError, ToolDef, ToolRegistry};
 use serde_json::{Value, json};
@@ -267,23 +268,16 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
     ];
     for (name, description, parameters, parse, parallel_safe) in specs {
         let m = memory.clone();
-        let def = ToolDef {
-            name: name.into(),
-            plugin: "memory".into(),
-            description: description.into(),
+        let tool = KernelTool {
+            plugin: "memory",
+            name,
+            description,
             parameters,
-            no_memory: true,
             parallel_safe,
-            ..ToolDef::default()
         };
-        let registered = tools.register(def, move |call: &CallContext, args: &Value| {
-            let request = parse(args)?;
-            call.check()?;
-            m.graph(request).map_err(HandlerError::from)
+        kernel_tool::register(tools, tool, move |args| {
+            m.graph(parse(args)?).map_err(HandlerError::from)
         });
-        if let Err(e) = registered {
-            tracing::error!("memory tool {name}: {e}");
-        }
     }
     let m = memory.clone();
     let def = ToolDef {

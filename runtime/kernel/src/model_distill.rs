@@ -13,7 +13,10 @@
 use crate::input::{InputEvent, Reply};
 use crossbeam_channel::{Receiver, TryRecvError};
 use hearth_engine::Sink;
-use hearth_graph::{ColdItem, GraphStore, MODEL_BATCH, model_prompt, parse_model_answer};
+use hearth_graph::{
+    ColdItem, GraphStore, MODEL_BATCH, MergeCandidate, merge_prompt, model_prompt,
+    parse_merge_answer, parse_model_answer,
+};
 use hearth_memory::{COLD_MAX_ACCESS, ColdContext};
 use hearth_scheduler::CRITICAL_CHANNEL;
 use serde_json::{Value, json};
@@ -22,6 +25,9 @@ use std::time::Duration;
 /// How often the model distiller looks for cold items when the configuration says nothing
 /// (SPEC §5.7: the archive heartbeat runs hourly).
 pub const DEFAULT_MODEL_INTERVAL: Duration = Duration::from_secs(3_600);
+/// How often the model reviews look-alike names when the configuration says nothing (SPEC
+/// §5.7: `detectEntityMerge` every 120 minutes).
+pub const DEFAULT_MERGE_INTERVAL: Duration = Duration::from_secs(7_200);
 /// How long an item must have gone unrecalled before the model distills it (SPEC §5.2).
 pub const DEFAULT_MODEL_MIN_IDLE: Duration = Duration::from_secs(72 * 3_600);
 /// An answer not back after this long is given up (the items are retried later).
@@ -36,6 +42,8 @@ pub struct ModelDistillSettings {
     pub interval: Duration,
     /// How long an item must have been idle.
     pub min_idle: Duration,
+    /// Between reviews of look-alike names.
+    pub merge_interval: Duration,
 }
 
 impl Default for ModelDistillSettings {
@@ -43,13 +51,22 @@ impl Default for ModelDistillSettings {
         Self {
             interval: DEFAULT_MODEL_INTERVAL,
             min_idle: DEFAULT_MODEL_MIN_IDLE,
+            merge_interval: DEFAULT_MERGE_INTERVAL,
         }
     }
 }
 
-/// One consolidation task out with the model.
+/// What a consolidation task asks.
+enum Task {
+    /// Facts from these cold items.
+    Distill(Vec<ColdItem>),
+    /// Whether each pair of names is one person or thing.
+    Merge(Vec<MergeCandidate>),
+}
+
+/// One consolidation task out with the model (one at a time).
 struct Pending {
-    items: Vec<ColdItem>,
+    task: Task,
     reply: Receiver<Reply>,
     since_ms: i64,
 }
@@ -59,10 +76,13 @@ pub(crate) struct ModelDistill {
     settings: Option<ModelDistillSettings>,
     submit: Option<Sink<InputEvent>>,
     next_tick_ms: i64,
+    next_merge_ms: i64,
     pending: Option<Pending>,
     tasks: u64,
     answered: u64,
     idle_ticks: u64,
+    merge_tasks: u64,
+    merged: u64,
 }
 
 impl ModelDistill {
@@ -73,14 +93,18 @@ impl ModelDistill {
         now_ms: i64,
     ) -> Self {
         let first = settings.as_ref().map_or(0, |s| ms(s.interval));
+        let first_merge = settings.as_ref().map_or(0, |s| ms(s.merge_interval));
         Self {
             settings: settings.filter(|_| submit.is_some()),
             submit,
             next_tick_ms: now_ms.saturating_add(first),
+            next_merge_ms: now_ms.saturating_add(first_merge),
             pending: None,
             tasks: 0,
             answered: 0,
             idle_ticks: 0,
+            merge_tasks: 0,
+            merged: 0,
         }
     }
 
@@ -90,7 +114,8 @@ impl ModelDistill {
         if self.pending.is_some() {
             return Some(ANSWER_POLL);
         }
-        let left = self.next_tick_ms.saturating_sub(now_ms).max(0);
+        let next = self.next_tick_ms.min(self.next_merge_ms);
+        let left = next.saturating_sub(now_ms).max(0);
         Some(Duration::from_millis(left as u64))
     }
 
@@ -103,7 +128,7 @@ impl ModelDistill {
             match pending.reply.try_recv() {
                 Ok(reply) => {
                     let answer = (!reply.error).then_some(reply.content);
-                    self.settle(graph, &pending.items, answer.as_deref(), now_ms);
+                    self.settle(graph, &pending.task, answer.as_deref(), now_ms);
                 }
                 Err(TryRecvError::Empty)
                     if now_ms.saturating_sub(pending.since_ms) < ms(ANSWER_WAIT) =>
@@ -112,28 +137,36 @@ impl ModelDistill {
                 }
                 Err(_) => {
                     tracing::warn!(
-                        items = pending.items.len(),
-                        "graph: the consolidation task gave no answer; its items are retried later"
+                        "graph: the consolidation task gave no answer; it is asked again later"
                     );
-                    self.settle(graph, &pending.items, None, now_ms);
+                    self.settle(graph, &pending.task, None, now_ms);
                 }
             }
-            return;
-        }
-        if now_ms < self.next_tick_ms {
             return;
         }
         let Some(settings) = self.settings.clone() else {
             return;
         };
-        self.next_tick_ms = now_ms.saturating_add(ms(settings.interval));
-        match self.due_items(graph, cold, &settings, now_ms) {
-            Ok(items) if items.is_empty() => {
-                self.idle_ticks += 1;
-                tracing::debug!("graph: no cold item is due for the model; nothing asked");
+        if now_ms >= self.next_tick_ms {
+            self.next_tick_ms = now_ms.saturating_add(ms(settings.interval));
+            match self.due_items(graph, cold, &settings, now_ms) {
+                Ok(items) if items.is_empty() => {
+                    self.idle_ticks += 1;
+                    tracing::debug!("graph: no cold item is due for the model; nothing asked");
+                }
+                Ok(items) => return self.submit(Task::Distill(items), now_ms),
+                Err(e) => tracing::warn!("graph: choosing cold items for the model failed: {e}"),
             }
-            Ok(items) => self.submit(items, now_ms),
-            Err(e) => tracing::warn!("graph: choosing cold items for the model failed: {e}"),
+        }
+        if now_ms >= self.next_merge_ms {
+            self.next_merge_ms = now_ms.saturating_add(ms(settings.merge_interval));
+            match graph.merge_candidates() {
+                Ok(pairs) if pairs.is_empty() => {
+                    tracing::debug!("graph: no look-alike names to review; nothing asked");
+                }
+                Ok(pairs) => self.submit(Task::Merge(pairs), now_ms),
+                Err(e) => tracing::warn!("graph: finding look-alike names failed: {e}"),
+            }
         }
     }
 
@@ -162,35 +195,66 @@ impl ModelDistill {
         Ok(items)
     }
 
-    fn submit(&mut self, items: Vec<ColdItem>, now_ms: i64) {
+    fn submit(&mut self, task: Task, now_ms: i64) {
         let Some(submit) = &self.submit else {
             return;
         };
-        let mut input = InputEvent::text(CRITICAL_CHANNEL, model_prompt(&items))
+        let (prompt, what) = match &task {
+            Task::Distill(items) => (
+                model_prompt(items),
+                json!({"distill_items": items.iter().map(|i| i.id).collect::<Vec<_>>()}),
+            ),
+            Task::Merge(pairs) => {
+                self.merge_tasks += 1;
+                (merge_prompt(pairs), json!({"merge_pairs": pairs.len()}))
+            }
+        };
+        let mut input = InputEvent::text(CRITICAL_CHANNEL, prompt)
             .with_output_channel(CRITICAL_CHANNEL)
             .with_payload("priority", json!("L1"))
             .with_payload("tools", json!("none"))
             .with_payload("no_memory", json!(true))
-            .with_payload(
-                "distill_items",
-                Value::Array(items.iter().map(|i| json!(i.id)).collect()),
-            );
+            .with_payload("consolidation", what.clone());
         let reply = input.reply_channel();
-        tracing::debug!(
-            items = items.len(),
-            "graph: asking the model to distill cold items"
-        );
+        tracing::debug!(%what, "graph: asking the model a consolidation task");
         submit.send(input);
         self.tasks += 1;
         self.pending = Some(Pending {
-            items,
+            task,
             reply,
             since_ms: now_ms,
         });
     }
 
+    /// Applies what `answer` says of the task's items or pairs.
+    fn settle(&mut self, graph: &mut GraphStore, task: &Task, answer: Option<&str>, now_ms: i64) {
+        match task {
+            Task::Distill(items) => self.settle_items(graph, items, answer, now_ms),
+            Task::Merge(pairs) => {
+                // No answer decides nothing: the pairs are proposed again at the next review.
+                let Some(text) = answer else { return };
+                self.answered += 1;
+                let decisions = parse_merge_answer(text, pairs.len());
+                match graph.settle_merges(pairs, &decisions) {
+                    Ok(review) => {
+                        self.merged += review.merged.len() as u64;
+                        for (source, target) in &review.merged {
+                            tracing::info!(target: "audit", %source, %target, "memory entities merged by review");
+                        }
+                        tracing::info!(
+                            merged = review.merged.len(),
+                            kept_apart = review.kept_apart,
+                            "graph: merge review settled"
+                        );
+                    }
+                    Err(e) => tracing::warn!("graph: applying the merge review failed: {e}"),
+                }
+            }
+        }
+    }
+
     /// Stores what `answer` says of each item and records every item's attempt.
-    fn settle(
+    fn settle_items(
         &mut self,
         graph: &mut GraphStore,
         items: &[ColdItem],
@@ -240,10 +304,16 @@ impl ModelDistill {
             "min_idle_ms": ms(settings.min_idle),
             "tasks": self.tasks,
             "answered": self.answered,
-            "pending": self.pending.as_ref().map(|p| p.items.len()),
+            "pending": self.pending.as_ref().map(|p| match &p.task {
+                Task::Distill(items) => json!({"distill": items.len()}),
+                Task::Merge(pairs) => json!({"merge": pairs.len()}),
+            }),
             "idle_ticks": self.idle_ticks,
             "items_done": done,
             "items_waiting": waiting,
+            "merge_interval_ms": ms(settings.merge_interval),
+            "merge_tasks": self.merge_tasks,
+            "merged": self.merged,
         })
     }
 }

@@ -258,6 +258,10 @@ impl Daemon {
                 max_context_size: cfg.agent.max_context_size,
                 protected: hearth_memory::DEFAULT_PROTECTED_COUNT,
                 utc_offset_secs: cfg.agent.utc_offset_secs.unwrap_or(0),
+                knowledge: Some(hearth_kernel::knowledge_tools::KnowledgeSettings {
+                    root: cfg.data_dir.join("knowledge"),
+                    index: cfg.data_dir.join("knowledge.db"),
+                }),
                 graph: Some(hearth_kernel::graph_service::GraphSettings {
                     path: cfg.data_dir.join("graph.db"),
                     interval: std::time::Duration::from_secs(cfg.graph_heartbeat_secs.max(1)),
@@ -265,6 +269,9 @@ impl Daemon {
                         hearth_kernel::model_distill::ModelDistillSettings {
                             interval: std::time::Duration::from_secs(cfg.graph_model_secs),
                             min_idle: std::time::Duration::from_secs(cfg.graph_model_idle_secs),
+                            merge_interval: std::time::Duration::from_secs(
+                                cfg.graph_merge_secs.max(1),
+                            ),
                         }
                     }),
                 }),

@@ -2,38 +2,23 @@
 //! turn later, relates two people, and asks who the user is; the tool results it is fed back
 //! hold the new value as current, the old one as past with its sentence, and the relation.
 
-use crate::harness::{Daemon, source, stderr, within};
-use hearth_testkit::llm_server::{LlmServer, Script};
+use crate::harness::{Daemon, source, tool_turn, within};
+use hearth_testkit::llm_server::LlmServer;
 use serde_json::{Value, json};
 use std::time::Duration;
 
-/// The tool results of the last request, parsed (each tool message's content is JSON).
-fn tool_results(server: &LlmServer) -> Vec<Value> {
-    let seen = server.seen();
-    let last = seen.last().expect("a request");
-    last.body["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            let text = m["content"].as_str().expect("tool content is text");
-            serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.to_owned()))
-        })
-        .collect()
-}
-
+/// A turn of tool calls; the tool results it fed back, parsed (each is JSON or an error text).
 fn turn(
     daemon: &Daemon,
     server: &LlmServer,
     text: &str,
     calls: Vec<(String, Value)>,
 ) -> Vec<Value> {
-    server.push(Script::Tools(calls));
-    server.push(Script::text("Noted."));
-    let out = daemon.run(&["send", text]);
-    assert!(out.status.success(), "{text}: {}", stderr(&out));
-    tool_results(server)
+    let calls = calls.iter().map(|(n, a)| (n.as_str(), a.clone())).collect();
+    tool_turn(daemon, server, text, calls)
+        .into_iter()
+        .map(|t| serde_json::from_str(&t).unwrap_or(Value::String(t)))
+        .collect()
 }
 
 #[test]

@@ -266,3 +266,27 @@ pub fn offered(seen: &hearth_testkit::llm_server::Seen) -> Vec<String> {
         })
         .unwrap_or_default()
 }
+
+/// One turn in which the model calls `calls` and then answers "Done."; returns the tool
+/// messages it was fed back, in order.
+pub fn tool_turn(
+    daemon: &Daemon,
+    server: &LlmServer,
+    text: &str,
+    calls: Vec<(&str, serde_json::Value)>,
+) -> Vec<String> {
+    server.push(Script::Tools(
+        calls.into_iter().map(|(n, a)| (n.to_owned(), a)).collect(),
+    ));
+    server.push(Script::text("Done."));
+    let out = daemon.run(&["send", text]);
+    assert!(out.status.success(), "{text}: {}", stderr(&out));
+    let seen = server.seen();
+    seen.last().expect("a request").body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect()
+}

@@ -63,6 +63,7 @@ pub fn sent_for(n: usize, inputs: &[&str], steps: Vec<ScriptStep>) -> Sent {
         protected: 10,
         utc_offset_secs: 0,
         graph: None,
+        knowledge: None,
     };
     let cfg = GraphConfig {
         workers: Some(1),
