@@ -77,7 +77,10 @@ impl Blobs {
             }
             Err(e) => return Err(e).io("read blob", &path),
         };
-        let mut data = Vec::with_capacity(usize::try_from(expect).unwrap_or(0));
+        // Preallocate for what the row promises, but not beyond the default limit: a damaged
+        // row must not make one read allocate without bound.
+        let reserve = expect.min(crate::DEFAULT_MAX_BYTES + 1);
+        let mut data = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
         file.take(expect + 1)
             .read_to_end(&mut data)
             .io("read blob", &path)?;
