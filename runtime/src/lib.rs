@@ -22,5 +22,6 @@
 pub mod config;
 pub mod daemon;
 pub mod embedded;
+pub mod recall_graph;
 pub mod signals;
 pub mod socket;

@@ -20,6 +20,7 @@
 //! ```
 
 mod ablation;
+mod assist;
 mod format;
 mod json;
 mod model_tokens;
@@ -41,6 +42,7 @@ use crate::recall::{
 use crate::{ContextEvent, DEFAULT_MAX_CONTEXT_TOKENS, MemoryModels, Store, compute_token_budget};
 
 pub use ablation::{DenseLists, PriorsSwitch, ablation_grid};
+pub use assist::{AssistIngest, RecallAssist, fuse_assisted};
 pub use format::{CorpusItem, Question, RECALL_FORMAT, RecallSet};
 pub use prune_replay::{PruneReport, run_prune};
 pub use report::{Latency, Measure, QuestionResult, Ranks, Report, System, TokenStats};
@@ -66,6 +68,9 @@ pub enum RecallBenchError {
     /// No k to measure at.
     #[error("recall bench: no k given")]
     NoK,
+    /// The assisting source (the graph) failed.
+    #[error("recall bench: the assisting source failed: {message}")]
+    Assist { message: String },
 }
 
 /// Runs the benchmark on the file at `path` with the default [`RecallConfig`]: recall measured at
@@ -102,13 +107,16 @@ pub fn run_configs(
         models,
         configs,
         store_dir,
+        None,
         progress,
     )
 }
 
 /// [`run_configs`] on `variant` of the file, or of its [`sample`] of about `sampled` questions.
 /// A variant that rewrites items, and a sample, keep their stores in a subdirectory of
-/// `store_dir` named after them, so they never pass for the file's.
+/// `store_dir` named after them, so they never pass for the file's. With `assist`, one more
+/// report follows the configurations' (label `+<name>`): the first configuration's cold recall
+/// fused with the assist's list, on the same ingest.
 #[allow(clippy::too_many_arguments)]
 pub fn run_variant(
     path: &Path,
@@ -118,6 +126,7 @@ pub fn run_variant(
     models: &MemoryModels,
     configs: &[RecallConfig],
     store_dir: Option<&Path>,
+    assist: Option<&mut dyn RecallAssist>,
     mut progress: impl FnMut(&str),
 ) -> Result<Vec<Report>, RecallBenchError> {
     progress(&format!("loading {}", path.display()));
@@ -131,16 +140,25 @@ pub fn run_variant(
     if variant.rewrites_items() {
         dir = dir.map(|d| d.join(variant.name()));
     }
-    run_set(&set, ks, models, configs, dir.as_deref(), &mut progress)
+    run_set(
+        &set,
+        ks,
+        models,
+        configs,
+        dir.as_deref(),
+        assist,
+        &mut progress,
+    )
 }
 
-/// [`run_configs`] on a set already in memory.
+/// [`run_variant`] on a set already in memory.
 pub fn run_set(
     set: &RecallSet,
     ks: &[usize],
     models: &MemoryModels,
     configs: &[RecallConfig],
     store_dir: Option<&Path>,
+    mut assist: Option<&mut dyn RecallAssist>,
     progress: &mut dyn FnMut(&str),
 ) -> Result<Vec<Report>, RecallBenchError> {
     let mut ks: Vec<usize> = ks.iter().copied().filter(|&k| k > 0).collect();
@@ -175,6 +193,9 @@ pub fn run_set(
     let mut results: Vec<Vec<QuestionResult>> = vec![Vec::new(); configs.len()];
     let mut latencies: Vec<Vec<Duration>> = vec![Vec::new(); configs.len()];
     let mut bm25_latency = Vec::new();
+    let mut assisted: Vec<QuestionResult> = Vec::new();
+    let mut assisted_latency = Vec::new();
+    let mut assist_ingest = AssistIngest::default();
     let mut ingest = Duration::ZERO;
     let mut items = 0;
     let mut reused_items = 0;
@@ -262,6 +283,14 @@ pub fn run_set(
             reused_items += corpus.len();
         }
 
+        if let Some(assist) = assist.as_deref_mut() {
+            let did = assist
+                .ingest(corpus_id, cold.store())
+                .map_err(|message| RecallBenchError::Assist { message })?;
+            assist_ingest.items += did.items;
+            assist_ingest.took += did.took;
+        }
+
         let mut bm25 = OkapiBm25::new();
         for item in corpus {
             bm25.add(&item.text);
@@ -301,13 +330,14 @@ pub fn run_set(
                     .iter()
                     .filter_map(|h| number.get(h.event.id.as_str()).copied())
                     .collect();
+                let cold_took = t.elapsed();
                 let injection = cold.inject(&q.text, memory_tokens, asked)?;
                 let injected_evidence = injection
                     .event_ids
                     .iter()
                     .filter_map(|id| number.get(id.as_str()))
                     .any(|n| evidence[qi].contains(n));
-                results[c].push(QuestionResult {
+                let result = QuestionResult {
                     id: q.id.clone(),
                     category: q.category.clone(),
                     hearth: Ranks::of(&ranked, &evidence[qi], &session_of),
@@ -315,13 +345,54 @@ pub fn run_set(
                     inject_tokens: crate::estimate_tokens(&injection.block),
                     inject_model_tokens: model_tokens.as_ref().map(|t| t.count(&injection.block)),
                     injected_evidence,
-                });
+                };
+                if c == 0
+                    && let Some(assist) = assist.as_deref_mut()
+                {
+                    let t = Instant::now();
+                    let found: Vec<usize> = assist
+                        .recall(&q.text, asked, depth)
+                        .map_err(|message| RecallBenchError::Assist { message })?
+                        .iter()
+                        .filter_map(|id| number.get(id.as_str()).copied())
+                        .collect();
+                    let fused = fuse_assisted(&ranked, &found, assist.weight(), depth);
+                    assisted_latency.push(cold_took + t.elapsed());
+                    assisted.push(QuestionResult {
+                        hearth: Ranks::of(&fused, &evidence[qi], &session_of),
+                        ..result.clone()
+                    });
+                }
+                results[c].push(result);
             }
         }
     }
 
     let bm25_latency = Latency::of(&bm25_latency);
-    Ok(configs
+    let assisted_report = assist.map(|a| Report {
+        label: format!("+{}", a.name()),
+        name: set.name.clone(),
+        corpora: set.corpora.len(),
+        items,
+        questions: assisted,
+        skipped,
+        ks: ks.clone(),
+        mode: format!(
+            "{mode}, fused with {} at weight {} ({} items built in {:.1} s, {:.0} items/s)",
+            a.name(),
+            a.weight(),
+            assist_ingest.items,
+            assist_ingest.took.as_secs_f64(),
+            assist_ingest.items as f64 / assist_ingest.took.as_secs_f64().max(1e-9)
+        ),
+        config: configs[0].clone(),
+        ingest,
+        reused_items,
+        hearth_latency: Latency::of(&assisted_latency),
+        bm25_latency,
+        memory_tokens,
+    });
+    let mut reports: Vec<Report> = configs
         .into_iter()
         .zip(results)
         .zip(latencies)
@@ -341,7 +412,9 @@ pub fn run_set(
             bm25_latency,
             memory_tokens,
         })
-        .collect())
+        .collect();
+    reports.extend(assisted_report);
+    Ok(reports)
 }
 
 /// Whether a kept store holds `items` entries, each with a vector of every model in `models`

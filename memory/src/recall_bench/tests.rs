@@ -275,6 +275,7 @@ fn the_report_counts_injected_tokens_and_serialises_to_json() {
                 installed_models(),
                 &configs,
                 Some(&store_dir),
+                None,
                 |_| {},
             )
             .expect("bench runs")

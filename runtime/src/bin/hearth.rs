@@ -125,6 +125,13 @@ struct RecallArgs {
     /// Also measure every combination of --dense and --priors on the same ingest.
     #[arg(long)]
     ablate: bool,
+    /// Also measure graph-assisted recall: each corpus distilled into an L3 graph with the
+    /// model-free distiller, its facts' turns fused with cold recall (label `+graph`).
+    #[arg(long)]
+    graph: bool,
+    /// The weight of the graph's list against cold recall's 1 in that fusion.
+    #[arg(long, default_value_t = 1.0)]
+    graph_weight: f64,
     /// Derived sets to run (as-is, undated: every question asked now, named: speakers under
     /// people's names).
     #[arg(long, value_delimiter = ',', default_value = "as-is")]
@@ -363,8 +370,23 @@ fn bench_recall(args: &RecallArgs) -> ExitCode {
         return bench_prune(args, &models, &chosen);
     }
     let mut all = Vec::new();
+    let weight = args.graph_weight;
+    let mut graph = match args
+        .graph
+        .then(|| hearth_runtime::recall_graph::GraphAssist::new(weight))
+    {
+        Some(Err(e)) => {
+            eprintln!("hearth: graph-assisted recall: {e}");
+            return ExitCode::from(1);
+        }
+        Some(Ok(g)) => Some(g),
+        None => None,
+    };
     for &variant in &args.variant {
         let progress = |line: &str| eprintln!("recall: {line}");
+        let assist = graph
+            .as_mut()
+            .map(|g| g as &mut dyn hearth_memory::recall_bench::RecallAssist);
         let reports = match run_variant(
             &args.file,
             variant,
@@ -373,6 +395,7 @@ fn bench_recall(args: &RecallArgs) -> ExitCode {
             &models,
             &configs,
             args.store_dir.as_deref(),
+            assist,
             progress,
         ) {
             Ok(reports) => reports,
@@ -381,13 +404,23 @@ fn bench_recall(args: &RecallArgs) -> ExitCode {
                 return ExitCode::from(1);
             }
         };
-        for (mut report, (label, _)) in reports.into_iter().zip(&arms) {
-            report.label = label.clone();
+        let count = reports.len();
+        for (i, mut report) in reports.into_iter().enumerate() {
+            // The assisted report, after the arms, keeps its `+graph` label after the first
+            // arm's.
+            report.label = match arms.get(i) {
+                Some((label, _)) => label.clone(),
+                None => format!("{}{}", arms[0].0, report.label),
+            };
             all.push(report);
         }
-        let first = all.len() - arms.len();
+        let first = all.len() - count;
         println!("{}", all[first].render());
-        if arms.len() > 1 {
+        if graph.is_some() {
+            // Its categories beside cold recall's, above.
+            println!("{}", all[all.len() - 1].render());
+        }
+        if count > 1 {
             println!("ablations on {} (same ingest, same run):", all[first].name);
             println!(
                 "  {:<26} {}  {:>9} {:>9}",

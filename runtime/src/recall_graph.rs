@@ -1,0 +1,173 @@
+//! Graph-assisted recall for `hearth bench recall --graph`: each corpus's cold entries are
+//! distilled into a fresh L3 graph with the model-free distiller (the rules and the clause
+//! extractor, as the daemon's heartbeat runs them), and each question's graph recall is turned
+//! into the turns its facts came from, best fact first, to be fused with cold recall.
+//!
+//! Nothing here reads the questions' evidence: the graph sees the same items and questions
+//! cold recall does.
+
+use hearth_graph::{ColdItem, FactId, GraphStore, RuleDistiller};
+use hearth_memory::Store;
+use hearth_memory::recall_bench::{AssistIngest, RecallAssist};
+use std::collections::HashSet;
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Cold entries read per distillation call.
+const BATCH: usize = 256;
+/// Facts asked per question: enough that their turns fill the deepest k measured.
+const FACTS: usize = 20;
+
+/// The graph side of the benchmark: one graph per corpus, in a private temp directory.
+pub struct GraphAssist {
+    weight: f64,
+    dir: PathBuf,
+    graph: Option<GraphStore>,
+    corpora: usize,
+}
+
+impl GraphAssist {
+    /// A graph assist whose list weighs `weight` against cold recall's 1, its files in a
+    /// fresh directory under the system temp dir.
+    pub fn new(weight: f64) -> std::io::Result<Self> {
+        let dir = std::env::temp_dir().join(format!("hearth-recall-graph-{}", std::process::id()));
+        let _ = std::fs::remove_dir_all(&dir);
+        std::fs::create_dir_all(&dir)?;
+        Ok(Self {
+            weight,
+            dir,
+            graph: None,
+            corpora: 0,
+        })
+    }
+}
+
+impl Drop for GraphAssist {
+    fn drop(&mut self) {
+        self.graph = None;
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+impl RecallAssist for GraphAssist {
+    fn name(&self) -> &str {
+        "graph"
+    }
+
+    fn weight(&self) -> f64 {
+        self.weight
+    }
+
+    fn ingest(&mut self, _corpus_id: &str, store: &Store) -> Result<AssistIngest, String> {
+        // One corpus at a time: the previous graph is closed and its file removed.
+        self.graph = None;
+        self.corpora += 1;
+        let path = self.dir.join(format!("corpus-{}.db", self.corpora));
+        for suffix in ["", "-wal", "-shm"] {
+            let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
+        }
+        let mut graph = GraphStore::open(&path).map_err(|e| e.to_string())?;
+        let started = Instant::now();
+        let mut after = i64::MIN;
+        let mut items = 0;
+        loop {
+            let ids = store
+                .cold_ids_after(after, BATCH)
+                .map_err(|e| e.to_string())?;
+            let Some(&last) = ids.last() else { break };
+            after = last;
+            let mut batch = Vec::with_capacity(ids.len());
+            for id in ids {
+                if let Some(entry) = store.cold_get(id).map_err(|e| e.to_string())? {
+                    batch.push(ColdItem::from(&entry));
+                }
+            }
+            items += batch.len();
+            let now = batch.iter().map(|i| i.said_ms).max().unwrap_or(0);
+            graph
+                .distill_with(&RuleDistiller::default(), &batch, now)
+                .map_err(|e| e.to_string())?;
+        }
+        self.graph = Some(graph);
+        Ok(AssistIngest {
+            items,
+            took: started.elapsed(),
+        })
+    }
+
+    fn recall(&mut self, query: &str, asked_ms: i64, depth: usize) -> Result<Vec<String>, String> {
+        let Some(graph) = &self.graph else {
+            return Ok(Vec::new());
+        };
+        let hits = graph
+            .recall(query, asked_ms, FACTS.max(depth))
+            .map_err(|e| e.to_string())?;
+        let mut turns = Vec::new();
+        let mut seen = HashSet::new();
+        for hit in hits {
+            for turn in fact_turns(graph, hit.id)? {
+                if seen.insert(turn.clone()) {
+                    turns.push(turn);
+                }
+            }
+            if turns.len() >= depth {
+                break;
+            }
+        }
+        turns.truncate(depth);
+        Ok(turns)
+    }
+}
+
+/// The turns a fact was stated in, first statement first.
+fn fact_turns(graph: &GraphStore, id: FactId) -> Result<Vec<String>, String> {
+    let why = graph.why(id).map_err(|e| e.to_string())?;
+    Ok(why.sources.into_iter().map(|s| s.turn_id).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use hearth_memory::MemoryModels;
+    use hearth_memory::recall_bench::{Measure, RecallSet, System, run_set};
+
+    /// A question whose words share nothing with the turn that answers it, but whose
+    /// predicate ("home" → lives_in) the graph knows: only the graph-assisted list finds it.
+    const SET: &str = r#"{"format": "hearth-recall/1", "name": "home",
+      "corpora": {"c": [
+        {"id": "t1", "session": "s1", "time": "2026-01-05T10:00:00Z", "speaker": "user", "text": "I live in Porto."},
+        {"id": "t2", "session": "s1", "time": "2026-01-05T10:01:00Z", "speaker": "assistant", "text": "Porto is lovely."},
+        {"id": "t3", "session": "s2", "time": "2026-01-06T10:00:00Z", "speaker": "user", "text": "Which city has the best custard tarts?"},
+        {"id": "t4", "session": "s2", "time": "2026-01-06T10:01:00Z", "speaker": "assistant", "text": "Lisbon, many say."}
+      ]},
+      "questions": [{"id": "q1", "corpus": "c", "time": "2026-02-01T10:00:00Z",
+        "text": "what is my home town?", "evidence": ["t1"], "category": "single-session-user"}]}"#;
+
+    #[test]
+    fn the_graph_assisted_report_finds_a_fact_the_keywords_miss() {
+        let set = RecallSet::from_json(SET).expect("set");
+        let mut assist = GraphAssist::new(1.0).expect("temp dir");
+        let reports = run_set(
+            &set,
+            &[1, 5],
+            &MemoryModels::default(),
+            &[hearth_memory::RecallConfig::default()],
+            None,
+            Some(&mut assist),
+            &mut |_| {},
+        )
+        .expect("bench runs");
+        assert_eq!(reports.len(), 2, "cold recall and the assisted report");
+        assert_eq!(reports[1].label, "+graph");
+        assert!(
+            reports[1].mode.contains("fused with graph"),
+            "{}",
+            reports[1].mode
+        );
+        let at1 = |r: &hearth_memory::recall_bench::Report| {
+            r.recall_at(System::Hearth, Measure::TurnAny, 1)
+        };
+        assert_eq!(at1(&reports[0]), 0.0, "no shared word: keywords miss it");
+        assert_eq!(at1(&reports[1]), 1.0, "the lives_in fact names its turn");
+    }
+}
