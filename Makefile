@@ -56,7 +56,7 @@ bench: setup
 		found=1; \
 		case $$set in *-pooled) variants=as-is ;; *) variants=as-is,undated,named ;; esac; \
 		echo "recall: $$file ($$variants)"; \
-		./target/release/hearth bench recall "$$file" --k 1,5,10 --variant $$variants --ablate \
+		./target/release/hearth bench recall "$$file" --k 1,5,10 --variant $$variants --ablate --graph \
 			--store-dir "$(RECALL_STORES)/$$set" --json "target/recall-$$set.json" || exit 1; \
 	done; \
 	[ $$found = 1 ] || echo "recall: no dev set in $(RECALL_DATA) (see its README); skipping the recall benchmark"
