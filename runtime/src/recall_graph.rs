@@ -7,8 +7,9 @@
 //! cold recall does.
 
 use hearth_graph::{ColdItem, FactId, GraphStore, RuleDistiller};
-use hearth_memory::Store;
+use hearth_kernel::graph_service::{INDEXER_FACTS, facts_block};
 use hearth_memory::recall_bench::{AssistIngest, RecallAssist};
+use hearth_memory::{Store, estimate_tokens};
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -21,6 +22,8 @@ const FACTS: usize = 20;
 /// The graph side of the benchmark: one graph per corpus, in a private temp directory.
 pub struct GraphAssist {
     weight: f64,
+    /// Tokens of the indexer's block each question would have added to the prompt.
+    block_tokens: Vec<usize>,
     dir: PathBuf,
     graph: Option<GraphStore>,
     corpora: usize,
@@ -35,6 +38,7 @@ impl GraphAssist {
         std::fs::create_dir_all(&dir)?;
         Ok(Self {
             weight,
+            block_tokens: Vec::new(),
             dir,
             graph: None,
             corpora: 0,
@@ -56,6 +60,22 @@ impl RecallAssist for GraphAssist {
 
     fn weight(&self) -> f64 {
         self.weight
+    }
+
+    fn summary(&self) -> Option<String> {
+        let mut tokens = self.block_tokens.clone();
+        tokens.sort_unstable();
+        let at = |p: f64| tokens[((tokens.len() - 1) as f64 * p).round() as usize];
+        (!tokens.is_empty()).then(|| {
+            format!(
+                "indexer block per query: tokens p50 {} / p95 {} / max {}, empty in {} of {}",
+                at(0.5),
+                at(0.95),
+                tokens[tokens.len() - 1],
+                tokens.iter().filter(|&&t| t == 0).count(),
+                tokens.len()
+            )
+        })
     }
 
     fn ingest(&mut self, _corpus_id: &str, store: &Store) -> Result<AssistIngest, String> {
@@ -102,6 +122,10 @@ impl RecallAssist for GraphAssist {
         let hits = graph
             .recall(query, asked_ms, FACTS.max(depth))
             .map_err(|e| e.to_string())?;
+        // The block the daemon's indexer would put in this turn's prompt (its best facts).
+        let mut shown: Vec<_> = hits.iter().take(INDEXER_FACTS).cloned().collect();
+        let block = facts_block(&mut shown, usize::MAX);
+        self.block_tokens.push(estimate_tokens(&block));
         let mut turns = Vec::new();
         let mut seen = HashSet::new();
         for hit in hits {

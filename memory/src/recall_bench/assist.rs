@@ -32,6 +32,12 @@ pub trait RecallAssist {
 
     /// The item ids it finds for `query` asked at `asked_ms`, best first, at most `depth`.
     fn recall(&mut self, query: &str, asked_ms: i64, depth: usize) -> Result<Vec<String>, String>;
+
+    /// What else it measured over the run, for the report (the graph: tokens its prompt block
+    /// would add per query).
+    fn summary(&self) -> Option<String> {
+        None
+    }
 }
 
 /// Cold recall's ranked item numbers fused with the assist's by reciprocal rank, the assist's

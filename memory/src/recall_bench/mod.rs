@@ -378,12 +378,13 @@ pub fn run_set(
         skipped,
         ks: ks.clone(),
         mode: format!(
-            "{mode}, fused with {} at weight {} ({} items built in {:.1} s, {:.0} items/s)",
+            "{mode}, fused with {} at weight {} ({} items built in {:.1} s, {:.0} items/s){}",
             a.name(),
             a.weight(),
             assist_ingest.items,
             assist_ingest.took.as_secs_f64(),
-            assist_ingest.items as f64 / assist_ingest.took.as_secs_f64().max(1e-9)
+            assist_ingest.items as f64 / assist_ingest.took.as_secs_f64().max(1e-9),
+            a.summary().map(|s| format!("; {s}")).unwrap_or_default()
         ),
         config: configs[0].clone(),
         ingest,

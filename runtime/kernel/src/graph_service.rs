@@ -274,22 +274,7 @@ impl GraphMemory {
             }
         };
         hits.retain(|h| !self.recalled_set.contains(&h.id));
-        hits.sort_by_key(|h| h.id);
-        let header = "Known facts (from memory):";
-        let mut out = String::from(header);
-        let mut used = estimate_tokens(header);
-        let mut any = false;
-        for hit in &hits {
-            let line = format!("\n- {}", fact_line(hit));
-            let cost = estimate_tokens(&line);
-            if used + cost > budget {
-                continue;
-            }
-            used += cost;
-            out.push_str(&line);
-            any = true;
-        }
-        if any { out } else { String::new() }
+        facts_block(&mut hits, budget)
     }
 
     /// Answers one request.
@@ -518,6 +503,31 @@ fn day(ms: i64) -> String {
         .unwrap_or_default()
         .to_string()
 }
+
+/// The indexer's block of `hits` within `budget` tokens: `Known facts (from memory):` and a
+/// line per fact, sorted by id so an unchanged graph gives the same bytes and the prompt
+/// prefix caches; empty when no fact fits. Also what `hearth bench recall --graph` counts.
+pub fn facts_block(hits: &mut [FactHit], budget: usize) -> String {
+    hits.sort_by_key(|h| h.id);
+    let header = "Known facts (from memory):";
+    let mut out = String::from(header);
+    let mut used = estimate_tokens(header);
+    let mut any = false;
+    for hit in hits.iter() {
+        let line = format!("\n- {}", fact_line(hit));
+        let cost = estimate_tokens(&line);
+        if used + cost > budget {
+            continue;
+        }
+        used += cost;
+        out.push_str(&line);
+        any = true;
+    }
+    if any { out } else { String::new() }
+}
+
+/// Facts the indexer considers per turn before the budget cuts.
+pub const INDEXER_FACTS: usize = INDEX_K;
 
 /// One fact as the prompt shows it: `[r3] user lives_in Lisbon (current, since 2026-11-20)`.
 fn fact_line(hit: &FactHit) -> String {
