@@ -200,6 +200,9 @@ pub enum ConfigError {
     /// twice-defined source, an MCP server without a usable endpoint or defined twice.
     #[error("{0}")]
     Invalid(String),
+    /// A source's settings are not valid (the error names the source and the field).
+    #[error(transparent)]
+    Source(#[from] hearth_llm::provider::SourceConfigError),
 }
 
 impl Config {
@@ -254,7 +257,7 @@ impl Config {
         self.agent.language().map_err(ConfigError::Invalid)?;
         let mut names = std::collections::HashSet::new();
         for source in &self.sources {
-            source.validate().map_err(ConfigError::Invalid)?;
+            source.validate()?;
             if !names.insert(source.name.as_str()) {
                 return Err(ConfigError::Invalid(format!(
                     "source {:?} is defined twice",

@@ -75,7 +75,11 @@ impl McpClient {
         let offered = result["protocolVersion"]
             .as_str()
             .ok_or_else(|| protocol_error("no protocolVersion".into()))?;
-        let version = protocol::negotiate(offered).map_err(protocol_error)?;
+        let version =
+            protocol::negotiate(offered).map_err(|source| McpError::UnsupportedVersion {
+                server: conn.server().to_owned(),
+                source,
+            })?;
         conn.notify(methods::INITIALIZED, Value::Null)?;
         let info = ServerInfo {
             protocol_version: version.to_owned(),

@@ -80,7 +80,7 @@ impl McpServerConfig {
             name: self.name.clone(),
             reason,
         };
-        validate_server_name(&self.name).map_err(bad)?;
+        validate_server_name(&self.name)?;
         match (self.command.as_deref(), self.url.as_deref()) {
             (Some(_), Some(_)) => Err(bad(
                 "set either `command` (a stdio server) or `url` (an HTTP server), not both".into(),
@@ -100,26 +100,48 @@ impl McpServerConfig {
     }
 }
 
+/// Why a server name cannot prefix tool names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum NameProblem {
+    /// The name is empty.
+    #[error("the server needs a `name`")]
+    Empty,
+    /// The name is longer than `max` bytes.
+    #[error("the name is longer than {max} characters")]
+    TooLong {
+        /// [`MAX_SERVER_NAME_LEN`].
+        max: usize,
+    },
+    /// The name holds a character other than a letter, a digit or `-`.
+    #[error("the name may hold only letters, digits and `-` (found {found:?})")]
+    BadChar {
+        /// The first such character.
+        found: char,
+    },
+}
+
 /// A server name must be usable as a tool-name prefix: `[a-zA-Z0-9-]{1,24}`. `_` is refused
 /// because it separates the prefix from the tool's own name.
-pub fn validate_server_name(name: &str) -> Result<(), String> {
-    if name.is_empty() {
-        return Err("the server needs a `name`".into());
-    }
-    if name.len() > MAX_SERVER_NAME_LEN {
-        return Err(format!(
-            "the name is longer than {MAX_SERVER_NAME_LEN} characters"
-        ));
-    }
-    if let Some(c) = name
+pub fn validate_server_name(name: &str) -> Result<(), McpError> {
+    let problem = if name.is_empty() {
+        NameProblem::Empty
+    } else if name.len() > MAX_SERVER_NAME_LEN {
+        NameProblem::TooLong {
+            max: MAX_SERVER_NAME_LEN,
+        }
+    } else if let Some(found) = name
         .chars()
         .find(|c| !(c.is_ascii_alphanumeric() || *c == '-'))
     {
-        return Err(format!(
-            "the name may hold only letters, digits and `-` (found {c:?})"
-        ));
-    }
-    Ok(())
+        NameProblem::BadChar { found }
+    } else {
+        return Ok(());
+    };
+    Err(McpError::InvalidServerName {
+        name: name.to_owned(),
+        problem,
+    })
 }
 
 #[cfg(test)]
@@ -155,8 +177,19 @@ mod tests {
     fn names_must_prefix_tool_names() {
         assert!(validate_server_name("files-2").is_ok());
         assert!(validate_server_name("").is_err());
-        assert!(validate_server_name("a_b").unwrap_err().contains("'_'"));
-        assert!(validate_server_name("a b").is_err());
+        assert!(
+            validate_server_name("a_b")
+                .unwrap_err()
+                .to_string()
+                .contains("'_'")
+        );
+        assert_eq!(
+            validate_server_name("a b"),
+            Err(McpError::InvalidServerName {
+                name: "a b".into(),
+                problem: NameProblem::BadChar { found: ' ' },
+            })
+        );
         assert!(validate_server_name(&"a".repeat(MAX_SERVER_NAME_LEN)).is_ok());
         assert!(validate_server_name(&"a".repeat(MAX_SERVER_NAME_LEN + 1)).is_err());
     }

@@ -2,6 +2,9 @@
 
 use std::time::Duration;
 
+use crate::config::NameProblem;
+use crate::protocol::UnsupportedVersion;
+
 /// Everything that can go wrong between Hearth and an MCP server.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 #[non_exhaustive]
@@ -13,6 +16,23 @@ pub enum McpError {
         name: String,
         /// What is wrong and how to fix it.
         reason: String,
+    },
+    /// A server name that cannot prefix tool names.
+    #[error("mcp server {name:?}: {problem}")]
+    InvalidServerName {
+        /// The name as written.
+        name: String,
+        /// What is wrong with it.
+        problem: NameProblem,
+    },
+    /// The server chose a protocol revision Hearth does not speak.
+    #[error("mcp server {server} answered initialize with something unexpected: {source}")]
+    UnsupportedVersion {
+        /// The server's configured name.
+        server: String,
+        /// The revision it offered and the ones Hearth speaks.
+        #[source]
+        source: UnsupportedVersion,
     },
     /// The server could not be reached or started.
     #[error("mcp server {server}: {reason}")]

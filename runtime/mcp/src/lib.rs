@@ -46,9 +46,10 @@ pub mod tools;
 
 pub use calls::{NotificationSink, Watch};
 pub use client::{McpClient, RemoteTool, ServerInfo};
-pub use config::{McpServerConfig, validate_server_name};
+pub use config::{McpServerConfig, NameProblem, validate_server_name};
 pub use connection::Connection;
 pub use error::McpError;
+pub use protocol::UnsupportedVersion;
 pub use server::{McpServer, ServerReport, supervised_name};
 pub use servers::McpServers;
 pub use store::{McpStore, STORE_FILE};

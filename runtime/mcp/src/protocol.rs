@@ -46,17 +46,25 @@ pub fn initialize_params() -> Value {
     })
 }
 
+/// The server answered `initialize` with a revision Hearth does not speak.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("the server speaks protocol {offered:?}; Hearth speaks {}", supported.join(", "))]
+pub struct UnsupportedVersion {
+    /// The server's revision.
+    pub offered: String,
+    /// Every revision Hearth speaks ([`SUPPORTED_PROTOCOL_VERSIONS`]).
+    pub supported: &'static [&'static str],
+}
+
 /// The revision to use given the server's answer: its own choice when Hearth speaks it.
-pub fn negotiate(server_version: &str) -> Result<&'static str, String> {
+pub fn negotiate(server_version: &str) -> Result<&'static str, UnsupportedVersion> {
     SUPPORTED_PROTOCOL_VERSIONS
         .iter()
         .copied()
         .find(|v| *v == server_version)
-        .ok_or_else(|| {
-            format!(
-                "the server speaks protocol {server_version:?}; Hearth speaks {}",
-                SUPPORTED_PROTOCOL_VERSIONS.join(", ")
-            )
+        .ok_or_else(|| UnsupportedVersion {
+            offered: server_version.to_owned(),
+            supported: SUPPORTED_PROTOCOL_VERSIONS,
         })
 }
 
@@ -72,9 +80,12 @@ mod tests {
             Ok(LATEST_PROTOCOL_VERSION)
         );
         let err = negotiate("1999-01-01").unwrap_err();
+        assert_eq!(err.offered, "1999-01-01");
+        assert_eq!(err.supported, SUPPORTED_PROTOCOL_VERSIONS);
+        let text = err.to_string();
         assert!(
-            err.contains("1999-01-01") && err.contains("2024-11-05"),
-            "{err}"
+            text.contains("1999-01-01") && text.contains("2024-11-05"),
+            "{text}"
         );
         assert_eq!(
             initialize_params()["protocolVersion"],

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::Duration;
 
-use hearth_plugin_host::supervisor::Supervised;
+use hearth_plugin_host::supervisor::{SpawnError, Supervised};
 use hearth_stages::{ToolDef, ToolHandler, ToolOwner, ToolRegistry, ToolSource};
 use parking_lot::{Mutex, RwLock};
 use serde::Serialize;
@@ -154,9 +154,9 @@ impl McpServer {
     pub fn command(&self) -> Result<Command, McpError> {
         SupervisedServer(Arc::clone(&self.shared))
             .command()
-            .map_err(|reason| McpError::Config {
+            .map_err(|e| McpError::Config {
                 name: self.name().to_owned(),
-                reason,
+                reason: e.to_string(),
             })
     }
 
@@ -376,12 +376,14 @@ impl Supervised for SupervisedServer {
         &self.0.supervised
     }
 
-    fn command(&self) -> Result<Command, String> {
+    fn command(&self) -> Result<Command, SpawnError> {
         let cfg = &self.0.config;
         let program = cfg
             .command
             .as_deref()
-            .ok_or_else(|| format!("mcp server {} has no command", cfg.name))?;
+            .ok_or_else(|| SpawnError::NoCommand {
+                what: format!("mcp server {}", cfg.name),
+            })?;
         let mut cmd = Command::new(program);
         cmd.args(&cfg.args)
             .envs(&cfg.env)
@@ -391,10 +393,10 @@ impl Supervised for SupervisedServer {
         Ok(cmd)
     }
 
-    fn attach(&self, child: &mut Child) -> Result<(), String> {
+    fn attach(&self, child: &mut Child) -> Result<(), SpawnError> {
         self.0.attach_child(child).map_err(|e| {
             self.0.report.lock().last_error = Some(e.to_string());
-            e.to_string()
+            SpawnError::attach(e)
         })
     }
 

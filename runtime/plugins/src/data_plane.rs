@@ -16,6 +16,7 @@ use serde_json::{Value, json};
 
 use crate::PluginError;
 use crate::stage_lock::StageLocks;
+use crate::supervisor::SpawnError;
 
 /// Layout version of the `data_plane` offer in the handshake.
 pub const DATA_PLANE_VERSION: u32 = 1;
@@ -142,11 +143,10 @@ impl DataPlane {
     }
 
     /// Sets up one child start: a fresh arena owner id and a doorbell the publisher rings.
-    pub(crate) fn child(&self) -> Result<ChildPlane, String> {
-        let bell = Doorbell::new().map_err(|e| format!("no doorbell for the child: {e}"))?;
-        let ring_copy = bell
-            .try_clone()
-            .map_err(|e| format!("no doorbell for the child: {e}"))?;
+    pub(crate) fn child(&self) -> Result<ChildPlane, SpawnError> {
+        let doorbell = |source| SpawnError::Doorbell { source };
+        let bell = Doorbell::new().map_err(doorbell)?;
+        let ring_copy = bell.try_clone().map_err(doorbell)?;
         let bell_id = self.doorbells.add(ring_copy);
         Ok(ChildPlane {
             owner: self.next_owner.fetch_add(1, Ordering::Relaxed),

@@ -21,7 +21,7 @@ use crate::in_process::InProcess;
 use crate::manifest::Manifest;
 use crate::port::KernelPort;
 use crate::service::PluginService;
-use crate::supervisor::Supervised;
+use crate::supervisor::{SpawnError, Supervised};
 
 /// The kernel tables a plugin registers into.
 #[derive(Clone, Default)]
@@ -264,7 +264,7 @@ impl PluginSession {
         *self.manifest.lock() = manifest;
     }
 
-    fn bring_up(&self, peer: &Peer) -> Result<(), String> {
+    fn bring_up(&self, peer: &Peer) -> Result<(), SpawnError> {
         let name = &self.name;
         let data_plane = match (&self.link.data, &*self.link.child.lock()) {
             (Some(data), Some(child)) => Some(data.offer(child)),
@@ -277,7 +277,8 @@ impl PluginSession {
             plugin_name: name.clone(),
             data_plane,
         };
-        let answer = handshake(peer, &offer, self.timeouts.handshake).map_err(|e| e.to_string())?;
+        let answer = handshake(peer, &offer, self.timeouts.handshake)
+            .map_err(|source| SpawnError::Handshake { source })?;
         tracing::debug!(plugin = %name, sdk = %answer.sdk_version, "handshake done");
         self.link.pid.store(answer.pid, Ordering::Relaxed);
         self.link
@@ -287,9 +288,15 @@ impl PluginSession {
             name: name.clone(),
             config: self.config.clone(),
         };
-        let init = serde_json::to_value(init).map_err(|e| e.to_string())?;
+        let init = serde_json::to_value(init).map_err(|source| SpawnError::Encode {
+            method: methods::PLUGIN_INIT,
+            source,
+        })?;
         peer.call(methods::PLUGIN_INIT, init, self.timeouts.start)
-            .map_err(|e| format!("plugin.init failed: {e}"))?;
+            .map_err(|source| SpawnError::Request {
+                method: methods::PLUGIN_INIT,
+                source,
+            })?;
         self.link.tools.lock().clear();
         let reloading = self.link.is_reloading();
         if !reloading {
@@ -298,7 +305,10 @@ impl PluginSession {
             *self.link.peer.lock() = Some(peer.clone());
         }
         peer.call(methods::PLUGIN_START, json!({}), self.timeouts.start)
-            .map_err(|e| format!("plugin.start failed: {e}"))?;
+            .map_err(|source| SpawnError::Request {
+                method: methods::PLUGIN_START,
+                source,
+            })?;
         if reloading {
             // The old process's tools it did not register again go; the rest were replaced.
             let kept = self.link.tools.lock().clone();
@@ -320,7 +330,7 @@ impl Supervised for PluginSession {
         &self.name
     }
 
-    fn command(&self) -> Result<Command, String> {
+    fn command(&self) -> Result<Command, SpawnError> {
         let manifest = self.manifest.lock();
         let mut cmd = Command::new(&manifest.entry);
         cmd.current_dir(&manifest.dir)
@@ -337,10 +347,12 @@ impl Supervised for PluginSession {
         Ok(cmd)
     }
 
-    fn attach(&self, child: &mut Child) -> Result<(), String> {
+    fn attach(&self, child: &mut Child) -> Result<(), SpawnError> {
         let name = self.name.clone();
         let (Some(stdin), Some(stdout)) = (child.stdin.take(), child.stdout.take()) else {
-            return Err("the process has no stdin/stdout pipes".into());
+            return Err(SpawnError::NotPiped {
+                streams: "stdin/stdout",
+            });
         };
         if let Some(stderr) = child.stderr.take() {
             let plugin = name.clone();

@@ -7,6 +7,7 @@
 //! ([`hearth_ipc::kill_with_parent`]), so it dies with the daemon, even a SIGKILLed one.
 
 use std::collections::HashMap;
+use std::path::PathBuf;
 use std::process::{Child, Command};
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -21,15 +22,132 @@ use serde_json::{Value, json};
 use crate::restart::{CrashHistory, RestartDecision, RestartPolicy};
 use crate::status::{PluginState, PluginStatus};
 
+/// Why a supervised child could not be started or brought up. Its text is what the status
+/// (`last_error`), the log and the `plugin_failed` event show.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SpawnError {
+    /// The program does not exist.
+    #[error("could not start {path:?}: {source}")]
+    Missing {
+        /// The program.
+        path: PathBuf,
+        /// The OS error (not found).
+        #[source]
+        source: std::io::Error,
+    },
+    /// The program exists but may not be executed.
+    #[error("could not start {path:?}: {source}")]
+    NotExecutable {
+        /// The program.
+        path: PathBuf,
+        /// The OS error (permission denied).
+        #[source]
+        source: std::io::Error,
+    },
+    /// The program is not an executable of this platform (another architecture, no `#!`).
+    #[error("could not start {path:?}: {source}")]
+    WrongPlatform {
+        /// The program.
+        path: PathBuf,
+        /// The OS error (exec format error).
+        #[source]
+        source: std::io::Error,
+    },
+    /// Spawning failed for another reason.
+    #[error("could not start {path:?}: {source}")]
+    Spawn {
+        /// The program.
+        path: PathBuf,
+        /// The OS error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// Nothing to run is configured.
+    #[error("{what} has no command")]
+    NoCommand {
+        /// What has none (`mcp server fs`).
+        what: String,
+    },
+    /// The child's share of the data plane (its doorbell) could not be set up.
+    #[error("no doorbell for the child: {source}")]
+    Doorbell {
+        /// The IPC error.
+        #[source]
+        source: hearth_ipc::IpcError,
+    },
+    /// The spawned child lacks a pipe the attach needs.
+    #[error("the process has no {streams} pipes")]
+    NotPiped {
+        /// The missing streams (`stdin/stdout`).
+        streams: &'static str,
+    },
+    /// The handshake with the child failed.
+    #[error("{source}")]
+    Handshake {
+        /// The RPC error, naming the plugin and the reason.
+        #[source]
+        source: hearth_rpc::RpcError,
+    },
+    /// A start-up request (`plugin.init`, `plugin.start`) failed.
+    #[error("{method} failed: {source}")]
+    Request {
+        /// The method.
+        method: &'static str,
+        /// The RPC error.
+        #[source]
+        source: hearth_rpc::RpcError,
+    },
+    /// The parameters of a start-up request could not be encoded.
+    #[error("{method}: {source}")]
+    Encode {
+        /// The method.
+        method: &'static str,
+        /// The serde error.
+        #[source]
+        source: serde_json::Error,
+    },
+    /// Bringing the child up failed in its own protocol's terms (an MCP handshake, a model
+    /// server that never became healthy).
+    #[error("{source}")]
+    Attach {
+        /// The implementor's error.
+        #[source]
+        source: Box<dyn std::error::Error + Send + Sync>,
+    },
+}
+
+impl SpawnError {
+    /// The spawn of `path` failed with `source`, classified by its OS error.
+    pub fn spawn(path: impl Into<PathBuf>, source: std::io::Error) -> SpawnError {
+        let path = path.into();
+        match source.kind() {
+            std::io::ErrorKind::NotFound => SpawnError::Missing { path, source },
+            std::io::ErrorKind::PermissionDenied => SpawnError::NotExecutable { path, source },
+            _ if source.raw_os_error() == Some(nix::errno::Errno::ENOEXEC as i32) => {
+                SpawnError::WrongPlatform { path, source }
+            }
+            _ => SpawnError::Spawn { path, source },
+        }
+    }
+
+    /// An attach failure carrying the implementor's own error.
+    pub fn attach(source: impl Into<Box<dyn std::error::Error + Send + Sync>>) -> SpawnError {
+        SpawnError::Attach {
+            source: source.into(),
+        }
+    }
+}
+
 /// What the supervisor runs. Called on the child's supervisor thread.
 pub trait Supervised: Send + Sync + 'static {
     /// The name in status, logs and events.
     fn name(&self) -> &str;
     /// A fresh command for each start (program, arguments, pipes, working directory).
-    fn command(&self) -> Result<Command, String>;
+    fn command(&self) -> Result<Command, SpawnError>;
     /// Takes over the spawned child (its pipes) and brings it up; `Err` stops the process and
     /// marks it failed without a restart (a start that fails once fails again).
-    fn attach(&self, child: &mut Child) -> Result<(), String>;
+    fn attach(&self, child: &mut Child) -> Result<(), SpawnError>;
     /// The child is gone (`why` says how): detach everything it offered, fail its pending calls.
     fn detach(&self, why: &str);
     /// Asks a running child to stop by itself (for a plugin: `plugin.stop`), waiting at most
@@ -250,10 +368,10 @@ impl Supervisor {
             let mut child = match target.command().and_then(|mut cmd| {
                 hearth_ipc::kill_with_parent(&mut cmd);
                 cmd.spawn()
-                    .map_err(|e| format!("could not start {:?}: {e}", cmd.get_program()))
+                    .map_err(|e| SpawnError::spawn(cmd.get_program(), e))
             }) {
                 Ok(child) => child,
-                Err(reason) => return self.failed(slot, reason),
+                Err(e) => return self.failed(slot, &e),
             };
             let pid = Pid::from_raw(child.id() as i32);
             self.set(slot, |st| {
@@ -265,7 +383,8 @@ impl Supervisor {
                     let _ = kill(pid, Signal::SIGKILL);
                 }
             });
-            if let Err(reason) = target.attach(&mut child) {
+            if let Err(e) = target.attach(&mut child) {
+                let reason = e.to_string();
                 self.set(slot, |st| {
                     if let Some(pid) = st.pid {
                         let _ = kill(pid, Signal::SIGKILL);
@@ -279,7 +398,7 @@ impl Supervisor {
                         st.status.pid = None;
                     });
                 }
-                return self.failed(slot, reason);
+                return self.failed(slot, &e);
             }
             let stopping = {
                 let mut st = slot.state.lock();
@@ -378,7 +497,8 @@ impl Supervisor {
         }
     }
 
-    fn failed(&self, slot: &Slot, reason: String) {
+    fn failed(&self, slot: &Slot, e: &SpawnError) {
+        let reason = e.to_string();
         let name = slot.target.name().to_owned();
         tracing::error!(plugin = %name, "plugin could not be started: {reason}");
         self.set(slot, |st| {
@@ -401,5 +521,38 @@ pub fn describe_exit(status: std::process::ExitStatus) -> String {
             Err(_) => format!("the process was killed by signal {sig}"),
         },
         _ => "the process ended".to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    fn spawn_of(path: &std::path::Path) -> SpawnError {
+        let e = Command::new(path).spawn().expect_err("cannot be spawned");
+        SpawnError::spawn(path, e)
+    }
+
+    #[test]
+    fn a_spawn_failure_says_whether_the_entry_is_missing_not_executable_or_foreign() {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let missing = dir.path().join("no-such-entry");
+        let e = spawn_of(&missing);
+        assert!(matches!(e, SpawnError::Missing { .. }), "{e:?}");
+        assert!(e.to_string().starts_with("could not start "), "{e}");
+        assert!(e.to_string().contains("no-such-entry"), "{e}");
+
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, "#!/bin/sh\n").expect("write");
+        std::fs::set_permissions(&plain, std::fs::Permissions::from_mode(0o644)).expect("chmod");
+        let e = spawn_of(&plain);
+        assert!(matches!(e, SpawnError::NotExecutable { .. }), "{e:?}");
+
+        let foreign = dir.path().join("foreign");
+        std::fs::write(&foreign, [0x7f, b'E', b'L', b'F', 0, 0, 0, 0]).expect("write");
+        std::fs::set_permissions(&foreign, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+        let e = spawn_of(&foreign);
+        assert!(matches!(e, SpawnError::WrongPlatform { .. }), "{e:?}");
     }
 }

@@ -9,6 +9,9 @@ pub enum SourceError {
     /// The source's settings are not valid (name, URL, limits: the message says which).
     #[error("{0}")]
     Invalid(String),
+    /// The source's own settings are not valid (the error names the source and the field).
+    #[error(transparent)]
+    Config(#[from] hearth_llm::provider::SourceConfigError),
     /// Its adapter could not be found, read or loaded.
     #[error("adapter {adapter}: {message}")]
     Adapter {

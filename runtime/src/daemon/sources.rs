@@ -149,7 +149,7 @@ impl Sources {
         source: SourceConfig,
         base_url: Option<hearth_llm::provider::BaseUrl>,
     ) -> Result<(), SourceError> {
-        source.validate().map_err(SourceError::Invalid)?;
+        source.validate()?;
         let adapter = self.load_adapter(&source.adapter)?;
         let provider = Arc::new(match base_url {
             Some(url) => LuaSource::with_base_url(source.clone(), adapter, self.http.clone(), url),

@@ -14,7 +14,7 @@ use std::{
 };
 
 use crossbeam_channel::{Sender, bounded};
-use hearth_plugin_host::supervisor::Supervised;
+use hearth_plugin_host::supervisor::{SpawnError, Supervised};
 use nix::{
     sys::wait::{Id, WaitPidFlag, WaitStatus, waitid},
     unistd::Pid,
@@ -129,7 +129,7 @@ impl Supervised for LlamaServer {
         SERVER_NAME
     }
 
-    fn command(&self) -> Result<Command, String> {
+    fn command(&self) -> Result<Command, SpawnError> {
         let (assets, opts) = (&self.assets, &self.opts);
         let mut cmd = Command::new(assets.python());
         cmd.arg(assets.script())
@@ -158,7 +158,7 @@ impl Supervised for LlamaServer {
         Ok(cmd)
     }
 
-    fn attach(&self, child: &mut Child) -> Result<(), String> {
+    fn attach(&self, child: &mut Child) -> Result<(), SpawnError> {
         match self.bring_up(child) {
             Ok(origin) => {
                 let url = super::server::api_url(&origin);
@@ -168,15 +168,31 @@ impl Supervised for LlamaServer {
                 Ok(())
             }
             Err(e) => {
-                let message = e.to_string();
+                let reported = SpawnError::attach(copy_of(&e));
                 *self.start_error.lock() = Some(e);
-                Err(message)
+                Err(reported)
             }
         }
     }
 
     fn detach(&self, why: &str) {
         tracing::info!("embedded LLM server gone: {why}");
+    }
+}
+
+/// A second copy of a start failure: one is kept whole for [`super::EmbeddedServer::start`],
+/// the other goes to the supervisor (an I/O error cannot be cloned, and a start fails with
+/// [`EmbeddedError::Start`] only).
+fn copy_of(e: &EmbeddedError) -> EmbeddedError {
+    match e {
+        EmbeddedError::Start { reason, log } => EmbeddedError::Start {
+            reason: reason.clone(),
+            log: log.clone(),
+        },
+        other => EmbeddedError::Start {
+            reason: other.to_string(),
+            log: String::new(),
+        },
     }
 }
 

@@ -31,9 +31,9 @@ pub use request::{
 };
 pub use retry_after::parse_retry_after;
 pub use scripted::{ScriptStep, ScriptedProvider};
-pub use source_config::SourceConfig;
+pub use source_config::{SourceConfig, SourceConfigError};
 pub use unconfigured::{NO_SOURCE, Unconfigured};
-pub use unified::{parse_openai_chunk, parse_unified_chunk};
+pub use unified::{ChunkError, parse_openai_chunk, parse_unified_chunk};
 
 /// Why a provider call did not produce a response.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]

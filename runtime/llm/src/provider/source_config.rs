@@ -6,6 +6,40 @@ use crate::http::StreamTimeouts;
 use serde::{Deserialize, Serialize};
 use std::time::Duration;
 
+/// Why a [`SourceConfig`] is not valid; the text names the source and the field.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SourceConfigError {
+    /// A required field is empty (or `nil`, `null`).
+    #[error("source {name:?}: `{field}` is required")]
+    Missing {
+        /// The source's name (may be empty when that is the problem).
+        name: String,
+        /// The field: `name`, `base_url`, `model` or `adapter`.
+        field: &'static str,
+    },
+    /// The base URL is neither `http://` nor `https://`.
+    #[error("source {name:?}: base_url must start with http:// or https://")]
+    BadScheme {
+        /// The source's name.
+        name: String,
+        /// The base URL as written.
+        base_url: String,
+    },
+    /// A timeout is not a positive number of seconds within the limit.
+    #[error("source {name:?}: `{field}` must be a number of seconds in (0, {max}], not {value}")]
+    BadTimeout {
+        /// The source's name.
+        name: String,
+        /// The field: `first_byte_timeout`, `idle_timeout` or `total_timeout`.
+        field: &'static str,
+        /// The value as configured.
+        value: f64,
+        /// The longest limit allowed, in seconds.
+        max: f64,
+    },
+}
+
 /// One LLM source (SPEC §8.3 `core.llm.sources.<name>.*`).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(default, deny_unknown_fields)]
@@ -43,7 +77,7 @@ pub struct SourceConfig {
 
 impl SourceConfig {
     /// SPEC §7.2 `IsValidSourceConfig`, with the reason when it is not.
-    pub fn validate(&self) -> Result<(), String> {
+    pub fn validate(&self) -> Result<(), SourceConfigError> {
         let blank = |v: &str| v.trim().is_empty() || matches!(v, "nil" | "null" | "<nil>");
         for (field, value) in [
             ("name", &self.name),
@@ -52,14 +86,17 @@ impl SourceConfig {
             ("adapter", &self.adapter),
         ] {
             if blank(value) {
-                return Err(format!("source {:?}: `{field}` is required", self.name));
+                return Err(SourceConfigError::Missing {
+                    name: self.name.clone(),
+                    field,
+                });
             }
         }
         if !(self.base_url.starts_with("http://") || self.base_url.starts_with("https://")) {
-            return Err(format!(
-                "source {:?}: base_url must start with http:// or https://",
-                self.name
-            ));
+            return Err(SourceConfigError::BadScheme {
+                name: self.name.clone(),
+                base_url: self.base_url.clone(),
+            });
         }
         for (field, value) in [
             ("first_byte_timeout", self.first_byte_timeout),
@@ -69,10 +106,12 @@ impl SourceConfig {
             if let Some(v) = value
                 && !(v.is_finite() && v > 0.0 && v <= MAX_TIMEOUT_SECS)
             {
-                return Err(format!(
-                    "source {:?}: `{field}` must be a number of seconds in (0, {MAX_TIMEOUT_SECS}], not {v}",
-                    self.name
-                ));
+                return Err(SourceConfigError::BadTimeout {
+                    name: self.name.clone(),
+                    field,
+                    value: v,
+                    max: MAX_TIMEOUT_SECS,
+                });
             }
         }
         Ok(())
@@ -151,6 +190,47 @@ mod tests {
         assert!(cfg.validate().is_ok());
         cfg.total_timeout = Some(0.0);
         let err = cfg.validate().expect_err("zero is refused");
-        assert!(err.contains("total_timeout"), "{err}");
+        assert!(
+            matches!(
+                err,
+                SourceConfigError::BadTimeout {
+                    field: "total_timeout",
+                    ..
+                }
+            ),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "source \"s\": `total_timeout` must be a number of seconds in (0, 86400], not 0"
+        );
+    }
+
+    #[test]
+    fn a_blank_field_or_a_foreign_scheme_is_named() {
+        let mut cfg = SourceConfig {
+            name: "s".into(),
+            base_url: "ftp://host".into(),
+            model: "nil".into(),
+            adapter: "openai".into(),
+            ..SourceConfig::default()
+        };
+        assert_eq!(
+            cfg.validate(),
+            Err(SourceConfigError::Missing {
+                name: "s".into(),
+                field: "model"
+            })
+        );
+        cfg.model = "m".into();
+        let err = cfg.validate().expect_err("ftp is refused");
+        assert!(
+            matches!(&err, SourceConfigError::BadScheme { base_url, .. } if base_url == "ftp://host"),
+            "{err:?}"
+        );
+        assert_eq!(
+            err.to_string(),
+            "source \"s\": base_url must start with http:// or https://"
+        );
     }
 }

@@ -5,13 +5,34 @@
 use super::{StreamChunk, ToolCallDelta, Usage};
 use serde_json::Value;
 
+/// Why a stream chunk could not be decoded. Fields of the wrong type or missing are read as
+/// empty, so only the chunk as a whole can be refused.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ChunkError {
+    /// The text is not JSON.
+    #[error("{what} is not JSON: {source}")]
+    Json {
+        /// Which chunk: `adapter chunk` (the unified shape) or `stream chunk` (OpenAI's).
+        what: &'static str,
+        /// The parser's error (it names the line and column).
+        #[source]
+        source: serde_json::Error,
+    },
+    /// The adapter's chunk is JSON but not an object.
+    #[error("adapter chunk is not a JSON object")]
+    NotObject,
+}
+
 /// Parses a unified chunk: `{content, reasoning_content?, done, finish_reason?,
 /// tool_calls?: [{stream_index, id?, name?, arguments}], usage?: {prompt, completion, total}}`.
-pub fn parse_unified_chunk(text: &str) -> Result<StreamChunk, String> {
-    let v: Value =
-        serde_json::from_str(text).map_err(|e| format!("adapter chunk is not JSON: {e}"))?;
+pub fn parse_unified_chunk(text: &str) -> Result<StreamChunk, ChunkError> {
+    let v: Value = serde_json::from_str(text).map_err(|source| ChunkError::Json {
+        what: "adapter chunk",
+        source,
+    })?;
     if !v.is_object() {
-        return Err("adapter chunk is not a JSON object".into());
+        return Err(ChunkError::NotObject);
     }
     let tool_calls = v["tool_calls"]
         .as_array()
@@ -48,9 +69,11 @@ pub fn parse_unified_chunk(text: &str) -> Result<StreamChunk, String> {
 }
 
 /// Parses an OpenAI `chat.completion.chunk` natively.
-pub fn parse_openai_chunk(text: &str) -> Result<StreamChunk, String> {
-    let v: Value =
-        serde_json::from_str(text).map_err(|e| format!("stream chunk is not JSON: {e}"))?;
+pub fn parse_openai_chunk(text: &str) -> Result<StreamChunk, ChunkError> {
+    let v: Value = serde_json::from_str(text).map_err(|source| ChunkError::Json {
+        what: "stream chunk",
+        source,
+    })?;
     let mut chunk = StreamChunk::default();
     if let Some(choice) = v["choices"].get(0) {
         let delta = &choice["delta"];
@@ -110,7 +133,41 @@ mod tests {
         assert_eq!(c.tool_calls[0].stream_index, 1);
         assert_eq!(c.tool_calls[0].arguments, "{\"a\"");
         assert_eq!(c.usage.map(|u| u.total), Some(7));
-        assert!(parse_unified_chunk("[1]").is_err());
+        assert!(matches!(
+            parse_unified_chunk("[1]"),
+            Err(ChunkError::NotObject)
+        ));
+    }
+
+    #[test]
+    fn a_chunk_that_is_not_json_is_the_json_error_with_its_cause() {
+        let e = parse_openai_chunk("{").expect_err("truncated");
+        assert!(
+            matches!(
+                &e,
+                ChunkError::Json {
+                    what: "stream chunk",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
+        assert!(
+            e.to_string().starts_with("stream chunk is not JSON: "),
+            "{e}"
+        );
+        assert!(std::error::Error::source(&e).is_some());
+        let e = parse_unified_chunk("not json").expect_err("not JSON");
+        assert!(
+            matches!(
+                e,
+                ChunkError::Json {
+                    what: "adapter chunk",
+                    ..
+                }
+            ),
+            "{e:?}"
+        );
     }
 
     #[test]

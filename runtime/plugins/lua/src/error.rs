@@ -2,6 +2,8 @@
 
 use std::path::PathBuf;
 
+use crate::script::ScriptError;
+
 /// Why a Lua plugin did not start or reload.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -18,14 +20,21 @@ pub enum LuaPluginError {
     },
     /// The script did not load: a syntax error, an error at the top level, a budget overrun or
     /// a bad `sdk.tool` declaration.
-    #[error("lua plugin {plugin}: {file}: {message}")]
+    #[error("lua plugin {plugin}: {file}: {source}")]
     Load {
         /// The plugin.
         plugin: String,
         /// The script's file name.
         file: String,
-        /// The script's own message.
-        message: String,
+        /// What went wrong, typed.
+        #[source]
+        source: ScriptError,
+    },
+    /// The plugin's thread ended before it said whether the script loaded.
+    #[error("lua plugin {plugin}: the plugin thread ended while loading")]
+    ThreadEnded {
+        /// The plugin.
+        plugin: String,
     },
     /// The plugin's thread could not be started.
     #[error("lua plugin {plugin}: cannot start its thread: {source}")]

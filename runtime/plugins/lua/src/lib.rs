@@ -45,4 +45,4 @@ mod script;
 
 pub use error::LuaPluginError;
 pub use plugin::{LuaPlugin, LuaPluginConfig, RELOAD_POLL};
-pub use script::{ChannelDecl, Declarations, MAX_REVERSE_CALLS, StageDecl, ToolDecl};
+pub use script::{ChannelDecl, Declarations, MAX_REVERSE_CALLS, ScriptError, StageDecl, ToolDecl};

@@ -89,10 +89,10 @@ impl LuaPluginConfig {
         let file = self.file_name();
         let reverse = Some(Arc::clone(reverse));
         let (script, decls) = Script::load(&self.name, &file, &source, self.limits, reverse)
-            .map_err(|message| LuaPluginError::Load {
+            .map_err(|source| LuaPluginError::Load {
                 plugin: self.name.clone(),
                 file,
-                message,
+                source,
             })?;
         Ok((script, decls, mtime))
     }
@@ -328,10 +328,8 @@ impl LuaPlugin {
         match started.recv() {
             Ok(Ok(())) => Ok(plugin),
             Ok(Err(e)) => Err(e),
-            Err(_) => Err(LuaPluginError::Load {
+            Err(_) => Err(LuaPluginError::ThreadEnded {
                 plugin: plugin.name.clone(),
-                file: String::new(),
-                message: "the plugin thread ended while loading".into(),
             }),
         }
     }

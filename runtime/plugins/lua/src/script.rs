@@ -14,6 +14,88 @@ use std::cell::{Cell, RefCell};
 use std::collections::HashMap;
 use std::rc::Rc;
 use std::sync::Arc;
+use std::time::Duration;
+
+/// Why a script did not load or a handler call failed; the text is the script's own message
+/// or the limit it hit, as the model and the log see it.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum ScriptError {
+    /// The sandboxed state or its `sdk` table could not be set up.
+    #[error("{message}")]
+    Setup {
+        /// Lua's message.
+        message: String,
+    },
+    /// The script does not parse.
+    #[error("syntax error: {message}")]
+    Syntax {
+        /// Lua's message (`main.lua:3: '=' expected near 'is'`).
+        message: String,
+    },
+    /// The script raised an error, at its top level or in a handler.
+    #[error("{message}")]
+    Runtime {
+        /// The script's message (`main.lua:12: what went wrong`), without the traceback.
+        message: String,
+    },
+    /// The call (or the load) executed more instructions than its budget.
+    #[error("exceeded its instruction budget ({limit} instructions)")]
+    Instructions {
+        /// The budget.
+        limit: u64,
+    },
+    /// The call (or the load) ran longer than its time limit.
+    #[error("exceeded its time limit ({limit:?})")]
+    Time {
+        /// The limit.
+        limit: Duration,
+    },
+    /// The state ran out of its memory limit.
+    #[error("ran out of memory (limit {limit} bytes)")]
+    Memory {
+        /// The limit, in bytes.
+        limit: usize,
+    },
+    /// An `sdk.tool`, `sdk.stage` or `sdk.channel` declaration the plugin host cannot take.
+    #[error("{what}")]
+    Declaration {
+        /// What is wrong, naming the declaration (`sdk.tool x: \`handler\` must be a function`).
+        what: String,
+    },
+    /// The call names a handler the script did not declare.
+    #[error("the script declares no {kind} {name}")]
+    NoHandler {
+        /// `tool`, `stage` or `output channel`.
+        kind: &'static str,
+        /// The name called.
+        name: String,
+    },
+    /// The call's arguments or context could not become Lua values, or the handler's result
+    /// is not JSON.
+    #[error("{message}")]
+    Json {
+        /// The conversion's message.
+        message: String,
+    },
+}
+
+/// A declaration refused by the `sdk` functions: raised into Lua as an error value (its text
+/// is what a `pcall` sees) and recognised again as [`ScriptError::Declaration`].
+#[derive(Debug)]
+struct BadDeclaration(String);
+
+impl std::fmt::Display for BadDeclaration {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for BadDeclaration {}
+
+fn bad_declaration(what: String) -> mlua::Error {
+    mlua::Error::external(BadDeclaration(what))
+}
 
 /// A tool as a script declared it.
 #[derive(Clone, Debug, PartialEq)]
@@ -114,7 +196,7 @@ impl Collected {
     fn add(&mut self, kind: Kind, name: &str, handler: Function) -> mlua::Result<()> {
         let key = (kind, name.to_owned());
         if self.handlers.iter().any(|(k, _)| *k == key) {
-            return Err(mlua::Error::runtime(format!(
+            return Err(bad_declaration(format!(
                 "{} {name}: declared twice",
                 kind.as_str()
             )));
@@ -126,7 +208,7 @@ impl Collected {
 
 fn handler_of(t: &Table, what: &str, name: &str) -> mlua::Result<Function> {
     t.get("handler")
-        .map_err(|_| mlua::Error::runtime(format!("{what} {name}: `handler` must be a function")))
+        .map_err(|_| bad_declaration(format!("{what} {name}: `handler` must be a function")))
 }
 
 /// The `sdk` table: `sdk.tool{name, description, parameters, handler}`,
@@ -162,7 +244,7 @@ fn install_sdk(
     let stage = lua.create_function(move |_, t: Table| {
         let stage: String = t.get("stage")?;
         if Stage::from_name(&stage).is_none() {
-            return Err(mlua::Error::runtime(format!(
+            return Err(bad_declaration(format!(
                 "sdk.stage: no stage named {stage:?} (stages: {})",
                 Stage::ALL.map(Stage::as_str).join(", ")
             )));
@@ -255,16 +337,52 @@ fn install_calls(
     .call::<()>(sdk.clone())
 }
 
-/// Why a call failed, in words for the model and the log.
-fn failure(e: &mlua::Error, trip: Option<Trip>, limits: &AdapterLimits) -> String {
+/// What a load or call was doing when it failed.
+#[derive(Clone, Copy)]
+enum Step {
+    /// Running the script's code.
+    Run,
+    /// Turning JSON into Lua values or back.
+    Convert,
+}
+
+/// Why a load or call failed: the limit it hit, else what the error says.
+fn failure(e: &mlua::Error, trip: Option<Trip>, limits: &AdapterLimits, step: Step) -> ScriptError {
     match trip {
-        Some(Trip::Instructions) => format!(
-            "exceeded its instruction budget ({} instructions)",
-            limits.instructions
-        ),
-        Some(Trip::Time) => format!("exceeded its time limit ({:?})", limits.wall),
-        None if is_memory(e) => format!("ran out of memory (limit {} bytes)", limits.memory_bytes),
-        None => describe(e),
+        Some(Trip::Instructions) => ScriptError::Instructions {
+            limit: limits.instructions,
+        },
+        Some(Trip::Time) => ScriptError::Time { limit: limits.wall },
+        None if is_memory(e) => ScriptError::Memory {
+            limit: limits.memory_bytes,
+        },
+        None => {
+            if let Some(BadDeclaration(what)) = e.downcast_ref::<BadDeclaration>() {
+                return ScriptError::Declaration { what: what.clone() };
+            }
+            if let mlua::Error::SyntaxError { message, .. } = root(e) {
+                let message = message
+                    .split("\nstack traceback:")
+                    .next()
+                    .unwrap_or_default();
+                return ScriptError::Syntax {
+                    message: message.trim().to_owned(),
+                };
+            }
+            let message = describe(e);
+            match step {
+                Step::Run => ScriptError::Runtime { message },
+                Step::Convert => ScriptError::Json { message },
+            }
+        }
+    }
+}
+
+/// The error a Rust callback's failure wraps.
+fn root(e: &mlua::Error) -> &mlua::Error {
+    match e {
+        mlua::Error::CallbackError { cause, .. } => root(cause),
+        other => other,
     }
 }
 
@@ -276,12 +394,15 @@ impl Script {
         source: &str,
         limits: AdapterLimits,
         reverse: Option<Reverse>,
-    ) -> Result<(Script, Declarations), String> {
+    ) -> Result<(Script, Declarations), ScriptError> {
+        let setup = |e: mlua::Error| ScriptError::Setup {
+            message: describe(&e),
+        };
         let meter = Arc::new(Meter::new());
-        let lua = sandbox::new_state(name, &limits, &meter).map_err(|e| describe(&e))?;
+        let lua = sandbox::new_state(name, &limits, &meter).map_err(setup)?;
         let declared: Declared = Rc::default();
         let calls = Rc::new(Cell::new(0));
-        install_sdk(&lua, &declared, reverse, &calls).map_err(|e| describe(&e))?;
+        install_sdk(&lua, &declared, reverse, &calls).map_err(setup)?;
         meter.begin(&limits);
         let ran = lua
             .load(source)
@@ -290,11 +411,11 @@ impl Script {
             .exec();
         let trip = meter.end();
         if let Err(e) = &ran {
-            return Err(failure(e, trip, &limits));
+            return Err(failure(e, trip, &limits, Step::Run));
         }
         if let Some(trip) = trip {
             let e = mlua::Error::runtime("");
-            return Err(failure(&e, Some(trip), &limits));
+            return Err(failure(&e, Some(trip), &limits, Step::Run));
         }
         let Collected { decls, handlers } = declared.take();
         Ok((
@@ -316,26 +437,100 @@ impl Script {
         name: &str,
         args: &Json,
         ctx: &Json,
-    ) -> Result<Json, String> {
-        let handler = self
-            .handlers
-            .get(&(kind, name.to_owned()))
-            .ok_or_else(|| format!("the script declares no {} {name}", kind.as_str()))?;
+    ) -> Result<Json, ScriptError> {
+        let handler =
+            self.handlers
+                .get(&(kind, name.to_owned()))
+                .ok_or_else(|| ScriptError::NoHandler {
+                    kind: kind.as_str(),
+                    name: name.to_owned(),
+                })?;
         self.calls.set(0);
         self.meter.begin(&self.limits);
+        let convert = |e| (Step::Convert, e);
         let result = (|| {
-            let args = self.lua.to_value(args)?;
-            let ctx = self.lua.to_value(ctx)?;
-            let out: Value = handler.call((args, ctx))?;
-            json_of(&self.lua, out)
+            let args = self.lua.to_value(args).map_err(convert)?;
+            let ctx = self.lua.to_value(ctx).map_err(convert)?;
+            let out: Value = handler.call((args, ctx)).map_err(|e| (Step::Run, e))?;
+            json_of(&self.lua, out).map_err(convert)
         })();
         let trip = self.meter.end();
         match (result, trip) {
             (Ok(v), None) => Ok(v),
-            (Ok(_), Some(trip)) => {
-                Err(failure(&mlua::Error::runtime(""), Some(trip), &self.limits))
-            }
-            (Err(e), trip) => Err(failure(&e, trip, &self.limits)),
+            (Ok(_), Some(trip)) => Err(failure(
+                &mlua::Error::runtime(""),
+                Some(trip),
+                &self.limits,
+                Step::Run,
+            )),
+            (Err((step, e)), trip) => Err(failure(&e, trip, &self.limits, step)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn load(source: &str) -> Result<(Script, Declarations), ScriptError> {
+        let limits = AdapterLimits {
+            instructions: 1_000_000,
+            wall: Duration::from_secs(5),
+            ..AdapterLimits::default()
+        };
+        Script::load("t", "main.lua", source, limits, None)
+    }
+
+    #[test]
+    fn a_load_failure_says_which_kind_it_is() {
+        let e = load("this is not lua").err().expect("does not parse");
+        assert!(matches!(e, ScriptError::Syntax { .. }), "{e:?}");
+        assert!(e.to_string().starts_with("syntax error: "), "{e}");
+        assert!(e.to_string().contains("main.lua"), "{e}");
+
+        let e = load("error('no thanks')").err().expect("raises");
+        assert!(
+            matches!(&e, ScriptError::Runtime { message } if message.contains("no thanks")),
+            "{e:?}"
+        );
+
+        let e = load("sdk.tool{ name = 'x' }").err().expect("no handler");
+        assert!(
+            matches!(&e, ScriptError::Declaration { what } if what == "sdk.tool x: `handler` must be a function"),
+            "{e:?}"
+        );
+
+        let e = load("sdk.stage{ stage = 'nowhere', handler = function() end }")
+            .err()
+            .expect("no such stage");
+        assert!(matches!(e, ScriptError::Declaration { .. }), "{e:?}");
+
+        let e = load("while true do end").err().expect("never ends");
+        assert!(
+            matches!(
+                e,
+                ScriptError::Instructions { limit: 1_000_000 } | ScriptError::Time { .. }
+            ),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn a_call_failure_says_which_kind_it_is() {
+        let (script, _) = load(
+            "sdk.tool{ name = 'boom', handler = function() error('bang') end }\n\
+             sdk.tool{ name = 'fn', handler = function() return print end }",
+        )
+        .expect("loads");
+        let call = |name: &str| script.call(Kind::Tool, name, &Json::Null, &Json::Null);
+        assert!(matches!(call("boom"), Err(ScriptError::Runtime { .. })));
+        assert!(matches!(call("fn"), Err(ScriptError::Json { .. })));
+        assert_eq!(
+            call("missing"),
+            Err(ScriptError::NoHandler {
+                kind: "tool",
+                name: "missing".into()
+            })
+        );
     }
 }
