@@ -67,9 +67,30 @@ pub fn fact_key(subject: &str, predicate: &str, object: &str) -> String {
     )
 }
 
+/// What a tombstone stores of a forgotten fact's key: a digest (the first 16 bytes of its
+/// sha256, as hex), so the record that keeps a fact from coming back does not itself spell
+/// out what was forgotten.
+pub(crate) fn tombstone_key(fact_key: &str) -> String {
+    use sha2::{Digest as _, Sha256};
+    Sha256::digest(fact_key.as_bytes())[..16]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tombstone_keys_are_stable_digests_that_do_not_spell_the_fact() {
+        let key = fact_key("user", "lives_in", "Porto");
+        let tomb = tombstone_key(&key);
+        assert_eq!(tomb, tombstone_key(&fact_key("USER", "lives_in", "porto")));
+        assert_eq!(tomb.len(), 32);
+        assert!(!tomb.contains("porto"));
+        assert_ne!(tomb, tombstone_key(&fact_key("user", "lives_in", "Lisbon")));
+    }
 
     #[test]
     fn names_are_validated() {

@@ -11,7 +11,7 @@ use super::model::{EventSpec, Fact, FactId, FactMode, FactSource, Statement, Tel
 use super::{GraphStore, now_ms};
 use crate::GraphError;
 use crate::error::SqlContext;
-use crate::name::{fact_key, validate_name, validate_predicate};
+use crate::name::{fact_key, tombstone_key, validate_name, validate_predicate};
 
 /// A relation keeps at most this many sentences in its search text; more mentions add
 /// provenance rows but no new words.
@@ -216,7 +216,7 @@ impl Claim<'_> {
         self.conn
             .query_row(
                 "SELECT 1 FROM tombstones WHERE cold_item = ?1 AND fact_key = ?2",
-                params![cold, key],
+                params![cold, tombstone_key(key)],
                 |_| Ok(()),
             )
             .optional()
@@ -405,7 +405,7 @@ fn add_event(
         let gone: Option<i64> = conn
             .query_row(
                 "SELECT 1 FROM tombstones WHERE cold_item = ?1 AND fact_key = ?2",
-                params![cold, key],
+                params![cold, tombstone_key(&key)],
                 |r| r.get(0),
             )
             .optional()

@@ -9,7 +9,7 @@ use super::model::{FactId, FactStatus};
 use super::{GraphStore, now_ms};
 use crate::GraphError;
 use crate::error::SqlContext;
-use crate::name::{normal_form, validate_name, validate_predicate};
+use crate::name::{normal_form, tombstone_key, validate_name, validate_predicate};
 
 /// What `forget` removed.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -77,7 +77,42 @@ impl GraphStore {
         let tx = self.conn.transaction().ctx("forget", &self.path)?;
         let out = forget_in(&tx, &self.path, id, now)?;
         tx.commit().ctx("forget", &self.path)?;
+        self.scrub();
         Ok(out)
+    }
+
+    /// Makes what was just deleted unreadable from the files, not only from queries: the
+    /// keyword indexes are merged (their old segments still held the forgotten words), and the
+    /// WAL — whose frames hold the pages as they were — is checkpointed and truncated. Deleted
+    /// pages are zeroed as they are freed (`secure_delete`, set at open). The deletion itself is
+    /// committed already, so a failure here is logged, not returned: the fact is forgotten.
+    fn scrub(&mut self) {
+        let merged = ["relation_fts", "entity_fts", "event_fts"]
+            .iter()
+            .try_for_each(|fts| {
+                self.conn
+                    .execute(
+                        &format!("INSERT INTO {fts} ({fts}) VALUES ('optimize')"),
+                        [],
+                    )
+                    .map(drop)
+            });
+        let truncated = merged.and_then(|()| {
+            self.conn
+                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                    r.get::<_, i64>(0)
+                })
+        });
+        match truncated {
+            Ok(0) => {}
+            Ok(_) => tracing::warn!(
+                path = %self.path.display(),
+                "graph: a reader kept the WAL from being truncated after a forget; its old frames go at the next checkpoint"
+            ),
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), "graph: scrubbing after a forget failed: {e}")
+            }
+        }
     }
 
     /// The sources of a fact, verbatim.
@@ -167,6 +202,7 @@ impl GraphStore {
             forget_in(&tx, path, FactId::Relation(id), now)?;
         }
         tx.commit().ctx(OP, path)?;
+        self.scrub();
         Ok(ids.len())
     }
 }
@@ -336,7 +372,8 @@ fn forget_in(
         )
         .ctx(OP, path)?;
     for item in &cold_items {
-        tomb.execute(params![item, key, now]).ctx(OP, path)?;
+        tomb.execute(params![item, tombstone_key(&key), now])
+            .ctx(OP, path)?;
     }
     sweep_orphans(conn, path, &entities, &sentences)?;
     Ok(Forgotten {

@@ -92,6 +92,9 @@ impl GraphStore {
             .ctx(OP, &path)?;
         conn.pragma_update(None, "foreign_keys", true)
             .ctx(OP, &path)?;
+        // A forgotten fact's bytes must not linger in freed pages of the file.
+        conn.pragma_update(None, "secure_delete", true)
+            .ctx(OP, &path)?;
         schema::migrate(&mut conn, &path, version)?;
         Ok(GraphStore {
             conn,

@@ -13,7 +13,7 @@ use crate::error::SqlContext;
 /// `application_id` of a Hearth graph file ("HGL3").
 pub const GRAPH_APPLICATION_ID: i64 = 0x4847_4c33;
 /// The schema version this build writes.
-pub const GRAPH_SCHEMA_VERSION: i64 = 2;
+pub const GRAPH_SCHEMA_VERSION: i64 = 3;
 
 /// Predicates known from the start. Single-valued ones hold one value per subject at a time:
 /// a new value closes the old one instead of standing beside it.
@@ -214,6 +214,10 @@ CREATE TABLE model_distilled (
 ) STRICT;
 "#;
 
+/// Version 3: tombstones keep a digest of the forgotten fact's key, not the key (which spells
+/// the fact). No table changes; [`migrate`] rewrites the rows.
+const V3: &str = "";
+
 /// Schema steps: entry `i` takes `user_version` from `i` to `i + 1`.
 fn migrations() -> Vec<String> {
     let v1_fts = [
@@ -224,7 +228,11 @@ fn migrations() -> Vec<String> {
     .concat();
     // The vocabulary tables read the indexes, so they come last.
     let (tables, vocab) = V1.split_at(V1.find("-- Document frequencies").unwrap_or(V1.len()));
-    vec![format!("{tables}{v1_fts}{vocab}"), V2.to_owned()]
+    vec![
+        format!("{tables}{v1_fts}{vocab}"),
+        V2.to_owned(),
+        V3.to_owned(),
+    ]
 }
 
 /// Checks the file is a Hearth graph (or new and empty) no newer than this build, before
@@ -276,9 +284,37 @@ pub(crate) fn migrate(conn: &mut Connection, path: &Path, version: i64) -> Resul
             tx.pragma_update(None, "application_id", GRAPH_APPLICATION_ID)
                 .ctx(OP, path)?;
         }
+        if step == 2 {
+            digest_tombstones(&tx, path)?;
+        }
         tx.pragma_update(None, "user_version", step as i64 + 1)
             .ctx(OP, path)?;
         tx.commit().ctx(OP, path)?;
+    }
+    if version < 3 {
+        // The WAL still holds the pages with the plain keys the migration replaced.
+        conn.query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |_| Ok(()))
+            .ctx(OP, path)?;
+    }
+    Ok(())
+}
+
+/// Replaces every tombstone's plain fact key with its digest (version 3).
+fn digest_tombstones(tx: &rusqlite::Transaction<'_>, path: &Path) -> Result<(), GraphError> {
+    const OP: &str = "migrate_tombstones";
+    let rows: Vec<(i64, String)> = tx
+        .prepare("SELECT cold_item, fact_key FROM tombstones")
+        .ctx(OP, path)?
+        .query_map([], |r| Ok((r.get(0)?, r.get(1)?)))
+        .ctx(OP, path)?
+        .collect::<Result<_, _>>()
+        .ctx(OP, path)?;
+    for (cold_item, key) in rows {
+        tx.execute(
+            "UPDATE tombstones SET fact_key = ?3 WHERE cold_item = ?1 AND fact_key = ?2",
+            rusqlite::params![cold_item, key, crate::name::tombstone_key(&key)],
+        )
+        .ctx(OP, path)?;
     }
     Ok(())
 }

@@ -154,3 +154,75 @@ fn ids_that_do_not_parse_are_refused() {
         );
     }
 }
+
+/// Whether `needle` occurs anywhere in the graph's files (the database, its WAL).
+fn in_files(path: &std::path::Path, needle: &str) -> bool {
+    ["", "-wal"].iter().any(|suffix| {
+        let file = format!("{}{suffix}", path.display());
+        std::fs::read(&file).is_ok_and(|bytes| {
+            bytes
+                .windows(needle.len())
+                .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+        })
+    })
+}
+
+#[test]
+fn a_forgotten_facts_words_are_gone_from_the_files_not_only_from_queries() {
+    let mut g = graph();
+    // Enough other facts that the forgotten one shares pages and index segments with them.
+    let mut items: Vec<_> = (0..40)
+        .map(|i| item(i + 10, T0 + i, &format!("I like hobby{i}.")))
+        .collect();
+    items.push(item(1, T0, "I live in Zorblaxton. I like jazz."));
+    g.graph.distill_items(&items).unwrap();
+    let path = g.graph.path().to_path_buf();
+    assert!(in_files(&path, "zorblaxton"), "the fact is on disk first");
+
+    let hits = g.graph.recall("where do I live", T0 + DAY, 10).unwrap();
+    let town = hits
+        .iter()
+        .find(|h| h.object == "Zorblaxton")
+        .expect("recalled")
+        .id;
+    g.graph.forget(town).unwrap();
+    assert!(
+        !in_files(&path, "zorblaxton"),
+        "the name, its sentence and its index terms are unreadable after forget"
+    );
+    // What was not forgotten is still found.
+    let jazz = g.graph.recall("what do I like", T0 + DAY, 50).unwrap();
+    assert!(jazz.iter().any(|h| h.object == "jazz"));
+    assert_invariants(&path);
+}
+
+#[test]
+fn tombstones_of_an_older_graph_are_digested_and_still_hold() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("graph.db");
+    let said = [item(1, T0, "I live in Porto.")];
+    {
+        let mut g = hearth_graph::GraphStore::open(&path).unwrap();
+        g.distill_items(&said).unwrap();
+        let id = g.recall("where do I live", T0, 5).unwrap()[0].id;
+        g.forget(id).unwrap();
+    }
+    // As a version-2 Hearth left it: the tombstone spells its fact.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "UPDATE tombstones SET fact_key = 'user' || char(31) || 'lives_in' || char(31) || 'porto'; \
+         PRAGMA user_version = 2;",
+    )
+    .unwrap();
+    drop(conn);
+    let mut g = hearth_graph::GraphStore::open(&path).unwrap();
+    assert!(
+        !in_files(&path, "porto"),
+        "the migration digests the old key"
+    );
+    let again = g
+        .redistill(&RuleDistiller::default(), &said, T0 + DAY)
+        .unwrap();
+    assert_eq!(again.facts.forgotten, 1, "{again:?}");
+    assert!(g.recall("where do I live", T0 + DAY, 5).unwrap().is_empty());
+}
