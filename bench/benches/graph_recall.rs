@@ -293,6 +293,39 @@ fn recall_case(relations: usize) {
         &Samples::new(base),
         None,
     );
+    forget_cost(g, relations, people, now);
+}
+
+/// What a user's "forget this" costs at this size: the delete, its tombstones and the scrub
+/// that makes the fact unreadable from the file (the FTS5 indexes merged, the WAL truncated).
+/// It removes a few facts from the kept graph, a negligible share of it.
+fn forget_cost(mut g: GraphStore, relations: usize, people: usize, now: i64) {
+    const FORGETS: usize = 5;
+    let mut rng = Rng(11);
+    let mut took = Vec::with_capacity(FORGETS);
+    for i in 0..FORGETS * 4 {
+        if took.len() == FORGETS {
+            break;
+        }
+        let q = query(i, people, &mut rng);
+        let Some(hit) = g.recall(&q, now, 1).expect("recall").into_iter().next() else {
+            continue;
+        };
+        let t = Instant::now();
+        g.forget(hit.id).expect("forget");
+        took.push(t.elapsed());
+    }
+    took.sort_unstable();
+    if let (Some(first), Some(last)) = (took.first(), took.last()) {
+        println!(
+            "   forget (delete, tombstones, FTS5 optimize, WAL truncate) at {relations} relations: \
+             p50 {:.1} ms, min {:.1} ms, max {:.1} ms over {}",
+            took[took.len() / 2].as_secs_f64() * 1e3,
+            first.as_secs_f64() * 1e3,
+            last.as_secs_f64() * 1e3,
+            took.len()
+        );
+    }
 }
 
 fn cold_items(first: i64, n: usize) -> Vec<ColdItem> {
