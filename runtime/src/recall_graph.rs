@@ -6,9 +6,9 @@
 //! Nothing here reads the questions' evidence: the graph sees the same items and questions
 //! cold recall does.
 
-use hearth_graph::{ColdItem, FactId, GraphStore, RuleDistiller};
+use hearth_graph::{ColdItem, FactId, GraphError, GraphStore, RuleDistiller};
 use hearth_kernel::graph_service::{INDEXER_FACTS, facts_block};
-use hearth_memory::recall_bench::{AssistIngest, RecallAssist};
+use hearth_memory::recall_bench::{AssistError, AssistIngest, RecallAssist};
 use hearth_memory::{Store, estimate_tokens};
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -78,7 +78,7 @@ impl RecallAssist for GraphAssist {
         })
     }
 
-    fn ingest(&mut self, _corpus_id: &str, store: &Store) -> Result<AssistIngest, String> {
+    fn ingest(&mut self, _corpus_id: &str, store: &Store) -> Result<AssistIngest, AssistError> {
         // One corpus at a time: the previous graph is closed and its file removed.
         self.graph = None;
         self.corpora += 1;
@@ -86,27 +86,23 @@ impl RecallAssist for GraphAssist {
         for suffix in ["", "-wal", "-shm"] {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
         }
-        let mut graph = GraphStore::open(&path).map_err(|e| e.to_string())?;
+        let mut graph = GraphStore::open(&path)?;
         let started = Instant::now();
         let mut after = i64::MIN;
         let mut items = 0;
         loop {
-            let ids = store
-                .cold_ids_after(after, BATCH)
-                .map_err(|e| e.to_string())?;
+            let ids = store.cold_ids_after(after, BATCH)?;
             let Some(&last) = ids.last() else { break };
             after = last;
             let mut batch = Vec::with_capacity(ids.len());
             for id in ids {
-                if let Some(entry) = store.cold_get(id).map_err(|e| e.to_string())? {
+                if let Some(entry) = store.cold_get(id)? {
                     batch.push(ColdItem::from(&entry));
                 }
             }
             items += batch.len();
             let now = batch.iter().map(|i| i.said_ms).max().unwrap_or(0);
-            graph
-                .distill_with(&RuleDistiller::default(), &batch, now)
-                .map_err(|e| e.to_string())?;
+            graph.distill_with(&RuleDistiller::default(), &batch, now)?;
         }
         self.graph = Some(graph);
         Ok(AssistIngest {
@@ -115,13 +111,16 @@ impl RecallAssist for GraphAssist {
         })
     }
 
-    fn recall(&mut self, query: &str, asked_ms: i64, depth: usize) -> Result<Vec<String>, String> {
+    fn recall(
+        &mut self,
+        query: &str,
+        asked_ms: i64,
+        depth: usize,
+    ) -> Result<Vec<String>, AssistError> {
         let Some(graph) = &self.graph else {
             return Ok(Vec::new());
         };
-        let hits = graph
-            .recall(query, asked_ms, FACTS.max(depth))
-            .map_err(|e| e.to_string())?;
+        let hits = graph.recall(query, asked_ms, FACTS.max(depth))?;
         // The block the daemon's indexer would put in this turn's prompt (its best facts).
         let mut shown: Vec<_> = hits.iter().take(INDEXER_FACTS).cloned().collect();
         let block = facts_block(&mut shown, usize::MAX);
@@ -144,8 +143,8 @@ impl RecallAssist for GraphAssist {
 }
 
 /// The turns a fact was stated in, first statement first.
-fn fact_turns(graph: &GraphStore, id: FactId) -> Result<Vec<String>, String> {
-    let why = graph.why(id).map_err(|e| e.to_string())?;
+fn fact_turns(graph: &GraphStore, id: FactId) -> Result<Vec<String>, GraphError> {
+    let why = graph.why(id)?;
     Ok(why.sources.into_iter().map(|s| s.turn_id).collect())
 }
 

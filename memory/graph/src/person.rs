@@ -12,6 +12,7 @@ use std::collections::{HashSet, VecDeque};
 
 use rusqlite::params;
 
+use crate::distill::names_the_speaker;
 use crate::error::SqlContext;
 use crate::name::{normal_form, validate_name, validate_predicate};
 use crate::store::{facts_tell_in, find_entity_in};
@@ -73,10 +74,7 @@ pub struct Link {
 
 /// `user` for the words a speaker uses of themself, so "me" and "我" find the user's facts.
 fn person_name(name: &str) -> &str {
-    match name.trim().to_lowercase().as_str() {
-        "me" | "i" | "myself" | "我" | "自己" => USER,
-        _ => name,
-    }
+    if names_the_speaker(name) { USER } else { name }
 }
 
 /// A trait or relation phrase as a predicate: `Favourite colour` → `favourite_colour`.

@@ -16,6 +16,10 @@ pub struct AssistIngest {
     pub took: Duration,
 }
 
+/// Why an assisting source failed: its own error, kept whole (the graph's lives in a crate
+/// above this one).
+pub type AssistError = Box<dyn std::error::Error + Send + Sync>;
+
 /// A recall source over a corpus already archived in cold context.
 pub trait RecallAssist {
     /// A short name for the report label (`graph`).
@@ -28,10 +32,15 @@ pub trait RecallAssist {
 
     /// Builds the source from the corpus's cold entries in `store` (each entry's event id is
     /// the item's id).
-    fn ingest(&mut self, corpus_id: &str, store: &Store) -> Result<AssistIngest, String>;
+    fn ingest(&mut self, corpus_id: &str, store: &Store) -> Result<AssistIngest, AssistError>;
 
     /// The item ids it finds for `query` asked at `asked_ms`, best first, at most `depth`.
-    fn recall(&mut self, query: &str, asked_ms: i64, depth: usize) -> Result<Vec<String>, String>;
+    fn recall(
+        &mut self,
+        query: &str,
+        asked_ms: i64,
+        depth: usize,
+    ) -> Result<Vec<String>, AssistError>;
 
     /// What else it measured over the run, for the report (the graph: tokens its prompt block
     /// would add per query).

@@ -42,7 +42,7 @@ use crate::recall::{
 use crate::{ContextEvent, DEFAULT_MAX_CONTEXT_TOKENS, MemoryModels, Store, compute_token_budget};
 
 pub use ablation::{DenseLists, PriorsSwitch, ablation_grid};
-pub use assist::{AssistIngest, RecallAssist, fuse_assisted};
+pub use assist::{AssistError, AssistIngest, RecallAssist, fuse_assisted};
 pub use format::{CorpusItem, Question, RECALL_FORMAT, RecallSet};
 pub use prune_replay::{PruneReport, run_prune};
 pub use report::{Latency, Measure, QuestionResult, Ranks, Report, System, TokenStats};
@@ -69,8 +69,11 @@ pub enum RecallBenchError {
     #[error("recall bench: no k given")]
     NoK,
     /// The assisting source (the graph) failed.
-    #[error("recall bench: the assisting source failed: {message}")]
-    Assist { message: String },
+    #[error("recall bench: the assisting source failed: {source}")]
+    Assist {
+        #[source]
+        source: AssistError,
+    },
 }
 
 /// Runs the benchmark on the file at `path` with the default [`RecallConfig`]: recall measured at
@@ -286,7 +289,7 @@ pub fn run_set(
         if let Some(assist) = assist.as_deref_mut() {
             let did = assist
                 .ingest(corpus_id, cold.store())
-                .map_err(|message| RecallBenchError::Assist { message })?;
+                .map_err(|source| RecallBenchError::Assist { source })?;
             assist_ingest.items += did.items;
             assist_ingest.took += did.took;
         }
@@ -352,7 +355,7 @@ pub fn run_set(
                     let t = Instant::now();
                     let found: Vec<usize> = assist
                         .recall(&q.text, asked, depth)
-                        .map_err(|message| RecallBenchError::Assist { message })?
+                        .map_err(|source| RecallBenchError::Assist { source })?
                         .iter()
                         .filter_map(|id| number.get(id.as_str()).copied())
                         .collect();

@@ -27,7 +27,7 @@ const DISTILL_BATCH: usize = 64;
 /// model already has them in its context).
 const RECALLED_FIFO: usize = 1_024;
 /// Facts the indexer considers per turn before the budget cuts.
-const INDEX_K: usize = 8;
+pub const INDEXER_FACTS: usize = 8;
 
 /// Settings of the graph memory.
 #[derive(Clone, Debug)]
@@ -266,7 +266,7 @@ impl GraphMemory {
         if budget == 0 || query.trim().is_empty() {
             return String::new();
         }
-        let mut hits = match graph.recall(query, now_ms, INDEX_K) {
+        let mut hits = match graph.recall(query, now_ms, INDEXER_FACTS) {
             Ok(hits) => hits,
             Err(e) => {
                 tracing::warn!("graph recall for the prompt failed: {e}");
@@ -454,7 +454,8 @@ impl GraphMemory {
     }
 }
 
-fn ms(d: Duration) -> i64 {
+/// `d` in milliseconds, saturating (the clock the graph's schedules are kept in).
+pub(crate) fn ms(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
@@ -525,9 +526,6 @@ pub fn facts_block(hits: &mut [FactHit], budget: usize) -> String {
     }
     if any { out } else { String::new() }
 }
-
-/// Facts the indexer considers per turn before the budget cuts.
-pub const INDEXER_FACTS: usize = INDEX_K;
 
 /// One fact as the prompt shows it: `[r3] user lives_in Lisbon (current, since 2026-11-20)`.
 fn fact_line(hit: &FactHit) -> String {

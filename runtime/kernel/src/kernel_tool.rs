@@ -4,6 +4,14 @@
 use hearth_stages::{CallContext, HandlerError, ToolDef, ToolRegistry};
 use serde_json::Value;
 
+/// The string argument `name`, as given; `InvalidArguments` when it is absent or blank.
+pub(crate) fn required_str<'a>(args: &'a Value, name: &str) -> Result<&'a str, HandlerError> {
+    args[name]
+        .as_str()
+        .filter(|s| !s.trim().is_empty())
+        .ok_or_else(|| HandlerError::InvalidArguments(format!("`{name}` is required")))
+}
+
 /// What a kernel tool declares.
 pub(crate) struct KernelTool<'a> {
     /// Its owner's name in the registry (`memory`, `knowledge`).

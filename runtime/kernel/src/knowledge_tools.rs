@@ -80,12 +80,9 @@ fn handler_error(e: KnowledgeError) -> HandlerError {
     }
 }
 
+/// A required text argument, kept as written (a document's content is not trimmed).
 fn text(args: &Value, name: &str) -> Result<String, HandlerError> {
-    args[name]
-        .as_str()
-        .filter(|s| !s.trim().is_empty())
-        .map(str::to_owned)
-        .ok_or_else(|| HandlerError::InvalidArguments(format!("`{name}` is required")))
+    kernel_tool::required_str(args, name).map(str::to_owned)
 }
 
 type Handler = fn(&Knowledge, &Value) -> Result<Value, HandlerError>;

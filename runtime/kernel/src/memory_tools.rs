@@ -108,7 +108,7 @@ fn arg(args: &Value, name: &str) -> Option<String> {
 }
 
 fn required(args: &Value, name: &str) -> Result<String, HandlerError> {
-    arg(args, name).ok_or_else(|| HandlerError::InvalidArguments(format!("`{name}` is required")))
+    kernel_tool::required_str(args, name).map(|s| s.trim().to_owned())
 }
 
 type GraphArgs = fn(&Value) -> Result<GraphRequest, HandlerError>;

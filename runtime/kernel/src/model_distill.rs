@@ -10,6 +10,7 @@
 //! rule distiller's facts from the same item stand meanwhile (it is the fallback). A tick with
 //! no item due submits nothing, so no token is spent when there is nothing new.
 
+use crate::graph_service::ms;
 use crate::input::{InputEvent, Reply};
 use crossbeam_channel::{Receiver, TryRecvError};
 use hearth_engine::Sink;
@@ -316,8 +317,4 @@ impl ModelDistill {
             "merged": self.merged,
         })
     }
-}
-
-fn ms(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }

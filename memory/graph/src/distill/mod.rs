@@ -23,6 +23,7 @@ pub use cursor::ItemState;
 pub use dates::{ResolvedDate, resolve_date};
 pub use model::{MODEL_BATCH, ModelOutcome, model_prompt, parse_model_answer};
 pub use rules::USER;
+pub(crate) use rules::names_the_speaker;
 
 /// How often the kernel runs the rule distiller.
 pub const RULE_TICK_MS: i64 = 10 * 60 * 1000;

@@ -15,6 +15,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::ColdItem;
 use super::cursor::retry_after;
+use super::rules::names_the_speaker;
 use crate::error::SqlContext;
 use crate::name::validate_predicate;
 use crate::store::facts_tell_in;
@@ -137,10 +138,7 @@ fn claim_fields(line: &str) -> Option<(usize, String, String, String)> {
 /// The fact a claim states, if it is grounded in `item` and well formed.
 fn grounded_fact(item: &ColdItem, subject: &str, predicate: &str, object: &str) -> Option<Fact> {
     let words = item.text.to_lowercase();
-    let speaker = matches!(
-        subject.to_lowercase().as_str(),
-        "user" | "i" | "me" | "the user" | "我"
-    );
+    let speaker = names_the_speaker(subject);
     let in_words = |s: &str| said_in(&words, &s.to_lowercase());
     if !in_words(object) || (!speaker && !in_words(subject)) {
         return None;

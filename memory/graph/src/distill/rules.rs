@@ -10,6 +10,15 @@ use crate::{EventSpec, Fact, FactMode, Statement};
 /// The name the speaker is stored under.
 pub const USER: &str = "user";
 
+/// Whether `name` is how the speaker names themself ("me", "I", "我"…) or the user's own
+/// entity, so a tool's "me" and a model's "I" both land on [`USER`].
+pub(crate) fn names_the_speaker(name: &str) -> bool {
+    matches!(
+        name.trim().to_lowercase().as_str(),
+        "user" | "the user" | "i" | "me" | "myself" | "我" | "自己"
+    )
+}
+
 /// One fixed pattern: the words before the object, what it states, and the dated event it
 /// also records.
 struct Rule {
