@@ -84,6 +84,25 @@ pub enum GraphError {
         /// The criterion, as `field = value`.
         criterion: String,
     },
+    /// A scene key with nothing left after normalisation (no letter, digit, CJK character,
+    /// `:`, `-` or `.`): it names no scene.
+    #[error("invalid scene key {key:?}: nothing is left of it after normalisation")]
+    InvalidSceneKey {
+        /// The key as given.
+        key: String,
+    },
+    /// A scene ref was asked for a fact that is not a relation (dated events are not tagged).
+    #[error("{id} is not a relation; only relations are tagged with scenes")]
+    NotARelation {
+        /// The id as given.
+        id: String,
+    },
+    /// Scene refs decay with a half-life that must be positive and a floor in [0, 1).
+    #[error("invalid scene decay: {reason}")]
+    InvalidDecay {
+        /// What is wrong.
+        reason: &'static str,
+    },
     /// The embedder failed on a query or a sentence.
     #[error("graph {op}: embedding failed: {detail}")]
     Embed {

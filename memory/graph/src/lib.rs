@@ -9,6 +9,10 @@
 //! criteria match nothing is refused. Recall fuses FTS5 over jieba tokens with dense vectors
 //! of the current embedder and walks an indexed, bounded BFS of depth 2.
 //!
+//! Scenes (`src/scene/`) tie facts to the situations they were said in: declared ones the
+//! caller names, emergent ones the graph finds in recurring situation fingerprints, with
+//! hierarchical keys recalled by prefix and refs that fade when a scene is not entered.
+//!
 //! It does not decide when to distill or what to inject into a prompt: the kernel calls
 //! [`GraphStore::distill_items`] on its tick and [`GraphStore::recall`] per turn.
 //!
@@ -36,6 +40,7 @@ mod merge_review;
 mod name;
 mod person;
 mod recall;
+mod scene;
 mod store;
 
 pub use distill::{
@@ -47,6 +52,14 @@ pub use merge_review::{MergeDecision, MergeReview, merge_prompt, parse_merge_ans
 pub use name::{MAX_NAME_CHARS, MAX_PREDICATE_LEN, validate_name};
 pub use person::{Link, MAX_NETWORK_DEPTH, PERSON_KIND, Person, predicate_from_words};
 pub use recall::{FactHit, RecallLimits};
+pub use scene::{
+    DEFAULT_REF_FLOOR, DEFAULT_SCENE_RECALL_LIMIT, JOIN_THRESHOLD, LEARNED_KINDS, MAX_EVIDENCE,
+    MAX_FEATURES, MAX_SCENE_KEY_BYTES, MAX_TOPICS, MAX_TURN_SCENES, MIN_EVIDENCE, Peer,
+    RECALL_THRESHOLD, SceneDecay, SceneEntity, SceneEntry, SceneFeature, SceneInfo, SceneOrigin,
+    SceneRecall, TurnSituation, channel_scene, fingerprint as scene_fingerprint, key_features,
+    kind_weight, normalize_scene_key, part_of_day, scene_matches, scene_similarity, tool_scene,
+    topic_keywords, turn_features,
+};
 pub use store::{
     EventSpec, Fact, FactId, FactMode, FactSource, FactStatus, Forgotten, GRAPH_APPLICATION_ID,
     GRAPH_BUSY_TIMEOUT, GRAPH_SCHEMA_VERSION, GraphStats, GraphStore, MergeCandidate, Provenance,

@@ -67,7 +67,15 @@ pub(crate) fn tell_in(
                 now,
             };
             match ctx.apply(fact, &mut report) {
-                Ok(id) => fact_ids.push(id),
+                Ok(id) => {
+                    // A relation stated (not ended) in a turn noted with scenes belongs to them.
+                    if let Some(rid) = id
+                        && fact.mode != FactMode::Ended
+                    {
+                        crate::scene::tag_from_turn(conn, path, &source.turn_id, rid, now)?;
+                    }
+                    fact_ids.push(id);
+                }
                 Err(e @ (GraphError::InvalidName { .. } | GraphError::InvalidPredicate { .. })) => {
                     report.rejected.push(e.to_string());
                     fact_ids.push(None);

@@ -344,6 +344,7 @@ fn forget_in(
             for event in linked {
                 forget_in(conn, path, FactId::Event(event), now)?;
             }
+            crate::scene::drop_relation_refs(conn, path, rid)?;
             conn.execute("DELETE FROM relations WHERE id = ?1", [rid])
                 .ctx(OP, path)?;
             let (cold, sentences) = rows.into_iter().unzip();

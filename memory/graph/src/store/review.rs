@@ -235,6 +235,7 @@ impl GraphStore {
                 ] {
                     tx.execute(sql, params![id, twin]).ctx(OP, &path)?;
                 }
+                crate::scene::move_relation_refs(&tx, &path, id, twin)?;
                 tx.execute("DELETE FROM relations WHERE id = ?1", [id])
                     .ctx(OP, &path)?;
             } else {
@@ -259,6 +260,7 @@ impl GraphStore {
             params![src, dst, now_ms()],
         )
         .ctx(OP, &path)?;
+        crate::scene::move_entity_refs(&tx, &path, src, dst)?;
         tx.execute("DELETE FROM entities WHERE id = ?1", [src])
             .ctx(OP, &path)?;
         tx.execute(

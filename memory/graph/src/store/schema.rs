@@ -13,7 +13,7 @@ use crate::error::SqlContext;
 /// `application_id` of a Hearth graph file ("HGL3").
 pub const GRAPH_APPLICATION_ID: i64 = 0x4847_4c33;
 /// The schema version this build writes.
-pub const GRAPH_SCHEMA_VERSION: i64 = 3;
+pub const GRAPH_SCHEMA_VERSION: i64 = 4;
 
 /// Predicates known from the start. Single-valued ones hold one value per subject at a time:
 /// a new value closes the old one instead of standing beside it.
@@ -218,6 +218,62 @@ CREATE TABLE model_distilled (
 /// the fact). No table changes; [`migrate`] rewrites the rows.
 const V3: &str = "";
 
+/// Version 4: scenes. A scene is a named situation (declared by the caller, or emergent from
+/// recurring situation fingerprints); refs tie it to relations and entities with a weight.
+/// Refs point at their targets with `ON DELETE CASCADE`, so deleting a fact or an entity can
+/// never leave a ref behind.
+const V4: &str = r#"
+CREATE TABLE scenes (
+    key        TEXT    PRIMARY KEY,
+    origin     TEXT    NOT NULL CHECK (origin IN ('declared', 'emergent')),
+    strength   INTEGER NOT NULL CHECK (strength >= 1),
+    created_ms INTEGER NOT NULL,
+    updated_ms INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX scenes_origin ON scenes (origin);
+
+CREATE TABLE scene_features (
+    scene_key TEXT NOT NULL REFERENCES scenes (key) ON DELETE CASCADE,
+    feature   TEXT NOT NULL,
+    weight    REAL NOT NULL CHECK (weight > 0),
+    PRIMARY KEY (scene_key, feature)
+) STRICT, WITHOUT ROWID;
+
+CREATE TABLE scene_relation_refs (
+    scene_key   TEXT    NOT NULL REFERENCES scenes (key) ON DELETE CASCADE,
+    relation_id INTEGER NOT NULL REFERENCES relations (id) ON DELETE CASCADE,
+    weight      REAL    NOT NULL CHECK (weight > 0),
+    created_ms  INTEGER NOT NULL,
+    decayed_ms  INTEGER NOT NULL,
+    PRIMARY KEY (scene_key, relation_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX scene_relation_refs_relation ON scene_relation_refs (relation_id);
+
+CREATE TABLE scene_entity_refs (
+    scene_key  TEXT    NOT NULL REFERENCES scenes (key) ON DELETE CASCADE,
+    entity_id  INTEGER NOT NULL REFERENCES entities (id) ON DELETE CASCADE,
+    weight     REAL    NOT NULL CHECK (weight > 0),
+    created_ms INTEGER NOT NULL,
+    decayed_ms INTEGER NOT NULL,
+    PRIMARY KEY (scene_key, entity_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX scene_entity_refs_entity ON scene_entity_refs (entity_id);
+
+CREATE TABLE scene_evidence (
+    label      TEXT    PRIMARY KEY,
+    count      INTEGER NOT NULL CHECK (count >= 1),
+    updated_ms INTEGER NOT NULL
+) STRICT, WITHOUT ROWID;
+CREATE INDEX scene_evidence_updated ON scene_evidence (updated_ms);
+
+CREATE TABLE turn_scenes (
+    id       INTEGER PRIMARY KEY,
+    turn_id  TEXT    NOT NULL UNIQUE,
+    keys     TEXT    NOT NULL,
+    noted_ms INTEGER NOT NULL
+) STRICT;
+"#;
+
 /// Schema steps: entry `i` takes `user_version` from `i` to `i + 1`.
 fn migrations() -> Vec<String> {
     let v1_fts = [
@@ -232,6 +288,7 @@ fn migrations() -> Vec<String> {
         format!("{tables}{v1_fts}{vocab}"),
         V2.to_owned(),
         V3.to_owned(),
+        V4.to_owned(),
     ]
 }
 

@@ -23,6 +23,10 @@ pub struct GraphStats {
     pub items_done: u64,
     /// Cold items that gave nothing yet and wait for a retry.
     pub items_waiting: u64,
+    /// Scenes, declared and emergent.
+    pub scenes: u64,
+    /// Scene refs, to relations and to entities.
+    pub scene_refs: u64,
 }
 
 impl GraphStore {
@@ -36,7 +40,9 @@ impl GraphStore {
                  (SELECT count(*) FROM relations WHERE superseded_ms IS NOT NULL), \
                  (SELECT count(*) FROM events), (SELECT count(*) FROM tombstones), \
                  (SELECT count(*) FROM distilled WHERE state = 'done'), \
-                 (SELECT count(*) FROM distilled WHERE state = 'empty')",
+                 (SELECT count(*) FROM distilled WHERE state = 'empty'), \
+                 (SELECT count(*) FROM scenes), \
+                 (SELECT count(*) FROM scene_relation_refs) + (SELECT count(*) FROM scene_entity_refs)",
                 [],
                 |r| {
                     let n = |i| r.get::<_, i64>(i).map(|v| v.max(0) as u64);
@@ -49,6 +55,8 @@ impl GraphStore {
                         tombstones: n(5)?,
                         items_done: n(6)?,
                         items_waiting: n(7)?,
+                        scenes: n(8)?,
+                        scene_refs: n(9)?,
                     })
                 },
             )

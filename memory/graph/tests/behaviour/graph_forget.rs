@@ -209,10 +209,11 @@ fn tombstones_of_an_older_graph_are_digested_and_still_hold() {
     }
     // As a version-2 Hearth left it: the tombstone spells its fact.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch(
-        "UPDATE tombstones SET fact_key = 'user' || char(31) || 'lives_in' || char(31) || 'porto'; \
+    conn.execute_batch(&format!(
+        "{}UPDATE tombstones SET fact_key = 'user' || char(31) || 'lives_in' || char(31) || 'porto'; \
          PRAGMA user_version = 2;",
-    )
+        crate::support::DROP_V4
+    ))
     .unwrap();
     drop(conn);
     let mut g = hearth_graph::GraphStore::open(&path).unwrap();

@@ -92,8 +92,11 @@ fn a_version_one_graph_gains_the_model_record_and_keeps_its_facts() {
     }
     // Back to version 1 as an older Hearth left it.
     let conn = rusqlite::Connection::open(&path).unwrap();
-    conn.execute_batch("DROP TABLE model_distilled; PRAGMA user_version = 1;")
-        .unwrap();
+    conn.execute_batch(&format!(
+        "{}DROP TABLE model_distilled; PRAGMA user_version = 1;",
+        crate::support::DROP_V4
+    ))
+    .unwrap();
     drop(conn);
     let g = hearth_graph::GraphStore::open(&path).unwrap();
     assert_eq!(g.model_due(&[1], T0, 5).unwrap(), [1]);

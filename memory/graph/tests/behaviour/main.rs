@@ -11,4 +11,5 @@ mod graph_model_distill;
 mod graph_names_and_purge;
 mod graph_people;
 mod graph_recall_bounds;
+mod graph_scenes;
 mod graph_upkeep;

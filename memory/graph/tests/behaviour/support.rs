@@ -55,6 +55,12 @@ pub fn source(cold_item: Option<i64>) -> FactSource {
     }
 }
 
+/// Drops what schema 4 added (the scene tables), for tests that take a file back to an older
+/// version as an older Hearth left it.
+pub const DROP_V4: &str = "DROP TABLE scene_features; DROP TABLE scene_relation_refs; \
+     DROP TABLE scene_entity_refs; DROP TABLE scene_evidence; DROP TABLE turn_scenes; \
+     DROP TABLE scenes;";
+
 pub fn peek(path: &Path) -> Connection {
     Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY)
         .expect("read-only connection")

@@ -1,0 +1,288 @@
+//! Entering scenes: a turn's situation joins the emergent scene it resembles, or becomes
+//! evidence for a new one; declared scenes are entered by name.
+
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension, params};
+
+use super::features::{LEARNED_KINDS, SceneFeature, fingerprint, scene_similarity};
+use super::key::{normalize_scene_key, without_suffix};
+use super::store::{SceneOrigin, SceneRecall, ensure_scene};
+use crate::error::SqlContext;
+use crate::{GraphError, GraphStore};
+
+/// A situation at least this similar to an emergent scene joins it.
+pub const JOIN_THRESHOLD: f64 = 0.5;
+/// Emergent scenes at least this similar to a situation are recalled by it.
+pub const RECALL_THRESHOLD: f64 = 0.35;
+/// Sightings of a new situation (same label) before it becomes an emergent scene.
+pub const MIN_EVIDENCE: i64 = 2;
+/// Labels of unjoined situations remembered at most; the least recently seen go first. A
+/// situation seen once and never again is noise, and without a bound every such sighting
+/// would stay forever.
+pub const MAX_EVIDENCE: i64 = 4_096;
+
+/// The scenes one turn is in, from [`GraphStore::enter_scene_with_hint`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct SceneEntry {
+    /// The emergent scene when there is one, else the first declared scene.
+    pub primary: Option<String>,
+    /// Declared scenes first (in the order given, each once), then the emergent one.
+    pub keys: Vec<String>,
+}
+
+/// Every emergent scene with its stored fingerprint, by key. Linear in the emergent scenes:
+/// there are as many as recurring situations, not as many as turns.
+fn emergent_scenes(
+    conn: &Connection,
+    path: &Path,
+) -> Result<Vec<(String, Vec<SceneFeature>)>, GraphError> {
+    const OP: &str = "emergent_scenes";
+    let mut stmt = conn
+        .prepare_cached(
+            "SELECT s.key, f.feature, f.weight FROM scenes s \
+             JOIN scene_features f ON f.scene_key = s.key \
+             WHERE s.origin = 'emergent' ORDER BY s.key",
+        )
+        .ctx(OP, path)?;
+    let rows = stmt
+        .query_map([], |r| {
+            Ok((
+                r.get::<_, String>(0)?,
+                r.get::<_, String>(1)?,
+                r.get::<_, f64>(2)?,
+            ))
+        })
+        .ctx(OP, path)?;
+    let mut out: Vec<(String, Vec<SceneFeature>)> = Vec::new();
+    for row in rows {
+        let (key, feature, weight) = row.ctx(OP, path)?;
+        let feature = SceneFeature::stored(feature, weight);
+        match out.last_mut() {
+            Some((last, features)) if *last == key => features.push(feature),
+            _ => out.push((key, vec![feature])),
+        }
+    }
+    Ok(out)
+}
+
+/// Stores `features` on scene `key`, each at max(stored, its weight).
+fn upsert_features(
+    conn: &Connection,
+    path: &Path,
+    key: &str,
+    features: &[SceneFeature],
+) -> Result<(), GraphError> {
+    const OP: &str = "scene_features";
+    let mut stmt = conn
+        .prepare_cached(
+            "INSERT INTO scene_features (scene_key, feature, weight) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (scene_key, feature) DO UPDATE SET weight = max(weight, excluded.weight)",
+        )
+        .ctx(OP, path)?;
+    for f in features {
+        stmt.execute(params![key, f.key(), f.weight()])
+            .ctx(OP, path)?;
+    }
+    Ok(())
+}
+
+/// Strength + 1 and `updated_ms` = `now` for scene `key`.
+fn reinforce(conn: &Connection, path: &Path, key: &str, now: i64) -> Result<(), GraphError> {
+    conn.prepare_cached(
+        "UPDATE scenes SET strength = strength + 1, updated_ms = max(updated_ms, ?2) WHERE key = ?1",
+    )
+    .ctx("enter_scene", path)?
+    .execute(params![key, now])
+    .ctx("enter_scene", path)
+    .map(drop)
+}
+
+/// The features a declared key teaches its scene: its `kind:value` segments whose kind is one
+/// of [`LEARNED_KINDS`]. Never the turn's whole fingerprint: a declared scene is what its name
+/// says, and absorbing every situation it was entered in would make every declared scene look
+/// like every other.
+pub fn key_features(key: &str) -> Vec<SceneFeature> {
+    without_suffix(key)
+        .split('/')
+        .filter_map(|segment| segment.split_once(':'))
+        .filter(|(kind, _)| LEARNED_KINDS.contains(kind))
+        .filter_map(|(kind, value)| SceneFeature::new(kind, value).ok())
+        .collect()
+}
+
+/// A key for a new emergent scene: `base`, or `base#2`, `base#3`, … when taken.
+fn free_key(conn: &Connection, path: &Path, base: &str) -> Result<String, GraphError> {
+    const OP: &str = "enter_scene";
+    let mut taken = conn
+        .prepare_cached("SELECT 1 FROM scenes WHERE key = ?1")
+        .ctx(OP, path)?;
+    let mut candidate = base.to_owned();
+    let mut n = 1u32;
+    while taken
+        .query_row([&candidate], |_| Ok(()))
+        .optional()
+        .ctx(OP, path)?
+        .is_some()
+    {
+        n += 1;
+        candidate = normalize_scene_key(&format!("{base}#{n}"))?;
+    }
+    Ok(candidate)
+}
+
+/// [`GraphStore::enter_scene`] inside the caller's transaction, on a fingerprint already made
+/// canonical.
+fn enter_in(
+    conn: &Connection,
+    path: &Path,
+    features: &[SceneFeature],
+    now: i64,
+) -> Result<Option<String>, GraphError> {
+    const OP: &str = "enter_scene";
+    if features.is_empty() {
+        return Ok(None);
+    }
+    let best = emergent_scenes(conn, path)?
+        .into_iter()
+        .map(|(key, stored)| (scene_similarity(features, &stored), key))
+        // Most similar; among equals the first key, so the choice does not depend on order.
+        .reduce(|a, b| if b.0 > a.0 { b } else { a });
+    if let Some((similarity, key)) = best
+        && similarity >= JOIN_THRESHOLD
+    {
+        upsert_features(conn, path, &key, features)?;
+        reinforce(conn, path, &key, now)?;
+        return Ok(Some(key));
+    }
+    let label = features
+        .iter()
+        .take(2)
+        .map(SceneFeature::key)
+        .collect::<Vec<_>>()
+        .join("+");
+    let count: i64 = conn
+        .query_row(
+            "INSERT INTO scene_evidence (label, count, updated_ms) VALUES (?1, 1, ?2) \
+             ON CONFLICT (label) DO UPDATE SET count = count + 1, updated_ms = excluded.updated_ms \
+             RETURNING count",
+            params![label, now],
+            |r| r.get(0),
+        )
+        .ctx(OP, path)?;
+    if count < MIN_EVIDENCE {
+        conn.execute(
+            "DELETE FROM scene_evidence WHERE label IN (SELECT label FROM scene_evidence \
+             ORDER BY updated_ms DESC, label LIMIT -1 OFFSET ?1)",
+            [MAX_EVIDENCE],
+        )
+        .ctx(OP, path)?;
+        return Ok(None);
+    }
+    let key = free_key(conn, path, &normalize_scene_key(&format!("auto:{label}"))?)?;
+    ensure_scene(conn, path, &key, SceneOrigin::Emergent, now)?;
+    upsert_features(conn, path, &key, features)?;
+    // Only this situation's sightings are spent. Hearth differs from the original, which
+    // deleted all evidence here and so forgot every other situation's first sighting.
+    conn.execute("DELETE FROM scene_evidence WHERE label = ?1", [&label])
+        .ctx(OP, path)?;
+    Ok(Some(key))
+}
+
+impl GraphStore {
+    /// Enters the emergent scene a situation resembles, as of `now_ms`. The most similar
+    /// emergent scene (weighted Jaccard, [`crate::scene_similarity`]) at or above
+    /// [`JOIN_THRESHOLD`] is reinforced (features upserted at max weight, strength + 1,
+    /// updated now) and its key returned. Otherwise the sighting is evidence under a label
+    /// made of the two heaviest features' keys; at [`MIN_EVIDENCE`] sightings it becomes scene
+    /// `auto:<label>` (normalised; `#2`, `#3`, … when the key is taken), strength 1, with this
+    /// fingerprint, and that label's evidence is spent. `None` when no scene was entered.
+    ///
+    /// `features` are made a fingerprint first ([`crate::scene_fingerprint`]: deduplicated,
+    /// heaviest first, capped). Every call counts as a sighting: call it once per turn. A turn
+    /// under a `scene_policy` of "none" does not call it (nor
+    /// [`GraphStore::enter_scene_with_hint`] or [`GraphStore::note_turn_scenes`]): it has no
+    /// scene keys and no features.
+    pub fn enter_scene(
+        &mut self,
+        features: &[SceneFeature],
+        now_ms: i64,
+    ) -> Result<Option<String>, GraphError> {
+        let features = fingerprint(features.iter().cloned());
+        let tx = self.conn.transaction().ctx("enter_scene", &self.path)?;
+        let key = enter_in(&tx, &self.path, &features, now_ms)?;
+        tx.commit().ctx("enter_scene", &self.path)?;
+        Ok(key)
+    }
+
+    /// Enters a turn's scenes: the `declared` ones (normalised; each created as declared,
+    /// strength 1, when new, then strength + 1 and updated now, and taught only the features
+    /// its own key names — [`key_features`]), and the emergent one [`GraphStore::enter_scene`]
+    /// finds for `features`. One transaction; a declared key that normalises to nothing is
+    /// [`GraphError::InvalidSceneKey`] and nothing is entered. Meant to run once per turn:
+    /// each run adds strength.
+    pub fn enter_scene_with_hint(
+        &mut self,
+        features: &[SceneFeature],
+        declared: &[&str],
+        now_ms: i64,
+    ) -> Result<SceneEntry, GraphError> {
+        const OP: &str = "enter_scene";
+        let mut keys: Vec<String> = Vec::with_capacity(declared.len() + 1);
+        for raw in declared {
+            let key = normalize_scene_key(raw)?;
+            if !keys.contains(&key) {
+                keys.push(key);
+            }
+        }
+        let features = fingerprint(features.iter().cloned());
+        let tx = self.conn.transaction().ctx(OP, &self.path)?;
+        for key in &keys {
+            ensure_scene(&tx, &self.path, key, SceneOrigin::Declared, now_ms)?;
+            reinforce(&tx, &self.path, key, now_ms)?;
+            upsert_features(&tx, &self.path, key, &key_features(key))?;
+        }
+        let emergent = enter_in(&tx, &self.path, &features, now_ms)?;
+        tx.commit().ctx(OP, &self.path)?;
+        let primary = emergent.clone().or_else(|| keys.first().cloned());
+        if let Some(key) = emergent
+            && !keys.contains(&key)
+        {
+            keys.push(key);
+        }
+        Ok(SceneEntry { primary, keys })
+    }
+
+    /// Facts of the emergent scenes a situation resembles: those at or above
+    /// [`RECALL_THRESHOLD`], most similar first (then by key), recalled as by
+    /// [`GraphStore::recall_by_scene`] with `limit`. Reads only; a situation is not entered.
+    pub fn recall_by_situation(
+        &self,
+        features: &[SceneFeature],
+        limit: usize,
+    ) -> Result<SceneRecall, GraphError> {
+        let features = fingerprint(features.iter().cloned());
+        let mut matched: Vec<(f64, String)> = emergent_scenes(&self.conn, &self.path)?
+            .into_iter()
+            .map(|(key, stored)| (scene_similarity(&features, &stored), key))
+            .filter(|(similarity, _)| *similarity >= RECALL_THRESHOLD)
+            .collect();
+        matched.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        self.recall_scenes(matched.into_iter().map(|(_, key)| key).collect(), limit)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_key_teaches_only_its_kind_value_segments() {
+        let keys: Vec<String> = key_features("chan:telegram/project:x/topic:rust/peer_group:fam#2")
+            .iter()
+            .map(|f| f.key().to_owned())
+            .collect();
+        assert_eq!(keys, ["chan:telegram", "topic:rust", "peer_group:fam"]);
+        assert!(key_features("work/home").is_empty());
+    }
+}
