@@ -484,6 +484,51 @@ fn store_cold_fts_skips_terms_held_by_most_entries_once_the_store_is_large() {
 }
 
 #[test]
+fn store_cold_fts_skips_a_term_held_by_exactly_half_of_the_entries() {
+    watchdog(|| {
+        let dir = TempDir::new("fts-half");
+        let mut store = Store::open(dir.db()).expect("open");
+        // The user's every message opens with the same word; the replies never say it.
+        let mut said = Vec::new();
+        for n in 0..COMMON_TERM_MIN_ENTRIES as i64 {
+            let user = cold_record(2 * n, &format!("hey n{n}"));
+            said.push(store.cold_insert(&user, 1).expect("insert"));
+            let reply = cold_record(2 * n + 1, &format!("reply r{n}"));
+            store.cold_insert(&reply, 1).expect("insert");
+        }
+        let hits = store.cold_fts("hey n17", 50).expect("fts");
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [said[17]]);
+    });
+}
+
+#[test]
+fn store_cold_fts_skips_a_nearly_weightless_term_and_keeps_a_weak_one() {
+    watchdog(|| {
+        let dir = TempDir::new("fts-weak");
+        let mut store = Store::open(dir.db()).expect("open");
+        // Just under half of the entries say "hey" (idf 0.04): a word said once weighs 150
+        // times more. One user entry in ten says "stove" (idf 2.9): it still ranks.
+        let mut said = Vec::new();
+        for n in 0..COMMON_TERM_MIN_ENTRIES as i64 {
+            let stove = if n % 10 == 0 { " stove" } else { "" };
+            let user = cold_record(2 * n, &format!("hey n{n}{stove}"));
+            said.push(store.cold_insert(&user, 1).expect("insert"));
+            let reply = cold_record(2 * n + 1, &format!("reply r{n}"));
+            store.cold_insert(&reply, 1).expect("insert");
+        }
+        for n in 0..10 {
+            let extra = cold_record(10_000 + n, &format!("note x{n}"));
+            store.cold_insert(&extra, 1).expect("insert");
+        }
+        let hits = store.cold_fts("hey n17", 50).expect("fts");
+        assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [said[17]]);
+        let hits = store.cold_fts("hey n17 stove", 50).expect("fts");
+        assert_eq!(hits.len(), 1 + COMMON_TERM_MIN_ENTRIES as usize / 10 + 1, "{hits:?}");
+        assert_eq!(hits[0].0, said[17]);
+    });
+}
+
+#[test]
 fn store_cold_fts_keeps_common_terms_in_a_small_store() {
     watchdog(|| {
         let dir = TempDir::new("fts-small");
