@@ -29,6 +29,7 @@ fn scratch(tag: &str) -> Scratch {
         path: dir.join("graph.db"),
         interval: TICK,
         model: None,
+        scene_half_life: None,
     };
     let graph = GraphMemory::open(Some(&settings), T0, None);
     Scratch { dir, cold, graph }
@@ -266,6 +267,7 @@ fn a_foreign_graph_file_is_left_alone_and_memory_runs_without_it() {
         path: path.clone(),
         interval: TICK,
         model: None,
+        scene_half_life: None,
     };
     let mut graph = GraphMemory::open(Some(&settings), T0, None);
     assert_eq!(graph.idle_wait(T0), None, "no heartbeat without a graph");
@@ -415,6 +417,7 @@ fn with_model(tag: &str) -> (Scratch, crossbeam_channel::Receiver<InputEvent>) {
             min_idle: Duration::from_secs(72 * 3_600),
             merge_interval: Duration::from_secs(7_200),
         }),
+        scene_half_life: None,
     };
     s.graph = GraphMemory::open(
         Some(&settings),

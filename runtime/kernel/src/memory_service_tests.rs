@@ -53,13 +53,16 @@ fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
 
     let pass = pass(
         &mut cold,
-        &crate::graph_service::GraphMemory::open(None, 0, None),
+        &mut crate::graph_service::GraphMemory::open(None, 0, None),
         &cfg,
         "note number 2",
-        true,
-        false,
-        context_tokens,
-        0,
+        None,
+        Budget {
+            prune: true,
+            recall: false,
+            context_tokens,
+            memory_tokens: 0,
+        },
         10_000,
     )
     .expect("pass");
