@@ -318,6 +318,21 @@ mod tests {
     }
 
     #[test]
+    fn the_scene_half_life_defaults_to_two_weeks_and_zero_turns_it_off() {
+        assert_eq!(
+            Config::parse("")
+                .expect("parses")
+                .graph_scene_half_life_secs,
+            14 * 86_400
+        );
+        let cfg = Config::parse("graph_scene_half_life_secs = 3600").expect("parses");
+        assert_eq!(cfg.graph_scene_half_life_secs, 3_600);
+        let off = Config::parse("graph_scene_half_life_secs = 0").expect("parses");
+        assert_eq!(off.graph_scene_half_life_secs, 0);
+        assert!(Config::parse("graph_scene_half_life_secs = -1").is_err());
+    }
+
+    #[test]
     fn sources_and_agent_keys_parse() {
         let cfg = Config::parse(
             r#"

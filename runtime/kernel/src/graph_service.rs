@@ -9,8 +9,8 @@
 use crate::GraphMemoryError;
 use crate::input::InputEvent;
 use crate::model_distill::{ModelDistill, ModelDistillSettings};
-use hearth_engine::Sink;
 use crate::turn_scene::{ScenePeer, TurnScene, local_hour};
+use hearth_engine::Sink;
 use hearth_graph::{
     ColdItem, DEFAULT_REF_FLOOR, FactHit, FactId, FactSource, FactStatus, GraphStore, Peer,
     Provenance, RuleDistiller, SceneFeature, TurnSituation, normalize_scene_key, topic_keywords,
@@ -421,7 +421,11 @@ impl GraphMemory {
         hits.retain(|h| !seen.contains(&h.id));
         let first = titled_block(SCENE_FACTS_HEADER, &mut here, budget);
         // The newline between the two parts is paid for too.
-        let joint = if first.is_empty() { 0 } else { estimate_tokens("\n") };
+        let joint = if first.is_empty() {
+            0
+        } else {
+            estimate_tokens("\n")
+        };
         let left = budget.saturating_sub(estimate_tokens(&first) + joint);
         let rest = facts_block(&mut hits, left);
         match (first.is_empty(), rest.is_empty()) {
@@ -445,7 +449,8 @@ impl GraphMemory {
             match found {
                 Ok(found) => {
                     for hit in found.relations {
-                        if !self.recalled_set.contains(&hit.id) && out.iter().all(|h| h.id != hit.id)
+                        if !self.recalled_set.contains(&hit.id)
+                            && out.iter().all(|h| h.id != hit.id)
                         {
                             out.push(hit);
                         }

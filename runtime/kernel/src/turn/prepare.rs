@@ -86,8 +86,11 @@ impl TurnEngine {
             &json!({"content": frame.input, "source": frame.source}),
         );
         if !frame.is_interrupt && !frame.critical {
-            let mut event =
-                ContextEvent::new(frame.started_at_ms, frame.source.clone(), frame.input.clone());
+            let mut event = ContextEvent::new(
+                frame.started_at_ms,
+                frame.source.clone(),
+                frame.input.clone(),
+            );
             // The turn's id: what the cold items distilled from this event name as their turn,
             // and what the turn's scenes are noted under.
             event.id.clone_from(&cur.task.input.request_id);
