@@ -101,6 +101,10 @@ pub struct Config {
     pub graph_model_idle_secs: u64,
     /// Seconds between the model's reviews of look-alike names (SPEC §5.7: 2 hours).
     pub graph_merge_secs: u64,
+    /// The half-life of a scene's hold on its facts, in seconds: on the graph heartbeat, the
+    /// refs of a scene not entered for this long are halved, and dropped below 0.05 (14 days
+    /// by default; 0: they never fade).
+    pub graph_scene_half_life_secs: u64,
     /// The configured LLM sources (`[[sources]]`); names must be unique.
     pub sources: Vec<SourceConfig>,
     /// Limits of the client socket (`[socket]`).
@@ -165,6 +169,7 @@ impl Default for Config {
             graph_model_secs: 3_600,
             graph_model_idle_secs: 72 * 3_600,
             graph_merge_secs: 7_200,
+            graph_scene_half_life_secs: 14 * 86_400,
             sources: Vec::new(),
             socket: SocketLimits::default(),
             mcp: Vec::new(),
@@ -310,6 +315,21 @@ mod tests {
         assert_eq!(cfg.agent.max_context_size, 30);
         assert!(cfg.embedded.enabled && cfg.probe_loopback);
         assert!(cfg.sources.is_empty());
+    }
+
+    #[test]
+    fn the_scene_half_life_defaults_to_two_weeks_and_zero_turns_it_off() {
+        assert_eq!(
+            Config::parse("")
+                .expect("parses")
+                .graph_scene_half_life_secs,
+            14 * 86_400
+        );
+        let cfg = Config::parse("graph_scene_half_life_secs = 3600").expect("parses");
+        assert_eq!(cfg.graph_scene_half_life_secs, 3_600);
+        let off = Config::parse("graph_scene_half_life_secs = 0").expect("parses");
+        assert_eq!(off.graph_scene_half_life_secs, 0);
+        assert!(Config::parse("graph_scene_half_life_secs = -1").is_err());
     }
 
     #[test]

@@ -9,9 +9,12 @@
 use crate::GraphMemoryError;
 use crate::input::InputEvent;
 use crate::model_distill::{ModelDistill, ModelDistillSettings};
+use crate::turn_scene::{ScenePeer, TurnScene, local_hour};
 use hearth_engine::Sink;
 use hearth_graph::{
-    ColdItem, FactHit, FactId, FactSource, FactStatus, GraphStore, Provenance, RuleDistiller,
+    ColdItem, DEFAULT_REF_FLOOR, FactHit, FactId, FactSource, FactStatus, GraphStore, Peer,
+    Provenance, RuleDistiller, SceneFeature, TurnSituation, normalize_scene_key, topic_keywords,
+    turn_features,
 };
 use hearth_memory::{ColdContext, estimate_tokens};
 use serde_json::{Value, json};
@@ -28,6 +31,15 @@ const DISTILL_BATCH: usize = 64;
 const RECALLED_FIFO: usize = 1_024;
 /// Facts the indexer considers per turn before the budget cuts.
 pub const INDEXER_FACTS: usize = 8;
+/// How long a scene's refs to its facts keep their weight when the scene is not entered, when
+/// the configuration says nothing (`graph_scene_half_life_secs`).
+pub const DEFAULT_SCENE_HALF_LIFE: Duration = Duration::from_secs(14 * 86_400);
+/// Scenes `memory_introspect` lists (the most recently entered).
+const LISTED_SCENES: usize = 8;
+/// The header of the facts recalled by the turn's scenes, before the block's other facts.
+pub const SCENE_FACTS_HEADER: &str = "Known facts of this scene (from memory):";
+/// The header of the indexer's block.
+pub const FACTS_HEADER: &str = "Known facts (from memory):";
 
 /// Settings of the graph memory.
 #[derive(Clone, Debug)]
@@ -38,6 +50,8 @@ pub struct GraphSettings {
     pub interval: Duration,
     /// The model distiller (`None`: rules only).
     pub model: Option<ModelDistillSettings>,
+    /// The half-life of scene refs, applied on the heartbeat (`None`: they never fade).
+    pub scene_half_life: Option<Duration>,
 }
 
 /// A request to the graph, from a tool or the control socket.
@@ -142,6 +156,21 @@ pub(crate) struct GraphMemory {
     ticks: u64,
     idle_ticks: u64,
     model: ModelDistill,
+    scene_half_life: Option<Duration>,
+    /// Turns that entered their scenes since start.
+    scene_turns: u64,
+    /// Scene refs halved and deleted by the decay since start.
+    refs_halved: u64,
+    refs_deleted: u64,
+}
+
+/// The scenes one turn entered, for the recall of its block.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub(crate) struct SceneNow {
+    /// Declared keys first (the payload's, then the channel's), then the emergent one.
+    pub(crate) keys: Vec<String>,
+    /// The turn's fingerprint, for the emergent scenes it resembles.
+    pub(crate) features: Vec<SceneFeature>,
 }
 
 impl GraphMemory {
@@ -152,6 +181,9 @@ impl GraphMemory {
         now_ms: i64,
         submit: Option<Sink<InputEvent>>,
     ) -> Self {
+        let scene_half_life = settings
+            .and_then(|s| s.scene_half_life)
+            .filter(|d| !d.is_zero());
         let (store, unavailable, interval) = match settings {
             None => (
                 None,
@@ -189,6 +221,10 @@ impl GraphMemory {
             recalled_set: HashSet::new(),
             ticks: 0,
             idle_ticks: 0,
+            scene_half_life,
+            scene_turns: 0,
+            refs_halved: 0,
+            refs_deleted: 0,
         }
     }
 
@@ -218,6 +254,91 @@ impl GraphMemory {
             Ok(items) => tracing::debug!(items, "graph heartbeat distilled cold items"),
             Err(e) => tracing::warn!("graph heartbeat failed (retried next tick): {e}"),
         }
+        self.decay_scenes(now_ms);
+    }
+
+    /// Fades the refs of scenes not entered for a half-life (off without one).
+    fn decay_scenes(&mut self, now_ms: i64) {
+        let (Some(graph), Some(half_life)) = (self.store.as_mut(), self.scene_half_life) else {
+            return;
+        };
+        match graph.decay_scene_refs(ms(half_life), DEFAULT_REF_FLOOR, now_ms) {
+            Ok(d) if d.halved == 0 && d.deleted == 0 => {
+                tracing::debug!("graph heartbeat: no scene ref to fade");
+            }
+            Ok(d) => {
+                self.refs_halved += d.halved as u64;
+                self.refs_deleted += d.deleted as u64;
+                tracing::info!(
+                    halved = d.halved,
+                    deleted = d.deleted,
+                    "graph scene refs faded"
+                );
+            }
+            Err(e) => tracing::warn!("graph scene decay failed (retried next tick): {e}"),
+        }
+    }
+
+    /// Enters the scenes of one turn, once: the declared ones (`payload.scene`, then
+    /// `chan:<source>`) and the emergent one its fingerprint joins or starts (channel, peer,
+    /// part of the day at `utc_offset_secs`, up to three topic keywords of `query`; the
+    /// turn's tools are not known yet when its pass runs, so they are not part of it). The keys
+    /// are noted for the turn's id, so facts distilled from it later are tagged with them.
+    /// `None` without a graph, for an empty query, or when the graph failed (logged: a turn
+    /// never fails because of its scene). A declared key with nothing left after
+    /// normalisation is logged at debug and left out.
+    pub(crate) fn enter_scene(
+        &mut self,
+        scene: &TurnScene,
+        query: &str,
+        utc_offset_secs: i64,
+        now_ms: i64,
+    ) -> Option<SceneNow> {
+        let graph = self.store.as_mut()?;
+        if query.trim().is_empty() {
+            return None;
+        }
+        let mut declared: Vec<String> = Vec::with_capacity(scene.declared.len() + 1);
+        for raw in &scene.declared {
+            match normalize_scene_key(raw) {
+                Ok(key) => declared.push(key),
+                Err(e) => tracing::debug!("declared scene ignored: {e}"),
+            }
+        }
+        if let Ok(key) = hearth_graph::channel_scene(&scene.source) {
+            declared.push(key);
+        }
+        let keywords = topic_keywords(query);
+        let keywords: Vec<&str> = keywords.iter().map(String::as_str).collect();
+        let peer = scene.peer.as_ref().map(|p| match p {
+            ScenePeer::Direct(id) => Peer::Direct(id),
+            ScenePeer::Group(id) => Peer::Group(id),
+        });
+        let features = turn_features(&TurnSituation {
+            source: &scene.source,
+            peer,
+            local_hour: local_hour(now_ms, utc_offset_secs),
+            tools: &[],
+            keywords: &keywords,
+        });
+        let declared: Vec<&str> = declared.iter().map(String::as_str).collect();
+        let entry = match graph.enter_scene_with_hint(&features, &declared, now_ms) {
+            Ok(entry) => entry,
+            Err(e) => {
+                tracing::warn!("entering the turn's scene failed (the turn goes on): {e}");
+                return None;
+            }
+        };
+        let keys: Vec<&str> = entry.keys.iter().map(String::as_str).collect();
+        if let Err(e) = graph.note_turn_scenes(&scene.turn_id, &keys, now_ms) {
+            tracing::warn!("noting the turn's scenes failed (its facts stay untagged): {e}");
+        }
+        self.scene_turns += 1;
+        tracing::debug!(turn = %scene.turn_id, scenes = ?entry.keys, "turn entered its scenes");
+        Some(SceneNow {
+            keys: entry.keys,
+            features,
+        })
     }
 
     /// One distillation pass: cold items archived since the cursor, then items that gave
@@ -256,10 +377,28 @@ impl GraphMemory {
         Ok(report.items)
     }
 
+    /// The block of a turn with no scene.
+    #[cfg(test)]
+    pub(crate) fn block(&self, query: &str, budget: usize, now_ms: i64) -> String {
+        self.block_in(query, None, budget, now_ms)
+    }
+
     /// The indexer's block for `query`: related facts within `budget` tokens, in a stable
     /// order (by id) so an unchanged graph gives the same bytes and the prefix caches. Facts
     /// the model fetched with `memory_recall` are left out.
-    pub(crate) fn block(&self, query: &str, budget: usize, now_ms: i64) -> String {
+    ///
+    /// For a turn in `scene`, the facts of its scenes (by key, then of
+    /// the emergent scenes its situation resembles; at most [`INDEXER_FACTS`]) come first under
+    /// [`SCENE_FACTS_HEADER`], then the query's other facts under the block's usual header,
+    /// all within `budget`, each part sorted by id. Without a scene, or when its scenes hold
+    /// no fact, it is exactly the block without one.
+    pub(crate) fn block_in(
+        &self,
+        query: &str,
+        scene: Option<&SceneNow>,
+        budget: usize,
+        now_ms: i64,
+    ) -> String {
         let Some(graph) = self.store.as_ref() else {
             return String::new();
         };
@@ -274,7 +413,54 @@ impl GraphMemory {
             }
         };
         hits.retain(|h| !self.recalled_set.contains(&h.id));
-        facts_block(&mut hits, budget)
+        let mut here = scene.map(|s| self.scene_hits(s)).unwrap_or_default();
+        if here.is_empty() {
+            return facts_block(&mut hits, budget);
+        }
+        let seen: HashSet<FactId> = here.iter().map(|h| h.id).collect();
+        hits.retain(|h| !seen.contains(&h.id));
+        let first = titled_block(SCENE_FACTS_HEADER, &mut here, budget);
+        // The newline between the two parts is paid for too.
+        let joint = if first.is_empty() {
+            0
+        } else {
+            estimate_tokens("\n")
+        };
+        let left = budget.saturating_sub(estimate_tokens(&first) + joint);
+        let rest = facts_block(&mut hits, left);
+        match (first.is_empty(), rest.is_empty()) {
+            (_, true) => first,
+            (true, false) => rest,
+            (false, false) => format!("{first}\n{rest}"),
+        }
+    }
+
+    /// The open facts of a turn's scenes, heaviest ref first, each once, at most
+    /// [`INDEXER_FACTS`], without those the model fetched itself.
+    fn scene_hits(&self, scene: &SceneNow) -> Vec<FactHit> {
+        let Some(graph) = self.store.as_ref() else {
+            return Vec::new();
+        };
+        let keys: Vec<&str> = scene.keys.iter().map(String::as_str).collect();
+        let mut out: Vec<FactHit> = Vec::new();
+        let by_key = graph.recall_by_scene(&keys, INDEXER_FACTS);
+        let by_situation = graph.recall_by_situation(&scene.features, INDEXER_FACTS);
+        for found in [by_key, by_situation] {
+            match found {
+                Ok(found) => {
+                    for hit in found.relations {
+                        if !self.recalled_set.contains(&hit.id)
+                            && out.iter().all(|h| h.id != hit.id)
+                        {
+                            out.push(hit);
+                        }
+                    }
+                }
+                Err(e) => tracing::warn!("graph recall by scene failed: {e}"),
+            }
+        }
+        out.truncate(INDEXER_FACTS);
+        out
     }
 
     /// Answers one request.
@@ -433,6 +619,21 @@ impl GraphMemory {
             return Ok(json!({"available": false, "reason": self.unavailable}));
         };
         let s = graph.stats()?;
+        let scenes: Vec<Value> = graph
+            .scenes(LISTED_SCENES)?
+            .iter()
+            .map(|sc| {
+                json!({
+                    "key": sc.key,
+                    "origin": match sc.origin {
+                        hearth_graph::SceneOrigin::Declared => "declared",
+                        hearth_graph::SceneOrigin::Emergent => "emergent",
+                    },
+                    "strength": sc.strength,
+                    "updated_ms": sc.updated_ms,
+                })
+            })
+            .collect();
         Ok(json!({
             "available": true,
             "path": graph.path().display().to_string(),
@@ -450,6 +651,13 @@ impl GraphMemory {
             "idle_ticks": self.idle_ticks,
             "recalled_kept_out": self.recalled.len(),
             "model": self.model.stats(graph),
+            "scenes": s.scenes,
+            "scene_refs": s.scene_refs,
+            "recent_scenes": scenes,
+            "scene_turns": self.scene_turns,
+            "scene_half_life_ms": self.scene_half_life.map(ms),
+            "scene_refs_halved": self.refs_halved,
+            "scene_refs_deleted": self.refs_deleted,
         }))
     }
 }
@@ -509,8 +717,13 @@ fn day(ms: i64) -> String {
 /// line per fact, sorted by id so an unchanged graph gives the same bytes and the prompt
 /// prefix caches; empty when no fact fits. Also what `hearth bench recall --graph` counts.
 pub fn facts_block(hits: &mut [FactHit], budget: usize) -> String {
+    titled_block(FACTS_HEADER, hits, budget)
+}
+
+/// `header` and a line per fact of `hits` that fits `budget` tokens, sorted by id; empty when
+/// none fits.
+fn titled_block(header: &str, hits: &mut [FactHit], budget: usize) -> String {
     hits.sort_by_key(|h| h.id);
-    let header = "Known facts (from memory):";
     let mut out = String::from(header);
     let mut used = estimate_tokens(header);
     let mut any = false;

@@ -46,6 +46,7 @@ pub mod stage_service;
 pub mod tool_choice;
 pub mod tool_pool;
 pub mod turn;
+pub mod turn_scene;
 
 pub use error::{GraphMemoryError, KernelError, MemoryError};
 pub use model_loads::wait_for_model_loads;

@@ -86,6 +86,8 @@ pub(crate) enum MemoryOp {
         context_tokens: usize,
         memory_tokens: usize,
         tools: Option<ToolRanking>,
+        /// The turn's situation (`None`: it enters no scene).
+        scene: Option<crate::turn_scene::TurnScene>,
     },
     Query {
         query: String,
@@ -221,8 +223,9 @@ impl MemoryService {
         self.durable.memory(MemoryOp::Append(event));
     }
 
-    /// Prunes and/or recalls for `query`, and ranks `tools` against it; the answer arrives as
-    /// a [`MemoryDone`].
+    /// Enters the turn's `scene` (once: every pass of a scene adds to its strength), prunes
+    /// and/or recalls for `query`, and ranks `tools` against it; the answer arrives as a
+    /// [`MemoryDone`].
     #[allow(clippy::too_many_arguments)]
     pub fn pass(
         &self,
@@ -233,6 +236,7 @@ impl MemoryService {
         context_tokens: usize,
         memory_tokens: usize,
         tools: Option<ToolRanking>,
+        scene: Option<crate::turn_scene::TurnScene>,
     ) {
         self.durable.memory(MemoryOp::Pass {
             call,
@@ -242,6 +246,7 @@ impl MemoryService {
             context_tokens,
             memory_tokens,
             tools,
+            scene,
         });
     }
 
@@ -451,16 +456,20 @@ impl MemoryState {
                 context_tokens,
                 memory_tokens,
                 tools,
+                scene,
             } => {
                 let mut result = pass(
                     cold,
-                    &ready.graph,
+                    &mut ready.graph,
                     cfg,
                     &query,
-                    prune,
-                    recall,
-                    context_tokens,
-                    memory_tokens,
+                    scene.as_ref(),
+                    Budget {
+                        prune,
+                        recall,
+                        context_tokens,
+                        memory_tokens,
+                    },
                     now,
                 );
                 ready.backfill |=
@@ -558,19 +567,35 @@ fn backfill_step(cold: &mut ColdContext) -> bool {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
-fn pass(
-    cold: &mut ColdContext,
-    graph: &GraphMemory,
-    cfg: &MemoryConfig,
-    query: &str,
+/// What one pass is asked to do, and in how many tokens.
+#[derive(Clone, Copy, Debug)]
+struct Budget {
     prune: bool,
     recall: bool,
     context_tokens: usize,
     memory_tokens: usize,
+}
+
+/// One memory pass: the turn enters its scene (first, so the note for its turn id is there
+/// before any of its events can be archived and distilled), then the prune, the cold recall
+/// block and the graph's block biased to the scene.
+fn pass(
+    cold: &mut ColdContext,
+    graph: &mut GraphMemory,
+    cfg: &MemoryConfig,
+    query: &str,
+    scene: Option<&crate::turn_scene::TurnScene>,
+    budget: Budget,
     now: i64,
 ) -> Result<MemoryPass, MemoryError> {
+    let Budget {
+        prune,
+        recall,
+        context_tokens,
+        memory_tokens,
+    } = budget;
     let mut out = MemoryPass::default();
+    let entered = scene.and_then(|s| graph.enter_scene(s, query, cfg.utc_offset_secs, now));
     if prune {
         let stats = cold.store().events_stats()?;
         let limits = PruneLimits::compute(
@@ -599,7 +624,7 @@ fn pass(
         // The indexer's block comes after the cold-recall block, in what of the memory budget
         // that one left.
         let left = memory_tokens.saturating_sub(estimate_tokens(&out.block));
-        let facts = graph.block(query, left, now);
+        let facts = graph.block_in(query, entered.as_ref(), left, now);
         if !facts.is_empty() {
             if !out.block.is_empty() {
                 out.block.push_str("\n\n");

@@ -53,13 +53,16 @@ fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
 
     let pass = pass(
         &mut cold,
-        &crate::graph_service::GraphMemory::open(None, 0, None),
+        &mut crate::graph_service::GraphMemory::open(None, 0, None),
         &cfg,
         "note number 2",
-        true,
-        false,
-        context_tokens,
-        0,
+        None,
+        Budget {
+            prune: true,
+            recall: false,
+            context_tokens,
+            memory_tokens: 0,
+        },
         10_000,
     )
     .expect("pass");
@@ -112,4 +115,92 @@ fn a_note_without_content_is_invalid_arguments_and_a_refused_request_unavailable
     assert!(matches!(err, MemoryError::Stopped(_)), "{err}");
     let handler: hearth_stages::HandlerError = err.into();
     assert_eq!(handler.kind(), "unavailable", "{handler}");
+}
+
+/// The pass enters the turn's scene exactly once (the channel's scene is created at 1 and each
+/// turn adds 1), a `scene_policy: "none"` input enters nothing, and the graph's block for the
+/// same situation over the same graph is the same bytes.
+#[test]
+fn a_pass_enters_the_turns_scene_once_and_scene_policy_none_enters_nothing() {
+    use crate::graph_service::{GraphMemory, GraphRequest, GraphSettings};
+    use crate::input::InputEvent;
+    use crate::turn_scene::TurnScene;
+    let path = scratch_store("scenes");
+    let dir = path.parent().expect("scratch dir").to_path_buf();
+    let cfg = MemoryConfig {
+        store: path.clone(),
+        model: false,
+        model_dir: None,
+        max_context_size: 30,
+        protected: 10,
+        utc_offset_secs: 3_600,
+        graph: None,
+        knowledge: None,
+    };
+    let mut cold = ColdContext::new(
+        hearth_memory::Store::open(&path).expect("store opens"),
+        None,
+    );
+    let settings = GraphSettings {
+        path: dir.join("graph.db"),
+        interval: Duration::from_secs(600),
+        model: None,
+        scene_half_life: None,
+    };
+    let mut graph = GraphMemory::open(Some(&settings), 1_000, None);
+    let budget = Budget {
+        prune: false,
+        recall: true,
+        context_tokens: 1_000,
+        memory_tokens: 400,
+    };
+    let mut run = |graph: &mut GraphMemory, input: &InputEvent, at: i64| {
+        let scene = TurnScene::of_input(input);
+        pass(
+            &mut cold,
+            graph,
+            &cfg,
+            input.content(),
+            scene.as_ref(),
+            budget,
+            at,
+        )
+        .expect("pass")
+    };
+    let stats = |graph: &mut GraphMemory| graph.request(GraphRequest::Stats, 1_000).expect("stats");
+
+    let quiet = InputEvent::text("telegram", "hello there")
+        .with_payload("scene_policy", serde_json::json!("none"));
+    run(&mut graph, &quiet, 2_000);
+    assert_eq!(
+        stats(&mut graph)["scenes"],
+        0,
+        "no scene under scene_policy none"
+    );
+
+    let mut blocks = Vec::new();
+    for n in 1..=3u64 {
+        let input = InputEvent::text("telegram", "hello there")
+            .with_payload("scene", serde_json::json!(["work", "  "]));
+        blocks.push(run(&mut graph, &input, 2_000 + n as i64).block);
+        let s = stats(&mut graph);
+        let strength = |key: &str| {
+            s["recent_scenes"]
+                .as_array()
+                .expect("listed")
+                .iter()
+                .find(|sc| sc["key"] == key)
+                .map(|sc| sc["strength"].clone())
+        };
+        assert_eq!(
+            strength("chan:telegram"),
+            Some(serde_json::json!(n + 1)),
+            "{s}"
+        );
+        assert_eq!(strength("work"), Some(serde_json::json!(n + 1)), "{s}");
+        assert_eq!(s["scene_turns"], n, "{s}");
+    }
+    assert!(blocks.windows(2).all(|w| w[0] == w[1]), "{blocks:?}");
+    drop(cold);
+    let _ = std::fs::remove_dir_all(dir);
 }

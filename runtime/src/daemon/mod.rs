@@ -274,6 +274,8 @@ impl Daemon {
                             ),
                         }
                     }),
+                    scene_half_life: (cfg.graph_scene_half_life_secs > 0)
+                        .then(|| std::time::Duration::from_secs(cfg.graph_scene_half_life_secs)),
                 }),
             }),
         )?;

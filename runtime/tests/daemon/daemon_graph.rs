@@ -319,3 +319,57 @@ fn sigkill_during_distillation_loses_and_duplicates_nothing() {
         );
     });
 }
+
+/// One input from `source` through the socket, waited for to its reply.
+fn send_from(daemon: &Daemon, source: &str, text: &str) {
+    let mut raw = crate::raw::Raw::connect(&daemon.socket);
+    raw.send(&serde_json::json!({"op": "send", "text": text, "source": source}).to_string());
+    let seen = raw.until_terminal();
+    let last = seen.last().expect("a terminal line");
+    assert!(last["error"] != true, "{text}: {last}");
+}
+
+/// The system messages of the last request the model got.
+fn last_system(server: &LlmServer) -> String {
+    let seen = server.seen();
+    let last = &seen.last().expect("requests").body;
+    last["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "system")
+        .filter_map(|m| m["content"].as_str())
+        .collect::<Vec<_>>()
+        .join("\n")
+}
+
+/// A fact told on one channel is tagged with that channel's scene when the heartbeat distills
+/// the turn, long after it happened: a later turn on the same channel is shown it even when it
+/// shares no word with it, a turn on another channel is not.
+#[test]
+fn a_fact_told_on_a_channel_is_shown_on_that_channel_only() {
+    within(Duration::from_secs(120), || {
+        let server = LlmServer::start();
+        let daemon = Daemon::start(&config(&server.base_url));
+        send_from(&daemon, "telegram", "I live in Porto.");
+        fill(&daemon, 8);
+        until_both(&daemon, "where do I live", "Porto", "Porto");
+        let unrelated = "any news about the weather tomorrow";
+        send_from(&daemon, "telegram", unrelated);
+        let here = last_system(&server);
+        assert!(
+            here.contains("Known facts of this scene (from memory):")
+                && here.contains("lives_in Porto"),
+            "{here}"
+        );
+        send_from(&daemon, "web", unrelated);
+        let elsewhere = last_system(&server);
+        assert!(!elsewhere.contains("lives_in Porto"), "{elsewhere}");
+        let stats = daemon.run(&["memory", "stats"]);
+        assert!(
+            stdout(&stats).contains("chan:telegram"),
+            "{}",
+            stdout(&stats)
+        );
+    });
+}

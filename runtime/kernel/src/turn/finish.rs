@@ -33,6 +33,9 @@ impl TurnEngine {
                         frame.clean_input.clone(),
                     )
                     .with_response(text.clone());
+                    // The reply carries the turn's id too (its input words are distilled
+                    // like the input's, and tagged with the same scenes).
+                    evt.id.clone_from(&cur.task.input.request_id);
                     evt.tools_used.clone_from(&frame.tools_used);
                     evt.tool_results.clone_from(&frame.tool_results);
                     self.commit_event(evt);
@@ -44,10 +47,10 @@ impl TurnEngine {
                 tracing::warn!(task = id, "task failed: {err}");
                 if record {
                     let input = cur.frame.input.clone();
-                    self.commit_event(
-                        ContextEvent::new(hearth_engine::now_ms(), "agent", input)
-                            .with_response(text.clone()),
-                    );
+                    let mut evt = ContextEvent::new(hearth_engine::now_ms(), "agent", input)
+                        .with_response(text.clone());
+                    evt.id.clone_from(&cur.task.input.request_id);
+                    self.commit_event(evt);
                 }
                 self.emit_response(&mut cur, text, true);
             }

@@ -705,6 +705,13 @@ impl TurnEngine {
             self.provider.max_context_tokens(),
             &format!("{}{schemas}", self.cfg.system_prompt),
         );
+        // The turn's scene: its channel, partner and declared scenes (never a consolidation
+        // task's, nor under `scene_policy: "none"`); the tools it will use are not known yet.
+        let scene = if cur.frame.critical {
+            None
+        } else {
+            crate::turn_scene::TurnScene::of_input(input)
+        };
         let call = self.next_call_id();
         memory.pass(
             call,
@@ -714,6 +721,7 @@ impl TurnEngine {
             budget.context_tokens,
             budget.memory_tokens,
             ranking,
+            scene,
         );
         cur.wait = Wait::Memory { call };
     }

@@ -86,11 +86,15 @@ impl TurnEngine {
             &json!({"content": frame.input, "source": frame.source}),
         );
         if !frame.is_interrupt && !frame.critical {
-            self.commit_event(ContextEvent::new(
+            let mut event = ContextEvent::new(
                 frame.started_at_ms,
                 frame.source.clone(),
                 frame.input.clone(),
-            ));
+            );
+            // The turn's id: what the cold items distilled from this event name as their turn,
+            // and what the turn's scenes are noted under.
+            event.id.clone_from(&cur.task.input.request_id);
+            self.commit_event(event);
         }
         frame.step = if self.memory.is_some() {
             Step::Memory
