@@ -62,10 +62,12 @@ impl StoreReader {
             held.push((term, docs.map(|n| n.max(0) as u64)));
         }
         let idf = |n: u64| bm25_idf(entries, n);
+        // A word the index has never seen weighs the most a word can: it is the query's best
+        // evidence even though it matches nothing yet (a live turn's own words are archived
+        // after its recall), and the words every entry shares must not stand in for it.
         let strongest = held
             .iter()
-            .filter_map(|&(_, n)| n.filter(|&n| n > 0))
-            .map(idf)
+            .map(|&(_, n)| idf(n.unwrap_or(0)))
             .fold(0.0, f64::max);
         let kept: Vec<&str> = held
             .into_iter()

@@ -523,8 +523,14 @@ fn store_cold_fts_skips_a_nearly_weightless_term_and_keeps_a_weak_one() {
         let hits = store.cold_fts("hey n17", 50).expect("fts");
         assert_eq!(hits.iter().map(|h| h.0).collect::<Vec<_>>(), [said[17]]);
         let hits = store.cold_fts("hey n17 stove", 50).expect("fts");
-        assert_eq!(hits.len(), 1 + COMMON_TERM_MIN_ENTRIES as usize / 10 + 1, "{hits:?}");
+        assert_eq!(
+            hits.len(),
+            1 + COMMON_TERM_MIN_ENTRIES as usize / 10 + 1,
+            "{hits:?}"
+        );
         assert_eq!(hits[0].0, said[17]);
+        // A word never said is still the query's strongest: "hey" does not stand in for it.
+        assert!(store.cold_fts("hey n9999", 50).expect("fts").is_empty());
     });
 }
 

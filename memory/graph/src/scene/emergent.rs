@@ -5,7 +5,7 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension, params};
 
-use super::features::{LEARNED_KINDS, SceneFeature, fingerprint, scene_similarity};
+use super::features::{LEARNED_KINDS, MAX_FEATURES, SceneFeature, fingerprint, scene_similarity};
 use super::key::{normalize_scene_key, without_suffix};
 use super::store::{SceneOrigin, SceneRecall, ensure_scene};
 use crate::error::SqlContext;
@@ -31,8 +31,13 @@ pub struct SceneEntry {
     pub keys: Vec<String>,
 }
 
-/// Every emergent scene with its stored fingerprint, by key. Linear in the emergent scenes:
-/// there are as many as recurring situations, not as many as turns.
+/// Every emergent scene with its fingerprint, by key. Linear in the emergent scenes: there are
+/// as many as recurring situations, not as many as turns.
+///
+/// A scene entered more than once is matched on the features it saw at least twice: one turn's
+/// own topic words are noise once the scene has a history, and counting them would make every
+/// join dilute the scene until no situation resembled it and a new look-alike scene was made
+/// every few turns (a history of "turn number N" messages did exactly that).
 fn emergent_scenes(
     conn: &Connection,
     path: &Path,
@@ -42,7 +47,8 @@ fn emergent_scenes(
         .prepare_cached(
             "SELECT s.key, f.feature, f.weight FROM scenes s \
              JOIN scene_features f ON f.scene_key = s.key \
-             WHERE s.origin = 'emergent' ORDER BY s.key",
+             WHERE s.origin = 'emergent' AND (s.strength < 2 OR f.hits >= 2) \
+             ORDER BY s.key, f.weight DESC, f.feature",
         )
         .ctx(OP, path)?;
     let rows = stmt
@@ -66,7 +72,9 @@ fn emergent_scenes(
     Ok(out)
 }
 
-/// Stores `features` on scene `key`, each at max(stored, its weight).
+/// Stores `features` on scene `key`, each at max(stored, its weight) with one more sighting,
+/// then keeps the scene's [`MAX_FEATURES`] most often seen (heaviest first among equals): a
+/// scene's stored fingerprint stays bounded however often it is entered.
 fn upsert_features(
     conn: &Connection,
     path: &Path,
@@ -77,13 +85,22 @@ fn upsert_features(
     let mut stmt = conn
         .prepare_cached(
             "INSERT INTO scene_features (scene_key, feature, weight) VALUES (?1, ?2, ?3) \
-             ON CONFLICT (scene_key, feature) DO UPDATE SET weight = max(weight, excluded.weight)",
+             ON CONFLICT (scene_key, feature) DO UPDATE SET weight = max(weight, excluded.weight), \
+             hits = hits + 1",
         )
         .ctx(OP, path)?;
     for f in features {
         stmt.execute(params![key, f.key(), f.weight()])
             .ctx(OP, path)?;
     }
+    conn.prepare_cached(
+        "DELETE FROM scene_features WHERE scene_key = ?1 AND feature NOT IN \
+         (SELECT feature FROM scene_features WHERE scene_key = ?1 \
+          ORDER BY hits DESC, weight DESC, feature LIMIT ?2)",
+    )
+    .ctx(OP, path)?
+    .execute(params![key, MAX_FEATURES as i64])
+    .ctx(OP, path)?;
     Ok(())
 }
 
@@ -268,6 +285,9 @@ impl GraphStore {
             .filter(|(similarity, _)| *similarity >= RECALL_THRESHOLD)
             .collect();
         matched.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
+        // The `limit` most similar scenes at most: each costs two indexed reads, and a scene
+        // further down could only add items the nearer ones outweigh in the prompt.
+        matched.truncate(limit);
         self.recall_scenes(matched.into_iter().map(|(_, key)| key).collect(), limit)
     }
 }

@@ -236,6 +236,7 @@ CREATE TABLE scene_features (
     scene_key TEXT NOT NULL REFERENCES scenes (key) ON DELETE CASCADE,
     feature   TEXT NOT NULL,
     weight    REAL NOT NULL CHECK (weight > 0),
+    hits      INTEGER NOT NULL DEFAULT 1 CHECK (hits >= 1),
     PRIMARY KEY (scene_key, feature)
 ) STRICT, WITHOUT ROWID;
 

@@ -599,3 +599,36 @@ fn a_version_three_graph_gains_the_scene_tables_and_keeps_its_facts() {
     );
     assert_invariants(&path);
 }
+
+#[test]
+fn a_recurring_situation_stays_one_scene_however_many_one_off_words_its_turns_bring() {
+    let mut g = graph();
+    for n in 0..60 {
+        let features = [
+            f("chan", "cli"),
+            f("part", "evening"),
+            f("topic", "turn"),
+            f("topic", "number"),
+            f("topic", &format!("n{n}")),
+        ];
+        g.graph.enter_scene(&features, T0 + n).expect("enter");
+    }
+    let scenes = g.graph.scenes(100).expect("scenes");
+    assert_eq!(scenes.len(), 1, "{scenes:?}");
+    assert_eq!(strength(&g.graph, &scenes[0].key), Some(59));
+    let stored: i64 = g_count(&g.graph, &scenes[0].key);
+    assert!(
+        stored <= hearth_graph::MAX_FEATURES as i64,
+        "{stored} features stored"
+    );
+}
+
+fn g_count(g: &GraphStore, key: &str) -> i64 {
+    let conn = rusqlite::Connection::open(g.path()).expect("open");
+    conn.query_row(
+        "SELECT count(*) FROM scene_features WHERE scene_key = ?1",
+        [key],
+        |r| r.get(0),
+    )
+    .expect("count")
+}
