@@ -371,3 +371,38 @@ fn a_value_ended_by_its_own_statement_stays_ended_when_the_next_is_forgotten() {
     );
     assert_invariants(g.graph.path());
 }
+
+#[test]
+fn a_past_value_told_again_after_its_slot_changed_is_not_stored_twice() {
+    // Found by graph_invariants_hold: x, then y (closing x), then z dated before both (history
+    // up to y), y forgotten (x holds again, z still ends where y began), z told again.
+    let mut g = graph();
+    lives_in(&mut g, "Lisbon", 1, T0, Some(T0 - DAY));
+    let (braga, ..) = lives_in(&mut g, "Braga", 1, T0, None);
+    let (_, st, source) = lives_in(&mut g, "Porto", 1, T0, Some(T0 - 2 * DAY));
+    g.graph.forget(braga.inserted[0]).unwrap();
+    assert_eq!(periods(&g, "Lisbon"), [(T0 - DAY, None)]);
+    let again = g.graph.tell(std::slice::from_ref(&st), &source).unwrap();
+    assert!(
+        again.inserted.is_empty() && again.merged.is_empty(),
+        "{again:?}"
+    );
+    assert_eq!(periods(&g, "Porto"), [(T0 - 2 * DAY, Some(T0))]);
+    assert_invariants(g.graph.path());
+}
+
+#[test]
+fn a_history_value_told_again_after_the_open_value_was_dated_earlier_is_not_stored_twice() {
+    let mut g = graph();
+    lives_in(&mut g, "Lisbon", 1, T0 + 10 * DAY, None);
+    let (_, st, source) = lives_in(&mut g, "Porto", 2, T0 + 20 * DAY, Some(T0));
+    // Another source dates Lisbon earlier: the open value now begins before Porto's end.
+    lives_in(&mut g, "Lisbon", 3, T0 + 21 * DAY, Some(T0 + 5 * DAY));
+    let again = g.graph.tell(std::slice::from_ref(&st), &source).unwrap();
+    assert!(
+        again.inserted.is_empty() && again.merged.is_empty(),
+        "{again:?}"
+    );
+    assert_eq!(periods(&g, "Porto").len(), 1);
+    assert_invariants(g.graph.path());
+}
