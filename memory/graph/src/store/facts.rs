@@ -187,6 +187,19 @@ impl Claim<'_> {
             report.inserted.push(FactId::Relation(id));
             return Ok(Some(id));
         }
+        // A value whose start falls inside a recorded past period of the same value is that
+        // period told again (a cold item re-distilled, or another source dating it the same):
+        // it merges there. Matching on the period rather than only on an exact end (below)
+        // keeps a repeat a repeat after the slot changed around it — the open value dated
+        // earlier, replaced, or forgotten with an earlier value restored — which otherwise
+        // stored the same past value twice.
+        if let Some(past) = self.past_row_holding(s, predicate, o, from)? {
+            if self.provenance(past.id, "asserted")? {
+                self.reinforce(past.id, confidence, from)?;
+                report.merged.push(FactId::Relation(past.id));
+            }
+            return Ok(Some(past.id));
+        }
         // A value older than the open one (cold items distilled out of order) is history: it
         // held until the open value began, and the open value stays current.
         if let Some(newer) = others
@@ -276,6 +289,34 @@ impl Claim<'_> {
             )
             .optional()
             .ctx("past_row", self.path)
+    }
+
+    /// The latest-starting past (closed, unsuperseded) row of (`s`, `p`, `o`) whose period
+    /// holds `at`.
+    fn past_row_holding(
+        &self,
+        s: i64,
+        p: &str,
+        o: i64,
+        at: i64,
+    ) -> Result<Option<Row>, GraphError> {
+        self.conn
+            .query_row(
+                "SELECT id, object_id, valid_from_ms FROM relations \
+                 WHERE subject_id = ?1 AND predicate = ?2 AND object_id = ?3 \
+                 AND superseded_ms IS NULL AND valid_from_ms <= ?4 AND ?4 < valid_to_ms \
+                 ORDER BY valid_from_ms DESC, id DESC LIMIT 1",
+                params![s, p, o, at],
+                |r| {
+                    Ok(Row {
+                        id: r.get(0)?,
+                        object: r.get(1)?,
+                        valid_from: r.get(2)?,
+                    })
+                },
+            )
+            .optional()
+            .ctx("past_row_holding", self.path)
     }
 
     fn close(&self, id: i64, at: i64) -> Result<(), GraphError> {

@@ -301,6 +301,58 @@ fn describe(conn: &Connection, path: &Path, id: FactId) -> Result<String, GraphE
         .ok_or_else(|| GraphError::NotFound { id: id.to_string() })
 }
 
+/// Where a forgotten relation of a single-valued predicate stood in its slot.
+struct Slot {
+    subject: i64,
+    predicate: String,
+    valid_from: i64,
+    valid_to: Option<i64>,
+}
+
+/// The slot of relation `rid` when it is of a single-valued predicate and not superseded;
+/// `None` otherwise (a superseded value gave its closes to the correction that replaced it).
+fn slot_of(conn: &Connection, path: &Path, rid: i64) -> Result<Option<Slot>, GraphError> {
+    conn.query_row(
+        "SELECT subject_id, predicate, valid_from_ms, valid_to_ms FROM relations \
+         WHERE id = ?1 AND single_valued = 1 AND superseded_ms IS NULL",
+        [rid],
+        |r| {
+            Ok(Slot {
+                subject: r.get(0)?,
+                predicate: r.get(1)?,
+                valid_from: r.get(2)?,
+                valid_to: r.get(3)?,
+            })
+        },
+    )
+    .optional()
+    .ctx("forget_slot", path)
+}
+
+/// Undoes the close a forgotten value caused, once it is deleted: the value of the same slot
+/// that ended exactly when the forgotten one began — closed because it began, or stored as
+/// history up to it when an older dated value was told late — gets the forgotten value's own
+/// end (none, when it was current). The slot then reads as if the forgotten value had never
+/// been told, and the earlier value's end no longer keeps a forgotten fact's start. Without
+/// this the slot was left with a past value and no current one, which no sequence of tells
+/// produces: the same write told again found no open row to merge into and stored the value
+/// a second time. A value ended by a statement of its own (an `ended` source) stays ended; of
+/// several candidates the latest-starting one is restored, and never over another open value.
+fn restore_closed_by(conn: &Connection, path: &Path, slot: &Slot) -> Result<(), GraphError> {
+    conn.execute(
+        "UPDATE relations SET valid_to_ms = ?4 WHERE id = (SELECT r.id FROM relations r \
+             WHERE r.subject_id = ?1 AND r.predicate = ?2 AND r.superseded_ms IS NULL \
+             AND r.valid_to_ms = ?3 AND NOT EXISTS (SELECT 1 FROM provenance p \
+                 WHERE p.relation_id = r.id AND p.role = 'ended') \
+             ORDER BY r.valid_from_ms DESC, r.id DESC LIMIT 1) \
+         AND (?4 IS NOT NULL OR NOT EXISTS (SELECT 1 FROM relations o WHERE o.subject_id = ?1 \
+             AND o.predicate = ?2 AND o.superseded_ms IS NULL AND o.valid_to_ms IS NULL))",
+        params![slot.subject, slot.predicate, slot.valid_from, slot.valid_to],
+    )
+    .ctx("forget_restore", path)
+    .map(drop)
+}
+
 /// [`GraphStore::forget`] inside the caller's transaction.
 fn forget_in(
     conn: &Connection,
@@ -345,8 +397,12 @@ fn forget_in(
                 forget_in(conn, path, FactId::Event(event), now)?;
             }
             crate::scene::drop_relation_refs(conn, path, rid)?;
+            let slot = slot_of(conn, path, rid)?;
             conn.execute("DELETE FROM relations WHERE id = ?1", [rid])
                 .ctx(OP, path)?;
+            if let Some(slot) = slot {
+                restore_closed_by(conn, path, &slot)?;
+            }
             let (cold, sentences) = rows.into_iter().unzip();
             (key, vec![s, o], cold, sentences)
         }

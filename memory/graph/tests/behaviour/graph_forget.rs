@@ -1,9 +1,12 @@
 //! Forgetting by the id recall returned: the fact, its events and names go, and distilling the
 //! same cold items again never brings it back.
 
-use hearth_graph::{FactId, FactMode, FactSource, GraphError, RuleDistiller, Statement, USER};
+use hearth_graph::{
+    FactId, FactMode, FactSource, FactStatus, GraphError, ResolvedDate, RuleDistiller, Statement,
+    TellReport, USER,
+};
 
-use crate::support::{DAY, T0, assert_invariants, count, graph, item, peek};
+use crate::support::{DAY, T0, assert_invariants, count, fact, graph, item, peek};
 
 #[test]
 fn forget_by_id_stays_forgotten() {
@@ -226,4 +229,180 @@ fn tombstones_of_an_older_graph_are_digested_and_still_hold() {
         .unwrap();
     assert_eq!(again.facts.forgotten, 1, "{again:?}");
     assert!(g.recall("where do I live", T0 + DAY, 5).unwrap().is_empty());
+}
+
+/// `Ana lives_in place`, from cold item `cold`, said at `said_ms`, dated `valid_from` if given.
+fn lives_in(
+    g: &mut crate::support::TestGraph,
+    place: &str,
+    cold: i64,
+    said_ms: i64,
+    valid_from: Option<i64>,
+) -> (TellReport, Statement, FactSource) {
+    let mut f = fact("Ana", "lives_in", place);
+    f.valid_from = valid_from.map(|start_ms| ResolvedDate {
+        start_ms,
+        end_ms: start_ms + DAY,
+        phrase: "then".into(),
+    });
+    let st = Statement {
+        sentence: format!("Ana lives in {place}"),
+        facts: vec![f],
+        events: vec![],
+    };
+    let source = FactSource {
+        cold_item: Some(cold),
+        turn_id: format!("t{cold}"),
+        said_ms,
+    };
+    let told = g.graph.tell(std::slice::from_ref(&st), &source).unwrap();
+    (told, st, source)
+}
+
+/// (valid_from, valid_to) of every `Ana lives_in place` row, oldest first.
+fn periods(g: &crate::support::TestGraph, place: &str) -> Vec<(i64, Option<i64>)> {
+    let conn = peek(g.graph.path());
+    let mut stmt = conn
+        .prepare(
+            "SELECT r.valid_from_ms, r.valid_to_ms FROM relations r \
+             JOIN entities o ON o.id = r.object_id WHERE r.predicate = 'lives_in' \
+             AND o.name = ?1 ORDER BY r.valid_from_ms, r.id",
+        )
+        .unwrap();
+    stmt.query_map([place], |r| Ok((r.get(0)?, r.get(1)?)))
+        .unwrap()
+        .collect::<Result<_, _>>()
+        .unwrap()
+}
+
+#[test]
+fn an_older_value_told_late_then_the_newer_forgotten_is_not_stored_twice() {
+    // Found by graph_invariants_hold: the newer value, an older dated one told after it (kept
+    // as history up to where the newer began), the newer forgotten, the older told again.
+    let mut g = graph();
+    let (lisbon, ..) = lives_in(&mut g, "Lisbon", 1, T0 + 10 * DAY, None);
+    let (porto, st, source) = lives_in(&mut g, "Porto", 2, T0 + 20 * DAY, Some(T0));
+    assert_eq!(periods(&g, "Porto"), [(T0, Some(T0 + 10 * DAY))]);
+    g.graph.forget(lisbon.inserted[0]).unwrap();
+    assert_invariants(g.graph.path());
+
+    // Porto ended only because Lisbon began; with Lisbon forgotten it holds again, as if
+    // Lisbon had never been told.
+    assert_eq!(periods(&g, "Porto"), [(T0, None)]);
+    let hits = g
+        .graph
+        .recall("where does Ana live", T0 + 21 * DAY, 10)
+        .unwrap();
+    let hit = hits
+        .iter()
+        .find(|h| h.id == porto.inserted[0])
+        .expect("Porto recalled");
+    assert_eq!(hit.status, FactStatus::Current);
+
+    // The same write again is no new mention and no second row.
+    let again = g.graph.tell(std::slice::from_ref(&st), &source).unwrap();
+    assert!(
+        again.inserted.is_empty() && again.merged.is_empty(),
+        "{again:?}"
+    );
+    assert_eq!(periods(&g, "Porto"), [(T0, None)]);
+    let conn = peek(g.graph.path());
+    assert_eq!(count(&conn, "SELECT sum(mentions) FROM relations"), 1);
+    assert_invariants(g.graph.path());
+}
+
+#[test]
+fn forgetting_a_value_gives_the_slot_back_to_the_value_it_closed() {
+    let mut g = graph();
+    lives_in(&mut g, "Porto", 1, T0, None);
+    let (lisbon, ..) = lives_in(&mut g, "Lisbon", 2, T0 + 10 * DAY, None);
+    assert_eq!(periods(&g, "Porto"), [(T0, Some(T0 + 10 * DAY))]);
+    g.graph.forget(lisbon.inserted[0]).unwrap();
+    assert_eq!(periods(&g, "Porto"), [(T0, None)], "Porto is current again");
+    assert_invariants(g.graph.path());
+    // Told again later, Porto merges into the row that holds.
+    let (again, ..) = lives_in(&mut g, "Porto", 3, T0 + 30 * DAY, None);
+    assert!(
+        again.inserted.is_empty() && again.merged.len() == 1,
+        "{again:?}"
+    );
+    assert_invariants(g.graph.path());
+}
+
+#[test]
+fn forgetting_a_past_value_extends_the_one_before_to_the_one_after() {
+    let mut g = graph();
+    lives_in(&mut g, "Porto", 1, T0, None);
+    let (lisbon, ..) = lives_in(&mut g, "Lisbon", 2, T0 + 10 * DAY, None);
+    lives_in(&mut g, "Braga", 3, T0 + 20 * DAY, None);
+    g.graph.forget(lisbon.inserted[0]).unwrap();
+    assert_eq!(periods(&g, "Porto"), [(T0, Some(T0 + 20 * DAY))]);
+    assert_eq!(periods(&g, "Braga"), [(T0 + 20 * DAY, None)]);
+    assert_invariants(g.graph.path());
+}
+
+#[test]
+fn a_value_ended_by_its_own_statement_stays_ended_when_the_next_is_forgotten() {
+    let mut g = graph();
+    lives_in(&mut g, "Porto", 1, T0, None);
+    let mut end = fact("Ana", "lives_in", "Porto");
+    end.mode = FactMode::Ended;
+    let source = FactSource {
+        cold_item: Some(2),
+        turn_id: "t2".into(),
+        said_ms: T0 + 5 * DAY,
+    };
+    g.graph
+        .tell(
+            &[Statement {
+                sentence: "Ana no longer lives in Porto".into(),
+                facts: vec![end],
+                events: vec![],
+            }],
+            &source,
+        )
+        .unwrap();
+    let (lisbon, ..) = lives_in(&mut g, "Lisbon", 3, T0 + 5 * DAY, None);
+    g.graph.forget(lisbon.inserted[0]).unwrap();
+    assert_eq!(
+        periods(&g, "Porto"),
+        [(T0, Some(T0 + 5 * DAY))],
+        "the end was said, not inferred from Lisbon"
+    );
+    assert_invariants(g.graph.path());
+}
+
+#[test]
+fn a_past_value_told_again_after_its_slot_changed_is_not_stored_twice() {
+    // Found by graph_invariants_hold: x, then y (closing x), then z dated before both (history
+    // up to y), y forgotten (x holds again, z still ends where y began), z told again.
+    let mut g = graph();
+    lives_in(&mut g, "Lisbon", 1, T0, Some(T0 - DAY));
+    let (braga, ..) = lives_in(&mut g, "Braga", 1, T0, None);
+    let (_, st, source) = lives_in(&mut g, "Porto", 1, T0, Some(T0 - 2 * DAY));
+    g.graph.forget(braga.inserted[0]).unwrap();
+    assert_eq!(periods(&g, "Lisbon"), [(T0 - DAY, None)]);
+    let again = g.graph.tell(std::slice::from_ref(&st), &source).unwrap();
+    assert!(
+        again.inserted.is_empty() && again.merged.is_empty(),
+        "{again:?}"
+    );
+    assert_eq!(periods(&g, "Porto"), [(T0 - 2 * DAY, Some(T0))]);
+    assert_invariants(g.graph.path());
+}
+
+#[test]
+fn a_history_value_told_again_after_the_open_value_was_dated_earlier_is_not_stored_twice() {
+    let mut g = graph();
+    lives_in(&mut g, "Lisbon", 1, T0 + 10 * DAY, None);
+    let (_, st, source) = lives_in(&mut g, "Porto", 2, T0 + 20 * DAY, Some(T0));
+    // Another source dates Lisbon earlier: the open value now begins before Porto's end.
+    lives_in(&mut g, "Lisbon", 3, T0 + 21 * DAY, Some(T0 + 5 * DAY));
+    let again = g.graph.tell(std::slice::from_ref(&st), &source).unwrap();
+    assert!(
+        again.inserted.is_empty() && again.merged.is_empty(),
+        "{again:?}"
+    );
+    assert_eq!(periods(&g, "Porto").len(), 1);
+    assert_invariants(g.graph.path());
 }
