@@ -322,17 +322,13 @@ impl GraphMemory {
             keywords: &keywords,
         });
         let declared: Vec<&str> = declared.iter().map(String::as_str).collect();
-        let entry = match graph.enter_scene_with_hint(&features, &declared, now_ms) {
+        let entry = match graph.enter_turn_scenes(&scene.turn_id, &features, &declared, now_ms) {
             Ok(entry) => entry,
             Err(e) => {
                 tracing::warn!("entering the turn's scene failed (the turn goes on): {e}");
                 return None;
             }
         };
-        let keys: Vec<&str> = entry.keys.iter().map(String::as_str).collect();
-        if let Err(e) = graph.note_turn_scenes(&scene.turn_id, &keys, now_ms) {
-            tracing::warn!("noting the turn's scenes failed (its facts stay untagged): {e}");
-        }
         self.scene_turns += 1;
         tracing::debug!(turn = %scene.turn_id, scenes = ?entry.keys, "turn entered its scenes");
         Some(SceneNow {

@@ -8,6 +8,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::features::{LEARNED_KINDS, MAX_FEATURES, SceneFeature, fingerprint, scene_similarity};
 use super::key::{normalize_scene_key, without_suffix};
 use super::store::{SceneOrigin, SceneRecall, ensure_scene};
+use super::turns::{MAX_TURN_SCENES, note_in};
 use crate::error::SqlContext;
 use crate::{GraphError, GraphStore};
 
@@ -244,6 +245,29 @@ impl GraphStore {
         declared: &[&str],
         now_ms: i64,
     ) -> Result<SceneEntry, GraphError> {
+        self.enter_with_hint(None, features, declared, now_ms)
+    }
+
+    /// [`GraphStore::enter_scene_with_hint`], then [`GraphStore::note_turn_scenes`] of the
+    /// entered keys for `turn_id`, in one transaction: a turn's scene bookkeeping costs one
+    /// durable commit, not two.
+    pub fn enter_turn_scenes(
+        &mut self,
+        turn_id: &str,
+        features: &[SceneFeature],
+        declared: &[&str],
+        now_ms: i64,
+    ) -> Result<SceneEntry, GraphError> {
+        self.enter_with_hint(Some(turn_id), features, declared, now_ms)
+    }
+
+    fn enter_with_hint(
+        &mut self,
+        turn_id: Option<&str>,
+        features: &[SceneFeature],
+        declared: &[&str],
+        now_ms: i64,
+    ) -> Result<SceneEntry, GraphError> {
         const OP: &str = "enter_scene";
         let mut keys: Vec<String> = Vec::with_capacity(declared.len() + 1);
         for raw in declared {
@@ -260,13 +284,18 @@ impl GraphStore {
             upsert_features(&tx, &self.path, key, &key_features(key))?;
         }
         let emergent = enter_in(&tx, &self.path, &features, now_ms)?;
-        tx.commit().ctx(OP, &self.path)?;
         let primary = emergent.clone().or_else(|| keys.first().cloned());
         if let Some(key) = emergent
             && !keys.contains(&key)
         {
             keys.push(key);
         }
+        if let Some(turn_id) = turn_id
+            && !keys.is_empty()
+        {
+            note_in(&tx, &self.path, turn_id, &keys, now_ms, MAX_TURN_SCENES)?;
+        }
+        tx.commit().ctx(OP, &self.path)?;
         Ok(SceneEntry { primary, keys })
     }
 

@@ -632,3 +632,23 @@ fn g_count(g: &GraphStore, key: &str) -> i64 {
     )
     .expect("count")
 }
+
+#[test]
+fn entering_a_turns_scenes_notes_them_for_that_turn_in_the_same_step() {
+    let mut g = graph();
+    let features = [f("chan", "cli"), f("part", "evening")];
+    let entry = g
+        .graph
+        .enter_turn_scenes("req-1", &features, &["home/kitchen"], T0)
+        .expect("enter");
+    assert_eq!(entry.keys, ["home/kitchen"]);
+    assert_eq!(g.graph.turn_scenes("req-1").expect("noted"), entry.keys);
+    assert_eq!(strength(&g.graph, "home/kitchen"), Some(2));
+    // A bad declared key enters and notes nothing.
+    assert!(
+        g.graph
+            .enter_turn_scenes("req-2", &features, &["///"], T0)
+            .is_err()
+    );
+    assert!(g.graph.turn_scenes("req-2").expect("read").is_empty());
+}
