@@ -5,7 +5,9 @@
 //! the entities the query names (and of the speaker, for "I"/"my"/"我"), those of a predicate
 //! the query's words point at first, (4) dense vectors of the current embedder when one is
 //! set, (5) for a query that names a time, the facts and events of that time. The best hits'
-//! entities then seed a BFS of depth ≤ 2 over indexed adjacency.
+//! entities then seed a BFS of depth ≤ 2 over indexed adjacency. With
+//! [`RecallLimits::expand_speaker`] off, the speaker is a hub the BFS does not walk through
+//! and "I" reads only the slots and time the query names.
 //!
 //! Cost is bounded as the graph grows: a keyword search leaves out terms that occur in more
 //! than [`RecallLimits::common_df`] rows (they tell nothing apart; "live" in a million
@@ -38,6 +40,13 @@ pub struct RecallLimits {
     pub depth: u8,
     /// A term in more rows than this is left out of keyword search.
     pub common_df: i64,
+    /// Whether the speaker (`user`) is expanded like any entity a query names: all their
+    /// relations listed for a first-person query, and the BFS walked through them. Off for
+    /// the prompt's automatic block: the speaker is in nearly every fact, so walking through
+    /// them put the user's every fact into any first-person turn ("what should I cook"
+    /// recalled where they work). A slot the query names ("where do I live") and a time it
+    /// names are read either way.
+    pub expand_speaker: bool,
 }
 
 impl Default for RecallLimits {
@@ -49,6 +58,7 @@ impl Default for RecallLimits {
             row_budget: 256,
             depth: 2,
             common_df: 2_000,
+            expand_speaker: true,
         }
     }
 }
@@ -151,20 +161,33 @@ impl GraphStore {
             .split(|c: char| !c.is_alphanumeric() && c != '\'')
             .any(|w| FIRST_PERSON.contains(&w))
             || query.contains('我');
+        let speaker = self.entity_id(USER)?;
+        // Whose named slots and time the query asks about: the speaker too for "I".
+        let mut named = entities.clone();
         if first_person
-            && let Some(user) = self.entity_id(USER)?
-            && !entities.contains(&user)
+            && let Some(user) = speaker
+            && !named.contains(&user)
         {
-            entities.insert(0, user);
+            named.insert(0, user);
         }
+        // The speaker is walked and listed whole only when expanded.
+        let hub = if limits.expand_speaker {
+            entities = named.clone();
+            None
+        } else {
+            speaker
+        };
         let predicates = self.predicates_named(query)?;
-        lists.push((self.entity_slots(&entities, &predicates, &limits)?, 1.0));
+        lists.push((
+            self.entity_slots(&named, &entities, &predicates, &limits)?,
+            1.0,
+        ));
         if let Some(dense) = self.dense(query, &limits)? {
             lists.push((dense, 1.0));
         }
         if let Some(window) = resolve_date(query, now_ms, 0) {
             lists.push((
-                self.in_window(&entities, window.start_ms, window.end_ms, &limits)?,
+                self.in_window(&named, hub, window.start_ms, window.end_ms, &limits)?,
                 1.0,
             ));
         }
@@ -216,7 +239,7 @@ impl GraphStore {
         for hop in 1..=limits.depth.min(2) {
             let mut next: Vec<(i64, f64)> = Vec::new();
             for (entity, parent) in std::mem::take(&mut frontier) {
-                if budget == 0 || !visited.insert(entity) {
+                if budget == 0 || !visited.insert(entity) || hub == Some(entity) {
                     continue;
                 }
                 let score = parent * 0.5f64.powi(i32::from(hop));
@@ -435,10 +458,12 @@ impl GraphStore {
     }
 
     /// Relations of the named entities: those of the named predicates first (all of them,
-    /// current and past, newest first), then the newest others.
+    /// current and past, newest first, for each of `named`), then the newest others (of
+    /// each of `listed`).
     fn entity_slots(
         &self,
-        entities: &[i64],
+        named: &[i64],
+        listed: &[i64],
         predicates: &[String],
         limits: &RecallLimits,
     ) -> Result<Vec<i64>, GraphError> {
@@ -453,7 +478,7 @@ impl GraphStore {
                  AND superseded_ms IS NULL ORDER BY id DESC LIMIT ?3",
             )
             .ctx(OP, &self.path)?;
-        for &e in entities.iter().take(limits.seeds) {
+        for &e in named.iter().take(limits.seeds) {
             for p in predicates {
                 for id in slot
                     .query_map(params![e, p, limit], |r| r.get::<_, i64>(0))
@@ -476,7 +501,7 @@ impl GraphStore {
                      ORDER BY id DESC LIMIT ?2"
                 ))
                 .ctx(OP, &self.path)?;
-            for &e in entities.iter().take(limits.seeds) {
+            for &e in listed.iter().take(limits.seeds) {
                 for id in any
                     .query_map(params![e, limit], |r| r.get::<_, i64>(0))
                     .ctx(OP, &self.path)?
@@ -492,9 +517,13 @@ impl GraphStore {
     }
 
     /// Facts of the named entities that held during `[start, end)`, and events dated in it.
+    ///
+    /// For `hub` (the speaker when not expanded), only the facts that began or ended in it:
+    /// every current fact of the speaker held "today".
     fn in_window(
         &self,
         entities: &[i64],
+        hub: Option<i64>,
         start: i64,
         end: i64,
         limits: &RecallLimits,
@@ -510,8 +539,22 @@ impl GraphStore {
                  ORDER BY id DESC LIMIT ?4",
             )
             .ctx(OP, &self.path)?;
+        let mut changed = self
+            .conn
+            .prepare_cached(
+                "SELECT id FROM relations WHERE subject_id = ?1 AND superseded_ms IS NULL \
+                 AND ((valid_from_ms >= ?2 AND valid_from_ms < ?3) \
+                      OR (valid_to_ms >= ?2 AND valid_to_ms < ?3)) \
+                 ORDER BY id DESC LIMIT ?4",
+            )
+            .ctx(OP, &self.path)?;
         for &e in entities.iter().take(limits.seeds) {
-            for id in held
+            let stmt = if hub == Some(e) {
+                &mut changed
+            } else {
+                &mut held
+            };
+            for id in stmt
                 .query_map(params![e, start, end, limit], |r| r.get::<_, i64>(0))
                 .ctx(OP, &self.path)?
             {

@@ -13,8 +13,8 @@ use crate::turn_scene::{ScenePeer, TurnScene, local_hour};
 use hearth_engine::Sink;
 use hearth_graph::{
     ColdItem, DEFAULT_REF_FLOOR, FactHit, FactId, FactSource, FactStatus, GraphStore, Peer,
-    Provenance, RuleDistiller, SceneFeature, TurnSituation, normalize_scene_key, topic_keywords,
-    turn_features,
+    Provenance, RecallLimits, RuleDistiller, SceneFeature, TurnSituation, normalize_scene_key,
+    topic_keywords, turn_features,
 };
 use hearth_memory::{ColdContext, estimate_tokens};
 use serde_json::{Value, json};
@@ -401,7 +401,13 @@ impl GraphMemory {
         if budget == 0 || query.trim().is_empty() {
             return String::new();
         }
-        let mut hits = match graph.recall(query, now_ms, INDEXER_FACTS) {
+        // Facts the turn's words bear on, not the speaker's every fact: they are in nearly
+        // every fact, and "I" is in nearly every turn.
+        let limits = RecallLimits {
+            expand_speaker: false,
+            ..RecallLimits::default()
+        };
+        let mut hits = match graph.recall_with(query, now_ms, INDEXER_FACTS, limits) {
             Ok(hits) => hits,
             Err(e) => {
                 tracing::warn!("graph recall for the prompt failed: {e}");
@@ -409,7 +415,9 @@ impl GraphMemory {
             }
         };
         hits.retain(|h| !self.recalled_set.contains(&h.id));
-        let mut here = scene.map(|s| self.scene_hits(s)).unwrap_or_default();
+        let mut here = scene
+            .map(|s| self.scene_hits(s, now_ms))
+            .unwrap_or_default();
         if here.is_empty() {
             return facts_block(&mut hits, budget);
         }
@@ -433,30 +441,22 @@ impl GraphMemory {
 
     /// The open facts of a turn's scenes, heaviest ref first, each once, at most
     /// [`INDEXER_FACTS`], without those the model fetched itself.
-    fn scene_hits(&self, scene: &SceneNow) -> Vec<FactHit> {
+    fn scene_hits(&self, scene: &SceneNow, now_ms: i64) -> Vec<FactHit> {
         let Some(graph) = self.store.as_ref() else {
             return Vec::new();
         };
         let keys: Vec<&str> = scene.keys.iter().map(String::as_str).collect();
-        let mut out: Vec<FactHit> = Vec::new();
-        let by_key = graph.recall_by_scene(&keys, INDEXER_FACTS);
-        let by_situation = graph.recall_by_situation(&scene.features, INDEXER_FACTS);
-        for found in [by_key, by_situation] {
-            match found {
-                Ok(found) => {
-                    for hit in found.relations {
-                        if !self.recalled_set.contains(&hit.id)
-                            && out.iter().all(|h| h.id != hit.id)
-                        {
-                            out.push(hit);
-                        }
-                    }
-                }
-                Err(e) => tracing::warn!("graph recall by scene failed: {e}"),
+        match graph.scene_facts(&keys, &scene.features, INDEXER_FACTS, now_ms) {
+            Ok(mut found) => {
+                found.retain(|hit| !self.recalled_set.contains(&hit.id));
+                found.truncate(INDEXER_FACTS);
+                found
+            }
+            Err(e) => {
+                tracing::warn!("graph recall by scene failed: {e}");
+                Vec::new()
             }
         }
-        out.truncate(INDEXER_FACTS);
-        out
     }
 
     /// Answers one request.

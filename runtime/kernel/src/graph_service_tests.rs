@@ -257,6 +257,26 @@ fn the_indexer_block_fits_its_budget_in_a_stable_order_and_leaves_out_recalled_f
 }
 
 #[test]
+fn a_first_person_turn_the_facts_do_not_bear_on_gets_no_block_and_the_tool_still_finds_them() {
+    let mut s = scratch("speaker");
+    s.say(T0, "I live in Porto. I like hiking. I work at Acme.");
+    let due = T0 + TICK.as_millis() as i64;
+    s.tick(due);
+    let later = due + 10 * DAY;
+    let block = s.graph.block("what should I cook tonight", 400, later);
+    assert_eq!(block, "", "nothing the turn's words bear on");
+    let work = s.graph.block("where do I work these days", 400, later);
+    assert!(work.contains("works_at Acme"), "{work}");
+    assert!(
+        !work.contains("Porto"),
+        "the walk stops at the speaker: {work}"
+    );
+    // Asked for explicitly, "I" reaches the user's facts.
+    let asked = s.recall("what do I do", later);
+    assert!(!asked.is_empty(), "the tool reads the speaker's facts");
+}
+
+#[test]
 fn a_foreign_graph_file_is_left_alone_and_memory_runs_without_it() {
     let dir = std::env::temp_dir().join(format!("hearth-graph-svc-foreign-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
@@ -755,7 +775,7 @@ fn the_same_situation_over_the_same_graph_gives_the_same_bytes() {
 /// The weight of the heaviest fact of scene `key`.
 fn scene_weight(s: &Scratch, key: &str) -> f64 {
     let graph = s.graph.store.as_ref().unwrap();
-    graph.recall_by_scene(&[key], 8).unwrap().relations[0].score
+    graph.recall_by_scene(&[key], 8, 0).unwrap().relations[0].score
 }
 
 /// Tells a fact in a scene at T0, distills it, and ticks again `days` later: the stats then,

@@ -39,19 +39,32 @@ pub struct SceneEntry {
 /// own topic words are noise once the scene has a history, and counting them would make every
 /// join dilute the scene until no situation resembled it and a new look-alike scene was made
 /// every few turns (a history of "turn number N" messages did exactly that).
+///
+/// With `with_facts_only`, only scenes that hold a ref to a relation: recall has nothing to
+/// read from the others, and on a young graph that is nearly all of them.
 fn emergent_scenes(
     conn: &Connection,
     path: &Path,
+    with_facts_only: bool,
 ) -> Result<Vec<(String, Vec<SceneFeature>)>, GraphError> {
     const OP: &str = "emergent_scenes";
-    let mut stmt = conn
-        .prepare_cached(
+    let mut stmt = if with_facts_only {
+        conn.prepare_cached(
+            "SELECT s.key, f.feature, f.weight FROM scenes s \
+             JOIN scene_features f ON f.scene_key = s.key \
+             WHERE s.origin = 'emergent' AND (s.strength < 2 OR f.hits >= 2) \
+             AND EXISTS (SELECT 1 FROM scene_relation_refs r WHERE r.scene_key = s.key) \
+             ORDER BY s.key, f.weight DESC, f.feature",
+        )
+    } else {
+        conn.prepare_cached(
             "SELECT s.key, f.feature, f.weight FROM scenes s \
              JOIN scene_features f ON f.scene_key = s.key \
              WHERE s.origin = 'emergent' AND (s.strength < 2 OR f.hits >= 2) \
              ORDER BY s.key, f.weight DESC, f.feature",
         )
-        .ctx(OP, path)?;
+    }
+    .ctx(OP, path)?;
     let rows = stmt
         .query_map([], |r| {
             Ok((
@@ -161,7 +174,7 @@ fn enter_in(
     if features.is_empty() {
         return Ok(None);
     }
-    let best = emergent_scenes(conn, path)?
+    let best = emergent_scenes(conn, path, false)?
         .into_iter()
         .map(|(key, stored)| (scene_similarity(features, &stored), key))
         // Most similar; among equals the first key, so the choice does not depend on order.
@@ -301,23 +314,38 @@ impl GraphStore {
 
     /// Facts of the emergent scenes a situation resembles: those at or above
     /// [`RECALL_THRESHOLD`], most similar first (then by key), recalled as by
-    /// [`GraphStore::recall_by_scene`] with `limit`. Reads only; a situation is not entered.
+    /// [`GraphStore::recall_by_scene`] with `limit`, status as of `now_ms`. Reads only; a
+    /// situation is not entered.
     pub fn recall_by_situation(
         &self,
         features: &[SceneFeature],
         limit: usize,
+        now_ms: i64,
     ) -> Result<SceneRecall, GraphError> {
+        let scenes = self.similar_scenes(features, limit, false)?;
+        self.recall_scenes(scenes, limit, now_ms)
+    }
+
+    /// The keys of the `limit` emergent scenes most similar to `features` (at or above
+    /// [`RECALL_THRESHOLD`]; then by key), only those holding a fact with `with_facts_only`.
+    pub(crate) fn similar_scenes(
+        &self,
+        features: &[SceneFeature],
+        limit: usize,
+        with_facts_only: bool,
+    ) -> Result<Vec<String>, GraphError> {
         let features = fingerprint(features.iter().cloned());
-        let mut matched: Vec<(f64, String)> = emergent_scenes(&self.conn, &self.path)?
-            .into_iter()
-            .map(|(key, stored)| (scene_similarity(&features, &stored), key))
-            .filter(|(similarity, _)| *similarity >= RECALL_THRESHOLD)
-            .collect();
+        let mut matched: Vec<(f64, String)> =
+            emergent_scenes(&self.conn, &self.path, with_facts_only)?
+                .into_iter()
+                .map(|(key, stored)| (scene_similarity(&features, &stored), key))
+                .filter(|(similarity, _)| *similarity >= RECALL_THRESHOLD)
+                .collect();
         matched.sort_by(|a, b| b.0.total_cmp(&a.0).then_with(|| a.1.cmp(&b.1)));
         // The `limit` most similar scenes at most: each costs two indexed reads, and a scene
         // further down could only add items the nearer ones outweigh in the prompt.
         matched.truncate(limit);
-        self.recall_scenes(matched.into_iter().map(|(_, key)| key).collect(), limit)
+        Ok(matched.into_iter().map(|(_, key)| key).collect())
     }
 }
 

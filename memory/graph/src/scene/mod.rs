@@ -13,6 +13,7 @@
 
 mod decay;
 mod emergent;
+mod facts;
 mod features;
 mod key;
 mod store;

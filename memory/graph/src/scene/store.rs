@@ -7,7 +7,6 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::key::normalize_scene_key;
 use crate::error::SqlContext;
-use crate::store::now_ms;
 use crate::{FactHit, FactId, GraphError, GraphStore};
 
 /// How many relations and how many entities recall by scene returns unless told otherwise.
@@ -212,6 +211,18 @@ fn child_range(prefix: &str) -> (String, String) {
     (format!("{prefix}/"), format!("{prefix}0"))
 }
 
+/// `keys` normalised, each once, in the order given.
+pub(crate) fn normalized_keys(keys: &[&str]) -> Result<Vec<String>, GraphError> {
+    let mut scenes = Vec::with_capacity(keys.len());
+    for key in keys {
+        let key = normalize_scene_key(key)?;
+        if !scenes.contains(&key) {
+            scenes.push(key);
+        }
+    }
+    Ok(scenes)
+}
+
 impl GraphStore {
     /// Tags relation `id` with scene `key` (normalised; created as a declared scene when new):
     /// a ref to the relation and to both its ends, weight = max(existing, the relation's
@@ -241,16 +252,15 @@ impl GraphStore {
     /// `k` and `k/…`, never `k2`. Open relations only (past, superseded and forgotten facts
     /// never), ordered by their heaviest ref, then newest recorded, then newest id; entities by
     /// their heaviest ref, then mentions. `limit` (see [`DEFAULT_SCENE_RECALL_LIMIT`]) bounds
-    /// relations and entities separately.
-    pub fn recall_by_scene(&self, keys: &[&str], limit: usize) -> Result<SceneRecall, GraphError> {
-        let mut scenes = Vec::with_capacity(keys.len());
-        for key in keys {
-            let key = normalize_scene_key(key)?;
-            if !scenes.contains(&key) {
-                scenes.push(key);
-            }
-        }
-        self.recall_scenes(scenes, limit)
+    /// relations and entities separately. A hit's status is as of `now_ms`.
+    pub fn recall_by_scene(
+        &self,
+        keys: &[&str],
+        limit: usize,
+        now_ms: i64,
+    ) -> Result<SceneRecall, GraphError> {
+        let scenes = normalized_keys(keys)?;
+        self.recall_scenes(scenes, limit, now_ms)
     }
 
     /// [`GraphStore::recall_by_scene`] over keys already normalised.
@@ -258,14 +268,31 @@ impl GraphStore {
         &self,
         scenes: Vec<String>,
         limit: usize,
+        now_ms: i64,
     ) -> Result<SceneRecall, GraphError> {
+        let relations = self.scene_relations(&scenes, limit, now_ms)?;
+        let entities = self.scene_entities(&scenes, limit)?;
+        Ok(SceneRecall {
+            scenes,
+            relations,
+            entities,
+        })
+    }
+
+    /// The open relations of `scenes` (normalised keys, each with the keys below it), heaviest
+    /// ref first, then newest recorded, then newest id; at most `limit`, status as of `now_ms`.
+    pub(crate) fn scene_relations(
+        &self,
+        scenes: &[String],
+        limit: usize,
+        now_ms: i64,
+    ) -> Result<Vec<FactHit>, GraphError> {
         const OP: &str = "recall_by_scene";
         let path = self.path.as_path();
         let n = i64::try_from(limit).unwrap_or(i64::MAX);
         // Each key's own top `limit` holds every item of the union's top `limit`: an item's
         // score is its best key's weight, and the tie-breaks are the item's own.
         let mut relations: HashMap<i64, (f64, i64)> = HashMap::new();
-        let mut entities: HashMap<i64, (f64, i64, String, String)> = HashMap::new();
         let mut rel = self
             .conn
             .prepare_cached(
@@ -276,16 +303,7 @@ impl GraphStore {
                  GROUP BY r.id ORDER BY w DESC, r.recorded_ms DESC, r.id DESC LIMIT ?4",
             )
             .ctx(OP, path)?;
-        let mut ent = self
-            .conn
-            .prepare_cached(
-                "SELECT e.id, max(er.weight) AS w, e.mentions, e.name, e.kind FROM scene_entity_refs er \
-                 JOIN entities e ON e.id = er.entity_id \
-                 WHERE (er.scene_key = ?1 OR (er.scene_key >= ?2 AND er.scene_key < ?3)) \
-                 GROUP BY e.id ORDER BY w DESC, e.mentions DESC, e.id LIMIT ?4",
-            )
-            .ctx(OP, path)?;
-        for key in &scenes {
+        for key in scenes {
             let (low, high) = child_range(key);
             let rows = rel
                 .query_map(params![key, low, high, n], |r| {
@@ -301,6 +319,41 @@ impl GraphStore {
                 let e = relations.entry(id).or_insert((w, recorded));
                 e.0 = e.0.max(w);
             }
+        }
+        let mut relations: Vec<(i64, (f64, i64))> = relations.into_iter().collect();
+        relations.sort_by(|(ia, (wa, ra)), (ib, (wb, rb))| {
+            wb.total_cmp(wa).then(rb.cmp(ra)).then(ib.cmp(ia))
+        });
+        relations.truncate(limit);
+        let mut hits = Vec::with_capacity(relations.len());
+        for (id, (w, _)) in relations {
+            hits.extend(self.hit(FactId::Relation(id), now_ms, w, 0)?);
+        }
+        Ok(hits)
+    }
+
+    /// The entities of `scenes` (as [`GraphStore::scene_relations`] reads keys), heaviest ref
+    /// first, then most mentioned; at most `limit`.
+    fn scene_entities(
+        &self,
+        scenes: &[String],
+        limit: usize,
+    ) -> Result<Vec<SceneEntity>, GraphError> {
+        const OP: &str = "recall_by_scene";
+        let path = self.path.as_path();
+        let n = i64::try_from(limit).unwrap_or(i64::MAX);
+        let mut entities: HashMap<i64, (f64, i64, String, String)> = HashMap::new();
+        let mut ent = self
+            .conn
+            .prepare_cached(
+                "SELECT e.id, max(er.weight) AS w, e.mentions, e.name, e.kind FROM scene_entity_refs er \
+                 JOIN entities e ON e.id = er.entity_id \
+                 WHERE (er.scene_key = ?1 OR (er.scene_key >= ?2 AND er.scene_key < ?3)) \
+                 GROUP BY e.id ORDER BY w DESC, e.mentions DESC, e.id LIMIT ?4",
+            )
+            .ctx(OP, path)?;
+        for key in scenes {
+            let (low, high) = child_range(key);
             let rows = ent
                 .query_map(params![key, low, high, n], |r| {
                     Ok((
@@ -318,34 +371,20 @@ impl GraphStore {
                 e.0 = e.0.max(w);
             }
         }
-        let mut relations: Vec<(i64, (f64, i64))> = relations.into_iter().collect();
-        relations.sort_by(|(ia, (wa, ra)), (ib, (wb, rb))| {
-            wb.total_cmp(wa).then(rb.cmp(ra)).then(ib.cmp(ia))
-        });
-        relations.truncate(limit);
-        let now = now_ms();
-        let mut hits = Vec::with_capacity(relations.len());
-        for (id, (w, _)) in relations {
-            hits.extend(self.hit(FactId::Relation(id), now, w, 0)?);
-        }
         let mut entities: Vec<(i64, (f64, i64, String, String))> = entities.into_iter().collect();
         entities.sort_by(|(ia, (wa, ma, ..)), (ib, (wb, mb, ..))| {
             wb.total_cmp(wa).then(mb.cmp(ma)).then(ia.cmp(ib))
         });
         entities.truncate(limit);
-        Ok(SceneRecall {
-            scenes,
-            relations: hits,
-            entities: entities
-                .into_iter()
-                .map(|(_, (weight, mentions, name, kind))| SceneEntity {
-                    name,
-                    kind,
-                    weight,
-                    mentions: mentions.max(0) as u64,
-                })
-                .collect(),
-        })
+        Ok(entities
+            .into_iter()
+            .map(|(_, (weight, mentions, name, kind))| SceneEntity {
+                name,
+                kind,
+                weight,
+                mentions: mentions.max(0) as u64,
+            })
+            .collect())
     }
 
     /// Up to `limit` scenes, most recently entered first (then by key): for listing them.

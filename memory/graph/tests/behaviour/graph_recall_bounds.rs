@@ -5,7 +5,7 @@ use std::collections::HashSet;
 
 use hearth_graph::{RecallLimits, Statement};
 
-use crate::support::{T0, fact, graph, source};
+use crate::support::{DAY, T0, fact, graph, source};
 
 #[test]
 fn a_hub_is_read_within_the_budget_and_without_duplicates() {
@@ -68,4 +68,51 @@ fn a_common_term_does_not_drown_a_rare_one() {
     // With only the common term, the newest are returned instead of a bm25 over thousands.
     let hits = g.graph.recall("coffee", T0, 5).unwrap();
     assert_eq!(hits.len(), 5);
+}
+
+#[test]
+fn without_the_speaker_expanded_i_reads_only_what_the_query_names() {
+    let mut g = graph();
+    let statements: Vec<Statement> = [
+        ("I work at Acme.", "works_at", "Acme"),
+        ("Home is Porto these days.", "lives_in", "Porto"),
+        ("My favourite drink is tea.", "likes", "Tea"),
+    ]
+    .into_iter()
+    .map(|(sentence, predicate, object)| Statement {
+        sentence: sentence.into(),
+        facts: vec![fact("user", predicate, object)],
+        events: vec![],
+    })
+    .collect();
+    g.graph.tell(&statements, &source(None)).unwrap();
+    let narrow = RecallLimits {
+        expand_speaker: false,
+        ..RecallLimits::default()
+    };
+    let objects = |query: &str, limits: RecallLimits| -> Vec<String> {
+        // Asked ten days after the facts were told.
+        let hits = g
+            .graph
+            .recall_with(query, T0 + 10 * DAY, 8, limits)
+            .unwrap();
+        hits.into_iter().map(|h| h.object).collect()
+    };
+
+    let unrelated = "what should I cook tonight";
+    assert!(
+        objects(unrelated, RecallLimits::default()).contains(&"Acme".to_owned()),
+        "expanded, \"I\" reads the speaker's facts"
+    );
+    assert_eq!(objects(unrelated, narrow), Vec::<String>::new());
+    // "Today" holds every current fact of the speaker, but none began or ended today.
+    assert_eq!(
+        objects("what did I start today", narrow),
+        Vec::<String>::new()
+    );
+    // The slot the query names is read, and the walk does not go on through the speaker.
+    let live = objects("where do I live", narrow);
+    assert!(live.contains(&"Porto".to_owned()), "{live:?}");
+    assert!(!live.contains(&"Acme".to_owned()), "{live:?}");
+    assert!(objects("where do I live", RecallLimits::default()).contains(&"Acme".to_owned()));
 }

@@ -36,7 +36,7 @@ fn tell(
 }
 
 fn objects(g: &GraphStore, keys: &[&str], limit: usize) -> Vec<String> {
-    g.recall_by_scene(keys, limit)
+    g.recall_by_scene(keys, limit, T0)
         .unwrap()
         .relations
         .into_iter()
@@ -45,7 +45,7 @@ fn objects(g: &GraphStore, keys: &[&str], limit: usize) -> Vec<String> {
 }
 
 fn entity_names(g: &GraphStore, keys: &[&str], limit: usize) -> Vec<String> {
-    g.recall_by_scene(keys, limit)
+    g.recall_by_scene(keys, limit, T0)
         .unwrap()
         .entities
         .into_iter()
@@ -88,7 +88,7 @@ fn a_scene_recalls_its_own_facts_and_its_childrens_but_not_a_longer_names() {
     assert_eq!(both, ["Chess", "Golf"]);
     assert!(objects(&g.graph, &["wor"], 8).is_empty());
     assert!(matches!(
-        g.graph.recall_by_scene(&["  /// "], 8),
+        g.graph.recall_by_scene(&["  /// "], 8, T0),
         Err(GraphError::InvalidSceneKey { .. })
     ));
 }
@@ -101,7 +101,7 @@ fn heavier_refs_come_first_and_the_limit_bounds_each_list() {
         g.graph.tag_scene("s", id, T0).unwrap();
     }
     assert_eq!(objects(&g.graph, &["s"], 8), ["Bravo", "Charlie", "Alpha"]);
-    let recall = g.graph.recall_by_scene(&["s"], 8).unwrap();
+    let recall = g.graph.recall_by_scene(&["s"], 8, T0).unwrap();
     let scores: Vec<f64> = recall.relations.iter().map(|h| h.score).collect();
     assert_eq!(scores, [0.9, 0.6, 0.3]);
     // user and Bravo both weigh 0.9; user is mentioned three times.
@@ -372,17 +372,75 @@ fn recall_by_situation_reads_scenes_at_least_0_35_similar() {
     assert!(scene_similarity(&near, &usual) >= RECALL_THRESHOLD);
     assert!(scene_similarity(&far, &usual) < RECALL_THRESHOLD);
 
-    let found = g.graph.recall_by_situation(&near, 8).unwrap();
+    let found = g.graph.recall_by_situation(&near, 8, T0).unwrap();
     assert_eq!(found.scenes, std::slice::from_ref(&key));
     assert_eq!(found.relations.len(), 1);
     assert_eq!(found.relations[0].object, "Tea");
-    let missed = g.graph.recall_by_situation(&far, 8).unwrap();
+    let missed = g.graph.recall_by_situation(&far, 8, T0).unwrap();
     assert!(missed.scenes.is_empty() && missed.relations.is_empty());
     assert_eq!(strength(&g.graph, &key), Some(1), "recall does not enter");
 }
 
+/// Scene `{chan:web, peer:ana}` holding no fact and scene `{chan:web, tool:calc}` holding
+/// Tea; a situation with all three features is nearer the first (0.71) than the second (0.64).
+fn two_scenes_one_with_a_fact() -> (crate::support::TestGraph, Vec<SceneFeature>) {
+    let mut g = graph();
+    let ana = [f("chan", "web"), f("peer", "ana")];
+    let calc = [f("chan", "web"), f("tool", "calc")];
+    for features in [&ana, &ana, &calc, &calc] {
+        g.graph.enter_scene(features, T0).unwrap();
+    }
+    let calc_key = g.graph.enter_scene(&calc, T0).unwrap().expect("joined");
+    let tea = tell(&mut g.graph, "user", "likes", "Tea", 0.8);
+    g.graph.tag_scene(&calc_key, tea, T0).unwrap();
+    let both = vec![f("chan", "web"), f("peer", "ana"), f("tool", "calc")];
+    assert!(scene_similarity(&both, &ana) > scene_similarity(&both, &calc));
+    (g, both)
+}
+
+#[test]
+fn scene_facts_count_only_the_similar_scenes_that_hold_a_fact() {
+    let (g, both) = two_scenes_one_with_a_fact();
+    // Situation recall spends its one scene on the nearer, empty one ...
+    let by_situation = g.graph.recall_by_situation(&both, 1, T0).unwrap();
+    assert!(by_situation.relations.is_empty(), "{by_situation:?}");
+    // ... the prompt's read skips it and finds the fact.
+    let facts = g.graph.scene_facts(&[], &both, 1, T0).unwrap();
+    let objects: Vec<&str> = facts.iter().map(|h| h.object.as_str()).collect();
+    assert_eq!(objects, ["Tea"]);
+}
+
+#[test]
+fn scene_facts_list_the_keys_facts_first_and_each_fact_once() {
+    let (mut g, both) = two_scenes_one_with_a_fact();
+    let coffee = tell(&mut g.graph, "user", "likes", "Coffee", 0.9);
+    g.graph.tag_scene("chan:web", coffee, T0).unwrap();
+    let tea = g.graph.recall_by_situation(&both, 8, T0).unwrap().relations[0].id;
+    g.graph.tag_scene("chan:web", tea, T0).unwrap();
+    let facts = g.graph.scene_facts(&["CHAN:web"], &both, 8, T0).unwrap();
+    let objects: Vec<&str> = facts.iter().map(|h| h.object.as_str()).collect();
+    assert_eq!(objects, ["Coffee", "Tea"]);
+    assert!(
+        g.graph
+            .scene_facts(&["chan:web"], &both, 0, T0)
+            .unwrap()
+            .is_empty()
+    );
+}
+
+#[test]
+fn scene_facts_are_empty_while_no_scene_holds_a_fact() {
+    let mut g = graph();
+    let ana = [f("chan", "web"), f("peer", "ana")];
+    g.graph.enter_scene(&ana, T0).unwrap();
+    g.graph.enter_scene(&ana, T0).unwrap();
+    tell(&mut g.graph, "user", "likes", "Tea", 0.8);
+    let facts = g.graph.scene_facts(&["chan:web"], &ana, 8, T0).unwrap();
+    assert!(facts.is_empty(), "{facts:?}");
+}
+
 fn weight_in(g: &GraphStore, key: &str) -> Option<f64> {
-    g.recall_by_scene(&[key], 8)
+    g.recall_by_scene(&[key], 8, T0)
         .unwrap()
         .relations
         .first()
@@ -471,7 +529,7 @@ fn a_fact_distilled_from_a_noted_turn_is_in_its_scenes_until_forgotten() {
     assert_eq!(hits, ["Zorblaxton"]);
     assert_eq!(objects(&g.graph, &["project:x"], 8), ["Zorblaxton"]);
     assert!(objects(&g.graph, &["chan:web"], 8).is_empty());
-    let recall = g.graph.recall_by_scene(&["chan:telegram"], 8).unwrap();
+    let recall = g.graph.recall_by_scene(&["chan:telegram"], 8, T0).unwrap();
     let id = recall.relations[0].id;
     assert!((recall.relations[0].score - recall.relations[0].confidence).abs() < 1e-12);
     assert!(recall.entities.iter().any(|e| e.name == "Zorblaxton"));
@@ -490,7 +548,7 @@ fn a_fact_distilled_from_a_noted_turn_is_in_its_scenes_until_forgotten() {
 
     g.graph.forget(id).unwrap();
     for key in ["chan:telegram", "project:x", "chan:web"] {
-        let left = g.graph.recall_by_scene(&[key], 8).unwrap();
+        let left = g.graph.recall_by_scene(&[key], 8, T0).unwrap();
         assert!(left.relations.is_empty(), "{key}: {left:?}");
         assert!(
             left.entities.is_empty(),
@@ -594,7 +652,7 @@ fn a_version_three_graph_gains_the_scene_tables_and_keeps_its_facts() {
     g.note_turn_scenes("turn-2", &["home"], T0).unwrap();
     g.distill_items(&[item(2, T0, "I like jazz.")]).unwrap();
     assert_eq!(
-        g.recall_by_scene(&["home"], 8).unwrap().relations[0].object,
+        g.recall_by_scene(&["home"], 8, T0).unwrap().relations[0].object,
         "jazz"
     );
     assert_invariants(&path);
