@@ -388,9 +388,9 @@ impl StoreReader {
     pub fn cold_count(&self) -> Result<u64, StoreError> {
         let n: i64 = self
             .conn
-            .query_row("SELECT entries FROM cold_count WHERE id = 1", [], |r| {
-                r.get(0)
-            })
+            .prepare_cached("SELECT entries FROM cold_count WHERE id = 1")
+            .ctx("cold_count", &self.path)?
+            .query_row([], |r| r.get(0))
             .ctx("cold_count", &self.path)?;
         Ok(n.max(0) as u64)
     }

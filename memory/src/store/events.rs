@@ -373,11 +373,9 @@ impl StoreReader {
         const OP: &str = "events_stats";
         let (events, tokens): (i64, i64) = self
             .conn
-            .query_row(
-                "SELECT count(*), coalesce(sum(tokens), 0) FROM events",
-                [],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
+            .prepare_cached("SELECT count(*), coalesce(sum(tokens), 0) FROM events")
+            .ctx(OP, &self.path)?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))
             .ctx(OP, &self.path)?;
         Ok(WindowStats {
             events: events.max(0) as u64,

@@ -52,6 +52,13 @@ use error::SqlContext;
 /// [`StoreError::Busy`]. Writes are short (one turn's rows), so a longer wait means trouble.
 pub const STORE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 
+/// Prepared statements a connection keeps, for every Hearth SQLite file (the memory store,
+/// the graph, the knowledge index). rusqlite keeps 16, fewer than one turn runs on the memory
+/// and graph connections, so its LRU evicted statements a turn used again moments later and
+/// 16 % of the store thread went to SQLite's parser; this holds each store's every statement,
+/// so one is parsed once per connection.
+pub const STATEMENT_CACHE_CAPACITY: usize = 256;
+
 /// Past this size the WAL file is truncated back after a checkpoint, so a burst of writes does
 /// not leave a large file behind on a small SD card.
 const WAL_SIZE_LIMIT: i64 = 64 * 1024 * 1024;
@@ -104,6 +111,7 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(&path, flags).ctx(OP, &path)?;
         conn.busy_timeout(STORE_BUSY_TIMEOUT).ctx(OP, &path)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
         // Read the header before anything could write to the file: a foreign or newer database
         // must come back exactly as it was.
         let found = schema::check_identity(&conn, OP, &path)?.unwrap_or(0);
@@ -214,6 +222,7 @@ impl StoreReader {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&path, flags).ctx(OP, &path)?;
         conn.busy_timeout(STORE_BUSY_TIMEOUT).ctx(OP, &path)?;
+        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
         let found = schema::check_identity(&conn, OP, &path)?.unwrap_or(0);
         if found > STORE_SCHEMA_VERSION {
             return Err(StoreError::TooNew {

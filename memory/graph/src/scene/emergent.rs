@@ -107,14 +107,25 @@ fn upsert_features(
         stmt.execute(params![key, f.key(), f.weight()])
             .ctx(OP, path)?;
     }
-    conn.prepare_cached(
-        "DELETE FROM scene_features WHERE scene_key = ?1 AND feature NOT IN \
-         (SELECT feature FROM scene_features WHERE scene_key = ?1 \
-          ORDER BY hits DESC, weight DESC, feature LIMIT ?2)",
-    )
-    .ctx(OP, path)?
-    .execute(params![key, MAX_FEATURES as i64])
-    .ctx(OP, path)?;
+    // Ranked here, not by `ORDER BY … LIMIT` in SQL: SQLite re-prepares a statement that
+    // sorts rows picked by a bound key on every run, and this one runs on every turn.
+    let mut stored: Vec<(i64, f64, String)> = conn
+        .prepare_cached("SELECT hits, weight, feature FROM scene_features WHERE scene_key = ?1")
+        .ctx(OP, path)?
+        .query_map([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
+        .ctx(OP, path)?
+        .collect::<Result<_, _>>()
+        .ctx(OP, path)?;
+    if stored.len() <= MAX_FEATURES {
+        return Ok(());
+    }
+    stored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
+    let mut drop = conn
+        .prepare_cached("DELETE FROM scene_features WHERE scene_key = ?1 AND feature = ?2")
+        .ctx(OP, path)?;
+    for (_, _, feature) in &stored[MAX_FEATURES..] {
+        drop.execute(params![key, feature]).ctx(OP, path)?;
+    }
     Ok(())
 }
 
@@ -193,20 +204,21 @@ fn enter_in(
         .collect::<Vec<_>>()
         .join("+");
     let count: i64 = conn
-        .query_row(
+        .prepare_cached(
             "INSERT INTO scene_evidence (label, count, updated_ms) VALUES (?1, 1, ?2) \
              ON CONFLICT (label) DO UPDATE SET count = count + 1, updated_ms = excluded.updated_ms \
              RETURNING count",
-            params![label, now],
-            |r| r.get(0),
         )
+        .ctx(OP, path)?
+        .query_row(params![label, now], |r| r.get(0))
         .ctx(OP, path)?;
     if count < MIN_EVIDENCE {
-        conn.execute(
+        conn.prepare_cached(
             "DELETE FROM scene_evidence WHERE label IN (SELECT label FROM scene_evidence \
              ORDER BY updated_ms DESC, label LIMIT -1 OFFSET ?1)",
-            [MAX_EVIDENCE],
         )
+        .ctx(OP, path)?
+        .execute([MAX_EVIDENCE])
         .ctx(OP, path)?;
         return Ok(None);
     }
@@ -215,7 +227,9 @@ fn enter_in(
     upsert_features(conn, path, &key, features)?;
     // Only this situation's sightings are spent. Hearth differs from the original, which
     // deleted all evidence here and so forgot every other situation's first sighting.
-    conn.execute("DELETE FROM scene_evidence WHERE label = ?1", [&label])
+    conn.prepare_cached("DELETE FROM scene_evidence WHERE label = ?1")
+        .ctx(OP, path)?
+        .execute([&label])
         .ctx(OP, path)?;
     Ok(Some(key))
 }
