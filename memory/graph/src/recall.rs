@@ -161,7 +161,12 @@ impl GraphStore {
             .split(|c: char| !c.is_alphanumeric() && c != '\'')
             .any(|w| FIRST_PERSON.contains(&w))
             || query.contains('我');
-        let speaker = self.entity_id(USER)?;
+        // Looked up only when it is used: named by "I", or kept out of the walk.
+        let speaker = if first_person || !limits.expand_speaker {
+            self.entity_id(USER)?
+        } else {
+            None
+        };
         // Whose named slots and time the query asks about: the speaker too for "I".
         let mut named = entities.clone();
         if first_person

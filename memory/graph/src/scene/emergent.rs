@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::features::{LEARNED_KINDS, MAX_FEATURES, SceneFeature, fingerprint, scene_similarity};
 use super::key::{normalize_scene_key, without_suffix};
-use super::store::{SceneOrigin, SceneRecall, ensure_scene};
+use super::store::{SceneOrigin, SceneRecall, ensure_scene, normalized_keys};
 use super::turns::{MAX_TURN_SCENES, note_in};
 use crate::error::SqlContext;
 use crate::{GraphError, GraphStore};
@@ -296,13 +296,7 @@ impl GraphStore {
         now_ms: i64,
     ) -> Result<SceneEntry, GraphError> {
         const OP: &str = "enter_scene";
-        let mut keys: Vec<String> = Vec::with_capacity(declared.len() + 1);
-        for raw in declared {
-            let key = normalize_scene_key(raw)?;
-            if !keys.contains(&key) {
-                keys.push(key);
-            }
-        }
+        let mut keys = normalized_keys(declared)?;
         let features = fingerprint(features.iter().cloned());
         let tx = self.conn.transaction().ctx(OP, &self.path)?;
         for key in &keys {
