@@ -6,6 +6,11 @@
 //!   encoded on both sides).
 //! - baseline: the same request line to a child that reads a line from its stdin and writes
 //!   back the same response line the plugin would (no JSON, one thread per side).
+//! - ablation: the hearth side with both ends' read spin off (`read_spin` 0), so every read
+//!   sleeps in the kernel as the baseline's do: what the spin buys, in the same run.
+//!
+//! Each side's CPU per call is printed too (this process's CPU during its batches plus its
+//! child's), since a spinning reader trades CPU for latency.
 //!
 //! Both children are this bench binary re-executed in a child mode, so no other build step is
 //! needed. Batches of the two alternate; percentiles come from per-round-trip samples (and the
@@ -13,10 +18,12 @@
 //! criterion times the same batches for its own statistics.
 
 use std::io::{BufRead, BufReader, Write};
+use std::os::fd::AsFd;
 use std::process::{Child, Command, ExitCode, Stdio};
 use std::time::Duration;
 
 use criterion::Criterion;
+use hearth_bench::daemon::{TICKS_PER_SEC, cpu_ticks};
 use hearth_bench::line_pipe::LinePingPong;
 use hearth_bench::{Samples, report, timed};
 use hearth_plugin::{Plugin, Registrar, ToolDef, ToolError, Value, json};
@@ -111,11 +118,20 @@ struct RpcSide {
 }
 
 impl RpcSide {
-    fn start() -> RpcSide {
-        let mut child = spawn("plugin", "");
+    /// A plugin child and a peer on it, both reading with `spin` (the default, or none).
+    fn start(spin: bool) -> RpcSide {
+        let mut child = spawn(if spin { "plugin" } else { "plugin-nospin" }, "");
         let stdout = child.stdout.take().expect("stdout");
         let stdin = child.stdin.take().expect("stdin");
-        let peer = connect(stdout, stdin, NoReverseCalls, ConnectionConfig::default());
+        let config = ConnectionConfig {
+            read_spin: if spin {
+                hearth_rpc::default_read_spin()
+            } else {
+                Duration::ZERO
+            },
+            ..ConnectionConfig::default()
+        };
+        let peer = connect(stdout, stdin, NoReverseCalls, config);
         let offer = HandshakeParams {
             protocol_versions: vec![PROTOCOL_VERSION],
             kernel_version: "bench".into(),
@@ -164,9 +180,64 @@ fn pipe_side() -> LinePingPong {
     LinePingPong::new(spawn("pipe", &reply), &request)
 }
 
+/// This process's CPU time so far (all threads), to the nanosecond.
+fn own_cpu() -> Duration {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `ts` is a valid, writable timespec; the call only writes it.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts) };
+    assert_eq!(rc, 0, "clock_gettime(CLOCK_PROCESS_CPUTIME_ID)");
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// CPU spent on one side's calls: this process's during its batches, its child's in total
+/// (the child only works while its batches run).
+#[derive(Default)]
+struct Cpu {
+    own: Duration,
+    calls: u64,
+}
+
+impl Cpu {
+    /// Runs one batch, adding this process's CPU during it.
+    fn batch(&mut self, rounds: u64, run: impl FnOnce()) {
+        let before = own_cpu();
+        run();
+        self.own += own_cpu().saturating_sub(before);
+        self.calls += rounds;
+    }
+
+    fn per_call_us(&self, child_ticks: u64) -> f64 {
+        let child = child_ticks as f64 / TICKS_PER_SEC;
+        (self.own.as_secs_f64() + child) * 1e6 / self.calls.max(1) as f64
+    }
+}
+
+fn serve_without_spin() -> ExitCode {
+    let stdin = std::io::stdin()
+        .as_fd()
+        .try_clone_to_owned()
+        .map(std::fs::File::from)
+        .expect("stdin");
+    let config = hearth_plugin::ServeConfig {
+        read_spin: Duration::ZERO,
+        ..hearth_plugin::ServeConfig::default()
+    };
+    match hearth_plugin::serve(BenchEcho, stdin, std::io::stdout(), config) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("{e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 fn main() -> ExitCode {
     match std::env::var(CHILD_MODE).as_deref() {
         Ok("plugin") => return hearth_plugin::run(BenchEcho),
+        Ok("plugin-nospin") => return serve_without_spin(),
         Ok("pipe") => return pipe_echo(),
         _ => {}
     }
@@ -174,17 +245,36 @@ fn main() -> ExitCode {
     let full = std::env::args().any(|arg| arg == "--bench");
     let (batches, rounds) = if full { (10, 2_000) } else { (2, 200) };
 
-    let rpc = RpcSide::start();
+    let rpc = RpcSide::start(true);
+    let still = RpcSide::start(false);
     let mut pipe = pipe_side();
     let (mut scratch, mut rpc_samples, mut pipe_samples) = (Vec::new(), Vec::new(), Vec::new());
+    let mut still_samples = Vec::new();
     rpc.run(rounds / 4, &mut scratch);
+    still.run(rounds / 4, &mut scratch);
     pipe.run(rounds / 4, &mut scratch);
+    let children = [rpc.child.id(), still.child.id(), pipe.child_id()];
+    let ticks_before = children.map(cpu_ticks);
+    let mut cpu: [Cpu; 3] = Default::default();
     for _ in 0..batches {
-        rpc.run(rounds, &mut rpc_samples);
+        cpu[0].batch(rounds, || {
+            rpc.run(rounds, &mut rpc_samples);
+        });
         std::thread::sleep(SETTLE);
-        pipe.run(rounds, &mut pipe_samples);
+        cpu[1].batch(rounds, || {
+            still.run(rounds, &mut still_samples);
+        });
+        std::thread::sleep(SETTLE);
+        cpu[2].batch(rounds, || {
+            pipe.run(rounds, &mut pipe_samples);
+        });
         std::thread::sleep(SETTLE);
     }
+    let ticks: Vec<u64> = children
+        .iter()
+        .zip(ticks_before)
+        .map(|(&pid, before)| cpu_ticks(pid).saturating_sub(before))
+        .collect();
     println!(
         "   request {} B, response {} B",
         pipe.request_len(),
@@ -204,8 +294,21 @@ fn main() -> ExitCode {
         "plugin tool call round trip over stdio pipes (kernel → plugin → kernel)",
         &Samples::new(rpc_samples),
         "bare pipe ping-pong of the same request and response lines",
-        &Samples::new(pipe_samples),
+        &Samples::new(pipe_samples.clone()),
         Some(1.5),
+    );
+    report(
+        "same, both ends' read spin off (every read sleeps, as the baseline's do)",
+        &Samples::new(still_samples),
+        "bare pipe ping-pong, same runs",
+        &Samples::new(pipe_samples),
+        None,
+    );
+    println!(
+        "   CPU per call, both processes: hearth {:.1} µs, spin off {:.1} µs, bare pipe {:.1} µs",
+        cpu[0].per_call_us(ticks[0]),
+        cpu[1].per_call_us(ticks[1]),
+        cpu[2].per_call_us(ticks[2]),
     );
 
     let mut criterion = Criterion::default()
@@ -222,6 +325,7 @@ fn main() -> ExitCode {
     });
     criterion.final_summary();
     rpc.stop();
+    still.stop();
     pipe.stop();
     ExitCode::SUCCESS
 }

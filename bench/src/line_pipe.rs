@@ -26,6 +26,11 @@ impl LinePingPong {
         }
     }
 
+    /// The child's process id.
+    pub fn child_id(&self) -> u32 {
+        self.child.id()
+    }
+
     /// Bytes of the request line, newline included.
     pub fn request_len(&self) -> usize {
         self.request.len()

@@ -41,6 +41,8 @@ pub struct ServeConfig {
     pub max_frame: usize,
     /// Kernel requests served at once; more are answered busy.
     pub max_in_flight: usize,
+    /// How long a read keeps looking before it sleeps ([`ConnectionConfig::read_spin`]).
+    pub read_spin: Duration,
 }
 
 impl Default for ServeConfig {
@@ -48,6 +50,7 @@ impl Default for ServeConfig {
         ServeConfig {
             max_frame: DEFAULT_MAX_FRAME,
             max_in_flight: 32,
+            read_spin: hearth_rpc::default_read_spin(),
         }
     }
 }
@@ -102,6 +105,7 @@ pub fn serve<P: Plugin>(
             max_frame: config.max_frame,
             max_in_flight: config.max_in_flight,
             name: name.clone(),
+            read_spin: config.read_spin,
         },
     );
     let end = runtime.wait_end();

@@ -57,7 +57,8 @@ pub use call_context::{Priority, Trust, WireContext};
 pub use cancel::CancelToken;
 pub use capability::{Grants, clamp_inject_params, clamp_priority, gate};
 pub use connection::{
-    ConnectionConfig, Incoming, Peer, PendingCall, Service, connect, panic_message,
+    ConnectionConfig, DEFAULT_READ_SPIN, Incoming, Peer, PendingCall, Service, connect,
+    default_read_spin, panic_message,
 };
 pub use error::{FrameError, RpcError};
 pub use error_code::{ErrorKind, ErrorObject, HandlerError};

@@ -60,6 +60,7 @@ fn pair(max_in_flight: usize, max_frame: usize) -> (Peer, Peer, Arc<Calc>) {
         max_frame,
         max_in_flight,
         name: name.into(),
+        ..ConnectionConfig::default()
     };
     let calc = Arc::new(Calc::default());
     let a = connect(a_read, a_write, Arc::clone(&calc), config("a"));
