@@ -117,7 +117,7 @@ impl GraphStore {
             let ids = self.ids_where(
                 &format!(
                     "SELECT id FROM relations WHERE {side} = ?1 AND superseded_ms IS NULL \
-                     ORDER BY id DESC LIMIT ?2"
+                     ORDER BY id DESC LIMIT +?2"
                 ),
                 params![id, PERSON_FACTS],
                 OP,
@@ -135,7 +135,7 @@ impl GraphStore {
         });
         let mut events = Vec::new();
         for e in self.ids_where(
-            "SELECT id FROM events WHERE subject_id = ?1 ORDER BY start_ms DESC, id DESC LIMIT ?2",
+            "SELECT id FROM events WHERE subject_id = ?1 ORDER BY start_ms DESC, id DESC LIMIT +?2",
             params![id, PERSON_FACTS],
             OP,
         )? {
@@ -226,7 +226,7 @@ impl GraphStore {
                      FROM relations r JOIN entities es ON es.id = r.subject_id \
                      JOIN entities eo ON eo.id = r.object_id \
                      WHERE r.{side} = ?1 AND r.superseded_ms IS NULL AND r.valid_to_ms IS NULL \
-                     AND es.kind = ?2 AND eo.kind = ?2 ORDER BY r.id DESC LIMIT ?3"
+                     AND es.kind = ?2 AND eo.kind = ?2 ORDER BY r.id DESC LIMIT +?3"
                 );
                 type Row = (i64, i64, i64, String, String, String);
                 let rows: Vec<Row> = self

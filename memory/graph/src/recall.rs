@@ -253,7 +253,7 @@ impl GraphStore {
                         .conn
                         .prepare_cached(&format!(
                             "SELECT id, subject_id, object_id FROM relations WHERE {side} = ?1 \
-                             AND superseded_ms IS NULL ORDER BY id DESC LIMIT ?2"
+                             AND superseded_ms IS NULL ORDER BY id DESC LIMIT +?2"
                         ))
                         .ctx(OP, &self.path)?
                         .query_map(params![entity, fanout], |r| {
@@ -308,7 +308,7 @@ impl GraphStore {
         };
         self.conn
             .prepare_cached(
-                "SELECT rowid FROM relation_fts WHERE relation_fts MATCH ?1 ORDER BY rank LIMIT ?2",
+                "SELECT rowid FROM relation_fts WHERE relation_fts MATCH ?1 ORDER BY rank LIMIT +?2",
             )
             .ctx("keyword_baseline", &self.path)?
             .query_map(params![q, i64::try_from(k).unwrap_or(i64::MAX)], |r| {
@@ -380,7 +380,7 @@ impl GraphStore {
         };
         let sql = format!(
             "SELECT f.rowid FROM {fts} f JOIN {table} t ON t.id = f.rowid \
-             WHERE {fts} MATCH ?1 {live} ORDER BY f.{order} LIMIT ?2"
+             WHERE {fts} MATCH ?1 {live} ORDER BY f.{order} LIMIT +?2"
         );
         let kind = if table == "relations" {
             FactId::Relation
@@ -413,7 +413,7 @@ impl GraphStore {
         };
         self.conn
             .prepare_cached(
-                "SELECT rowid FROM entity_fts WHERE entity_fts MATCH ?1 ORDER BY rank LIMIT ?2",
+                "SELECT rowid FROM entity_fts WHERE entity_fts MATCH ?1 ORDER BY rank LIMIT +?2",
             )
             .ctx(OP, &self.path)?
             .query_map(
@@ -480,7 +480,7 @@ impl GraphStore {
             .conn
             .prepare_cached(
                 "SELECT id FROM relations WHERE subject_id = ?1 AND predicate = ?2 \
-                 AND superseded_ms IS NULL ORDER BY id DESC LIMIT ?3",
+                 AND superseded_ms IS NULL ORDER BY id DESC LIMIT +?3",
             )
             .ctx(OP, &self.path)?;
         for &e in named.iter().take(limits.seeds) {
@@ -503,7 +503,7 @@ impl GraphStore {
                 .conn
                 .prepare_cached(&format!(
                     "SELECT id FROM relations WHERE {side} = ?1 AND superseded_ms IS NULL \
-                     ORDER BY id DESC LIMIT ?2"
+                     ORDER BY id DESC LIMIT +?2"
                 ))
                 .ctx(OP, &self.path)?;
             for &e in listed.iter().take(limits.seeds) {
@@ -541,7 +541,7 @@ impl GraphStore {
             .prepare_cached(
                 "SELECT id FROM relations WHERE subject_id = ?1 AND superseded_ms IS NULL \
                  AND valid_from_ms < ?3 AND (valid_to_ms IS NULL OR valid_to_ms > ?2) \
-                 ORDER BY id DESC LIMIT ?4",
+                 ORDER BY id DESC LIMIT +?4",
             )
             .ctx(OP, &self.path)?;
         let mut changed = self
@@ -550,7 +550,7 @@ impl GraphStore {
                 "SELECT id FROM relations WHERE subject_id = ?1 AND superseded_ms IS NULL \
                  AND ((valid_from_ms >= ?2 AND valid_from_ms < ?3) \
                       OR (valid_to_ms >= ?2 AND valid_to_ms < ?3)) \
-                 ORDER BY id DESC LIMIT ?4",
+                 ORDER BY id DESC LIMIT +?4",
             )
             .ctx(OP, &self.path)?;
         for &e in entities.iter().take(limits.seeds) {
@@ -568,7 +568,7 @@ impl GraphStore {
         }
         let mut events = self
             .conn
-            .prepare_cached("SELECT id FROM events WHERE start_ms >= ?1 AND start_ms < ?2 ORDER BY start_ms DESC LIMIT ?3")
+            .prepare_cached("SELECT id FROM events WHERE start_ms >= ?1 AND start_ms < ?2 ORDER BY start_ms DESC LIMIT +?3")
             .ctx(OP, &self.path)?;
         for id in events
             .query_map(params![start, end, limit], |r| r.get::<_, i64>(0))

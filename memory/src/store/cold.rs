@@ -144,6 +144,10 @@ fn fts_query(tokens: &str) -> Option<String> {
     (!terms.is_empty()).then(|| terms.join(" OR "))
 }
 
+/// The index-only keyword ranking (`+?2`: see [`STATEMENT_CACHE_CAPACITY`](super::STATEMENT_CACHE_CAPACITY)).
+pub(super) const RANKED_MATCHES: &str = "SELECT rowid, bm25(cold_fts) AS score FROM cold_fts \
+     WHERE cold_fts MATCH ?1 ORDER BY score, rowid LIMIT +?2";
+
 const INSERT_COLD: &str = "INSERT INTO cold (event, timestamp_ms, source, text, tokens, dense, \
      dense_fp, access_count, last_access_ms, created_ms, archived_from) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?8, ?9)";
@@ -375,7 +379,7 @@ impl StoreReader {
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT id FROM cold WHERE id > ?1 ORDER BY id LIMIT ?2")
+            .prepare_cached("SELECT id FROM cold WHERE id > ?1 ORDER BY id LIMIT +?2")
             .ctx(OP, &self.path)?;
         stmt.query_map(params![after, limit], |r| r.get(0))
             .ctx(OP, &self.path)?
@@ -415,13 +419,7 @@ impl StoreReader {
     fn ranked_matches(&self, query: &str, limit: i64) -> Result<Vec<(i64, f64)>, StoreError> {
         const OP: &str = "cold_fts";
         let path = &self.path;
-        let mut stmt = self
-            .conn
-            .prepare_cached(
-                "SELECT rowid, bm25(cold_fts) AS score FROM cold_fts \
-                 WHERE cold_fts MATCH ?1 ORDER BY score, rowid LIMIT ?2",
-            )
-            .ctx(OP, path)?;
+        let mut stmt = self.conn.prepare_cached(RANKED_MATCHES).ctx(OP, path)?;
         stmt.query_map(params![query, limit], |r| {
             Ok((r.get(0)?, -r.get::<_, f64>(1)?))
         })
@@ -490,7 +488,7 @@ impl StoreReader {
                 "SELECT f.rowid, bm25(cold_fts) AS score, c.timestamp_ms, c.source \
                  FROM cold_fts f JOIN cold c ON c.id = f.rowid \
                  WHERE cold_fts MATCH ?1 AND c.timestamp_ms < ?3 \
-                 ORDER BY score, f.rowid LIMIT ?2",
+                 ORDER BY score, f.rowid LIMIT +?2",
             )
             .ctx(OP, path)?;
         stmt.query_map(params![query, limit, before_ms], |r| {
@@ -545,7 +543,7 @@ impl StoreReader {
             .prepare_cached(
                 "SELECT id FROM cold c WHERE id > ?2 AND text <> '' AND NOT EXISTS \
                  (SELECT 1 FROM cold_side_vectors s WHERE s.cold_id = c.id AND s.fp = ?1) \
-                 ORDER BY id LIMIT ?3",
+                 ORDER BY id LIMIT +?3",
             )
             .ctx(OP, &self.path)?;
         stmt.query_map(params![fingerprint, after, limit], |r| r.get(0))
@@ -619,12 +617,12 @@ impl VectorColumn {
         match self {
             VectorColumn::Main => {
                 "SELECT id, dense, timestamp_ms, source FROM cold WHERE dense_fp = ?1 AND id > ?2 \
-                 ORDER BY id LIMIT ?3"
+                 ORDER BY id LIMIT +?3"
             }
             VectorColumn::Side => {
                 "SELECT s.cold_id, s.dense, c.timestamp_ms, c.source \
                  FROM cold_side_vectors s JOIN cold c ON c.id = s.cold_id \
-                 WHERE s.fp = ?1 AND s.cold_id > ?2 ORDER BY s.cold_id LIMIT ?3"
+                 WHERE s.fp = ?1 AND s.cold_id > ?2 ORDER BY s.cold_id LIMIT +?3"
             }
         }
     }

@@ -229,7 +229,7 @@ impl StoreReader {
             .conn
             .prepare_cached(&format!(
                 "SELECT {JOURNAL_COLUMNS} FROM journal WHERE source = ?1 \
-                 ORDER BY seq DESC LIMIT ?2"
+                 ORDER BY seq DESC LIMIT +?2"
             ))
             .ctx(OP, path)?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);

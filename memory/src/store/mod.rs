@@ -57,6 +57,13 @@ pub const STORE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
 /// and graph connections, so its LRU evicted statements a turn used again moments later and
 /// 16 % of the store thread went to SQLite's parser; this holds each store's every statement,
 /// so one is parsed once per connection.
+///
+/// A cached statement is still parsed again on every run whose bound `LIMIT` differs from the
+/// last one's: SQLite reads a bound limit as a planning hint and re-prepares when it changes
+/// (measured with `Statement::get_status(RePrepare)`: every run of an FTS5 `MATCH` or an
+/// `= ?1 ORDER BY … LIMIT ?2` query whose limit alternated). So every Hearth query writes its
+/// bound limit `LIMIT +?N`: a unary plus is not read as a hint, and nothing about the plan
+/// depends on the number for these indexed queries.
 pub const STATEMENT_CACHE_CAPACITY: usize = 256;
 
 /// Past this size the WAL file is truncated back after a checkpoint, so a burst of writes does

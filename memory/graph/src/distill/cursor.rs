@@ -124,7 +124,7 @@ impl GraphStore {
         self.conn()
             .prepare_cached(
                 "SELECT cold_item FROM distilled WHERE state = 'empty' AND retry_ms <= ?1 \
-                 ORDER BY retry_ms, cold_item LIMIT ?2",
+                 ORDER BY retry_ms, cold_item LIMIT +?2",
             )
             .ctx(OP, self.path())?
             .query_map(

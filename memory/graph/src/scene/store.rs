@@ -300,7 +300,7 @@ impl GraphStore {
                  JOIN relations r ON r.id = sr.relation_id \
                  WHERE (sr.scene_key = ?1 OR (sr.scene_key >= ?2 AND sr.scene_key < ?3)) \
                  AND r.superseded_ms IS NULL AND r.valid_to_ms IS NULL \
-                 GROUP BY r.id ORDER BY w DESC, r.recorded_ms DESC, r.id DESC LIMIT ?4",
+                 GROUP BY r.id ORDER BY w DESC, r.recorded_ms DESC, r.id DESC LIMIT +?4",
             )
             .ctx(OP, path)?;
         for key in scenes {
@@ -349,7 +349,7 @@ impl GraphStore {
                 "SELECT e.id, max(er.weight) AS w, e.mentions, e.name, e.kind FROM scene_entity_refs er \
                  JOIN entities e ON e.id = er.entity_id \
                  WHERE (er.scene_key = ?1 OR (er.scene_key >= ?2 AND er.scene_key < ?3)) \
-                 GROUP BY e.id ORDER BY w DESC, e.mentions DESC, e.id LIMIT ?4",
+                 GROUP BY e.id ORDER BY w DESC, e.mentions DESC, e.id LIMIT +?4",
             )
             .ctx(OP, path)?;
         for key in scenes {
@@ -394,7 +394,7 @@ impl GraphStore {
         self.conn
             .prepare_cached(
                 "SELECT key, origin, strength, updated_ms FROM scenes \
-                 ORDER BY updated_ms DESC, key LIMIT ?1",
+                 ORDER BY updated_ms DESC, key LIMIT +?1",
             )
             .ctx(OP, &self.path)?
             .query_map([n], |r| {

@@ -83,7 +83,7 @@ impl GraphStore {
         let names: Vec<(String, i64)> = self
             .conn
             .prepare_cached(
-                "SELECT name, mentions FROM entities ORDER BY mentions DESC, id LIMIT ?1",
+                "SELECT name, mentions FROM entities ORDER BY mentions DESC, id LIMIT +?1",
             )
             .ctx(OP, &path)?
             .query_map([MERGE_POOL], |r| Ok((r.get(0)?, r.get(1)?)))
@@ -288,7 +288,7 @@ impl GraphStore {
                  JOIN entities e2 ON e2.id = r.object_id \
                  WHERE r.superseded_ms IS NULL AND r.valid_to_ms IS NULL \
                  AND NOT EXISTS (SELECT 1 FROM reviewed v WHERE v.relation_id = r.id) \
-                 ORDER BY r.confidence, r.id LIMIT ?1",
+                 ORDER BY r.confidence, r.id LIMIT +?1",
             )
             .ctx(OP, &path)?
             .query_map([i64::try_from(limit).unwrap_or(i64::MAX)], |r| {

@@ -271,7 +271,7 @@ impl Index {
             .conn()
             .prepare_cached(
                 "SELECT p.doc_id, p.id FROM passages_fts f JOIN passages p ON p.id = f.rowid \
-                 WHERE passages_fts MATCH ?1 ORDER BY bm25(passages_fts), p.id LIMIT ?2",
+                 WHERE passages_fts MATCH ?1 ORDER BY bm25(passages_fts), p.id LIMIT +?2",
             )
             .ctx(OP, self.path())?;
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
