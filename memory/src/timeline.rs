@@ -1,6 +1,8 @@
 //! The conversation timeline shown to the model (SPEC §3.3): filled newest-first within the
 //! context token budget, rendered oldest-first so the model reads it in order.
 
+use std::fmt::{self, Write as _};
+
 use crate::{ContextEvent, estimate_tokens};
 
 /// First line of the rendered timeline ("conversation timeline").
@@ -36,15 +38,24 @@ pub fn format_timeline(
         left = left.saturating_sub(cost);
         first = i;
     }
-    let mut out = String::from(TIMELINE_HEADER);
-    for evt in &events[first..] {
-        out.push('\n');
-        out.push_str(&format!(
-            "[{}] {}: {}",
+    let shown = &events[first..];
+    let mut out = String::with_capacity(
+        TIMELINE_HEADER.len()
+            + shown
+                .iter()
+                .map(|e| 16 + e.source.len() + e.input.len() + RESPONSE_RUNES * 4)
+                .sum::<usize>(),
+    );
+    out.push_str(TIMELINE_HEADER);
+    for evt in shown {
+        // Written in place: the timeline is rebuilt every turn, one allocation per line added up.
+        let _ = write!(
+            out,
+            "\n[{}] {}: {}",
             clock(evt.timestamp_ms, utc_offset_secs),
             evt.source,
             evt.input
-        ));
+        );
         if !evt.tools_used.is_empty() {
             out.push_str(" → 调用工具: ");
             out.push_str(&evt.tools_used.join(", "));
@@ -57,9 +68,24 @@ pub fn format_timeline(
     out
 }
 
-fn clock(timestamp_ms: i64, utc_offset_secs: i64) -> String {
-    let secs = (timestamp_ms.div_euclid(1000) + utc_offset_secs).rem_euclid(86_400);
-    format!("{:02}:{:02}:{:02}", secs / 3600, secs / 60 % 60, secs % 60)
+fn clock(timestamp_ms: i64, utc_offset_secs: i64) -> Clock {
+    Clock((timestamp_ms.div_euclid(1000) + utc_offset_secs).rem_euclid(86_400))
+}
+
+/// `HH:MM:SS` of a second of the day, written where it is shown.
+struct Clock(i64);
+
+impl fmt::Display for Clock {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let secs = self.0;
+        write!(
+            f,
+            "{:02}:{:02}:{:02}",
+            secs / 3600,
+            secs / 60 % 60,
+            secs % 60
+        )
+    }
 }
 
 #[cfg(test)]
