@@ -298,13 +298,30 @@ impl GraphStore {
         const OP: &str = "enter_scene";
         let mut keys = normalized_keys(declared)?;
         let features = fingerprint(features.iter().cloned());
+        // Scene bookkeeping, not a fact: its commit need not wait for the disk (`unsynced`).
+        let primary = self.unsynced(OP, |store| {
+            store.enter_keys(turn_id, &mut keys, &features, now_ms)
+        })?;
+        Ok(SceneEntry { primary, keys })
+    }
+
+    /// The transaction of [`GraphStore::enter_with_hint`]: `keys` holds the declared keys on
+    /// the way in and gains the emergent scene entered; returns the primary scene.
+    fn enter_keys(
+        &mut self,
+        turn_id: Option<&str>,
+        keys: &mut Vec<String>,
+        features: &[SceneFeature],
+        now_ms: i64,
+    ) -> Result<Option<String>, GraphError> {
+        const OP: &str = "enter_scene";
         let tx = self.conn.transaction().ctx(OP, &self.path)?;
-        for key in &keys {
+        for key in keys.iter() {
             ensure_scene(&tx, &self.path, key, SceneOrigin::Declared, now_ms)?;
             reinforce(&tx, &self.path, key, now_ms)?;
             upsert_features(&tx, &self.path, key, &key_features(key))?;
         }
-        let emergent = enter_in(&tx, &self.path, &features, now_ms)?;
+        let emergent = enter_in(&tx, &self.path, features, now_ms)?;
         let primary = emergent.clone().or_else(|| keys.first().cloned());
         if let Some(key) = emergent
             && !keys.contains(&key)
@@ -314,10 +331,10 @@ impl GraphStore {
         if let Some(turn_id) = turn_id
             && !keys.is_empty()
         {
-            note_in(&tx, &self.path, turn_id, &keys, now_ms, MAX_TURN_SCENES)?;
+            note_in(&tx, &self.path, turn_id, keys, now_ms, MAX_TURN_SCENES)?;
         }
         tx.commit().ctx(OP, &self.path)?;
-        Ok(SceneEntry { primary, keys })
+        Ok(primary)
     }
 
     /// Facts of the emergent scenes a situation resembles: those at or above

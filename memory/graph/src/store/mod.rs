@@ -12,6 +12,7 @@ mod model;
 mod review;
 mod schema;
 mod stats;
+mod unsynced;
 
 use std::fs::OpenOptions;
 use std::os::unix::fs::OpenOptionsExt;
