@@ -60,8 +60,7 @@ impl Timed {
         }
         let start = Instant::now();
         loop {
-            let mut fds = [PollFd::new(self.inner.as_fd(), PollFlags::POLLIN)];
-            if matches!(poll(&mut fds, PollTimeout::ZERO), Ok(n) if n > 0) {
+            if matches!(self.poll(PollTimeout::ZERO), Ok(true)) {
                 return true;
             }
             if slot.is_some_and(Slot::is_filled) || start.elapsed() >= self.spin {
@@ -71,6 +70,12 @@ impl Timed {
                 std::hint::spin_loop();
             }
         }
+    }
+
+    /// Whether the descriptor became readable (data, end of stream or an error) within `timeout`.
+    fn poll(&self, timeout: PollTimeout) -> nix::Result<bool> {
+        let mut fds = [PollFd::new(self.inner.as_fd(), PollFlags::POLLIN)];
+        poll(&mut fds, timeout).map(|n| n > 0)
     }
 
     /// Waits until the descriptor is readable (data, end of stream or an error) or the
@@ -86,10 +91,9 @@ impl Timed {
             // poll counts whole milliseconds: round up so a short wait is not a busy loop.
             let ms = left.as_micros().div_ceil(1_000).min(i32::MAX as u128);
             let timeout = PollTimeout::try_from(ms).unwrap_or(PollTimeout::MAX);
-            let mut fds = [PollFd::new(self.inner.as_fd(), PollFlags::POLLIN)];
-            match poll(&mut fds, timeout) {
-                Ok(0) => continue,
-                Ok(_) => return Ok(()),
+            match self.poll(timeout) {
+                Ok(false) => continue,
+                Ok(true) => return Ok(()),
                 Err(nix::errno::Errno::EINTR) => continue,
                 Err(e) => return Err(e.into()),
             }

@@ -107,25 +107,16 @@ fn upsert_features(
         stmt.execute(params![key, f.key(), f.weight()])
             .ctx(OP, path)?;
     }
-    // Ranked here, not by `ORDER BY … LIMIT` in SQL: SQLite re-prepares a statement that
-    // sorts rows picked by a bound key on every run, and this one runs on every turn.
-    let mut stored: Vec<(i64, f64, String)> = conn
-        .prepare_cached("SELECT hits, weight, feature FROM scene_features WHERE scene_key = ?1")
-        .ctx(OP, path)?
-        .query_map([key], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))
-        .ctx(OP, path)?
-        .collect::<Result<_, _>>()
-        .ctx(OP, path)?;
-    if stored.len() <= MAX_FEATURES {
-        return Ok(());
-    }
-    stored.sort_by(|a, b| b.0.cmp(&a.0).then(b.1.total_cmp(&a.1)).then(a.2.cmp(&b.2)));
-    let mut drop = conn
-        .prepare_cached("DELETE FROM scene_features WHERE scene_key = ?1 AND feature = ?2")
-        .ctx(OP, path)?;
-    for (_, _, feature) in &stored[MAX_FEATURES..] {
-        drop.execute(params![key, feature]).ctx(OP, path)?;
-    }
+    // `LIMIT +?2`: a bound limit SQLite would read as a planning hint (see
+    // `hearth_memory::STATEMENT_CACHE_CAPACITY`).
+    conn.prepare_cached(
+        "DELETE FROM scene_features WHERE scene_key = ?1 AND feature NOT IN \
+         (SELECT feature FROM scene_features WHERE scene_key = ?1 \
+          ORDER BY hits DESC, weight DESC, feature LIMIT +?2)",
+    )
+    .ctx(OP, path)?
+    .execute(params![key, MAX_FEATURES as i64])
+    .ctx(OP, path)?;
     Ok(())
 }
 

@@ -21,14 +21,20 @@ impl GraphStore {
         op: &'static str,
         write: impl FnOnce(&mut GraphStore) -> Result<T, GraphError>,
     ) -> Result<T, GraphError> {
-        self.conn
-            .pragma_update(None, "synchronous", "NORMAL")
-            .ctx(op, &self.path)?;
+        self.set_synchronous(op, "PRAGMA synchronous = NORMAL")?;
         let result = write(self);
-        self.conn
-            .pragma_update(None, "synchronous", "FULL")
-            .ctx(op, &self.path)?;
+        self.set_synchronous(op, "PRAGMA synchronous = FULL")?;
         result
+    }
+
+    /// Runs one of the two pragmas from the statement cache: this happens twice a turn.
+    fn set_synchronous(&self, op: &'static str, pragma: &str) -> Result<(), GraphError> {
+        self.conn
+            .prepare_cached(pragma)
+            .ctx(op, &self.path)?
+            .execute([])
+            .ctx(op, &self.path)?;
+        Ok(())
     }
 }
 
