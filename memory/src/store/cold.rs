@@ -144,7 +144,7 @@ fn fts_query(tokens: &str) -> Option<String> {
     (!terms.is_empty()).then(|| terms.join(" OR "))
 }
 
-/// The index-only keyword ranking (`+?2`: see [`STATEMENT_CACHE_CAPACITY`](super::STATEMENT_CACHE_CAPACITY)).
+/// The index-only keyword ranking (`+?2`: see [`keep_statements`](super::keep_statements)).
 pub(super) const RANKED_MATCHES: &str = "SELECT rowid, bm25(cold_fts) AS score FROM cold_fts \
      WHERE cold_fts MATCH ?1 ORDER BY score, rowid LIMIT +?2";
 

@@ -23,6 +23,7 @@ mod integrity;
 mod journal;
 mod recover;
 mod schema;
+mod statements;
 #[cfg(test)]
 mod tests;
 
@@ -45,26 +46,13 @@ pub use integrity::StoreHealth;
 pub use journal::JournalEntry;
 pub use recover::{Recovery, TableSalvage};
 pub use schema::{STORE_APPLICATION_ID, STORE_SCHEMA_VERSION};
+pub use statements::{STATEMENT_CACHE_CAPACITY, keep_statements};
 
 use error::SqlContext;
 
 /// How long a statement waits for another connection's lock before failing with
 /// [`StoreError::Busy`]. Writes are short (one turn's rows), so a longer wait means trouble.
 pub const STORE_BUSY_TIMEOUT: Duration = Duration::from_secs(5);
-
-/// Prepared statements a connection keeps, for every Hearth SQLite file (the memory store,
-/// the graph, the knowledge index). rusqlite keeps 16, fewer than one turn runs on the memory
-/// and graph connections, so its LRU evicted statements a turn used again moments later and
-/// 16 % of the store thread went to SQLite's parser; this holds each store's every statement,
-/// so one is parsed once per connection.
-///
-/// A cached statement is still parsed again on every run whose bound `LIMIT` differs from the
-/// last one's: SQLite reads a bound limit as a planning hint and re-prepares when it changes
-/// (measured with `Statement::get_status(RePrepare)`: every run of an FTS5 `MATCH` or an
-/// `= ?1 ORDER BY … LIMIT ?2` query whose limit alternated). So every Hearth query writes its
-/// bound limit `LIMIT +?N`: a unary plus is not read as a hint, and nothing about the plan
-/// depends on the number for these indexed queries.
-pub const STATEMENT_CACHE_CAPACITY: usize = 256;
 
 /// Past this size the WAL file is truncated back after a checkpoint, so a burst of writes does
 /// not leave a large file behind on a small SD card.
@@ -118,7 +106,7 @@ impl Store {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(&path, flags).ctx(OP, &path)?;
         conn.busy_timeout(STORE_BUSY_TIMEOUT).ctx(OP, &path)?;
-        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+        keep_statements(&conn).ctx(OP, &path)?;
         // Read the header before anything could write to the file: a foreign or newer database
         // must come back exactly as it was.
         let found = schema::check_identity(&conn, OP, &path)?.unwrap_or(0);
@@ -229,7 +217,7 @@ impl StoreReader {
         let flags = OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let conn = Connection::open_with_flags(&path, flags).ctx(OP, &path)?;
         conn.busy_timeout(STORE_BUSY_TIMEOUT).ctx(OP, &path)?;
-        conn.set_prepared_statement_cache_capacity(STATEMENT_CACHE_CAPACITY);
+        keep_statements(&conn).ctx(OP, &path)?;
         let found = schema::check_identity(&conn, OP, &path)?.unwrap_or(0);
         if found > STORE_SCHEMA_VERSION {
             return Err(StoreError::TooNew {

@@ -78,7 +78,7 @@ impl GraphStore {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(&path, flags).ctx(OP, &path)?;
         conn.busy_timeout(GRAPH_BUSY_TIMEOUT).ctx(OP, &path)?;
-        conn.set_prepared_statement_cache_capacity(hearth_memory::STATEMENT_CACHE_CAPACITY);
+        hearth_memory::keep_statements(&conn).ctx(OP, &path)?;
         let version = schema::check_identity(&conn, &path)?;
         let mode: String = conn
             .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))

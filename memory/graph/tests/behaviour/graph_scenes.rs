@@ -679,6 +679,26 @@ fn a_recurring_situation_stays_one_scene_however_many_one_off_words_its_turns_br
         stored <= hearth_graph::MAX_FEATURES as i64,
         "{stored} features stored"
     );
+    // The trim keeps the most often seen: the four words every turn brought stay.
+    let kept = g_features(&g.graph, &scenes[0].key);
+    for recurring in ["chan:cli", "part:evening", "topic:turn", "topic:number"] {
+        assert!(
+            kept.iter().any(|k| k == recurring),
+            "{recurring} dropped: {kept:?}"
+        );
+    }
+    assert_eq!(kept.len(), hearth_graph::MAX_FEATURES);
+}
+
+fn g_features(g: &GraphStore, key: &str) -> Vec<String> {
+    let conn = rusqlite::Connection::open(g.path()).expect("open");
+    let mut stmt = conn
+        .prepare("SELECT feature FROM scene_features WHERE scene_key = ?1")
+        .expect("prepare");
+    stmt.query_map([key], |r| r.get(0))
+        .expect("query")
+        .collect::<Result<_, _>>()
+        .expect("features")
 }
 
 fn g_count(g: &GraphStore, key: &str) -> i64 {

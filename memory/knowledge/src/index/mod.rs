@@ -82,7 +82,7 @@ impl Index {
         let flags = OpenFlags::SQLITE_OPEN_READ_WRITE | OpenFlags::SQLITE_OPEN_NO_MUTEX;
         let mut conn = Connection::open_with_flags(path, flags).map_err(classify)?;
         conn.busy_timeout(BUSY_TIMEOUT).map_err(classify)?;
-        conn.set_prepared_statement_cache_capacity(hearth_memory::STATEMENT_CACHE_CAPACITY);
+        hearth_memory::keep_statements(&conn).map_err(classify)?;
         if let Some(reason) = schema::identity_problem(&conn).map_err(classify)? {
             return Err(OpenProblem::Damaged(reason));
         }
