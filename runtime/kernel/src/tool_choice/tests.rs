@@ -106,3 +106,26 @@ fn without_a_model_tools_rank_by_shared_words() {
     );
     assert_eq!(index.rank("start a timer", &docs)[0], "timer_start");
 }
+
+#[test]
+fn a_changed_description_is_ranked_by_its_new_words() {
+    let doc = |name: &str, description: &str| {
+        ToolDoc::of(&ToolDef {
+            name: name.into(),
+            description: description.into(),
+            ..ToolDef::default()
+        })
+    };
+    let index = ToolIndex::new();
+    let before = vec![
+        doc("helper", "Play a song."),
+        doc("other", "Water the garden."),
+    ];
+    assert_eq!(index.rank("water the garden", &before)[0], "other");
+    // Same names, the descriptions swapped: the kept terms of the old texts must not count.
+    let after = vec![
+        doc("helper", "Water the garden."),
+        doc("other", "Play a song."),
+    ];
+    assert_eq!(index.rank("water the garden", &after)[0], "helper");
+}
