@@ -80,15 +80,16 @@ fn found_tools_are_read_from_search_results_only() {
     assert_eq!(found_tools(&results), owned(&["x", "y"]));
 }
 
+fn doc(name: &str, description: &str) -> ToolDoc {
+    ToolDoc::of(&ToolDef {
+        name: name.into(),
+        description: description.into(),
+        ..ToolDef::default()
+    })
+}
+
 #[test]
 fn without_a_model_tools_rank_by_shared_words() {
-    let doc = |name: &str, description: &str| {
-        ToolDoc::of(&ToolDef {
-            name: name.into(),
-            description: description.into(),
-            ..ToolDef::default()
-        })
-    };
     let docs = vec![
         doc("music_play", "Play a song on the speakers."),
         doc("weather_now", "Current weather for a city."),
@@ -109,13 +110,6 @@ fn without_a_model_tools_rank_by_shared_words() {
 
 #[test]
 fn a_changed_description_is_ranked_by_its_new_words() {
-    let doc = |name: &str, description: &str| {
-        ToolDoc::of(&ToolDef {
-            name: name.into(),
-            description: description.into(),
-            ..ToolDef::default()
-        })
-    };
     let index = ToolIndex::new();
     let before = vec![
         doc("helper", "Play a song."),
