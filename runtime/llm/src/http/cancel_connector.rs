@@ -1,15 +1,17 @@
-//! The bottom of the connector chain: a TCP connection owned by one call and tied to its cancel
-//! token. Cancelling shuts the socket down (both directions), which wakes a read or write
-//! blocked on it in another thread at once and tells the server the request is gone. TLS is
-//! layered on top by `ureq`'s rustls connector, so a handshake stuck on a silent peer is
-//! interrupted the same way.
+//! The bottom of the connector chain: a TCP connection tied to the cancel token of the call it
+//! is working for. Cancelling shuts the socket down (both directions), which wakes a read or
+//! write blocked on it in another thread at once and tells the server the request is gone. TLS
+//! is layered on top by `ureq`'s rustls connector, so a handshake stuck on a silent peer is
+//! interrupted the same way. Connections outlive their call in the agent's pool; one taken from
+//! the pool binds itself to the next call (see [`call_scope`](super::call_scope)).
 
+use super::call_scope::{self, CallBinding};
 use super::deadline::ReadDeadline;
 use super::error::{ConnectFailure, TlsFailure, cancelled_ureq};
 use super::off_thread::{OffThread, run_cancellable};
-use hearth_engine::CancelToken;
 use std::io::{self, Read, Write};
 use std::net::{Shutdown, SocketAddr, TcpStream};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
 use std::time::{Duration, Instant};
 use ureq::unversioned::transport::{
@@ -17,18 +19,16 @@ use ureq::unversioned::transport::{
     ShutdownHandle, Transport,
 };
 
-/// Opens the call's socket; one connector (and one agent) per call, since the token is per call.
-#[derive(Debug)]
-pub(super) struct CancelConnector {
-    cancel: CancelToken,
-    deadline: Option<Arc<ReadDeadline>>,
-}
+/// Opens a socket for the calling thread's current call.
+#[derive(Debug, Default)]
+pub(super) struct CancelConnector;
 
-impl CancelConnector {
-    /// `deadline`, when given, bounds every read on the socket (a streamed call's limits).
-    pub(super) fn new(cancel: CancelToken, deadline: Option<Arc<ReadDeadline>>) -> Self {
-        Self { cancel, deadline }
-    }
+/// A connection asked for outside `HttpClient::send` has no call to bind to: a bug, reported
+/// as an error rather than a panic.
+pub(super) fn no_call() -> ureq::Error {
+    ureq::Error::Other(Box::new(ConnectFailure(
+        "connection requested outside a call".to_owned(),
+    )))
 }
 
 impl Connector<()> for CancelConnector {
@@ -39,6 +39,7 @@ impl Connector<()> for CancelConnector {
         details: &ConnectionDetails,
         _chained: Option<()>,
     ) -> Result<Option<Self::Out>, ureq::Error> {
+        let call = call_scope::current().ok_or_else(no_call)?;
         let budget = details.timeout;
         if budget.after.is_zero() {
             return Err(ureq::Error::Timeout(budget.reason));
@@ -49,7 +50,7 @@ impl Connector<()> for CancelConnector {
             Some(done) => OffThread::Done(done),
             None => {
                 let job = move || connect_any(&addrs, limit);
-                run_cancellable(&self.cancel, "hearth-http-connect", job)?
+                run_cancellable(&call.cancel, "hearth-http-connect", job)?
             }
         };
         let stream = match connected {
@@ -65,29 +66,41 @@ impl Connector<()> for CancelConnector {
         // Small request writes and token-sized reads: latency matters more than packet count.
         stream.set_nodelay(true)?;
 
-        let stream = Arc::new(stream);
-        // Only a weak handle goes into the token: the socket still closes when the call ends,
-        // and a late cancel cannot touch a descriptor number that has since been reused.
-        let weak = Arc::downgrade(&stream);
-        // Runs at once if the token fired while we were connecting.
-        self.cancel.on_cancel(move || {
-            if let Some(stream) = weak.upgrade() {
-                let _ = stream.shutdown(Shutdown::Both);
-            }
+        let socket = Arc::new(BoundSocket {
+            stream,
+            call: AtomicU64::new(0),
         });
-        (details.register_shutdown)(Arc::downgrade(&stream) as Weak<dyn ShutdownHandle>)?;
+        (details.register_shutdown)(Arc::downgrade(&socket) as Weak<dyn ShutdownHandle>)?;
 
         let buffers = LazyBuffers::new(
             details.config.input_buffer_size(),
             details.config.output_buffer_size(),
         );
-        Ok(Some(CancelTcpTransport {
-            stream,
+        let mut transport = CancelTcpTransport {
+            socket,
             buffers,
             read_timeout: None,
             write_timeout: None,
-            deadline: self.deadline.clone(),
-        }))
+            deadline: None,
+            bound: 0,
+        };
+        // Runs the hook at once if the token fired while we were connecting.
+        transport.bind(&call);
+        Ok(Some(transport))
+    }
+}
+
+/// A connection's socket and the call that may shut it down.
+#[derive(Debug)]
+struct BoundSocket {
+    stream: TcpStream,
+    /// The id of the call the connection works for; a cancel of any other call leaves it alone.
+    call: AtomicU64,
+}
+
+impl ShutdownHandle for BoundSocket {
+    fn shutdown(&self) {
+        let _ = self.stream.shutdown(Shutdown::Both);
     }
 }
 
@@ -143,18 +156,64 @@ fn connect_any(addrs: &[SocketAddr], limit: Option<Duration>) -> io::Result<TcpS
 
 /// Plain TCP under `ureq`'s HTTP/1.1 machinery (and under rustls for `https`).
 pub(super) struct CancelTcpTransport {
-    stream: Arc<TcpStream>,
+    socket: Arc<BoundSocket>,
     buffers: LazyBuffers,
     read_timeout: Option<Duration>,
     write_timeout: Option<Duration>,
+    /// The bound call's stream limits.
     deadline: Option<Arc<ReadDeadline>>,
+    /// The bound call's id; 0 before the first.
+    bound: u64,
 }
 
 impl std::fmt::Debug for CancelTcpTransport {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CancelTcpTransport")
-            .field("peer", &self.stream.peer_addr().ok())
+            .field("peer", &self.socket.stream.peer_addr().ok())
+            .field("call", &self.bound)
             .finish()
+    }
+}
+
+impl CancelTcpTransport {
+    /// Makes the connection work for `call`: its deadline bounds the reads and its token shuts
+    /// the socket down. The hook left on an earlier call's token checks the socket's call id
+    /// first, so a late stop of a finished call cannot break the call now using the connection;
+    /// nor can one of a call that ended while the connection sat idle in the pool.
+    fn bind(&mut self, call: &Arc<CallBinding>) {
+        if self.bound == call.id() {
+            return;
+        }
+        if self.bound != 0 {
+            call.mark_reused();
+        }
+        self.bound = call.id();
+        self.deadline = call.deadline.clone();
+        // SYNC: pairs with the Acquire load in the hook, which may run on the cancelling thread.
+        self.socket.call.store(call.id(), Ordering::Release);
+        // Only weak handles go into the token: the socket still closes when the pool drops it,
+        // and a late cancel cannot touch a descriptor number that has since been reused.
+        let (socket, owner, id) = (
+            Arc::downgrade(&self.socket),
+            Arc::downgrade(call),
+            call.id(),
+        );
+        call.cancel.on_cancel(move || {
+            let Some(socket) = socket.upgrade() else {
+                return;
+            };
+            if owner.strong_count() > 0 && socket.call.load(Ordering::Acquire) == id {
+                socket.shutdown();
+            }
+        });
+    }
+
+    /// Binds to the thread's current call, if it runs one (body reads on another thread keep
+    /// the binding they have).
+    fn bind_current(&mut self) {
+        if let Some(call) = call_scope::current() {
+            self.bind(&call);
+        }
     }
 }
 
@@ -212,18 +271,19 @@ impl Transport for CancelTcpTransport {
     }
 
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
+        self.bind_current();
         let timeout = timeout.for_write();
         if timeout.after.is_zero() {
             return Err(ureq::Error::Timeout(timeout.reason));
         }
-        let stream = &*self.stream;
+        let stream = &self.socket.stream;
         sync_timeout(
             timeout.not_zero().map(|d| *d),
             &mut self.write_timeout,
             |t| stream.set_write_timeout(t),
         )?;
         let output = &self.buffers.output()[..amount];
-        match (&*self.stream).write_all(output) {
+        match (&self.socket.stream).write_all(output) {
             Ok(()) => Ok(()),
             Err(e) if timed_out(&e) => Err(ureq::Error::Timeout(timeout.reason)),
             Err(e) => Err(e.into()),
@@ -231,6 +291,7 @@ impl Transport for CancelTcpTransport {
     }
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        self.bind_current();
         let timeout = timeout.for_read();
         if timeout.after.is_zero() {
             return Err(ureq::Error::Timeout(timeout.reason));
@@ -262,11 +323,11 @@ impl Transport for CancelTcpTransport {
                 (Some(a), Some(b)) => Some(a.min(b)),
                 (a, b) => a.or(b),
             };
-            let stream = &*self.stream;
+            let stream = &self.socket.stream;
             arm_read_timeout(wanted, &mut self.read_timeout, |t| {
                 stream.set_read_timeout(t)
             })?;
-            match (&*self.stream).read(self.buffers.input_append_buf()) {
+            match (&self.socket.stream).read(self.buffers.input_append_buf()) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted || timed_out(&e) => {}
                 Err(e) => return Err(e.into()),
@@ -277,8 +338,9 @@ impl Transport for CancelTcpTransport {
     }
 
     fn is_open(&mut self) -> bool {
-        // Nothing is pooled, but answer truthfully: open means no EOF and no stray bytes.
-        let stream = &*self.stream;
+        // Asked before a pooled connection is reused: open means no EOF (the server did not
+        // close it while idle, and no stop shut it down) and no stray bytes.
+        let stream = &self.socket.stream;
         if stream.set_nonblocking(true).is_err() {
             return false;
         }
@@ -289,8 +351,8 @@ impl Transport for CancelTcpTransport {
     }
 }
 
-/// The process-wide rustls connector, shared by the per-call agents so the TLS configuration
-/// (root store, cipher suites) is built once.
+/// The rustls connector, built once per client so the TLS configuration (root store, cipher
+/// suites) is not rebuilt per connection.
 #[derive(Debug, Clone, Default)]
 pub(super) struct SharedTls(Arc<RustlsConnector>);
 

@@ -1,6 +1,8 @@
 //! [`HttpClient`]: one blocking request per call, returning after the response head so the
-//! caller streams the body; cancellable from another thread at every step.
+//! caller streams the body; cancellable from another thread at every step; connections kept
+//! alive between calls.
 
+use super::call_scope::{self, CallBinding};
 use super::cancel_connector::{CancelConnector, SharedTls};
 use super::cancel_resolver::CancelResolver;
 use super::deadline::{ReadDeadline, StreamProgress, StreamTimeouts};
@@ -21,6 +23,19 @@ pub const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// The whole-request limit of a non-streaming call, body included (SPEC §7.2).
 pub const NON_STREAMING_TIMEOUT: Duration = Duration::from_secs(180);
+
+/// How many idle connections to one server are kept for later calls. A turn runs one call at
+/// a time; the spare ones serve calls that overlap it (a consolidation, a health check).
+pub const IDLE_CONNECTIONS_PER_HOST: usize = 4;
+
+/// How many idle connections are kept in all (a few configured sources).
+const IDLE_CONNECTIONS: usize = 16;
+
+/// How long an idle connection is kept. Shorter than the idle limits of common front ends and
+/// of home routers' connection tracking, so a kept connection is rarely one the other end has
+/// forgotten; a server that closes sooner (several local servers wait 5 s) is caught by the
+/// probe before reuse, or by the one retry if its close crosses our request.
+pub const IDLE_CONNECTION_AGE: Duration = Duration::from_secs(15);
 
 /// Read buffer in front of the response body; SSE lines are usually far shorter.
 const BODY_BUFFER_BYTES: usize = 16 * 1024;
@@ -83,17 +98,25 @@ impl RequestOptions {
 
 /// A blocking HTTP/1.1 client for `http://` and `https://` (rustls, webpki roots).
 ///
-/// Cheap to clone and shareable between threads. Every call opens its own connection and closes
-/// it when the response body is dropped; nothing is pooled, retried, redirected or proxied.
-#[derive(Clone, Debug, Default)]
+/// Cheap to clone and shareable between threads; clones share one pool of idle connections.
+/// A connection goes back to the pool when its response was read to the end, and is closed
+/// when the body is dropped early, the call fails or is cancelled. Nothing is redirected or
+/// proxied; see [`HttpClient::post`] for the one retry.
+#[derive(Clone, Debug)]
 pub struct HttpClient {
     inner: Arc<Shared>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug)]
 struct Shared {
     config: HttpClientConfig,
-    tls: SharedTls,
+    agent: Agent,
+}
+
+impl Default for HttpClient {
+    fn default() -> Self {
+        Self::with_config(HttpClientConfig::default())
+    }
 }
 
 impl HttpClient {
@@ -104,11 +127,9 @@ impl HttpClient {
 
     /// A client with `config`.
     pub fn with_config(config: HttpClientConfig) -> Self {
+        let agent = agent_for(&config);
         Self {
-            inner: Arc::new(Shared {
-                config,
-                tls: SharedTls::default(),
-            }),
+            inner: Arc::new(Shared { config, agent }),
         }
     }
 
@@ -123,6 +144,11 @@ impl HttpClient {
     /// for the head returns [`HttpError::Cancelled`], and one whose body is being read sees its
     /// next (or current, blocked) read fail with it. The socket is shut down, so the server
     /// sees the connection close.
+    ///
+    /// A request sent on a kept-alive connection that fails before any answer arrives, with the
+    /// token not fired, is sent again: that is how a server that closed the idle connection
+    /// while we were writing shows itself. A failure on a connection this call opened is
+    /// reported as it is.
     pub fn post(
         &self,
         url: &str,
@@ -163,36 +189,34 @@ impl HttpClient {
         if !matches!(uri.scheme_str(), Some("http" | "https")) || uri.host().is_none() {
             return Err(HttpError::InvalidUrl(format!("{url}: not an http(s) url")));
         }
-        let mut request = Request::builder().method(method.clone()).uri(uri.clone());
-        for (name, value) in headers {
-            request = request.header(name.as_str(), value.as_str());
-        }
-
         let deadline = opts.stream.map(ReadDeadline::start);
-        let agent = self.agent_for(cancel, opts, deadline.clone());
         // Host and path only: a query string may carry a key.
         tracing::debug!(%method, host = uri.host(), path = uri.path(), "http request");
-        let sent = match body {
-            Some(body) => {
-                let request = request
-                    .body(body)
-                    .map_err(|e| HttpError::InvalidRequest(e.to_string()))?;
-                agent.run(request)
+        // Every stale idle connection may be tried once before a fresh one is opened.
+        let mut attempts_left = IDLE_CONNECTIONS_PER_HOST + 1;
+        let (call, response) = loop {
+            attempts_left -= 1;
+            let call = CallBinding::new(cancel.clone(), deadline.clone());
+            let mut request = Request::builder().method(method.clone()).uri(uri.clone());
+            for (name, value) in headers {
+                request = request.header(name.as_str(), value.as_str());
             }
-            None => {
-                let request = request
-                    .body(())
-                    .map_err(|e| HttpError::InvalidRequest(e.to_string()))?;
-                agent.run(request)
+            let sent = {
+                let _current = call_scope::enter(&call);
+                match &body {
+                    Some(body) => self.run(request.body(body.as_slice()), opts),
+                    None => self.run(request.body(()), opts),
+                }
+            };
+            match sent {
+                Ok(response) => break (call, response),
+                Err(_) if cancel.is_cancelled() => return Err(HttpError::Cancelled),
+                Err(e) if call.reused() && attempts_left > 0 && stale(&e) => {
+                    tracing::debug!(host = uri.host(), error = %e, "kept connection was closed, sending again");
+                }
+                Err(e) => return Err(e),
             }
         };
-        let response = sent.map_err(|e| {
-            if cancel.is_cancelled() {
-                HttpError::Cancelled
-            } else {
-                from_ureq(e)
-            }
-        })?;
         let status = response.status().as_u16();
         tracing::debug!(status, host = uri.host(), "http response head");
         let headers = response
@@ -205,7 +229,7 @@ impl HttpClient {
                 )
             })
             .collect();
-        let body = CancelAwareBody::new(response.into_body().into_reader(), cancel.clone());
+        let body = CancelAwareBody::new(response.into_body().into_reader(), call);
         Ok(HttpResponse {
             status,
             headers,
@@ -214,29 +238,45 @@ impl HttpClient {
         })
     }
 
-    /// One agent per call, because the connector and resolver carry the call's token.
-    fn agent_for(
+    /// Runs one request through the shared agent under this call's whole-request limit.
+    fn run<B: ureq::AsSendBody>(
         &self,
-        cancel: &CancelToken,
+        request: Result<Request<B>, ureq::http::Error>,
         opts: RequestOptions,
-        deadline: Option<Arc<ReadDeadline>>,
-    ) -> Agent {
-        let cfg = &self.inner.config;
-        let config = Config::builder()
-            .http_status_as_error(false)
-            .timeout_resolve(Some(cfg.connect_timeout))
-            .timeout_connect(Some(cfg.connect_timeout))
+    ) -> Result<ureq::http::Response<ureq::Body>, HttpError> {
+        let request = request.map_err(|e| HttpError::InvalidRequest(e.to_string()))?;
+        let request = self
+            .inner
+            .agent
+            .configure_request(request)
             .timeout_global(opts.total_timeout)
-            .max_redirects(0)
-            .max_idle_connections(0)
-            .max_idle_connections_per_host(0)
-            .proxy(None)
-            .user_agent(cfg.user_agent.as_str())
             .build();
-        let connector =
-            CancelConnector::new(cancel.clone(), deadline).chain(self.inner.tls.clone());
-        Agent::with_parts(config, connector, CancelResolver::new(cancel.clone()))
+        self.inner.agent.run(request).map_err(from_ureq)
     }
+}
+
+/// Whether a call's failure is how a kept connection the server had closed shows itself: the
+/// connection broke, or ended before a whole response head.
+fn stale(err: &HttpError) -> bool {
+    matches!(err, HttpError::Io(_) | HttpError::Protocol(_))
+}
+
+/// The one agent of a client: its pool keeps connections between calls; its resolver and
+/// connector serve whichever call is current on the calling thread.
+fn agent_for(cfg: &HttpClientConfig) -> Agent {
+    let config = Config::builder()
+        .http_status_as_error(false)
+        .timeout_resolve(Some(cfg.connect_timeout))
+        .timeout_connect(Some(cfg.connect_timeout))
+        .max_redirects(0)
+        .max_idle_connections(IDLE_CONNECTIONS)
+        .max_idle_connections_per_host(IDLE_CONNECTIONS_PER_HOST)
+        .max_idle_age(IDLE_CONNECTION_AGE)
+        .proxy(None)
+        .user_agent(cfg.user_agent.as_str())
+        .build();
+    let connector = CancelConnector.chain(SharedTls::default());
+    Agent::with_parts(config, connector, CancelResolver::default())
 }
 
 /// The streamed response body.
@@ -335,17 +375,21 @@ impl HttpResponse {
 
 /// The body as the caller sees it: once the token fires, nothing more is delivered (not even
 /// bytes already buffered), and whatever the interrupted read produced (an I/O error, or a clean
-/// EOF after the shutdown) becomes [`HttpError::Cancelled`].
+/// EOF after the shutdown) becomes [`HttpError::Cancelled`]. It holds the call's binding: once
+/// it is dropped the call is over, and a later cancel of its token leaves the connection (now
+/// idle in the pool, or another call's) alone.
 struct CancelAwareBody<R> {
     inner: BufReader<R>,
     cancel: CancelToken,
+    _call: Arc<CallBinding>,
 }
 
 impl<R: Read> CancelAwareBody<R> {
-    fn new(inner: R, cancel: CancelToken) -> Self {
+    fn new(inner: R, call: Arc<CallBinding>) -> Self {
         Self {
             inner: BufReader::with_capacity(BODY_BUFFER_BYTES, inner),
-            cancel,
+            cancel: call.cancel.clone(),
+            _call: call,
         }
     }
 }

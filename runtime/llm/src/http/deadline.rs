@@ -50,6 +50,7 @@ enum Phase {
     FirstByte = 0,
     Idle = 1,
     Total = 2,
+    End = 3,
 }
 
 /// The deadline of the next event, shared by the body reader (which moves it) and the socket
@@ -99,6 +100,12 @@ impl ReadDeadline {
         self.set_due(now.saturating_add(ns(self.timeouts.idle)), Phase::Idle);
     }
 
+    /// The answer is complete: the body's own end is due `within` from now.
+    fn end(&self, within: Duration) {
+        let now = ns(self.start.elapsed());
+        self.set_due(now.saturating_add(ns(within)), Phase::End);
+    }
+
     /// Time left before the next event is due, or the timeout once it is overdue.
     pub(super) fn remaining(&self) -> Result<Duration, HttpError> {
         let due = Duration::from_nanos(self.due_ns.load(Relaxed));
@@ -109,6 +116,11 @@ impl ReadDeadline {
         let (what, limit, since) = match self.phase.load(Relaxed) {
             0 => ("no first event", self.timeouts.first_byte, "the request"),
             1 => ("no event", self.timeouts.idle, "the previous one"),
+            3 => {
+                return Err(HttpError::Timeout(
+                    "the body did not end after its end marker".to_owned(),
+                ));
+            }
             _ => ("stream not finished", self.timeouts.total, "the request"),
         };
         Err(HttpError::Timeout(format!(
@@ -132,6 +144,19 @@ impl StreamProgress {
     pub fn mark(&self) {
         if let Some(deadline) = &self.0 {
             deadline.progress();
+        }
+    }
+
+    /// The answer's end marker arrived: reads after it may wait `within` at most (capped by
+    /// the total limit) for the body's end, which lets the connection be kept for the next
+    /// call. `false` for a call without limits, whose reads could wait without bound.
+    pub fn end_within(&self, within: Duration) -> bool {
+        match &self.0 {
+            Some(deadline) => {
+                deadline.end(within);
+                true
+            }
+            None => false,
         }
     }
 }
@@ -164,5 +189,13 @@ mod tests {
         capped.progress();
         let err = capped.remaining().expect_err("total passed");
         assert!(err.to_string().contains("stream not finished"), "{err}");
+
+        let ending = ReadDeadline::start(limits(1_000, 60_000, 60_000));
+        ending.progress();
+        ending.end(Duration::from_millis(20));
+        assert!(ending.remaining().expect("end wait") <= Duration::from_millis(20));
+        std::thread::sleep(Duration::from_millis(25));
+        let err = ending.remaining().expect_err("end overdue");
+        assert!(err.to_string().contains("did not end"), "{err}");
     }
 }

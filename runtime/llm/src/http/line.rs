@@ -77,6 +77,28 @@ impl<R: BufRead> LineReader<R> {
     }
 }
 
+impl<R: BufRead> LineReader<R> {
+    /// Whether the body ends here, blank lines aside (what may follow an end marker). Reads
+    /// only blank lines; a read error or anything else means no.
+    pub(super) fn at_end(&mut self) -> bool {
+        loop {
+            let blank = match self.inner.fill_buf() {
+                Ok([]) => return true,
+                Ok(buf) => buf
+                    .iter()
+                    .take_while(|&&b| b == b'\r' || b == b'\n')
+                    .count(),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(_) => return false,
+            };
+            if blank == 0 {
+                return false;
+            }
+            self.inner.consume(blank);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +117,15 @@ mod tests {
         let got = lines(b"a\nb\r\nc\rd\r\r\ne", 100).expect("lines");
         let want: Vec<&[u8]> = vec![b"a", b"b", b"c", b"d", b"", b"e"];
         assert_eq!(got, want);
+    }
+
+    #[test]
+    fn the_end_is_seen_past_blank_lines_and_not_past_anything_else() {
+        assert!(LineReader::new(&b""[..], 8).at_end());
+        assert!(LineReader::new(&b"\r\n\n"[..], 8).at_end());
+        let mut more = LineReader::new(&b"\ndata: x\n"[..], 8);
+        assert!(!more.at_end());
+        assert_eq!(more.next_line().expect("line"), Some(&b"data: x"[..]));
     }
 
     #[test]

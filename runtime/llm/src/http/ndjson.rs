@@ -38,6 +38,13 @@ impl<R: BufRead> NdjsonReader<R> {
         line
     }
 
+    /// After the line that ends the answer: whether the body ends right there, so its connection
+    /// can serve the next call. Blocks until the end arrives or a read fails; bound the wait
+    /// with [`StreamProgress::end_within`](super::StreamProgress::end_within).
+    pub fn ends_here(&mut self) -> bool {
+        self.lines.at_end()
+    }
+
     /// The next non-blank line parsed as JSON.
     pub fn next_value(&mut self) -> Result<Option<serde_json::Value>, HttpError> {
         let Some(text) = self.next_line()? else {

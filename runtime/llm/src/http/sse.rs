@@ -111,6 +111,13 @@ impl<R: BufRead> SseReader<R> {
         })
     }
 
+    /// After `Done`: whether the body ends right there, so its connection can serve the next
+    /// call. Blocks until the end arrives or a read fails; bound the wait with
+    /// [`StreamProgress::end_within`](super::StreamProgress::end_within).
+    pub fn ends_here(&mut self) -> bool {
+        self.lines.at_end()
+    }
+
     fn advance(&mut self) -> Result<Option<Got>, HttpError> {
         if self.finished {
             return Ok(None);

@@ -11,19 +11,19 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 /// The stop budget (DESIGN §5): cancel → call returned and connection closed.
-const STOP_BUDGET: Duration = Duration::from_millis(50);
+pub(super) const STOP_BUDGET: Duration = Duration::from_millis(50);
 
 /// Binds a listener and hands it to `script` on a server thread; returns `http://127.0.0.1:port`.
-fn serve(script: impl FnOnce(TcpListener) + Send + 'static) -> String {
+pub(super) fn serve(script: impl FnOnce(TcpListener) + Send + 'static) -> String {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
     let url = format!("http://{}", listener.local_addr().expect("addr"));
     thread::spawn(move || script(listener));
     url
 }
 
-struct Received {
-    head: String,
-    body: Vec<u8>,
+pub(super) struct Received {
+    pub(super) head: String,
+    pub(super) body: Vec<u8>,
 }
 
 impl Received {
@@ -36,16 +36,26 @@ impl Received {
 }
 
 /// Accepts one connection and reads one request (head, then a `Content-Length` body).
-fn accept_request(listener: &TcpListener) -> (TcpStream, Received) {
+pub(super) fn accept_request(listener: &TcpListener) -> (TcpStream, Received) {
     let (mut stream, _) = listener.accept().expect("accept");
+    let received = read_request(&mut stream).expect("a request");
+    (stream, received)
+}
+
+/// Reads the next request on `stream`; `None` when the client closed it first.
+pub(super) fn read_request(stream: &mut TcpStream) -> Option<Received> {
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .expect("timeout");
     let mut raw = Vec::new();
     let mut byte = [0u8; 1];
     while !raw.ends_with(b"\r\n\r\n") {
-        stream.read_exact(&mut byte).expect("request head");
-        raw.push(byte[0]);
+        match stream.read(&mut byte) {
+            Ok(0) if raw.is_empty() => return None,
+            Ok(0) => panic!("the client closed in the middle of a request head"),
+            Ok(_) => raw.push(byte[0]),
+            Err(e) => panic!("request head: {e}"),
+        }
     }
     let head = String::from_utf8(raw).expect("utf-8 head");
     let mut received = Received {
@@ -57,20 +67,20 @@ fn accept_request(listener: &TcpListener) -> (TcpStream, Received) {
         .map_or(0, |v| v.parse().expect("len"));
     received.body = vec![0; length];
     stream.read_exact(&mut received.body).expect("request body");
-    (stream, received)
+    Some(received)
 }
 
-fn write_chunk(stream: &mut TcpStream, data: &str) {
+pub(super) fn write_chunk(stream: &mut TcpStream, data: &str) {
     write!(stream, "{:x}\r\n{data}\r\n", data.len()).expect("chunk");
     stream.flush().expect("flush");
 }
 
-const SSE_HEAD: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+pub(super) const SSE_HEAD: &str = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
                         Transfer-Encoding: chunked\r\n\r\n";
 
 /// Blocks until the peer closes (or 5 s pass); returns when that was seen and whether it was a
 /// close rather than the timeout.
-fn await_close(stream: &mut TcpStream) -> (Instant, bool) {
+pub(super) fn await_close(stream: &mut TcpStream) -> (Instant, bool) {
     stream
         .set_read_timeout(Some(Duration::from_secs(5)))
         .expect("timeout");
@@ -94,7 +104,22 @@ fn has_pending_connection(listener: &TcpListener) -> bool {
     !matches!(listener.accept(), Err(e) if e.kind() == io::ErrorKind::WouldBlock)
 }
 
-fn json_headers() -> Vec<(String, String)> {
+/// Posts `{}` as JSON to `url` with a token that never fires.
+pub(super) fn post_empty(
+    client: &HttpClient,
+    url: &str,
+    opts: RequestOptions,
+) -> Result<HttpResponse, HttpError> {
+    client.post(
+        url,
+        &json_headers(),
+        b"{}".to_vec(),
+        &CancelToken::new(),
+        opts,
+    )
+}
+
+pub(super) fn json_headers() -> Vec<(String, String)> {
     vec![("Content-Type".to_owned(), "application/json".to_owned())]
 }
 
@@ -159,14 +184,7 @@ fn an_error_status_is_a_response_not_an_error() {
                 .write_all(b"HTTP/1.1 500 Internal Server Error\r\nContent-Length: 4\r\n\r\nboom")
                 .expect("reply");
         });
-        let response = HttpClient::new()
-            .post(
-                &url,
-                &json_headers(),
-                b"{}".to_vec(),
-                &CancelToken::new(),
-                RequestOptions::non_streaming(),
-            )
+        let response = post_empty(&HttpClient::new(), &url, RequestOptions::non_streaming())
             .expect("a 500 is still a response");
         assert_eq!(response.status, 500);
         assert!(!response.is_success());
@@ -198,15 +216,8 @@ fn the_first_event_arrives_before_the_server_sends_the_rest() {
             write_chunk(&mut stream, "data: [DONE]\n\n");
             write_chunk(&mut stream, "");
         });
-        let response = HttpClient::new()
-            .post(
-                &url,
-                &json_headers(),
-                b"{}".to_vec(),
-                &CancelToken::new(),
-                RequestOptions::streaming(),
-            )
-            .expect("post");
+        let response =
+            post_empty(&HttpClient::new(), &url, RequestOptions::streaming()).expect("post");
         assert_eq!(response.header("content-type"), Some("text/event-stream"));
         let mut events = response.into_sse();
         let first = events.next().expect("an item").expect("first event");
@@ -401,43 +412,55 @@ fn cancel_during_the_tls_handshake_returns_and_closes_within_50ms() {
             ready_tx.send(()).expect("ready");
             close_tx.send(await_close(&mut stream)).expect("report");
         });
-        let cancel = CancelToken::new();
-        let token = cancel.clone();
-        let (done_tx, done_rx) = mpsc::channel();
-        thread::spawn(move || {
-            let result = HttpClient::new().post(
-                &url,
-                &json_headers(),
-                b"{}".to_vec(),
-                &token,
-                RequestOptions::streaming(),
-            );
-            done_tx
-                .send((result.map(|_| ()), Instant::now()))
-                .expect("report");
+        stop_in_flight(HttpClient::new(), url, &close_rx, || {
+            ready_rx
+                .recv_timeout(Duration::from_secs(5))
+                .expect("handshake started");
+            thread::sleep(Duration::from_millis(30));
         });
-        ready_rx
-            .recv_timeout(Duration::from_secs(5))
-            .expect("handshake started");
-        thread::sleep(Duration::from_millis(30));
-        let cancelled_at = Instant::now();
-        cancel.cancel();
-        let (result, returned_at) = done_rx
-            .recv_timeout(Duration::from_secs(5))
-            .expect("returned");
-        assert_eq!(result, Err(HttpError::Cancelled));
-        let lag = returned_at.saturating_duration_since(cancelled_at);
-        assert!(lag < STOP_BUDGET, "returned {lag:?} after cancel");
-        let (closed_at, closed) = close_rx
-            .recv_timeout(Duration::from_secs(6))
-            .expect("server");
-        assert!(closed, "the server never saw the close");
-        let lag = closed_at.saturating_duration_since(cancelled_at);
-        assert!(
-            lag < STOP_BUDGET,
-            "server saw the close {lag:?} after cancel"
-        );
     });
+}
+
+/// Posts `url` with `client` on another thread, cancels the call once `ready` returns, and
+/// asserts that the call returned [`HttpError::Cancelled`] and that the server, reporting on
+/// `closed`, saw the connection close, both within the stop budget.
+pub(super) fn stop_in_flight(
+    client: HttpClient,
+    url: String,
+    closed: &mpsc::Receiver<(Instant, bool)>,
+    ready: impl FnOnce(),
+) {
+    let cancel = CancelToken::new();
+    let token = cancel.clone();
+    let (done_tx, done_rx) = mpsc::channel();
+    thread::spawn(move || {
+        let result = client.post(
+            &url,
+            &json_headers(),
+            b"{}".to_vec(),
+            &token,
+            RequestOptions::streaming(),
+        );
+        done_tx
+            .send((result.map(|_| ()), Instant::now()))
+            .expect("report");
+    });
+    ready();
+    let cancelled_at = Instant::now();
+    cancel.cancel();
+    let (result, returned_at) = done_rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("returned");
+    assert_eq!(result, Err(HttpError::Cancelled));
+    let lag = returned_at.saturating_duration_since(cancelled_at);
+    assert!(lag < STOP_BUDGET, "returned {lag:?} after cancel");
+    let (closed_at, was_closed) = closed.recv_timeout(Duration::from_secs(6)).expect("server");
+    assert!(was_closed, "the server never saw the close");
+    let lag = closed_at.saturating_duration_since(cancelled_at);
+    assert!(
+        lag < STOP_BUDGET,
+        "server saw the close {lag:?} after cancel"
+    );
 }
 
 #[test]
@@ -587,15 +610,8 @@ fn ndjson_streams_over_http() {
             write_chunk(&mut stream, "{\"done\":true}\n");
             write_chunk(&mut stream, "");
         });
-        let response = HttpClient::new()
-            .post(
-                &url,
-                &json_headers(),
-                b"{}".to_vec(),
-                &CancelToken::new(),
-                RequestOptions::streaming(),
-            )
-            .expect("post");
+        let response =
+            post_empty(&HttpClient::new(), &url, RequestOptions::streaming()).expect("post");
         let mut lines = response.into_ndjson();
         let mut content = String::new();
         let mut done = false;

@@ -11,10 +11,15 @@ use crate::http::{HttpClient, HttpError, HttpResponse, RequestOptions, SseRef};
 use crate::provider::SourceConfig;
 use hearth_engine::CancelToken;
 use std::sync::Arc;
-use std::time::SystemTime;
+use std::time::{Duration, SystemTime};
 
 /// Largest error body kept for the error message.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
+
+/// How long a finished answer may take to reach the end of its body. Servers send the end of
+/// a chunked body right behind the end marker; reading it lets the connection be kept for the
+/// next call, and a server that holds the stream open costs the turn at most this.
+const END_WAIT: Duration = Duration::from_millis(50);
 
 /// Where the source's base URL comes from: fixed, or moving (the embedded server restarts on
 /// a new port).
@@ -231,9 +236,13 @@ impl ChatProvider for LuaSource {
                         deliver(chunk, sink);
                     }
                 }
+                if finished && progress.end_within(END_WAIT) {
+                    events.ends_here();
+                }
             }
             StreamFormat::Ndjson => {
-                for line in response.into_ndjson() {
+                let mut lines = response.into_ndjson();
+                for line in &mut lines {
                     progress.mark();
                     let line = line.map_err(|e| self.http_err(e))?;
                     if let Some(chunk) = self.chunk(&line.to_string())? {
@@ -243,6 +252,9 @@ impl ChatProvider for LuaSource {
                             break;
                         }
                     }
+                }
+                if finished && progress.end_within(END_WAIT) {
+                    lines.ends_here();
                 }
             }
         }
