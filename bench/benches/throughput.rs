@@ -1,8 +1,8 @@
 //! Turns per second under concurrency: a real `hearthd` child, the embedding model off, a
 //! loopback OpenAI-compatible server that answers at once as its only source, and 1, 10 and 50
 //! clients each sending `send` requests over the Unix socket until a fixed total. Beside it, in
-//! the same run, the two floors a turn cannot beat: the loopback server's own request rate (a
-//! bare HTTP client hammering it) and the fsync floor of the data dir's disk (write+fsync on a
+//! the same run, the two floors a turn cannot beat: the loopback server's own request rate (bare
+//! HTTP clients on kept connections hammering it) and the fsync floor of the data dir's disk (write+fsync on a
 //! file, and SQLite WAL `synchronous=FULL` autocommit inserts).
 //!
 //! HEARTH_TURNS sets the turns per level (default 500), HEARTH_ROUNDS the repeats (default 3);
@@ -150,8 +150,9 @@ fn run_level(daemon: &Daemon, clients: usize, total: usize) -> Level {
     }
 }
 
-/// The loopback server's own rate: `clients` bare HTTP/1.1 clients posting a chat request and
-/// reading the streamed answer to the end (the server closes each connection).
+/// The loopback server's own rate: `clients` bare HTTP/1.1 clients, each on one kept-alive
+/// connection (as the daemon's client keeps its own), posting a chat request and reading the
+/// streamed answer to the end of its chunked body, acknowledging each read at once.
 fn stub_rate(addr: &str, clients: usize) -> f64 {
     let body =
         r#"{"model":"test-model","stream":true,"messages":[{"role":"user","content":"hi"}]}"#;
@@ -166,13 +167,21 @@ fn stub_rate(addr: &str, clients: usize) -> f64 {
         .map(|_| {
             let (addr, req, done) = (addr.to_string(), req.clone(), done.clone());
             std::thread::spawn(move || {
-                let mut buf = Vec::new();
+                let mut s = TcpStream::connect(&addr).expect("connect stub");
+                let mut answer = Vec::new();
+                let mut buf = [0u8; 4096];
                 while started.elapsed() < FLOOR_WINDOW {
-                    let mut s = TcpStream::connect(&addr).expect("connect stub");
                     s.write_all(req.as_bytes()).expect("request");
-                    buf.clear();
-                    s.read_to_end(&mut buf).expect("answer");
-                    assert!(buf.starts_with(b"HTTP/1.1 200"), "stub answered badly");
+                    answer.clear();
+                    while !answer.ends_with(b"0\r\n\r\n") {
+                        // As the daemon's client does: the stub leaves Nagle's algorithm on,
+                        // and a delayed acknowledgement would hold its next write 40 ms.
+                        let _ = socket2::SockRef::from(&s).set_tcp_quickack(true);
+                        let n = s.read(&mut buf).expect("answer");
+                        assert!(n > 0, "the stub closed a kept connection");
+                        answer.extend_from_slice(&buf[..n]);
+                    }
+                    assert!(answer.starts_with(b"HTTP/1.1 200"), "stub answered badly");
                     done.fetch_add(1, Ordering::Relaxed);
                 }
             })

@@ -157,6 +157,34 @@ fn consecutive_streamed_calls_share_one_connection() {
     });
 }
 
+/// The delayed-acknowledgement stall: a server that leaves Nagle's algorithm on (as
+/// cpp-httplib does by default) holds each small write until the previous one is acknowledged,
+/// and a receiver that delays its acknowledgements (Linux does, up to 40 ms, once a connection
+/// settles into request and answer) holds that. A new connection hides it for its first
+/// segments; a kept one shows it on every answer unless the client acknowledges at once.
+#[test]
+fn small_writes_from_a_nagle_server_do_not_stall_a_kept_connection() {
+    within(Duration::from_secs(30), || {
+        let client = HttpClient::new();
+        let (base, accepted) = serve("text/event-stream", openai_events("hi"), Ending::Prompt);
+        let provider = source("openai", &base, &client);
+        let calls = 20u32;
+        let started = Instant::now();
+        for round in 0..calls {
+            let (result, text) = call(&provider);
+            result.unwrap_or_else(|e| panic!("call {round}: {e}"));
+            assert_eq!(text, "hi");
+        }
+        let took = started.elapsed();
+        assert_eq!(accepted.load(Ordering::SeqCst), 1);
+        // Stalled, each call waits about 40 ms; unstalled, well under 1 ms on loopback.
+        assert!(
+            took < Duration::from_millis(20) * calls,
+            "{calls} calls took {took:?}: answers waited for acknowledgements"
+        );
+    });
+}
+
 #[test]
 fn a_stream_held_open_after_its_end_marker_costs_a_bounded_wait() {
     within(Duration::from_secs(20), || {

@@ -1,6 +1,8 @@
 //! A scriptable LLM server on 127.0.0.1 speaking the real OpenAI chat-completions wire protocol
 //! (HTTP/1.1, `text/event-stream`, tool calls streamed in fragments). It stands in for a remote
-//! paid API; each test queues what the next calls answer and inspects what was asked.
+//! paid API; each test queues what the next calls answer and inspects what was asked. Like
+//! llama.cpp's server, Ollama and the cloud APIs, it keeps connections alive and frames each
+//! answer (a stream included) by its length or as a chunked body.
 
 use crossbeam_channel::{Receiver, Sender};
 use parking_lot::Mutex;
@@ -140,12 +142,24 @@ impl LlmServer {
     }
 }
 
+/// Answers requests on one connection until the client closes it or an answer cannot be
+/// written.
 fn serve(stream: TcpStream, state: &Mutex<State>, closed: &Sender<Instant>) {
     let mut reader = BufReader::new(stream.try_clone().expect("clone"));
     let mut out = stream;
+    while serve_one(&mut reader, &mut out, state, closed) {}
+}
+
+/// Reads one request and answers it; whether the connection can take another.
+fn serve_one(
+    reader: &mut BufReader<TcpStream>,
+    out: &mut TcpStream,
+    state: &Mutex<State>,
+    closed: &Sender<Instant>,
+) -> bool {
     let mut line = String::new();
     if reader.read_line(&mut line).unwrap_or(0) == 0 {
-        return;
+        return false;
     }
     let path = line.split_whitespace().nth(1).unwrap_or("/").to_string();
     let mut headers = Vec::new();
@@ -164,16 +178,16 @@ fn serve(stream: TcpStream, state: &Mutex<State>, closed: &Sender<Instant>) {
     }
     let mut body = vec![0; length];
     if reader.read_exact(&mut body).is_err() {
-        return;
+        return false;
     }
     if path.ends_with("/models") {
-        let _ = respond(
-            &mut out,
+        return respond(
+            out,
             200,
             "application/json",
             &json!({"data": [{"id": "test-model"}]}).to_string(),
-        );
-        return;
+        )
+        .is_ok();
     }
     let body: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
     let script = {
@@ -196,36 +210,30 @@ fn serve(stream: TcpStream, state: &Mutex<State>, closed: &Sender<Instant>) {
                 .unwrap_or_else(|| Script::text("default answer")),
         }
     };
-    match script {
-        Script::Status(code, text) => {
-            let _ = respond(&mut out, code, "application/json", &text);
-        }
+    let sent = match script {
+        Script::Status(code, text) => respond(out, code, "application/json", &text),
         Script::Silent => {
             let mut buf = [0u8; 64];
             // Blocks until the client shuts its side down.
             while matches!(reader.read(&mut buf), Ok(n) if n > 0) {}
             let _ = closed.send(Instant::now());
+            return false;
         }
-        Script::Text { pieces, delay } => {
-            let _ = stream_text(&mut out, &pieces, delay, None);
-        }
+        Script::Text { pieces, delay } => stream_text(out, &pieces, delay, None),
         Script::Gated {
             pieces,
             after,
             gate,
-        } => {
-            let _ = stream_text(&mut out, &pieces, Duration::ZERO, Some((after, gate)));
-        }
-        Script::Tools(calls) => {
-            let _ = stream_tools(&mut out, &calls);
-        }
-    }
+        } => stream_text(out, &pieces, Duration::ZERO, Some((after, gate))),
+        Script::Tools(calls) => stream_tools(out, &calls),
+    };
+    sent.is_ok()
 }
 
 fn respond(out: &mut TcpStream, code: u16, kind: &str, body: &str) -> std::io::Result<()> {
     write!(
         out,
-        "HTTP/1.1 {code} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+        "HTTP/1.1 {code} X\r\nContent-Type: {kind}\r\nContent-Length: {}\r\n\r\n{body}",
         body.len()
     )
 }
@@ -233,13 +241,25 @@ fn respond(out: &mut TcpStream, code: u16, kind: &str, body: &str) -> std::io::R
 fn sse_head(out: &mut TcpStream) -> std::io::Result<()> {
     write!(
         out,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nConnection: close\r\n\r\n"
+        "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\nTransfer-Encoding: chunked\r\n\r\n"
     )?;
     out.flush()
 }
 
+/// One event as one chunk of the body, sent at once.
 fn event(out: &mut TcpStream, data: &Value) -> std::io::Result<()> {
-    write!(out, "data: {data}\n\n")?;
+    raw_event(out, &format!("data: {data}\n\n"))
+}
+
+fn raw_event(out: &mut TcpStream, text: &str) -> std::io::Result<()> {
+    write!(out, "{:x}\r\n{text}\r\n", text.len())?;
+    out.flush()
+}
+
+/// `[DONE]`, then the end of the chunked body.
+fn done(out: &mut TcpStream) -> std::io::Result<()> {
+    raw_event(out, "data: [DONE]\n\n")?;
+    out.write_all(b"0\r\n\r\n")?;
     out.flush()
 }
 
@@ -276,8 +296,7 @@ fn stream_text(
         &json!({"id": "chatcmpl-1", "object": "chat.completion.chunk", "choices": [],
                        "usage": {"prompt_tokens": 10, "completion_tokens": pieces.len(), "total_tokens": 10 + pieces.len()}}),
     )?;
-    write!(out, "data: [DONE]\n\n")?;
-    out.flush()
+    done(out)
 }
 
 fn stream_tools(out: &mut TcpStream, calls: &[(String, Value)]) -> std::io::Result<()> {
@@ -306,6 +325,5 @@ fn stream_tools(out: &mut TcpStream, calls: &[(String, Value)]) -> std::io::Resu
         )?;
     }
     event(out, &chunk(json!({}), Some("tool_calls")))?;
-    write!(out, "data: [DONE]\n\n")?;
-    out.flush()
+    done(out)
 }

@@ -327,6 +327,11 @@ impl Transport for CancelTcpTransport {
             arm_read_timeout(wanted, &mut self.read_timeout, |t| {
                 stream.set_read_timeout(t)
             })?;
+            // Acknowledge at once. A server that leaves Nagle's algorithm on holds its next
+            // small write until this one is acknowledged, and Linux delays acknowledgements up
+            // to 40 ms once a kept connection settles into request and answer; the kernel
+            // clears the flag on its own, hence before every read.
+            let _ = socket2::SockRef::from(stream).set_tcp_quickack(true);
             match (&self.socket.stream).read(self.buffers.input_append_buf()) {
                 Ok(n) => break n,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted || timed_out(&e) => {}
