@@ -40,6 +40,11 @@ fn main() -> anyhow::Result<()> {
     }
     let daemon = Daemon::start(cfg).context("starting hearthd")?;
     let service = Service::start(&daemon);
+    // The word segmenter builds its dictionary (~0.2 s, seconds in a debug build) on first use,
+    // the store owner's first window append or keyword recall. Built here, on a thread with
+    // nothing else to do, so neither the user's first turn nor the acknowledgement of the
+    // inputs queued behind it waits for it; a shutdown signal meanwhile stays pending.
+    hearth_memory::tokens::jieba();
     let signal = signals.wait().context("waiting for a shutdown signal")?;
     tracing::info!(%signal, "shutting down");
     service.stopping();
