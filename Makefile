@@ -54,7 +54,7 @@ bench: setup
 		file="$(RECALL_DATA)/$$set.json"; \
 		[ -f "$$file" ] || { echo "recall: $$file is absent; skipping it"; continue; }; \
 		found=1; \
-		case $$set in *-pooled) variants=as-is ;; *) variants=as-is,undated,named ;; esac; \
+		case $$set in *-pooled) variants=as-is ;; *) variants=as-is,undated,named,third-person ;; esac; \
 		echo "recall: $$file ($$variants)"; \
 		./target/release/hearth bench recall "$$file" --k 1,5,10 --variant $$variants --ablate --graph \
 			--store-dir "$(RECALL_STORES)/$$set" --json "target/recall-$$set.json" || exit 1; \

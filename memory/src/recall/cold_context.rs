@@ -22,8 +22,10 @@ use crate::recall::clock::format_minute;
 use crate::recall::dense_index::{DenseHit, DenseIndex, EntryMeta};
 use crate::recall::excerpt::excerpt;
 use crate::recall::fusion::{
-    DEFAULT_RRF_K, FusionMethod, Ranked, Scored, reciprocal_rank_fusion, standard_score_fusion,
+    DEFAULT_RRF_K, Fused, FusionMethod, Population, Scored, above_chance_fusion,
+    rank_fusion_of_scored, standard_score_fusion,
 };
+use crate::recall::named_speakers::Speakers;
 use crate::recall::priors::QueryPriors;
 use crate::recall::terms::{index_tokens, query_tokens};
 use crate::recall::vector_text::{PlainText, VectorTextRules, text_for_vector};
@@ -48,16 +50,21 @@ const INJECT_INPUT_CHARS: usize = 480;
 /// How recall ranks and how much it injects.
 ///
 /// The ranking defaults are measured on dev sets where a date cannot tell whose history an entry
-/// is (ARCHITECTURE §7): rank fusion at the published constant and even weights, the speaker
+/// is (ARCHITECTURE §7): above-chance fusion (a dense list counts by how far its matches stand
+/// out of the whole store's cosines, so two dense models that tie a whole topic cannot outvote
+/// the keyword list's rare word) with even weights, the speaker weighing and the named-speaker
 /// weighing, a named span's boost, and recency only for queries that name a time. Candidates
-/// beyond the top 50 of each list are needed (`depth` 200). Passage averaging, sentence-level
-/// max-similarity, dense pseudo-relevance feedback, word-bigram BM25 and session-level score
-/// propagation measured flat or lower on the first pooled set, hence off or absent; standard-score
-/// fusion, a heavier keyword list and no dense floor measured within noise of the defaults.
+/// beyond the top 50 of each list are needed (`depth` 200). Passage averaging, best-passage
+/// scoring, sentence-level max-similarity, dense pseudo-relevance feedback, word-bigram BM25,
+/// session-level score propagation and session documents measured flat or lower, hence off or
+/// absent.
 #[derive(Clone, Debug, PartialEq)]
 pub struct RecallConfig {
     /// How the keyword and dense lists are fused.
     pub fusion: FusionMethod,
+    /// Under [`FusionMethod::AboveChance`], the share of what chance gives the best of the
+    /// store's cosines (`expected_best_of`) that a dense list's standard scores are lowered by.
+    pub chance_margin: f64,
     /// Reciprocal rank fusion constant.
     pub rrf_k: f64,
     /// Candidates taken from each index before fusion (at least the `k` asked for).
@@ -101,12 +108,16 @@ pub struct RecallConfig {
     pub agent_words_weight: f64,
     /// Factor on the user's inputs when the query asks about the agent's words.
     pub user_words_weight: f64,
+    /// Factor on a person's inputs when the query names other people who speak in the
+    /// history (and not them).
+    pub unnamed_speaker_weight: f64,
 }
 
 impl Default for RecallConfig {
     fn default() -> Self {
         Self {
-            fusion: FusionMethod::Rank,
+            fusion: FusionMethod::AboveChance,
+            chance_margin: 0.25,
             rrf_k: DEFAULT_RRF_K,
             depth: 200,
             dense_weight: 1.0,
@@ -125,6 +136,7 @@ impl Default for RecallConfig {
             time_window_boost: 2.0,
             agent_words_weight: 0.5,
             user_words_weight: 0.7,
+            unnamed_speaker_weight: 0.5,
         }
     }
 }
@@ -167,6 +179,14 @@ pub struct PruneOutcome {
     pub kept: usize,
     /// Cold ids of the archived events, in time order.
     pub archived: Vec<i64>,
+}
+
+/// A dense model's candidates for one query, and the cosines of the whole store they stand out
+/// of.
+#[derive(Debug, Default)]
+struct DenseList {
+    hits: Vec<DenseHit>,
+    population: Option<Population>,
 }
 
 /// A dense model and the in-memory index of its vectors in cold context (loaded on the first
@@ -268,25 +288,34 @@ impl DenseSpace {
     }
 
     /// The `depth` entries nearest to `query` among those the priors admit, best first, less
-    /// those under `relative_floor` × the best cosine. Empty while the index is.
+    /// those under `relative_floor` × the best cosine, and the distribution of every entry's
+    /// cosine. Empty while the index is.
     fn search(
         &self,
         query: &[f32],
         depth: usize,
         priors: &QueryPriors,
         relative_floor: f32,
-    ) -> Result<Vec<DenseHit>, RecallError> {
+    ) -> Result<DenseList, RecallError> {
         let Some(index) = self.index.as_ref().filter(|i| !i.is_empty()) else {
-            return Ok(Vec::new());
+            return Ok(DenseList::default());
         };
-        let mut hits = index.search(query, depth, |m| priors.admits(m.timestamp_ms))?;
+        let (mut hits, moments) = index.search(query, depth, |m| priors.admits(m.timestamp_ms))?;
         // Ranks alone cannot tell a close second from a distant one; without this floor a
         // weak match a day newer would overtake the clear answer once recency weighs in.
         if let Some(best) = hits.first().map(|d| d.1) {
             let floor = best * relative_floor;
             hits.retain(|d| d.1 >= floor);
         }
-        Ok(hits)
+        let population = match (moments.mean(), moments.std_dev()) {
+            (Some(mean), Some(std_dev)) => Some(Population {
+                mean,
+                std_dev,
+                count: moments.count,
+            }),
+            _ => None,
+        };
+        Ok(DenseList { hits, population })
     }
 
     /// Adds freshly stored vectors to the index, when it is loaded (otherwise its load reads
@@ -321,6 +350,9 @@ pub struct ColdContext {
     /// Every entry up to this id has been through the back-fill: the next step starts after it.
     /// New entries only ever get higher ids.
     companion_backfilled_to: i64,
+    /// The people who speak in cold context, read from the store on the first recall and kept
+    /// current by archive (`None`: not read yet, or the store was written behind our back).
+    speakers: Option<Speakers>,
 }
 
 impl std::fmt::Debug for ColdContext {
@@ -351,6 +383,7 @@ impl ColdContext {
             companion_failure_announced: false,
             companion_deferred: false,
             companion_backfilled_to: i64::MIN,
+            speakers: None,
         }
     }
 
@@ -406,6 +439,7 @@ impl ColdContext {
             space.index = None;
         }
         self.companion_backfilled_to = i64::MIN;
+        self.speakers = None;
         &mut self.store
     }
 
@@ -510,6 +544,11 @@ impl ColdContext {
             .iter()
             .map(|e| EntryMeta::new(e.record.event.timestamp_ms, &e.record.event.source))
             .collect();
+        if let Some(speakers) = self.speakers.as_mut() {
+            for e in events {
+                speakers.add_source(&e.record.event.source);
+            }
+        }
 
         let fingerprint = self.fingerprint().map(str::to_owned);
         let current = |e: &StoredEvent| -> Option<Vec<f32>> {
@@ -785,7 +824,8 @@ impl ColdContext {
             return Ok(Vec::new());
         }
         self.ensure_indexes()?;
-        let priors = QueryPriors::new(query, now_ms, &self.config);
+        let speakers = self.speakers.as_ref().expect("loaded by ensure_indexes");
+        let priors = QueryPriors::new(query, now_ms, &self.config).with_speakers(query, speakers);
         let depth = self.config.depth.max(k);
         let keyword = self.keyword_hits(query, depth, &priors)?;
         let query_vec = self.embed_query(query);
@@ -793,63 +833,22 @@ impl ColdContext {
             (Some(q), Some(space)) => {
                 space.search(q, depth, &priors, self.config.dense_relative_floor)?
             }
-            _ => Vec::new(),
+            _ => DenseList::default(),
         };
         let companion = self.companion_hits(query, depth, &priors)?;
         let meta: HashMap<i64, EntryMeta> = dense
+            .hits
             .iter()
-            .chain(&companion)
+            .chain(&companion.hits)
             .map(|d| (d.0, d.2))
             .chain(keyword.iter().map(|k| (k.0, k.2)))
             .collect();
-        let c = &self.config;
-        // Empty without a companion: it adds nothing then.
-        let lists = [
-            (
-                &dense
-                    .iter()
-                    .map(|d| (d.0, f64::from(d.1)))
-                    .collect::<Vec<_>>(),
-                c.dense_weight,
-            ),
-            (
-                &keyword.iter().map(|k| (k.0, k.1)).collect(),
-                c.keyword_weight,
-            ),
-            (
-                &companion.iter().map(|d| (d.0, f64::from(d.1))).collect(),
-                c.companion_weight,
-            ),
-        ];
-        let fused = match c.fusion {
-            FusionMethod::Rank => {
-                let ids: Vec<Vec<i64>> = lists
-                    .iter()
-                    .map(|l| l.0.iter().map(|x| x.0).collect())
-                    .collect();
-                let ranked: Vec<Ranked<'_>> = ids
-                    .iter()
-                    .zip(&lists)
-                    .map(|(ids, l)| Ranked { ids, weight: l.1 })
-                    .collect();
-                reciprocal_rank_fusion(&ranked, c.rrf_k)
-            }
-            FusionMethod::StandardScore => {
-                let scored: Vec<Scored<'_>> = lists
-                    .iter()
-                    .map(|l| Scored {
-                        ids: l.0,
-                        weight: l.1,
-                    })
-                    .collect();
-                standard_score_fusion(&scored)
-            }
-        };
+        let fused = self.fuse(&dense, &keyword, &companion);
         let mut fused: Vec<(i64, f64)> = fused
             .into_iter()
             .filter_map(|f| {
                 let m = meta.get(&f.id)?;
-                Some((f.id, f.score * priors.factor(m.timestamp_ms, m.speaker)))
+                Some((f.id, f.score * priors.entry_factor(m)))
             })
             .filter(|&(_, score)| score > 0.0)
             .collect();
@@ -869,11 +868,16 @@ impl ColdContext {
                 }
                 continue;
             };
-            let dense_cosine = dense.iter().find(|d| d.0 == id).map(|d| d.1).or_else(|| {
-                let index = self.dense.as_ref()?.index.as_ref()?;
-                let q = query_vec.as_ref()?;
-                index.score(id, q)
-            });
+            let dense_cosine = dense
+                .hits
+                .iter()
+                .find(|d| d.0 == id)
+                .map(|d| d.1)
+                .or_else(|| {
+                    let index = self.dense.as_ref()?.index.as_ref()?;
+                    let q = query_vec.as_ref()?;
+                    index.score(id, q)
+                });
             out.push(Recalled {
                 id,
                 event: entry.event,
@@ -884,6 +888,54 @@ impl ColdContext {
             });
         }
         Ok(out)
+    }
+
+    /// The three candidate lists fused by the configured method: the main model's, the
+    /// keywords' and the companion's (empty without one: it adds nothing then).
+    fn fuse(
+        &self,
+        dense: &DenseList,
+        keyword: &[(i64, f64, EntryMeta)],
+        companion: &DenseList,
+    ) -> Vec<Fused> {
+        let c = &self.config;
+        let scores = |hits: &[DenseHit]| -> Vec<(i64, f64)> {
+            hits.iter().map(|d| (d.0, f64::from(d.1))).collect()
+        };
+        let (dense_scores, companion_scores) = (scores(&dense.hits), scores(&companion.hits));
+        let keyword_scores: Vec<(i64, f64)> = keyword.iter().map(|k| (k.0, k.1)).collect();
+        let lists = [
+            Scored {
+                ids: &dense_scores,
+                weight: c.dense_weight,
+                population: dense.population,
+            },
+            Scored {
+                ids: &keyword_scores,
+                weight: c.keyword_weight,
+                population: None,
+            },
+            Scored {
+                ids: &companion_scores,
+                weight: c.companion_weight,
+                population: companion.population,
+            },
+        ];
+        match c.fusion {
+            FusionMethod::Rank => rank_fusion_of_scored(&lists, c.rrf_k),
+            FusionMethod::StandardScore => {
+                // Each list against its own candidates: the populations are left out.
+                let own: Vec<Scored<'_>> = lists
+                    .iter()
+                    .map(|l| Scored {
+                        population: None,
+                        ..*l
+                    })
+                    .collect();
+                standard_score_fusion(&own, 0.0)
+            }
+            FusionMethod::AboveChance => above_chance_fusion(&lists, c.chance_margin, c.rrf_k),
+        }
     }
 
     /// [`peek`](Self::peek), then one access counted on every returned entry. Nothing is removed
@@ -1028,10 +1080,17 @@ impl ColdContext {
         line
     }
 
-    /// Loads the vector indexes that are not loaded.
+    /// Loads the vector indexes and the speakers that are not loaded.
     fn ensure_indexes(&mut self) -> Result<(), RecallError> {
         for space in [&mut self.dense, &mut self.companion].into_iter().flatten() {
             space.ensure_index(&self.store)?;
+        }
+        if self.speakers.is_none() {
+            let mut speakers = Speakers::default();
+            for source in self.store.cold_sources()? {
+                speakers.add_source(&source);
+            }
+            self.speakers = Some(speakers);
         }
         Ok(())
     }
@@ -1090,20 +1149,20 @@ impl ColdContext {
         query: &str,
         depth: usize,
         priors: &QueryPriors,
-    ) -> Result<Vec<DenseHit>, RecallError> {
+    ) -> Result<DenseList, RecallError> {
         // Weight 0 switches the companion's ranking off: no query to embed then.
         let Some(space) = self
             .companion
             .as_ref()
             .filter(|_| self.config.companion_weight > 0.0)
         else {
-            return Ok(Vec::new());
+            return Ok(DenseList::default());
         };
         match space.embed_query(query) {
             Ok(q) => space.search(&q, depth, priors, self.config.companion_relative_floor),
             Err(reason) => {
                 self.announce_companion_failure(&reason);
-                Ok(Vec::new())
+                Ok(DenseList::default())
             }
         }
     }

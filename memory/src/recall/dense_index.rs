@@ -6,8 +6,9 @@
 
 use std::collections::HashMap;
 
+use crate::recall::named_speakers::speaker_key;
 use crate::recall::priors::Speaker;
-use crate::simd::{Kernel, QuantMatrix, SimdError, TopK};
+use crate::simd::{Kernel, QuantMatrix, ScoreMoments, SimdError, TopK};
 use crate::store::VectorColumn;
 use crate::{StoreError, StoreReader};
 
@@ -17,6 +18,8 @@ use crate::{StoreError, StoreReader};
 pub(crate) struct EntryMeta {
     pub timestamp_ms: i64,
     pub speaker: Speaker,
+    /// [`speaker_key`] of the entry's source.
+    pub source_key: u64,
 }
 
 impl EntryMeta {
@@ -25,6 +28,7 @@ impl EntryMeta {
         Self {
             timestamp_ms,
             speaker: Speaker::of_source(source),
+            source_key: speaker_key(source),
         }
     }
 }
@@ -126,21 +130,26 @@ impl DenseIndex {
         self.matrix.score(Kernel::best(), row, query)
     }
 
-    /// The `k` entries most similar to `query` among those `keep` admits, best first. Serial: a
-    /// recall runs on one service thread and must not wake the pool for a few thousand rows.
+    /// The `k` entries most similar to `query` among those `keep` admits, best first, and the
+    /// moments of every entry's cosine. Serial: a recall runs on one service thread and must
+    /// not wake the pool for a few thousand rows.
     pub(crate) fn search(
         &self,
         query: &[f32],
         k: usize,
         keep: impl Fn(&EntryMeta) -> bool + Sync,
-    ) -> Result<Vec<DenseHit>, SimdError> {
-        let hits =
-            TopK::new()
-                .parallel_min_rows(usize::MAX)
-                .run_where(&self.matrix, query, k, |row| keep(&self.meta[row]))?;
-        Ok(hits
+    ) -> Result<(Vec<DenseHit>, ScoreMoments), SimdError> {
+        let scan = TopK::new().parallel_min_rows(usize::MAX).scan_where(
+            &self.matrix,
+            query,
+            k,
+            |row| keep(&self.meta[row]),
+        )?;
+        let hits = scan
+            .hits
             .into_iter()
             .map(|(row, score)| (self.ids[row], score, self.meta[row]))
-            .collect())
+            .collect();
+        Ok((hits, scan.moments))
     }
 }

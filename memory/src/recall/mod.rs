@@ -16,6 +16,7 @@ mod dense_index;
 mod error;
 mod excerpt;
 mod fusion;
+mod named_speakers;
 mod priors;
 mod speaker_focus;
 mod terms;
@@ -33,7 +34,8 @@ pub use cold_context::{
 };
 pub use error::RecallError;
 pub use fusion::{
-    DEFAULT_RRF_K, Fused, FusionMethod, Ranked, Scored, reciprocal_rank_fusion,
+    DEFAULT_RRF_K, Fused, FusionMethod, MIN_STANDARD_SAMPLE, Population, RANK_SHARE, Ranked,
+    Scored, above_chance_fusion, expected_best_of, rank_fusion_of_scored, reciprocal_rank_fusion,
     standard_score_fusion,
 };
 pub use terms::{index_tokens, query_tokens, search_terms};

@@ -19,8 +19,15 @@
 //!   answers match many queries by sheer vocabulary. Unless the query asks about the agent's
 //!   own words ("the restaurant you recommended", see `speaker_focus`), the agent's entries
 //!   count `agent_words_weight`; when it does, the user's entries count `user_words_weight`.
+//! - **Whom it names.** When the query names people who speak in the history ("what did Ana
+//!   say about the trip", see `named_speakers`), the inputs of the others count
+//!   `unnamed_speaker_weight`.
+
+use std::collections::HashSet;
 
 use crate::recall::RecallConfig;
+use crate::recall::dense_index::EntryMeta;
+use crate::recall::named_speakers::Speakers;
 use crate::recall::speaker_focus::asks_about_agent_words;
 use crate::recall::time_expr::{TimeWindow, time_windows};
 use crate::recall::vector_text::{AGENT_SOURCE, COLD_STORAGE_SOURCE};
@@ -38,6 +45,7 @@ impl RecallConfig {
             time_window_boost: 1.0,
             agent_words_weight: 1.0,
             user_words_weight: 1.0,
+            unnamed_speaker_weight: 1.0,
             ..self
         }
     }
@@ -76,6 +84,9 @@ pub(crate) struct QueryPriors {
     window_boost: f64,
     agent_weight: f64,
     user_weight: f64,
+    /// Keys of the speakers the query names (empty: it names none).
+    named: HashSet<u64>,
+    unnamed_weight: f64,
 }
 
 impl QueryPriors {
@@ -101,7 +112,29 @@ impl QueryPriors {
             window_boost: config.time_window_boost,
             agent_weight: config.agent_words_weight,
             user_weight: config.user_words_weight,
+            named: HashSet::new(),
+            unnamed_weight: config.unnamed_speaker_weight,
         }
+    }
+
+    /// These priors, knowing who speaks in the history.
+    pub(crate) fn with_speakers(mut self, query: &str, speakers: &Speakers) -> Self {
+        self.named = speakers.named_in(query);
+        self
+    }
+
+    /// The factor on the fused score of an entry with `meta`: [`factor`](Self::factor), and
+    /// `unnamed_speaker_weight` on a person's input when the query names others.
+    pub(crate) fn entry_factor(&self, meta: &EntryMeta) -> f64 {
+        let named = if meta.speaker == Speaker::User
+            && !self.named.is_empty()
+            && !self.named.contains(&meta.source_key)
+        {
+            self.unnamed_weight
+        } else {
+            1.0
+        };
+        self.factor(meta.timestamp_ms, meta.speaker) * named
     }
 
     /// Entries at or after this instant (the start of the local day after the query's) are

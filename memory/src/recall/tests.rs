@@ -377,6 +377,7 @@ fn recall_fuses_dense_and_keyword_rankings_by_rrf() {
         let dir = TempDir::new("fuse");
         let (mut cold, ids) = seeded(&dir, Some(concept_embedder()));
         cold.set_config(RecallConfig {
+            fusion: FusionMethod::Rank,
             rrf_k: 60.0,
             // Exact fused scores: no weighing by age, every dense candidate kept.
             recency_half_life_days: 0.0,
@@ -401,9 +402,105 @@ fn recall_fuses_dense_and_keyword_rankings_by_rrf() {
         assert!(hits[1].keyword_score.is_none());
         // With the default floor the weak dense matches (cosine ~0.01 against ~0.99) are no
         // candidates at all: only the real match is left.
-        cold.set_config(RecallConfig::default());
+        cold.set_config(RecallConfig {
+            fusion: FusionMethod::Rank,
+            ..RecallConfig::default()
+        });
         let hits = cold.peek("kitten", 3, ASKED).expect("peek");
         assert_eq!(ids_of(&hits), [ids[0]]);
+    });
+}
+
+#[test]
+fn recall_by_default_counts_a_dense_match_by_how_far_it_stands_out_of_the_store() {
+    watchdog(30, || {
+        let dir = TempDir::new("above-chance");
+        let (mut cold, ids) = seeded(&dir, Some(concept_embedder()));
+        cold.set_config(RecallConfig {
+            recency_half_life_days: 0.0,
+            dense_relative_floor: 0.0,
+            ..RecallConfig::default()
+        });
+        assert_eq!(cold.config().fusion, FusionMethod::AboveChance);
+        let hits = cold.peek("kitten", 5, ASKED).expect("peek");
+        assert_eq!(hits.len(), 5, "every candidate keeps a place");
+        // The dense list's standard score is taken against all five entries' cosines, less a
+        // quarter of what chance gives the best of five; the keyword list has entry 0 alone
+        // (weight 1); a first place in each list adds a third of a deviation.
+        let cosines: Vec<f64> = hits
+            .iter()
+            .map(|h| f64::from(h.dense_cosine.expect("cosine")))
+            .collect();
+        let mean = cosines.iter().sum::<f64>() / 5.0;
+        let dev = (cosines.iter().map(|c| (c - mean).powi(2)).sum::<f64>() / 5.0).sqrt();
+        let z = (cosines[0] - mean) / dev - 0.25 * expected_best_of(5);
+        let share = RANK_SHARE * 61.0;
+        let want = z + 1.0 + share * 2.0 / 61.0;
+        assert_eq!(hits[0].id, ids[0]);
+        assert!(
+            (hits[0].score - want).abs() < 1e-6,
+            "{} vs {want}",
+            hits[0].score
+        );
+        // The others stand below the store's mean: only their ranks count, in the dense
+        // list's order.
+        assert!(cosines[1..].windows(2).all(|w| w[0] >= w[1]), "{cosines:?}");
+        for (rank, h) in hits[1..].iter().enumerate() {
+            let tie = share / (60.0 + 2.0 + rank as f64);
+            assert!((h.score - tie).abs() < 1e-12, "{} vs {tie}", h.score);
+        }
+    });
+}
+
+#[test]
+fn a_query_naming_a_speaker_favours_their_own_words() {
+    watchdog(30, || {
+        for embedder in [None, Some(concept_embedder())] {
+            let dir = TempDir::new("named-speaker");
+            let mut cold = ColdContext::new(dir.store(), embedder);
+            let said = |ts, who: &str| {
+                ContextEvent::new(ts, who, "the spare keys are in the blue drawer by the door")
+            };
+            let ids = cold
+                .archive_events(
+                    vec![
+                        said(1_000, "Ben"),
+                        said(2_000, "Ana"),
+                        said(3_000, "Ana Lima"),
+                    ],
+                    "import",
+                    10_000,
+                )
+                .expect("archive");
+            let first =
+                |cold: &mut ColdContext, q: &str| cold.peek(q, 3, ASKED).expect("peek")[0].id;
+            // The same words from three people: the one the query names comes first.
+            assert_eq!(
+                first(&mut cold, "where did ana say the spare keys are"),
+                ids[1]
+            );
+            assert_eq!(first(&mut cold, "where did BEN put the spare keys"), ids[0]);
+            assert_eq!(first(&mut cold, "Ana Lima and the spare keys"), ids[2]);
+            // Named by nobody, they keep the fused order; and the prior is a weighing, not a
+            // filter: the others are still recalled.
+            let hits = cold.peek("spare keys drawer", 3, ASKED).expect("peek");
+            assert_eq!(hits.len(), 3);
+            let hits = cold
+                .peek("where did Ben put the spare keys", 3, ASKED)
+                .expect("peek");
+            assert_eq!(hits.len(), 3);
+            // Equal words: the unnamed count about half (their ranks differ a little).
+            let ratio = hits[1].score / hits[0].score;
+            assert!((0.45..0.55).contains(&ratio), "{ratio}");
+            // A speaker archived after the first recall is known at once.
+            let more = cold
+                .archive_events(vec![said(4_000, "Carla")], "import", 10_000)
+                .expect("archive");
+            assert_eq!(
+                first(&mut cold, "did carla mention the spare keys"),
+                more[0]
+            );
+        }
     });
 }
 

@@ -3,7 +3,7 @@
 
 use std::str::FromStr;
 
-use crate::recall::RecallConfig;
+use crate::recall::{FusionMethod, RecallConfig};
 
 /// Which dense rankings are fused with the keywords. `use` is the main (default) model, `e5`
 /// the companion; a list switched off gets weight 0 and adds nothing to the fusion.
@@ -96,15 +96,37 @@ impl FromStr for PriorsSwitch {
     }
 }
 
-/// Every combination of dense lists and priors over `base`, labelled `dense=…,priors=…`,
-/// `base` under the given switches first.
+/// The label of a run with these switches.
+pub fn arm_label(dense: DenseLists, priors: PriorsSwitch, fusion: FusionMethod) -> String {
+    format!(
+        "dense={},priors={},fusion={}",
+        dense.name(),
+        priors.name(),
+        fusion.name()
+    )
+}
+
+/// Every combination of dense lists and priors over `base` (labelled by [`arm_label`]), `base`
+/// under the given switches first; then the other fusion methods with every list and the
+/// priors on.
 pub fn ablation_grid(base: &RecallConfig) -> Vec<(String, RecallConfig)> {
     let mut out = Vec::new();
     for priors in [PriorsSwitch::On, PriorsSwitch::Off] {
         for dense in DenseLists::ALL {
             out.push((
-                format!("dense={},priors={}", dense.name(), priors.name()),
+                arm_label(dense, priors, base.fusion),
                 priors.apply(dense.apply(base.clone())),
+            ));
+        }
+    }
+    for fusion in FusionMethod::ALL {
+        if fusion != base.fusion {
+            out.push((
+                arm_label(DenseLists::Both, PriorsSwitch::On, fusion),
+                RecallConfig {
+                    fusion,
+                    ..base.clone()
+                },
             ));
         }
     }
@@ -139,13 +161,23 @@ mod tests {
     #[test]
     fn the_grid_covers_every_combination_once() {
         let grid = ablation_grid(&RecallConfig::default());
-        assert_eq!(grid.len(), 8);
-        assert_eq!(grid[0].0, "dense=both,priors=on");
+        assert_eq!(grid.len(), 10);
+        assert_eq!(grid[0].0, "dense=both,priors=on,fusion=above-chance");
         assert_eq!(grid[0].1, RecallConfig::default());
         let labels: std::collections::HashSet<&str> = grid.iter().map(|g| g.0.as_str()).collect();
-        assert_eq!(labels.len(), 8);
+        assert_eq!(labels.len(), 10);
+        let configs: Vec<&RecallConfig> = grid.iter().map(|g| &g.1).collect();
+        assert!(
+            configs
+                .iter()
+                .enumerate()
+                .all(|(i, c)| configs[..i].iter().all(|d| d != c)),
+            "every arm ranks differently"
+        );
+        assert_eq!(grid[9].0, "dense=both,priors=on,fusion=rank");
+        assert_eq!(grid[9].1.fusion, FusionMethod::Rank);
         let off = &grid[7].1;
-        assert_eq!(grid[7].0, "dense=none,priors=off");
+        assert_eq!(grid[7].0, "dense=none,priors=off,fusion=above-chance");
         assert_eq!(off.recency_half_life_days, 0.0);
         assert_eq!(off.time_window_boost, 1.0);
         assert_eq!(off.agent_words_weight, 1.0);

@@ -53,6 +53,8 @@ impl Report {
                 "evidence": self.injected_evidence(),
             },
             "config": {
+                "fusion": c.fusion.name(),
+                "chance_margin": c.chance_margin,
                 "rrf_k": c.rrf_k,
                 "depth": c.depth,
                 "dense_weight": c.dense_weight,

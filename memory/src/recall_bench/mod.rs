@@ -29,6 +29,7 @@ mod prune_replay;
 mod report;
 #[cfg(test)]
 mod tests;
+mod third_person;
 mod variant;
 
 use std::collections::HashMap;
@@ -41,7 +42,7 @@ use crate::recall::{
 };
 use crate::{ContextEvent, DEFAULT_MAX_CONTEXT_TOKENS, MemoryModels, Store, compute_token_budget};
 
-pub use ablation::{DenseLists, PriorsSwitch, ablation_grid};
+pub use ablation::{DenseLists, PriorsSwitch, ablation_grid, arm_label};
 pub use assist::{AssistError, AssistIngest, RecallAssist, fuse_assisted};
 pub use format::{CorpusItem, Question, RECALL_FORMAT, RecallSet};
 pub use prune_replay::{PruneReport, run_prune};
@@ -140,8 +141,8 @@ pub fn run_variant(
         dir = dir.map(|d| d.join(format!("sample-{n}")));
     }
     let set = variant.apply(set);
-    if variant.rewrites_items() {
-        dir = dir.map(|d| d.join(variant.name()));
+    if let Some(items) = variant.items_name() {
+        dir = dir.map(|d| d.join(items));
     }
     run_set(
         &set,

@@ -284,8 +284,10 @@ impl Report {
         let c = &self.config;
         let _ = writeln!(
             out,
-            "        rrf k {}, depth {}, weights dense {} / keyword {}, dense floor {} of the best, \
-             passages {} chars",
+            "        fusion {} (chance margin {}), rrf k {}, depth {}, weights dense {} / keyword {}, \
+             dense floor {} of the best, passages {} chars",
+            c.fusion.name(),
+            c.chance_margin,
             c.rrf_k,
             c.depth,
             c.dense_weight,

@@ -251,6 +251,24 @@ fn variants_rewrite_only_what_they_name() {
     assert_eq!(named.questions, set.questions);
     assert_eq!(SetVariant::AsIs.apply(set.clone()), set);
     assert_eq!("named".parse::<SetVariant>(), Ok(SetVariant::Named));
+    let third = SetVariant::ThirdPerson.apply(set.clone());
+    assert_eq!(third.corpora, named.corpora);
+    assert_eq!(third.name, "recall-small+third-person");
+    for (asked, was) in third.questions.iter().zip(&set.questions) {
+        assert_eq!((&asked.id, &asked.evidence), (&was.id, &was.evidence));
+    }
+    assert!(
+        third
+            .questions
+            .iter()
+            .zip(&set.questions)
+            .any(|(a, b)| a.text != b.text && a.text.contains(NAMED_USER)),
+        "a first-person question names the user"
+    );
+    assert_eq!(
+        "third-person".parse::<SetVariant>(),
+        Ok(SetVariant::ThirdPerson)
+    );
     assert!("dated".parse::<SetVariant>().is_err());
 }
 

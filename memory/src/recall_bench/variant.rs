@@ -7,6 +7,9 @@
 //! - **named**: the two sides of each conversation speak under people's names instead of
 //!   `user` / `assistant`, as in a household's or a group's history: recall can no longer tell
 //!   the assistant's words from a person's by the speaker.
+//! - **third-person**: named, and the questions name them too ("what did Ana buy", "the hotel
+//!   Ben recommended") instead of "I" and "you", as someone asks about other people's
+//!   conversations: the question no longer says whose words it is after by its pronouns.
 //!
 //! Transformations only rewrite fields; ids, sessions and evidence stay, so the same questions
 //! are scored against the same items.
@@ -14,6 +17,7 @@
 use std::collections::HashSet;
 use std::str::FromStr;
 
+use super::third_person::third_person;
 use super::{AGENT_SOURCE, RecallSet};
 
 /// The name the user side speaks under in the named variant.
@@ -31,11 +35,18 @@ pub enum SetVariant {
     Undated,
     /// Speakers renamed to people's names.
     Named,
+    /// Speakers named, and the questions ask about them by name.
+    ThirdPerson,
 }
 
 impl SetVariant {
     /// Every variant, in report order.
-    pub const ALL: [SetVariant; 3] = [SetVariant::AsIs, SetVariant::Undated, SetVariant::Named];
+    pub const ALL: [SetVariant; 4] = [
+        SetVariant::AsIs,
+        SetVariant::Undated,
+        SetVariant::Named,
+        SetVariant::ThirdPerson,
+    ];
 
     /// The name used on the command line and in reports.
     pub fn name(self) -> &'static str {
@@ -43,12 +54,18 @@ impl SetVariant {
             SetVariant::AsIs => "as-is",
             SetVariant::Undated => "undated",
             SetVariant::Named => "named",
+            SetVariant::ThirdPerson => "third-person",
         }
     }
 
-    /// Whether the items differ from the file's (a kept store of the file cannot serve them).
-    pub fn rewrites_items(self) -> bool {
-        self == SetVariant::Named
+    /// The name of the items' rewrite, when the items differ from the file's (a kept store of
+    /// the file cannot serve them); variants that rewrite items alike (named and third-person
+    /// differ in their questions only) share a kept store.
+    pub fn items_name(self) -> Option<&'static str> {
+        match self {
+            SetVariant::AsIs | SetVariant::Undated => None,
+            SetVariant::Named | SetVariant::ThirdPerson => Some(SetVariant::Named.name()),
+        }
     }
 
     /// `set` transformed; its name gets the variant's as a suffix.
@@ -60,19 +77,28 @@ impl SetVariant {
                     q.time = None;
                 }
             }
-            SetVariant::Named => {
-                for item in set.corpora.values_mut().flatten() {
-                    item.speaker = if item.speaker == "assistant" || item.speaker == AGENT_SOURCE {
-                        NAMED_PARTNER
-                    } else {
-                        NAMED_USER
-                    }
-                    .to_owned();
+            SetVariant::Named => name_speakers(&mut set),
+            SetVariant::ThirdPerson => {
+                name_speakers(&mut set);
+                for q in &mut set.questions {
+                    q.text = third_person(&q.text, NAMED_USER, NAMED_PARTNER);
                 }
             }
         }
         set.name = format!("{}+{}", set.name, self.name());
         set
+    }
+}
+
+/// Every item of `set` said by [`NAMED_USER`] or, the assistant's, by [`NAMED_PARTNER`].
+fn name_speakers(set: &mut RecallSet) {
+    for item in set.corpora.values_mut().flatten() {
+        item.speaker = if item.speaker == "assistant" || item.speaker == AGENT_SOURCE {
+            NAMED_PARTNER
+        } else {
+            NAMED_USER
+        }
+        .to_owned();
     }
 }
 
@@ -83,7 +109,9 @@ impl FromStr for SetVariant {
         SetVariant::ALL
             .into_iter()
             .find(|v| v.name() == s)
-            .ok_or_else(|| format!("unknown set variant {s:?} (as-is, undated, named)"))
+            .ok_or_else(|| {
+                format!("unknown set variant {s:?} (as-is, undated, named, third-person)")
+            })
     }
 }
 

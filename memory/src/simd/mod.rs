@@ -38,7 +38,7 @@ pub use error::SimdError;
 pub use kernel::Kernel;
 pub use matrix::{BLOCK_FLOATS, Matrix, normalize};
 pub use quant::{QUANT_MAX, QuantMatrix, dequantize, quant_scale, quantize};
-pub use topk::{PARALLEL_MIN_ROWS, Rows, TopK, top_k, top_k_where};
+pub use topk::{PARALLEL_MIN_ROWS, Rows, Scan, ScoreMoments, TopK, top_k, top_k_where};
 
 /// The dot product of `a` and `b` with the best kernel of this CPU.
 ///

@@ -202,6 +202,45 @@ proptest! {
 }
 
 proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// The moments a scan returns are those of every row's score, whatever `keep` admits and
+    /// however many rows the result holds, serial or parallel.
+    #[test]
+    fn scan_moments_are_those_of_every_rows_score(
+        (matrix, query) in tied_matrix(3000, 24),
+        k in 0usize..20,
+        modulus in 1usize..4,
+    ) {
+        let keep = |row: usize| row.is_multiple_of(modulus);
+        let all = full_sort(Kernel::best(), &matrix, &query, matrix.len(), |_| true);
+        let mut want = ScoreMoments::default();
+        want.add(&all.iter().map(|s| s.1).collect::<Vec<f32>>());
+        for parallel_min_rows in [usize::MAX, 0] {
+            let scan = TopK::new()
+                .parallel_min_rows(parallel_min_rows)
+                .scan_where(&matrix, &query, k.max(1), keep)
+                .expect("matching dim");
+            prop_assert_eq!(scan.moments.count, matrix.len());
+            let (mean, dev) = (scan.moments.mean(), scan.moments.std_dev());
+            if matrix.is_empty() {
+                prop_assert_eq!((mean, dev), (None, None));
+                continue;
+            }
+            let exact_mean = all.iter().map(|s| f64::from(s.1)).sum::<f64>() / all.len() as f64;
+            let exact_var = all
+                .iter()
+                .map(|s| (f64::from(s.1) - exact_mean).powi(2))
+                .sum::<f64>()
+                / all.len() as f64;
+            prop_assert!((mean.expect("rows") - exact_mean).abs() < 1e-6);
+            prop_assert!((dev.expect("rows") - exact_var.sqrt()).abs() < 1e-3);
+            prop_assert_eq!(scan.hits, full_sort(Kernel::best(), &matrix, &query, k.max(1), keep));
+        }
+    }
+}
+
+proptest! {
     #![proptest_config(ProptestConfig::with_cases(24))]
 
     /// Parallel tasks start at every multiple of the task size, so rows land in blocks at

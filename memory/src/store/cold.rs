@@ -399,6 +399,20 @@ impl StoreReader {
         Ok(n.max(0) as u64)
     }
 
+    /// Every distinct source of a cold entry (a scan of the table: recall reads it once, then
+    /// keeps it current as it archives).
+    pub fn cold_sources(&self) -> Result<Vec<String>, StoreError> {
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT DISTINCT source FROM cold")
+            .ctx("cold_sources", &self.path)?;
+        let rows = stmt
+            .query_map([], |r| r.get::<_, String>(0))
+            .ctx("cold_sources", &self.path)?;
+        rows.collect::<Result<Vec<String>, _>>()
+            .ctx("cold_sources", &self.path)
+    }
+
     /// Keyword search: entries whose tokens contain any of `query_tokens` (space-separated,
     /// tokenised like the stored tokens), best first, at most `limit`. The score is SQLite's
     /// `bm25()` negated, so higher is better and every match scores above 0. Reads the full-text

@@ -122,7 +122,12 @@ struct RecallArgs {
     /// Query priors (recency, named time spans, whose words): on or off.
     #[arg(long, default_value = "on")]
     priors: hearth_memory::recall_bench::PriorsSwitch,
-    /// Also measure every combination of --dense and --priors on the same ingest.
+    /// How the lists are fused: above-chance (the default), standard (standard scores over each
+    /// list's own candidates), rank (reciprocal rank fusion).
+    #[arg(long, default_value = "above-chance")]
+    fusion: hearth_memory::FusionMethod,
+    /// Also measure every combination of --dense and --priors on the same ingest, and the other
+    /// fusion methods.
     #[arg(long)]
     ablate: bool,
     /// Also measure graph-assisted recall: each corpus distilled into an L3 graph with the
@@ -336,7 +341,7 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
 }
 
 fn bench_recall(args: &RecallArgs) -> ExitCode {
-    use hearth_memory::recall_bench::{Measure, System, ablation_grid, run_variant};
+    use hearth_memory::recall_bench::{Measure, System, ablation_grid, arm_label, run_variant};
     use hearth_memory::{MemoryModels, RecallConfig};
     let mut models = if args.no_model {
         MemoryModels::default()
@@ -353,9 +358,13 @@ fn bench_recall(args: &RecallArgs) -> ExitCode {
             models.companion = None;
         }
     }
-    let chosen = args.priors.apply(args.dense.apply(RecallConfig::default()));
+    let base = RecallConfig {
+        fusion: args.fusion,
+        ..RecallConfig::default()
+    };
+    let chosen = args.priors.apply(args.dense.apply(base.clone()));
     let mut arms = vec![(
-        format!("dense={},priors={}", args.dense.name(), args.priors.name()),
+        arm_label(args.dense, args.priors, args.fusion),
         chosen.clone(),
     )];
     if args.ablate {
