@@ -282,7 +282,8 @@ impl GraphMemory {
     /// Enters the scenes of one turn, once: the declared ones (`payload.scene`, then
     /// `chan:<source>`) and the emergent one its fingerprint joins or starts (channel, peer,
     /// part of the day at `utc_offset_secs`, up to three topic keywords of `query`; the
-    /// turn's tools are not known yet when its pass runs, so they are not part of it). The keys
+    /// turn's tools are not known yet when its pass runs: they join once its reply is recorded,
+    /// [`GraphMemory::note_turn_tools`]). The keys
     /// are noted for the turn's id, so facts distilled from it later are tagged with them.
     /// `None` without a graph, for an empty query, or when the graph failed (logged: a turn
     /// never fails because of its scene). A declared key with nothing left after
@@ -335,6 +336,30 @@ impl GraphMemory {
             keys: entry.keys,
             features,
         })
+    }
+
+    /// A turn's tools join its scenes once its reply is recorded (`event`, the agent's entry
+    /// carrying the turn's id; [`GraphStore::note_turn_tools`]): the pass that entered them ran
+    /// before the model chose a tool. Nothing for other entries, a turn without tools, or one
+    /// that entered no scene; a failure is logged and the turn is not affected.
+    pub(crate) fn note_turn_tools(&mut self, event: &hearth_memory::ContextEvent, now_ms: i64) {
+        let Some(graph) = self.store.as_mut() else {
+            return;
+        };
+        if event.source != hearth_memory::AGENT_SOURCE
+            || event.id.is_empty()
+            || event.tools_used.is_empty()
+        {
+            return;
+        }
+        let tools: Vec<&str> = event.tools_used.iter().map(String::as_str).collect();
+        match graph.note_turn_tools(&event.id, &tools, now_ms) {
+            Ok(keys) if !keys.is_empty() => {
+                tracing::debug!(turn = %event.id, scenes = ?keys, "the turn's tools joined its scenes");
+            }
+            Ok(_) => {}
+            Err(e) => tracing::warn!("the turn's tools did not join its scenes: {e}"),
+        }
     }
 
     /// One distillation pass: cold items archived since the cursor, then items that gave

@@ -444,6 +444,7 @@ impl MemoryState {
         match op {
             MemoryOp::Attach | MemoryOp::Install(_) => {}
             MemoryOp::Append(event) => {
+                ready.graph.note_turn_tools(&event, now);
                 if let Err(e) = cold.append(vec![event]) {
                     tracing::error!("context event not stored: {e}");
                 }

@@ -204,3 +204,101 @@ fn a_pass_enters_the_turns_scene_once_and_scene_policy_none_enters_nothing() {
     drop(cold);
     let _ = std::fs::remove_dir_all(dir);
 }
+
+/// The turn's tools join the scenes its pass entered once the agent's entry for it is
+/// recorded; a turn under `scene_policy: "none"` gets none, and only the agent's entry of a
+/// turn with tools adds any.
+#[test]
+fn a_turns_tools_join_the_scenes_its_pass_entered() {
+    use crate::graph_service::{GraphMemory, GraphRequest, GraphSettings};
+    use crate::input::InputEvent;
+    use crate::turn_scene::TurnScene;
+    let path = scratch_store("turn-tools");
+    let dir = path.parent().expect("scratch dir").to_path_buf();
+    let cfg = MemoryConfig {
+        store: path.clone(),
+        model: false,
+        model_dir: None,
+        max_context_size: 30,
+        protected: 10,
+        utc_offset_secs: 0,
+        graph: None,
+        knowledge: None,
+    };
+    let mut cold = ColdContext::new(
+        hearth_memory::Store::open(&path).expect("store opens"),
+        None,
+    );
+    let settings = GraphSettings {
+        path: dir.join("graph.db"),
+        interval: Duration::from_secs(600),
+        model: None,
+        scene_half_life: None,
+    };
+    let mut graph = GraphMemory::open(Some(&settings), 1_000, None);
+    let budget = Budget {
+        prune: false,
+        recall: true,
+        context_tokens: 1_000,
+        memory_tokens: 400,
+    };
+    let scene_keys = |graph: &mut GraphMemory| -> Vec<String> {
+        graph.request(GraphRequest::Stats, 1_000).expect("stats")["recent_scenes"]
+            .as_array()
+            .expect("listed")
+            .iter()
+            .map(|s| s["key"].as_str().expect("key").to_owned())
+            .collect()
+    };
+    let reply = |input: &InputEvent, tools: &[&str]| {
+        let mut evt = ContextEvent::new(3_000, hearth_memory::AGENT_SOURCE, input.content())
+            .with_response("done");
+        evt.id.clone_from(&input.request_id);
+        evt.tools_used = tools.iter().map(|t| (*t).to_owned()).collect();
+        evt
+    };
+
+    let quiet = InputEvent::text("cli", "what is 2 + 2")
+        .with_payload("scene_policy", serde_json::json!("none"));
+    let scene = TurnScene::of_input(&quiet);
+    pass(
+        &mut cold,
+        &mut graph,
+        &cfg,
+        quiet.content(),
+        scene.as_ref(),
+        budget,
+        2_000,
+    )
+    .expect("pass");
+    graph.note_turn_tools(&reply(&quiet, &["calc"]), 3_000);
+    assert!(!scene_keys(&mut graph).iter().any(|k| k == "tool:calc"));
+
+    let input = InputEvent::text("cli", "what is 2 + 2");
+    let scene = TurnScene::of_input(&input);
+    pass(
+        &mut cold,
+        &mut graph,
+        &cfg,
+        input.content(),
+        scene.as_ref(),
+        budget,
+        2_000,
+    )
+    .expect("pass");
+    // The user's own entry, and a reply without tools, add nothing.
+    let mut own = reply(&input, &["calc"]);
+    own.source = "cli".to_owned();
+    graph.note_turn_tools(&own, 3_000);
+    graph.note_turn_tools(&reply(&input, &[]), 3_000);
+    assert!(
+        !scene_keys(&mut graph)
+            .iter()
+            .any(|k| k.starts_with("tool:"))
+    );
+
+    graph.note_turn_tools(&reply(&input, &["calc"]), 3_000);
+    assert!(scene_keys(&mut graph).iter().any(|k| k == "tool:calc"));
+    drop(cold);
+    let _ = std::fs::remove_dir_all(dir);
+}

@@ -2,7 +2,7 @@
 //! turn later, relates two people, and asks who the user is; the tool results it is fed back
 //! hold the new value as current, the old one as past with its sentence, and the relation.
 
-use crate::harness::{Daemon, source, tool_turn, within};
+use crate::harness::{Daemon, source, stdout, tool_turn, within};
 use hearth_testkit::llm_server::LlmServer;
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -103,5 +103,10 @@ fn the_model_keeps_a_persons_traits_and_relations_with_their_history() {
         let unknown = asked[2].to_string();
         assert!(unknown.contains("Nobody Known"), "{unknown}");
         assert!(unknown.contains("invalid"), "{unknown}");
+        // Each turn's tools joined its scenes once its reply was recorded.
+        let stats = stdout(&daemon.run(&["memory", "stats"]));
+        for scene in ["tool:person_set_trait", "tool:person_relate"] {
+            assert!(stats.contains(scene), "{scene} missing from {stats}");
+        }
     });
 }

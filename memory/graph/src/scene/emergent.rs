@@ -107,7 +107,7 @@ const TRIM_EVIDENCE: &str = "DELETE FROM scene_evidence WHERE label IN (SELECT l
 /// Stores `features` on scene `key`, each at max(stored, its weight) with one more sighting,
 /// then keeps the scene's [`MAX_FEATURES`] most often seen (heaviest first among equals): a
 /// scene's stored fingerprint stays bounded however often it is entered.
-fn upsert_features(
+pub(crate) fn upsert_features(
     conn: &Connection,
     path: &Path,
     key: &str,
@@ -145,7 +145,12 @@ fn upsert_features(
 }
 
 /// Strength + 1 and `updated_ms` = `now` for scene `key`.
-fn reinforce(conn: &Connection, path: &Path, key: &str, now: i64) -> Result<(), GraphError> {
+pub(crate) fn reinforce(
+    conn: &Connection,
+    path: &Path,
+    key: &str,
+    now: i64,
+) -> Result<(), GraphError> {
     conn.prepare_cached(
         "UPDATE scenes SET strength = strength + 1, updated_ms = max(updated_ms, ?2) WHERE key = ?1",
     )

@@ -17,6 +17,7 @@ mod facts;
 mod features;
 mod key;
 mod store;
+mod turn_tools;
 mod turns;
 
 pub use decay::{DEFAULT_REF_FLOOR, SceneDecay};

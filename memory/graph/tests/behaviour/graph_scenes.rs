@@ -730,3 +730,66 @@ fn entering_a_turns_scenes_notes_them_for_that_turn_in_the_same_step() {
     );
     assert!(g.graph.turn_scenes("req-2").expect("read").is_empty());
 }
+
+#[test]
+fn a_turns_tools_join_its_scenes_once_it_has_run() {
+    let mut g = graph();
+    let features = [f("chan", "cli"), f("part", "evening"), f("topic", "garden")];
+    // Two sightings make the emergent scene; the third turn joins it. item(n) is said in
+    // turn "turn-n".
+    for turn in ["turn-1", "turn-2", "turn-3"] {
+        g.graph.enter_turn_scenes(turn, &features, &[], T0).unwrap();
+    }
+    let entered = g.graph.turn_scenes("turn-3").unwrap();
+    let auto = entered
+        .iter()
+        .find(|k| k.starts_with("auto:"))
+        .expect("the turn joined an emergent scene")
+        .clone();
+    assert!(!g_features(&g.graph, &auto).contains(&"tool:calc".to_owned()));
+
+    let added = g
+        .graph
+        .note_turn_tools(
+            "turn-3",
+            &["Web Search", "calc", "web search", "!!!"],
+            T0 + 1,
+        )
+        .unwrap();
+    assert_eq!(
+        added,
+        ["tool:web_search", "tool:calc"],
+        "normalised, once, the unnamable left out"
+    );
+    let noted = g.graph.turn_scenes("turn-3").unwrap();
+    for key in [auto.as_str(), "tool:web_search", "tool:calc"] {
+        assert!(noted.iter().any(|k| k == key), "{key} in {noted:?}");
+    }
+    // The situation learned its tools; each tool's own scene only its own feature.
+    let learned = g_features(&g.graph, &auto);
+    assert!(
+        learned.contains(&"tool:web_search".to_owned()),
+        "{learned:?}"
+    );
+    assert!(learned.contains(&"tool:calc".to_owned()), "{learned:?}");
+    assert_eq!(g_features(&g.graph, "tool:calc"), ["tool:calc"]);
+    let calc = strength(&g.graph, "tool:calc").expect("declared");
+
+    // A fact said in that turn is found through the tool's scene.
+    g.graph
+        .distill_items(&[item(3, T0, "I live in Zorblaxton.")])
+        .unwrap();
+    assert_eq!(objects(&g.graph, &["tool:calc"], 8), ["Zorblaxton"]);
+    assert_eq!(objects(&g.graph, &["tool:web_search"], 8), ["Zorblaxton"]);
+
+    // A turn that entered no scene (scene policy "none", or aged out) gets none.
+    assert!(
+        g.graph
+            .note_turn_tools("turn-9", &["calc"], T0 + 2)
+            .unwrap()
+            .is_empty()
+    );
+    assert!(g.graph.turn_scenes("turn-9").unwrap().is_empty());
+    assert_eq!(strength(&g.graph, "tool:calc"), Some(calc));
+    assert_invariants(g.graph.path());
+}
