@@ -58,6 +58,9 @@ bench: setup
 		echo "recall: $$file ($$variants)"; \
 		./target/release/hearth bench recall "$$file" --k 1,5,10 --variant $$variants --ablate --graph \
 			--store-dir "$(RECALL_STORES)/$$set" --json "target/recall-$$set.json" || exit 1; \
+		case $$set in *-pooled) ;; *) \
+			./target/release/hearth bench knowledge "$$file" --k 1,5,10 --floors 0,0.2,0.3,0.4,0.5 \
+				--json "target/knowledge-$$set.json" || exit 1 ;; esac; \
 	done; \
 	[ $$found = 1 ] || echo "recall: no dev set in $(RECALL_DATA) (see its README); skipping the recall benchmark"
 

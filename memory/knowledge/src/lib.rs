@@ -37,6 +37,7 @@
 #![warn(missing_docs)]
 
 mod base;
+pub mod bench;
 mod clock;
 mod docs;
 mod error;

@@ -8,6 +8,8 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+#[path = "hearth/bench_knowledge.rs"]
+mod bench_knowledge;
 #[path = "hearth/mcp.rs"]
 mod mcp;
 #[path = "hearth/memory.rs"]
@@ -95,6 +97,9 @@ enum BenchCommand {
     /// measured in the same run (turn- and session-level recall_any@k / recall_all@k, query
     /// latency, tokens injected per query, ingest throughput).
     Recall(RecallArgs),
+    /// Search quality of the knowledge base on a `hearth-recall/1` file's sessions as documents,
+    /// beside its keywords alone and a plain BM25 measured in the same run (hit@k, latency).
+    Knowledge(bench_knowledge::KnowledgeArgs),
 }
 
 #[derive(Args, Debug)]
@@ -267,6 +272,9 @@ fn socket_path(cli: &Cli) -> PathBuf {
 fn run(cli: Cli) -> Result<ExitCode, ClientError> {
     if let Command::Bench(BenchCommand::Recall(args)) = &cli.command {
         return Ok(bench_recall(args));
+    }
+    if let Command::Bench(BenchCommand::Knowledge(args)) = &cli.command {
+        return Ok(bench_knowledge::run(args));
     }
     if let Command::Store(command) = &cli.command {
         return Ok(store_command(command, &cli));

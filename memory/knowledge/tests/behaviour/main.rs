@@ -3,6 +3,7 @@
 
 mod support;
 
+mod bench;
 mod corrupt_index;
 mod create_and_search;
 mod delete;
