@@ -142,20 +142,14 @@ fn hearth_path() -> Samples {
     let mut client = Client::connect(&socket_path, None).expect("client");
     let mut samples = Vec::with_capacity(TOKENS);
     let answer = client
-        .request(
-            &Request::Send {
-                text: "stream".into(),
-                source: None,
-            },
-            |delta| {
-                let now = stamp();
-                if let Answer::Delta { content, .. } = delta
-                    && let Ok(sent) = content.trim().parse::<u64>()
-                {
-                    samples.push(Duration::from_nanos(now.saturating_sub(sent)));
-                }
-            },
-        )
+        .request(&Request::send("stream"), |delta| {
+            let now = stamp();
+            if let Answer::Delta { content, .. } = delta
+                && let Ok(sent) = content.trim().parse::<u64>()
+            {
+                samples.push(Duration::from_nanos(now.saturating_sub(sent)));
+            }
+        })
         .expect("request");
     assert!(matches!(answer, Answer::Response { .. }), "{answer:?}");
     server.finish(Duration::from_secs(1));

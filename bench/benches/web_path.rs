@@ -44,19 +44,13 @@ fn cli_turn(socket: &Path, text: &str) -> (Duration, Vec<Duration>) {
     let (mut first, mut lat) = (None, Vec::new());
     let t0 = Instant::now();
     let answer = client
-        .request(
-            &Request::Send {
-                text: text.into(),
-                source: None,
-            },
-            |delta| {
-                let now = stamp();
-                if let Answer::Delta { content, .. } = delta {
-                    first.get_or_insert_with(|| t0.elapsed());
-                    stamps(content, now, &mut lat);
-                }
-            },
-        )
+        .request(&Request::send(text), |delta| {
+            let now = stamp();
+            if let Answer::Delta { content, .. } = delta {
+                first.get_or_insert_with(|| t0.elapsed());
+                stamps(content, now, &mut lat);
+            }
+        })
         .expect("request");
     assert!(matches!(answer, Answer::Response { .. }), "{answer:?}");
     (first.expect("a streamed delta"), lat)

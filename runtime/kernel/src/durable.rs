@@ -14,6 +14,7 @@
 //! so it runs again after a restart instead of being both answered and re-run.
 
 mod lanes;
+pub(crate) mod media;
 mod owner;
 
 use crate::KernelError;

@@ -32,6 +32,7 @@ pub mod graph;
 pub mod graph_service;
 pub mod ingress;
 pub mod input;
+pub mod input_media;
 pub mod kernel_node;
 mod kernel_tool;
 pub mod knowledge_tools;

@@ -8,6 +8,8 @@ use std::io::{BufRead, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+#[path = "hearth/attach.rs"]
+mod attach;
 #[path = "hearth/bench_knowledge.rs"]
 mod bench_knowledge;
 #[path = "hearth/mcp.rs"]
@@ -43,6 +45,10 @@ struct Cli {
 enum Command {
     /// Send one message and stream the answer as it is generated.
     Send {
+        /// Files sent with the message (images, audio, documents): kept in the daemon's media
+        /// store and in memory; at most 700 KB each for now (the socket's line limit).
+        #[arg(long = "attach", value_name = "FILE")]
+        attach: Vec<PathBuf>,
         /// The message.
         text: Vec<String>,
     },
@@ -298,12 +304,20 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
     let path = socket_path(&cli);
     let mut client = Client::connect(&path, cli.key.as_deref())?;
     let request = match cli.command {
-        Command::Send { text } => {
+        Command::Send { text, attach } => {
+            let media = match attach::blocks(&attach) {
+                Ok(media) => media,
+                Err(e) => {
+                    eprintln!("hearth: {e}");
+                    return Ok(ExitCode::from(2));
+                }
+            };
             return stream(
                 &mut client,
                 &Request::Send {
                     text: text.join(" "),
                     source: None,
+                    media,
                 },
             );
         }

@@ -34,10 +34,17 @@ pub(super) fn start(reactor: &mut Reactor, token: usize, request: Request) -> St
             content: HELP.into(),
             request_id: String::new(),
         }),
-        Request::Send { text, source } => {
+        Request::Send {
+            text,
+            source,
+            media,
+        } => {
             // The socket is the local operator's, reached only after its key check.
-            let input = InputEvent::text(source.unwrap_or_else(|| "cli".into()), text)
+            let mut input = InputEvent::text(source.unwrap_or_else(|| "cli".into()), text)
                 .with_trust(Trust::Local);
+            if !media.is_empty() {
+                input = input.with_payload("media_blocks", serde_json::Value::Array(media));
+            }
             submit(reactor, token, input, false)
         }
         Request::Interrupt {

@@ -30,6 +30,11 @@ pub enum Request {
         /// The input's source name; `cli` when absent.
         #[serde(default)]
         source: Option<String>,
+        /// Media sent with it, as content blocks (`{"type": "image_url", "image_url": {"url":
+        /// "data:image/png;base64,…"}}`): stored in the media store before the input is
+        /// acknowledged, and shown to the model and kept in memory as marker lines.
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        media: Vec<serde_json::Value>,
     },
     /// `hearth interrupt --level L TEXT`: like `send`, but marked as an interrupt with a
     /// priority, so it can preempt the running turn.
@@ -138,6 +143,15 @@ pub enum RequestError {
 }
 
 impl Request {
+    /// A `send` of `text` from `cli`, with no media.
+    pub fn send(text: impl Into<String>) -> Request {
+        Request::Send {
+            text: text.into(),
+            source: None,
+            media: Vec::new(),
+        }
+    }
+
     /// Parses a JSON request or a `/`-command; anything else is an error.
     pub fn parse(line: &str) -> Result<Request, RequestError> {
         let line = line.trim_end_matches(['\r', '\n']);
@@ -153,6 +167,7 @@ impl Request {
             return Ok(Request::Send {
                 text: text.to_string(),
                 source: None,
+                media: Vec::new(),
             });
         }
         match line.trim() {
@@ -171,6 +186,7 @@ impl Request {
             Ok(Request::Send {
                 text: line.to_string(),
                 source: None,
+                media: Vec::new(),
             })
         }
     }
@@ -297,7 +313,8 @@ mod tests {
             Request::parse(r#"{"op":"send","text":"hi"}"#),
             Ok(Request::Send {
                 text: "hi".into(),
-                source: None
+                source: None,
+                media: Vec::new(),
             })
         );
         assert_eq!(
@@ -309,7 +326,8 @@ mod tests {
             Request::parse("/send what time is it?"),
             Ok(Request::Send {
                 text: "what time is it?".into(),
-                source: None
+                source: None,
+                media: Vec::new(),
             })
         );
         assert_eq!(
@@ -327,7 +345,8 @@ mod tests {
             Request::from_chat_line("what time is it?"),
             Ok(Request::Send {
                 text: "what time is it?".into(),
-                source: None
+                source: None,
+                media: Vec::new(),
             })
         );
         assert_eq!(Request::from_chat_line("/stop"), Ok(Request::Stop));

@@ -16,6 +16,7 @@ mod daemon_hangup;
 mod daemon_knowledge;
 mod daemon_lua;
 mod daemon_mcp;
+mod daemon_media;
 mod daemon_memory;
 mod daemon_people;
 mod daemon_plugins;

@@ -17,6 +17,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use super::lanes::{Lanes, Wait};
+use super::media::{MediaIntake, media_dir};
 use super::{GROUP_MAX, Offer};
 
 /// How long an unsynced commit may wait for a synced one before the owner fsyncs the WAL.
@@ -114,6 +115,8 @@ enum After {
 pub(super) struct Owner {
     /// `None` once closed.
     cold: Option<ColdContext>,
+    /// The media store's one writer: inputs' media are stored before they are journaled.
+    media: MediaIntake,
     memory: MemoryState,
     events: EventBus,
     /// Ops taken from the queue but left for the next group, and refusals to journal.
@@ -125,6 +128,7 @@ impl Owner {
     pub(super) fn new(store: Store, events: EventBus) -> Self {
         Self {
             path: store.path().to_path_buf(),
+            media: MediaIntake::new(media_dir(store.path())),
             cold: Some(ColdContext::new(store, None)),
             memory: MemoryState::default(),
             events,
@@ -238,6 +242,9 @@ impl Owner {
                     break;
                 }
                 op => {
+                    let Some(op) = self.take_media(op) else {
+                        continue;
+                    };
                     let Some(cold) = self.cold.as_mut() else {
                         break;
                     };
@@ -327,6 +334,47 @@ impl Owner {
                 }
             }
             After::Then(then) => then(committed),
+        }
+    }
+}
+
+impl Owner {
+    /// An acceptance with its input's media stored and referenced by digest (the input handed
+    /// on gets the same payload as the journal); `None` when they could not be stored, the
+    /// caller already told why. Every other op as it is.
+    fn take_media(&mut self, op: Op) -> Option<Op> {
+        let Op::Accept { mut entry, then } = op else {
+            return Some(op);
+        };
+        let Value::Object(payload) = &mut entry.payload else {
+            return Some(Op::Accept { entry, then });
+        };
+        match self.media.take(payload) {
+            Ok(0) => Some(Op::Accept { entry, then }),
+            Ok(_) => {
+                let then = match then {
+                    Acceptance::Offer { mut input, offer } => {
+                        input.payload = payload.clone();
+                        Acceptance::Offer { input, offer }
+                    }
+                    wait => wait,
+                };
+                Some(Op::Accept { entry, then })
+            }
+            Err(why) => {
+                let message = format!("the input was not accepted: {why}");
+                match then {
+                    Acceptance::Offer { mut input, .. } => refuse_unrecorded(&mut input, &message),
+                    Acceptance::Wait(tx) => {
+                        let _ = tx.send(Err(StoreError::Data {
+                            op: "journal_accept",
+                            path: self.path.clone(),
+                            detail: message,
+                        }));
+                    }
+                }
+                None
+            }
         }
     }
 }

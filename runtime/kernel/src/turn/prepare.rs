@@ -14,7 +14,9 @@ use std::time::Instant;
 impl TurnEngine {
     pub(super) fn prepare_input(&mut self, cur: &mut Current, now: Instant) {
         let input = &cur.task.input;
-        let text = input.content().to_string();
+        // The media it brought are stored already: one marker line each after its text.
+        let media = crate::input_media::media_refs(&input.payload);
+        let text = crate::input_media::with_markers(input.content(), &media);
         cur.frame.lang = crate::lang::Lang::for_input(self.cfg.language, &text);
         if text.trim().is_empty() {
             cur.frame.terminal = Some(Terminal::Skipped(skip::EMPTY_INPUT.into()));

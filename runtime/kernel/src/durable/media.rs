@@ -1,0 +1,245 @@
+//! Media an input brings (images, audio, files) go into the content-addressed media store
+//! before the input is journaled, so an acknowledged input's media are as durable as its text
+//! and the journal, the turn and memory carry a small reference instead of megabytes of base64.
+//!
+//! The store owner does it, at acceptance: it is the one writer of `media.db` (opened on the
+//! first input that brings media). An input may bring media as
+//! - `payload.media_blocks`: content blocks in the chat form, `{"type": "image_url",
+//!   "image_url": {"url": "data:image/png;base64,…"}}` (or `audio_url`, or the URL as a plain
+//!   string), as channels and plugins send them;
+//! - `payload.data` with `payload.mime`: one base64 item, the form of an `image` or `audio` input.
+//!
+//! Each inline item becomes `{"type": "media", "digest", "mime", "kind", "bytes"}` in
+//! `payload.media_blocks`; a block that points elsewhere (an `https://` URL) is kept as it is,
+//! never fetched. An item that cannot be stored — not base64, empty, over the size limit, too
+//! many of them, the disk full — refuses the input with the reason, before anything is
+//! journaled: an input is accepted whole or not at all.
+
+use std::path::{Path, PathBuf};
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use hearth_media::{MediaKind, MediaMeta, MediaStore};
+use serde_json::{Map, Value, json};
+
+/// Largest item an input may bring, decoded.
+pub const MAX_MEDIA_BYTES: usize = 16 * 1024 * 1024;
+
+/// Most items one input may bring.
+pub const MAX_MEDIA_BLOCKS: usize = 8;
+
+/// The media directory beside a store file: `<data_dir>/media`.
+pub(crate) fn media_dir(store: &Path) -> PathBuf {
+    store
+        .parent()
+        .unwrap_or_else(|| Path::new("."))
+        .join("media")
+}
+
+/// The store owner's side of the media store.
+pub(super) struct MediaIntake {
+    dir: PathBuf,
+    store: Option<MediaStore>,
+}
+
+impl MediaIntake {
+    /// Media go to `dir` (opened on first use).
+    pub(super) fn new(dir: PathBuf) -> Self {
+        Self { dir, store: None }
+    }
+
+    /// Stores every inline item `payload` brings and rewrites it to reference the stored
+    /// item. Returns how many were stored; `Err` says why the input cannot be accepted.
+    pub(super) fn take(&mut self, payload: &mut Map<String, Value>) -> Result<usize, String> {
+        let mut blocks: Vec<Value> = match payload.get("media_blocks") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(Value::Array(blocks)) => blocks.clone(),
+            Some(_) => return Err("media_blocks must be a list of content blocks".into()),
+        };
+        if let Some(data) = payload.get("data").and_then(Value::as_str) {
+            let mime = payload
+                .get("mime")
+                .and_then(Value::as_str)
+                .unwrap_or("application/octet-stream");
+            blocks.push(json!({"type": "media", "mime": mime, "data": data}));
+        }
+        if blocks.is_empty() {
+            return Ok(0);
+        }
+        if blocks.len() > MAX_MEDIA_BLOCKS {
+            return Err(format!(
+                "{} media items in one input; at most {MAX_MEDIA_BLOCKS} are taken",
+                blocks.len()
+            ));
+        }
+        let mut stored = 0;
+        let mut out = Vec::with_capacity(blocks.len());
+        for (n, block) in blocks.iter().enumerate() {
+            let Some((mime, encoded)) = inline_item(block) else {
+                // A reference to elsewhere, or a block of another kind: kept as it came.
+                out.push(block.clone());
+                continue;
+            };
+            let bytes = decode(&encoded).map_err(|why| format!("media item {}: {why}", n + 1))?;
+            let store = self.open()?;
+            let meta = MediaMeta {
+                mime: mime.clone(),
+                ..MediaMeta::default()
+            };
+            let item = store
+                .put(&bytes, &meta)
+                .map_err(|e| format!("media item {} could not be stored: {e}", n + 1))?;
+            let kind = MediaKind::from_mime(&mime).as_str();
+            out.push(json!({
+                "type": "media",
+                "digest": item.digest,
+                "mime": mime,
+                "kind": kind,
+                "bytes": item.bytes,
+            }));
+            stored += 1;
+        }
+        payload.remove("data");
+        payload.insert("media_blocks".into(), Value::Array(out));
+        Ok(stored)
+    }
+
+    fn open(&mut self) -> Result<&mut MediaStore, String> {
+        if self.store.is_none() {
+            let store = MediaStore::open(&self.dir)
+                .map_err(|e| format!("the media store could not be opened: {e}"))?;
+            self.store = Some(store);
+        }
+        Ok(self.store.as_mut().expect("opened above"))
+    }
+}
+
+/// The MIME type and base64 text of a block that carries its item inline, `None` for any
+/// other block.
+fn inline_item(block: &Value) -> Option<(String, String)> {
+    if let (Some("media"), Some(data)) = (
+        block.get("type").and_then(Value::as_str),
+        block.get("data").and_then(Value::as_str),
+    ) {
+        let mime = block
+            .get("mime")
+            .and_then(Value::as_str)
+            .unwrap_or("application/octet-stream");
+        return Some((mime.trim().to_ascii_lowercase(), data.to_owned()));
+    }
+    let url = ["image_url", "audio_url", "file_url"]
+        .iter()
+        .find_map(|key| {
+            let v = block.get(*key)?;
+            v.get("url").and_then(Value::as_str).or(v.as_str())
+        })?;
+    let (head, data) = url.strip_prefix("data:")?.split_once(',')?;
+    let mime = head.strip_suffix(";base64")?;
+    let mime = if mime.is_empty() {
+        "application/octet-stream"
+    } else {
+        mime
+    };
+    Some((mime.trim().to_ascii_lowercase(), data.to_owned()))
+}
+
+/// The bytes of base64 `text` (whitespace allowed), or why not.
+fn decode(text: &str) -> Result<Vec<u8>, String> {
+    let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    // The decoded size is known before decoding: refuse a giant without allocating it.
+    if compact.len() / 4 * 3 > MAX_MEDIA_BYTES + 3 {
+        return Err(format!(
+            "larger than {} MiB",
+            MAX_MEDIA_BYTES / (1024 * 1024)
+        ));
+    }
+    let bytes = STANDARD
+        .decode(compact.as_bytes())
+        .map_err(|e| format!("not base64 ({e})"))?;
+    if bytes.is_empty() {
+        return Err("empty".into());
+    }
+    if bytes.len() > MAX_MEDIA_BYTES {
+        return Err(format!(
+            "larger than {} MiB",
+            MAX_MEDIA_BYTES / (1024 * 1024)
+        ));
+    }
+    Ok(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn payload(v: Value) -> Map<String, Value> {
+        v.as_object().expect("object").clone()
+    }
+
+    #[test]
+    fn inline_items_are_stored_and_referenced_by_digest() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut intake = MediaIntake::new(dir.path().join("media"));
+        let png = STANDARD.encode(b"\x89PNG not really");
+        let mut p = payload(json!({
+            "content": "look",
+            "media_blocks": [
+                {"type": "image_url", "image_url": {"url": format!("data:image/PNG;base64,{png}")}},
+                {"type": "image_url", "image_url": "https://example.invalid/cat.jpg"},
+                {"type": "text", "text": "kept"},
+            ],
+            "data": STANDARD.encode(b"RIFF....WAVE"),
+            "mime": "audio/wav",
+        }));
+        assert_eq!(intake.take(&mut p), Ok(2));
+        assert!(!p.contains_key("data"), "the base64 is not journaled");
+        let blocks = p["media_blocks"].as_array().expect("blocks");
+        assert_eq!(blocks.len(), 4);
+        assert_eq!(blocks[0]["type"], "media");
+        assert_eq!(blocks[0]["mime"], "image/png");
+        assert_eq!(blocks[0]["kind"], "image");
+        assert_eq!(blocks[0]["bytes"], 15);
+        let digest = blocks[0]["digest"].as_str().expect("digest");
+        assert_eq!(digest, hearth_media::digest_of(b"\x89PNG not really"));
+        assert_eq!(blocks[1]["image_url"], "https://example.invalid/cat.jpg");
+        assert_eq!(blocks[2]["text"], "kept");
+        assert_eq!(blocks[3]["kind"], "audio");
+        let store = MediaStore::open(dir.path().join("media")).expect("reopen");
+        assert_eq!(store.get(digest).expect("stored"), b"\x89PNG not really");
+        // Nothing to take: the payload is left alone and no store is opened.
+        let empty = tempfile::tempdir().expect("dir");
+        let mut none = MediaIntake::new(empty.path().join("media"));
+        let mut plain = payload(json!({"content": "hi"}));
+        assert_eq!(none.take(&mut plain), Ok(0));
+        assert_eq!(plain, payload(json!({"content": "hi"})));
+        assert!(!empty.path().join("media").exists());
+    }
+
+    #[test]
+    fn an_item_that_cannot_be_stored_refuses_the_input_with_the_reason() {
+        let dir = tempfile::tempdir().expect("dir");
+        let mut intake = MediaIntake::new(dir.path().join("media"));
+        let mut take = |v: Value| intake.take(&mut payload(v));
+        let err = take(json!({"media_blocks": [{"type": "image_url",
+            "image_url": {"url": "data:image/png;base64,@@@not base64@@@"}}]}))
+        .expect_err("not base64");
+        assert!(
+            err.contains("media item 1") && err.contains("base64"),
+            "{err}"
+        );
+        let err = take(json!({"media_blocks": [{"type": "image_url",
+            "image_url": {"url": "data:image/png;base64,"}}]}))
+        .expect_err("empty");
+        assert!(err.contains("empty"), "{err}");
+        let many: Vec<Value> = (0..9)
+            .map(|_| json!({"type": "text", "text": "x"}))
+            .collect();
+        let err = take(json!({"media_blocks": many})).expect_err("too many");
+        assert!(err.contains("at most 8"), "{err}");
+        let err = take(json!({"media_blocks": "data:..."})).expect_err("not a list");
+        assert!(err.contains("list"), "{err}");
+        let giant = "A".repeat((MAX_MEDIA_BYTES + 1024) / 3 * 4);
+        let err = take(json!({"data": giant, "mime": "image/png"})).expect_err("too large");
+        assert!(err.contains("larger than 16 MiB"), "{err}");
+    }
+}

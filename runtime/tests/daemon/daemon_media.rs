@@ -1,0 +1,115 @@
+//! Media sent with an input: stored in the media store before the input is acknowledged,
+//! journaled by digest (never as base64), shown to the model and kept in the working window as
+//! a marker line the kernel writes; an item that cannot be stored refuses the input whole.
+
+use crate::harness::{Daemon, source, stderr, within};
+use crate::raw::Raw;
+use hearth_memory::StoreReader;
+use hearth_testkit::llm_server::LlmServer;
+use serde_json::json;
+use std::time::Duration;
+
+/// Bytes that stand for an image: the store does not look inside.
+const PICTURE: &[u8] = b"\x89PNG\r\n\x1a\n a picture of a red bicycle";
+
+#[test]
+fn an_attached_picture_is_stored_journaled_by_digest_and_marked_for_the_model() {
+    within(Duration::from_secs(60), || {
+        let server = LlmServer::start();
+        let daemon = Daemon::start(&format!(
+            "memory_model = false\n{}",
+            source("remote", &server.base_url, 0)
+        ));
+        let file = daemon.dir.join("bike.png");
+        std::fs::write(&file, PICTURE).expect("write the picture");
+        let out = daemon.run(&[
+            "send",
+            "--attach",
+            file.to_str().expect("utf-8 path"),
+            "what do you see?",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+
+        let digest = hearth_media::digest_of(PICTURE);
+        let media = hearth_media::MediaStore::open(daemon.dir.join("media")).expect("media store");
+        assert_eq!(media.get(&digest).expect("stored"), PICTURE);
+        assert_eq!(media.meta(&digest).expect("meta").mime, "image/png");
+
+        // The model saw the text and the kernel's marker, not the bytes.
+        let seen = server.wait_requests(1, Duration::from_secs(10));
+        let asked = seen.last().expect("a request").body["messages"].to_string();
+        let marker = format!(
+            "[image image/png, {} B, sha256:{}]",
+            PICTURE.len(),
+            &digest[..12]
+        );
+        assert!(asked.contains("what do you see?"), "{asked}");
+        assert!(asked.contains(&marker), "{marker} missing from {asked}");
+        assert!(!asked.contains("base64"), "{asked}");
+
+        // The journal holds the digest, the window the marked input.
+        let store = StoreReader::open(daemon.dir.join("memory.db")).expect("store");
+        let window = store.events_window().expect("window");
+        assert!(
+            window
+                .iter()
+                .any(|e| e.record.event.input.ends_with(&marker)),
+            "{window:?}"
+        );
+        let journaled = store.journal_pending().expect("pending");
+        assert!(journaled.is_empty(), "answered");
+        let id = &window
+            .iter()
+            .find(|e| e.record.event.input.ends_with(&marker))
+            .expect("the input")
+            .record
+            .event
+            .id;
+        let entry = store.journal_get(id).expect("read").expect("journaled");
+        assert_eq!(entry.payload["media_blocks"][0]["digest"], digest.as_str());
+        assert!(
+            !entry.payload.to_string().contains("base64"),
+            "{}",
+            entry.payload
+        );
+    });
+}
+
+#[test]
+fn an_item_that_cannot_be_stored_refuses_the_input_and_journals_nothing() {
+    within(Duration::from_secs(60), || {
+        let server = LlmServer::start();
+        let daemon = Daemon::start(&format!(
+            "memory_model = false\n{}",
+            source("remote", &server.base_url, 0)
+        ));
+        let mut raw = Raw::connect(&daemon.socket);
+        raw.send(
+            &json!({"op": "send", "text": "look at this", "media": [
+                {"type": "image_url", "image_url": {"url": "data:image/png;base64,%%%"}}
+            ]})
+            .to_string(),
+        );
+        let lines = raw.until_terminal();
+        let last = lines.last().expect("a terminal line");
+        assert_eq!(last["type"], "error", "{lines:?}");
+        let text = last["error"].as_str().unwrap_or_default();
+        assert!(
+            text.contains("not accepted") && text.contains("base64"),
+            "{text}"
+        );
+        assert!(
+            lines.iter().all(|l| l["type"] != "accepted"),
+            "refused before it was acknowledged: {lines:?}"
+        );
+        assert!(server.seen().is_empty(), "the model was never asked");
+        let store = StoreReader::open(daemon.dir.join("memory.db")).expect("store");
+        assert!(store.journal_pending().expect("pending").is_empty());
+        // The CLI refuses a file it cannot send, before connecting.
+        let big = daemon.dir.join("big.png");
+        std::fs::write(&big, vec![7u8; 800 * 1024]).expect("write");
+        let out = daemon.run(&["send", "--attach", big.to_str().expect("path"), "hi"]);
+        assert!(!out.status.success());
+        assert!(stderr(&out).contains("cannot be sent"), "{}", stderr(&out));
+    });
+}
