@@ -31,6 +31,12 @@ pub enum MediaError {
         /// The digest looked up.
         digest: String,
     },
+    /// More than one item's digest begins with the prefix given.
+    #[error("media {prefix}…: more than one item begins with it; give more of the digest")]
+    Ambiguous {
+        /// The prefix given.
+        prefix: String,
+    },
     /// The row exists but its blob file does not.
     #[error("media {digest}: blob {path} is missing")]
     Missing {

@@ -45,7 +45,9 @@ pub use error::MediaError;
 pub use kind::MediaKind;
 pub use model::{MediaInfo, MediaMeta, Stored, VerifyReport};
 pub use schema::{MEDIA_APPLICATION_ID, MEDIA_SCHEMA_VERSION};
-pub use store::{BLOBS_DIR, DB_FILE, DEFAULT_MAX_BYTES, MEDIA_BUSY_TIMEOUT, MediaStore};
+pub use store::{
+    BLOBS_DIR, DB_FILE, DEFAULT_MAX_BYTES, MEDIA_BUSY_TIMEOUT, MIN_DIGEST_PREFIX, MediaStore,
+};
 
 /// Milliseconds since the Unix epoch by the system clock: when Hearth recorded something.
 pub(crate) fn now_ms() -> i64 {

@@ -26,6 +26,9 @@ pub const DB_FILE: &str = "media.db";
 /// The blob tree's name inside the media directory.
 pub const BLOBS_DIR: &str = "blobs";
 
+/// Fewest hex characters [`MediaStore::resolve`] takes: the twelve a marker shows.
+pub const MIN_DIGEST_PREFIX: usize = 12;
+
 /// The owner of one media directory. Not `Clone` and not shared: the kernel holds one, and
 /// every mutation goes through its `&mut self` methods.
 #[derive(Debug)]
@@ -207,6 +210,45 @@ impl MediaStore {
                 digest: digest.to_owned(),
             })?;
         self.blobs.read(digest, bytes as u64)
+    }
+
+    /// The full digest of the one item whose digest is `prefix` or begins with it (at least
+    /// [`MIN_DIGEST_PREFIX`] lower-case hex characters, as a marker shows one): how a name a
+    /// person or a model copied from a marker is checked against what the store holds.
+    pub fn resolve(&self, prefix: &str) -> Result<String, MediaError> {
+        const OP: &str = "resolve";
+        let prefix = prefix.trim().trim_start_matches("sha256:");
+        if prefix.len() < MIN_DIGEST_PREFIX
+            || prefix.len() > crate::DIGEST_LEN
+            || !prefix
+                .bytes()
+                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+        {
+            return Err(MediaError::InvalidDigest {
+                digest: prefix.to_owned(),
+            });
+        }
+        // Hex digits sort before 'g': every digest beginning with the prefix lies in
+        // [prefix, prefix + "g"), a range of the primary key.
+        let upper = format!("{prefix}g");
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT digest FROM media WHERE digest >= ?1 AND digest < ?2 LIMIT 2")
+            .ctx(OP, &self.db_path)?;
+        let found: Vec<String> = stmt
+            .query_map([prefix, upper.as_str()], |r| r.get(0))
+            .ctx(OP, &self.db_path)?
+            .collect::<Result<_, _>>()
+            .ctx(OP, &self.db_path)?;
+        match found.as_slice() {
+            [one] => Ok(one.clone()),
+            [] => Err(MediaError::NotFound {
+                digest: prefix.to_owned(),
+            }),
+            _ => Err(MediaError::Ambiguous {
+                prefix: prefix.to_owned(),
+            }),
+        }
     }
 
     /// Everything known about `digest`, without reading its blob.

@@ -83,6 +83,9 @@ pub enum MemoryError {
     /// The write was made but the commit holding it failed, so nothing was stored.
     #[error("not stored: {0}")]
     NotStored(String),
+    /// A note named media the media store does not hold (or not uniquely).
+    #[error("{0}")]
+    UnknownMedia(String),
 }
 
 impl From<MemoryError> for hearth_stages::HandlerError {
@@ -90,6 +93,7 @@ impl From<MemoryError> for hearth_stages::HandlerError {
         match e {
             MemoryError::Stopped(_) => Self::Unavailable(e.to_string()),
             MemoryError::InvalidArguments(why) => Self::InvalidArguments(why.to_owned()),
+            MemoryError::UnknownMedia(why) => Self::InvalidArguments(why),
             other => Self::Failed(other.to_string()),
         }
     }

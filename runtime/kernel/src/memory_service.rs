@@ -97,6 +97,9 @@ pub(crate) enum MemoryOp {
     Commit {
         content: String,
         summary: String,
+        /// Media kept with the note, as digests or the prefixes markers show: the store owner
+        /// checks them and writes their markers into `content` before the op runs.
+        media: Vec<String>,
         reply: Sender<Result<String, MemoryError>>,
     },
     /// A look into cold context that changes nothing (no access counted, nothing copied into
@@ -274,11 +277,17 @@ impl MemoryService {
     }
 
     /// Stores a note in cold context for the `doc_commit` tool; answered once it is committed.
-    pub fn commit(&self, content: String, summary: String) -> Result<String, MemoryError> {
+    pub fn commit(
+        &self,
+        content: String,
+        summary: String,
+        media: Vec<String>,
+    ) -> Result<String, MemoryError> {
         let (reply, rx) = crossbeam_channel::bounded(1);
         let op = MemoryOp::Commit {
             content,
             summary,
+            media,
             reply,
         };
         if !self.durable.memory(op) {
@@ -493,6 +502,7 @@ impl MemoryState {
                 content,
                 summary,
                 reply,
+                ..
             } => {
                 let stored = commit(cold, content, summary, now);
                 ready.backfill = ready.has_companion;

@@ -109,6 +109,7 @@ fn a_note_without_content_is_invalid_arguments_and_a_refused_request_unavailable
     MemoryState::refuse(MemoryOp::Commit {
         content: "x".into(),
         summary: String::new(),
+        media: Vec::new(),
         reply,
     });
     let err = answer.recv().expect("answered").expect_err("refused");

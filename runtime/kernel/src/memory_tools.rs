@@ -74,7 +74,9 @@ pub fn register(tools: &ToolRegistry, memory: &MemoryService) {
             "type": "object",
             "properties": {
                 "content": {"type": "string"},
-                "summary": {"type": "string", "description": "Short title (default: the start of the content)"}
+                "summary": {"type": "string", "description": "Short title (default: the start of the content)"},
+                "media": {"type": "array", "items": {"type": "string"},
+                          "description": "Images or files to keep with the note, by the sha256 their [image …] line shows"}
             },
             "required": ["content"]
         }),
@@ -84,8 +86,23 @@ pub fn register(tools: &ToolRegistry, memory: &MemoryService) {
     let registered = tools.register(def, move |call: &CallContext, args: &Value| {
         let content = args["content"].as_str().unwrap_or_default().to_string();
         let summary = args["summary"].as_str().unwrap_or_default().to_string();
+        let media = match &args["media"] {
+            Value::Null => Vec::new(),
+            Value::Array(items) => items
+                .iter()
+                .map(|v| v.as_str().map(str::to_owned))
+                .collect::<Option<Vec<String>>>()
+                .ok_or_else(|| {
+                    HandlerError::InvalidArguments("`media` is a list of digests".into())
+                })?,
+            _ => {
+                return Err(HandlerError::InvalidArguments(
+                    "`media` is a list of digests".into(),
+                ));
+            }
+        };
         call.check()?;
-        m.commit(content, summary)
+        m.commit(content, summary, media)
             .map(Value::String)
             .map_err(HandlerError::from)
     });

@@ -2,7 +2,7 @@
 //! journaled by digest (never as base64), shown to the model and kept in the working window as
 //! a marker line the kernel writes; an item that cannot be stored refuses the input whole.
 
-use crate::harness::{Daemon, source, stderr, within};
+use crate::harness::{Daemon, source, stderr, tool_turn, within};
 use crate::raw::Raw;
 use hearth_memory::StoreReader;
 use hearth_testkit::llm_server::LlmServer;
@@ -111,5 +111,69 @@ fn an_item_that_cannot_be_stored_refuses_the_input_and_journals_nothing() {
         let out = daemon.run(&["send", "--attach", big.to_str().expect("path"), "hi"]);
         assert!(!out.status.success());
         assert!(stderr(&out).contains("cannot be sent"), "{}", stderr(&out));
+    });
+}
+
+#[test]
+fn a_note_keeps_the_media_it_names_and_an_unknown_one_is_refused() {
+    within(Duration::from_secs(60), || {
+        let server = LlmServer::start();
+        let daemon = Daemon::start(&format!(
+            "memory_model = false\n{}",
+            source("remote", &server.base_url, 0)
+        ));
+        // Before anything is stored, no name can match.
+        let early = tool_turn(
+            &daemon,
+            &server,
+            "remember that picture",
+            vec![(
+                "doc_commit",
+                json!({"content": "x", "media": ["sha256:abababababab"]}),
+            )],
+        );
+        assert!(early[0].contains("nothing has been stored"), "{early:?}");
+
+        let file = daemon.dir.join("bike.png");
+        std::fs::write(&file, PICTURE).expect("write the picture");
+        let out = daemon.run(&["send", "--attach", file.to_str().expect("path"), "my bike"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let digest = hearth_media::digest_of(PICTURE);
+        let results = tool_turn(
+            &daemon,
+            &server,
+            "keep a note about my bike",
+            vec![
+                (
+                    "doc_commit",
+                    json!({"content": "Ben's red bicycle", "media": [format!("sha256:{}", &digest[..12])]}),
+                ),
+                (
+                    "doc_commit",
+                    json!({"content": "a cat", "media": ["sha256:000000000000"]}),
+                ),
+                (
+                    "doc_commit",
+                    json!({"content": "a dog", "media": "not a list"}),
+                ),
+            ],
+        );
+        assert!(results[0].starts_with("stored as memory"), "{results:?}");
+        assert!(results[1].contains("no media 000000000000"), "{results:?}");
+        assert!(results[2].contains("list of digests"), "{results:?}");
+
+        // The note in cold context carries the kernel's marker for the picture.
+        let store = StoreReader::open(daemon.dir.join("memory.db")).expect("store");
+        let marker = format!("sha256:{}]", &digest[..12]);
+        let notes: Vec<String> = store
+            .cold_ids_after(i64::MIN, 1_000)
+            .expect("ids")
+            .into_iter()
+            .filter_map(|id| store.cold_get(id).expect("read"))
+            .map(|e| e.text)
+            .filter(|t| t.contains("red bicycle") || t.contains("a cat"))
+            .collect();
+        assert_eq!(notes.len(), 1, "the refused note is not stored: {notes:?}");
+        assert!(notes[0].contains(&marker), "{notes:?}");
     });
 }

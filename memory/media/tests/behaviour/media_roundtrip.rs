@@ -80,3 +80,48 @@ fn items_survive_reopening() {
     assert_eq!(store.len().unwrap(), 1);
     assert!(store.verify_all().unwrap().is_clean());
 }
+
+#[test]
+fn a_digest_prefix_resolves_to_the_one_item_it_names() {
+    let (_tmp, dir, mut store) = fresh();
+    let abc = store.put(b"abc", &mime("text/plain")).unwrap().digest;
+    assert_eq!(store.resolve(&abc).unwrap(), abc);
+    assert_eq!(store.resolve(&abc[..12]).unwrap(), abc);
+    assert_eq!(
+        store.resolve(&format!("sha256:{}", &abc[..12])).unwrap(),
+        abc
+    );
+    // Too short, not hex, or naming nothing: said, never guessed.
+    for bad in [&abc[..11], "ZZZZZZZZZZZZ", "ba7816bf8f0x"] {
+        assert!(
+            matches!(
+                store.resolve(bad),
+                Err(hearth_media::MediaError::InvalidDigest { .. })
+            ),
+            "{bad}"
+        );
+    }
+    assert!(matches!(
+        store.resolve("000000000000"),
+        Err(hearth_media::MediaError::NotFound { .. })
+    ));
+    // Two items under one prefix (a second row written beside the store, since no two real
+    // contents share twelve hex characters in a test's lifetime): the caller must say which.
+    let twin = format!("{}{}", &abc[..12], "0".repeat(52));
+    let conn = rusqlite::Connection::open(dir.join("media.db")).unwrap();
+    conn.execute(
+        "INSERT INTO media (digest, kind, mime, bytes, description, described_by, created_ms, \
+         last_seen_ms) VALUES (?1, 'other', 'text/plain', 1, '', '', 1, 1)",
+        [&twin],
+    )
+    .unwrap();
+    assert!(matches!(
+        store.resolve(&abc[..12]),
+        Err(hearth_media::MediaError::Ambiguous { .. })
+    ));
+    assert_eq!(
+        store.resolve(&abc[..13]).unwrap(),
+        abc,
+        "one more character tells them apart"
+    );
+}

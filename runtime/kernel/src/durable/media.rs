@@ -17,6 +17,7 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::input_media::MediaRef;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use hearth_media::{MediaKind, MediaMeta, MediaStore};
@@ -102,6 +103,31 @@ impl MediaIntake {
         payload.remove("data");
         payload.insert("media_blocks".into(), Value::Array(out));
         Ok(stored)
+    }
+
+    /// The stored items `names` name (full digests or the prefixes markers show), in order;
+    /// `Err` names the first that the store does not hold, or holds more than once.
+    pub(super) fn refs(&mut self, names: &[String]) -> Result<Vec<MediaRef>, String> {
+        if !self.dir.join(hearth_media::DB_FILE).exists() {
+            return Err(format!(
+                "no media {}: nothing has been stored yet",
+                names.first().map_or("", String::as_str)
+            ));
+        }
+        let store = self.open()?;
+        names
+            .iter()
+            .map(|name| {
+                let digest = store.resolve(name).map_err(|e| e.to_string())?;
+                let info = store.meta(&digest).map_err(|e| e.to_string())?;
+                Ok(MediaRef {
+                    digest,
+                    mime: info.mime,
+                    kind: info.kind.as_str().to_owned(),
+                    bytes: info.bytes,
+                })
+            })
+            .collect()
     }
 
     fn open(&mut self) -> Result<&mut MediaStore, String> {

@@ -340,11 +340,32 @@ impl Owner {
 
 impl Owner {
     /// An acceptance with its input's media stored and referenced by digest (the input handed
-    /// on gets the same payload as the journal); `None` when they could not be stored, the
-    /// caller already told why. Every other op as it is.
+    /// on gets the same payload as the journal), a note with the markers of the media it names;
+    /// `None` when they could not be stored or found, the caller already told why. Every other
+    /// op as it is.
     fn take_media(&mut self, op: Op) -> Option<Op> {
-        let Op::Accept { mut entry, then } = op else {
-            return Some(op);
+        let (mut entry, then) = match op {
+            Op::Accept { entry, then } => (entry, then),
+            Op::Memory(MemoryOp::Commit {
+                content,
+                summary,
+                media,
+                reply,
+            }) if !media.is_empty() => {
+                return match self.media.refs(&media) {
+                    Ok(refs) => Some(Op::Memory(MemoryOp::Commit {
+                        content: crate::input_media::with_markers(&content, &refs),
+                        summary,
+                        media: Vec::new(),
+                        reply,
+                    })),
+                    Err(why) => {
+                        let _ = reply.send(Err(crate::error::MemoryError::UnknownMedia(why)));
+                        None
+                    }
+                };
+            }
+            op => return Some(op),
         };
         let Value::Object(payload) = &mut entry.payload else {
             return Some(Op::Accept { entry, then });
