@@ -46,7 +46,7 @@ enum Command {
     /// Send one message and stream the answer as it is generated.
     Send {
         /// Files sent with the message (images, audio, documents): kept in the daemon's media
-        /// store and in memory; at most 700 KB each for now (the socket's line limit).
+        /// store and in memory; at most 16 MB each, 17 MB together.
         #[arg(long = "attach", value_name = "FILE")]
         attach: Vec<PathBuf>,
         /// The message.

@@ -1,5 +1,6 @@
 //! One client connection as the reactor sees it: a non-blocking stream, the bytes read but not
-//! yet used (at most one request line of 1 MiB), the output waiting for the peer, and the clocks
+//! yet used (at most one request line: 1 MiB before authentication, 24 MiB after, room for a
+//! `send` with media), the output waiting for the peer, and the clocks
 //! behind the idle and write timeouts. A connection runs one request at a time, as the protocol
 //! has always been: the next line is read once the current request has its terminal line.
 
@@ -8,8 +9,12 @@ use mio::net::UnixStream;
 use std::io::{self, Read};
 use std::time::{Duration, Instant};
 
-/// Longest request line accepted from a client.
+/// Longest request line accepted from a client that has not authenticated: a key, a request.
 pub(super) const MAX_LINE: usize = 1 << 20;
+
+/// Longest request line accepted from an authenticated client: a `send` whose media (at most
+/// 16 MiB decoded) travel as base64 in the line.
+pub(super) const MAX_AUTHED_LINE: usize = 24 << 20;
 
 /// What a connection is waiting for.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -34,6 +39,8 @@ pub(super) enum Line {
 pub(super) struct Connection {
     pub(super) stream: UnixStream,
     inbuf: Vec<u8>,
+    /// `inbuf[..scanned]` holds no newline: a long line is searched once, not on every read.
+    scanned: usize,
     pub(super) out: Outbox,
     pub(super) authed: bool,
     pub(super) busy: Busy,
@@ -59,6 +66,7 @@ impl Connection {
         Self {
             stream,
             inbuf: Vec::new(),
+            scanned: 0,
             out: Outbox::new(write_buffer),
             authed,
             busy: Busy::Idle,
@@ -73,7 +81,7 @@ impl Connection {
     /// client cannot make the daemon buffer more than one request); EOF sets `read_closed`.
     pub(super) fn fill(&mut self) -> io::Result<()> {
         let mut chunk = [0u8; 16 * 1024];
-        while !self.read_closed && !self.has_line() && self.inbuf.len() <= MAX_LINE {
+        while !self.read_closed && !self.has_line() && self.inbuf.len() <= self.max_line() {
             match self.stream.read(&mut chunk) {
                 Ok(0) => self.read_closed = true,
                 Ok(n) => self.inbuf.extend_from_slice(&chunk[..n]),
@@ -85,22 +93,37 @@ impl Connection {
         Ok(())
     }
 
-    fn has_line(&self) -> bool {
-        self.inbuf.contains(&b'\n')
+    fn has_line(&mut self) -> bool {
+        let found = self.inbuf[self.scanned..].contains(&b'\n');
+        if !found {
+            self.scanned = self.inbuf.len();
+        }
+        found
+    }
+
+    /// The longest request line this connection may send now.
+    pub(super) fn max_line(&self) -> usize {
+        if self.authed {
+            MAX_AUTHED_LINE
+        } else {
+            MAX_LINE
+        }
     }
 
     /// The next whole request line, if one is buffered (or the last, unterminated one at EOF).
     pub(super) fn next_line(&mut self, now: Instant) -> Option<Line> {
-        let end = match self.inbuf.iter().position(|&b| b == b'\n') {
-            Some(i) => i + 1,
-            None if self.inbuf.len() > MAX_LINE => return Some(Line::TooLong),
+        let max = self.max_line();
+        let end = match self.inbuf[self.scanned..].iter().position(|&b| b == b'\n') {
+            Some(i) => self.scanned + i + 1,
+            None if self.inbuf.len() > max => return Some(Line::TooLong),
             None if self.read_closed && !self.inbuf.is_empty() => self.inbuf.len(),
             None => return None,
         };
-        if end > MAX_LINE + 1 {
+        if end > max + 1 {
             return Some(Line::TooLong);
         }
         let bytes: Vec<u8> = self.inbuf.drain(..end).collect();
+        self.scanned = 0;
         self.last_activity = now;
         Some(match String::from_utf8(bytes) {
             Ok(text) => Line::Text(text),

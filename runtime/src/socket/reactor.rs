@@ -4,7 +4,7 @@
 //! idle client costs a file descriptor and a few hundred bytes, no thread and no CPU.
 
 use super::bind::Bound;
-use super::connection::{Busy, Connection, Expiry, Line, MAX_LINE};
+use super::connection::{Busy, Connection, Expiry, Line};
 use super::dispatch::{self, Started};
 use super::protocol::{Answer, Request, RequestError};
 use super::pump::{Forward, PumpShared};
@@ -220,7 +220,8 @@ impl Reactor {
         let request = match line {
             Line::TooLong => {
                 conn.out.push(&Answer::error(format!(
-                    "request line longer than {MAX_LINE} bytes"
+                    "request line longer than {} bytes",
+                    conn.max_line()
                 )));
                 conn.closing = true;
                 return;

@@ -22,10 +22,16 @@ fn an_attached_picture_is_stored_journaled_by_digest_and_marked_for_the_model() 
         ));
         let file = daemon.dir.join("bike.png");
         std::fs::write(&file, PICTURE).expect("write the picture");
+        // A photo's size, over the 1 MiB a request line had before media.
+        let photo = daemon.dir.join("photo.jpg");
+        let photo_bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&photo, &photo_bytes).expect("write the photo");
         let out = daemon.run(&[
             "send",
             "--attach",
             file.to_str().expect("utf-8 path"),
+            "--attach",
+            photo.to_str().expect("utf-8 path"),
             "what do you see?",
         ]);
         assert!(out.status.success(), "{}", stderr(&out));
@@ -33,6 +39,9 @@ fn an_attached_picture_is_stored_journaled_by_digest_and_marked_for_the_model() 
         let digest = hearth_media::digest_of(PICTURE);
         let media = hearth_media::MediaStore::open(daemon.dir.join("media")).expect("media store");
         assert_eq!(media.get(&digest).expect("stored"), PICTURE);
+        let photo_digest = hearth_media::digest_of(&photo_bytes);
+        assert_eq!(media.get(&photo_digest).expect("stored"), photo_bytes);
+        assert_eq!(media.meta(&photo_digest).expect("meta").mime, "image/jpeg");
         assert_eq!(media.meta(&digest).expect("meta").mime, "image/png");
 
         // The model saw the text and the kernel's marker, not the bytes.
@@ -53,14 +62,14 @@ fn an_attached_picture_is_stored_journaled_by_digest_and_marked_for_the_model() 
         assert!(
             window
                 .iter()
-                .any(|e| e.record.event.input.ends_with(&marker)),
+                .any(|e| e.record.event.input.contains(&marker)),
             "{window:?}"
         );
         let journaled = store.journal_pending().expect("pending");
         assert!(journaled.is_empty(), "answered");
         let id = &window
             .iter()
-            .find(|e| e.record.event.input.ends_with(&marker))
+            .find(|e| e.record.event.input.contains(&marker))
             .expect("the input")
             .record
             .event
@@ -105,12 +114,39 @@ fn an_item_that_cannot_be_stored_refuses_the_input_and_journals_nothing() {
         assert!(server.seen().is_empty(), "the model was never asked");
         let store = StoreReader::open(daemon.dir.join("memory.db")).expect("store");
         assert!(store.journal_pending().expect("pending").is_empty());
-        // The CLI refuses a file it cannot send, before connecting.
+        // The CLI refuses a file the daemon would not keep, before connecting.
         let big = daemon.dir.join("big.png");
-        std::fs::write(&big, vec![7u8; 800 * 1024]).expect("write");
+        std::fs::write(&big, vec![7u8; 17 * 1024 * 1024]).expect("write");
         let out = daemon.run(&["send", "--attach", big.to_str().expect("path"), "hi"]);
         assert!(!out.status.success());
         assert!(stderr(&out).contains("cannot be sent"), "{}", stderr(&out));
+        // A line longer than an operator's 24 MiB is refused with the reason and the
+        // connection closed; the daemon goes on serving.
+        let stream = std::os::unix::net::UnixStream::connect(&daemon.socket).expect("connect");
+        let mut out = stream.try_clone().expect("clone");
+        // The daemon stops reading at its limit and closes: the rest of the write may fail.
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            let line = format!(
+                "{{\"op\":\"send\",\"text\":\"{}\"}}\n",
+                "x".repeat(25 << 20)
+            );
+            let _ = out.write_all(line.as_bytes());
+        });
+        let mut first = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stream), &mut first)
+            .expect("an answer");
+        let _ = writer.join();
+        let refused: serde_json::Value = serde_json::from_str(&first).expect("JSON");
+        assert_eq!(refused["type"], "error", "{refused}");
+        assert!(
+            refused["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("longer than 25165824 bytes")),
+            "{refused}"
+        );
+        let out = daemon.run(&["status"]);
+        assert!(out.status.success(), "{}", stderr(&out));
     });
 }
 

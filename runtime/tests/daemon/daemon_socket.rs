@@ -255,6 +255,18 @@ fn before_auth_a_malformed_line_closes_the_connection() {
             assert_eq!(raw.line()["error"], "unauthorized", "after {line:?}");
             assert!(matches!(raw.next(), Got::Eof), "closed after {line:?}");
         }
+        // Before authentication a line may be 1 MiB, not an operator's 24.
+        let stream = std::os::unix::net::UnixStream::connect(&daemon.socket).expect("connect");
+        let mut out = stream.try_clone().expect("clone");
+        let writer = std::thread::spawn(move || {
+            use std::io::Write;
+            let _ = out.write_all(format!("/auth {}\n", "k".repeat(2 << 20)).as_bytes());
+        });
+        let mut first = String::new();
+        std::io::BufRead::read_line(&mut std::io::BufReader::new(stream), &mut first)
+            .expect("an answer");
+        let _ = writer.join();
+        assert!(first.contains("longer than 1048576 bytes"), "{first}");
         let mut raw = Raw::connect(&daemon.socket);
         raw.send("/auth k1");
         assert_eq!(raw.line()["content"], "authenticated");

@@ -7,12 +7,29 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
-/// Largest file sent: its base64 must fit the socket's 1 MiB request line with the rest of the
-/// request.
-pub const MAX_ATTACH_BYTES: u64 = 700 * 1024;
+/// Largest file sent: the daemon keeps items of at most 16 MiB.
+pub const MAX_ATTACH_BYTES: u64 = 16 * 1024 * 1024;
+
+/// Most bytes of files one message carries: as base64 they must fit the socket's 24 MiB
+/// request line with the rest of the request.
+pub const MAX_ATTACH_TOTAL: u64 = 17 * 1024 * 1024;
 
 /// The content blocks of `files`, or why one cannot be sent.
 pub fn blocks(files: &[impl AsRef<Path>]) -> Result<Vec<Value>, String> {
+    let mut total = 0;
+    for file in files {
+        let file = file.as_ref();
+        total += std::fs::metadata(file)
+            .map_err(|e| format!("{}: {e}", file.display()))?
+            .len();
+    }
+    if total > MAX_ATTACH_TOTAL {
+        return Err(format!(
+            "{} MB of files in one message; at most {} MB can be sent together",
+            total / (1024 * 1024),
+            MAX_ATTACH_TOTAL / (1024 * 1024)
+        ));
+    }
     files.iter().map(|f| block(f.as_ref())).collect()
 }
 
@@ -20,10 +37,10 @@ fn block(file: &Path) -> Result<Value, String> {
     let meta = std::fs::metadata(file).map_err(|e| format!("{}: {e}", file.display()))?;
     if meta.len() > MAX_ATTACH_BYTES {
         return Err(format!(
-            "{}: {} KB; files over {} KB cannot be sent over the socket yet",
+            "{}: {} MB; files over {} MB cannot be sent",
             file.display(),
-            meta.len() / 1024,
-            MAX_ATTACH_BYTES / 1024
+            meta.len() / (1024 * 1024),
+            MAX_ATTACH_BYTES / (1024 * 1024)
         ));
     }
     let bytes = std::fs::read(file).map_err(|e| format!("{}: {e}", file.display()))?;
