@@ -32,6 +32,11 @@ pub(crate) enum BlobState {
 
 impl Blobs {
     /// Opens the tree at `root`, creating it (mode `0700`) when missing.
+    /// The blobs under `root`, for reading only: nothing is created.
+    pub(crate) fn at(root: PathBuf) -> Blobs {
+        Blobs { root }
+    }
+
     pub(crate) fn open(root: PathBuf) -> Result<Blobs, MediaError> {
         make_dir(&root)?;
         Ok(Blobs { root })
@@ -85,6 +90,33 @@ impl Blobs {
             .read_to_end(&mut data)
             .io("read blob", &path)?;
         if data.len() as u64 != expect || crate::digest::digest_of(&data) != digest {
+            return Err(MediaError::Corrupted {
+                digest: digest.to_owned(),
+                path,
+            });
+        }
+        Ok(data)
+    }
+
+    /// Reads the blob of `digest` when its size is not known (no row read): at most the
+    /// default limit, returned only if the bytes hash to `digest`.
+    pub(crate) fn read_unsized(&self, digest: &str) -> Result<Vec<u8>, MediaError> {
+        let path = self.path(digest);
+        let file = match File::open(&path) {
+            Ok(f) => f,
+            Err(e) if e.kind() == ErrorKind::NotFound => {
+                return Err(MediaError::Missing {
+                    digest: digest.to_owned(),
+                    path,
+                });
+            }
+            Err(e) => return Err(e).io("read blob", &path),
+        };
+        let mut data = Vec::new();
+        file.take(crate::DEFAULT_MAX_BYTES + 1)
+            .read_to_end(&mut data)
+            .io("read blob", &path)?;
+        if crate::digest::digest_of(&data) != digest {
             return Err(MediaError::Corrupted {
                 digest: digest.to_owned(),
                 path,

@@ -47,6 +47,7 @@ pub use model::{MediaInfo, MediaMeta, Stored, VerifyReport};
 pub use schema::{MEDIA_APPLICATION_ID, MEDIA_SCHEMA_VERSION};
 pub use store::{
     BLOBS_DIR, DB_FILE, DEFAULT_MAX_BYTES, MEDIA_BUSY_TIMEOUT, MIN_DIGEST_PREFIX, MediaStore,
+    read_blob,
 };
 
 /// Milliseconds since the Unix epoch by the system clock: when Hearth recorded something.

@@ -40,6 +40,14 @@ pub struct MediaStore {
     max_bytes: u64,
 }
 
+/// The bytes of item `digest` of the media store at `dir`, read without its database: for a
+/// reader on another thread than the store's one writer (an LLM request showing an image).
+/// Returned only if they hash to `digest`, so damage is an error and never wrong content.
+pub fn read_blob(dir: impl AsRef<Path>, digest: &str) -> Result<Vec<u8>, MediaError> {
+    check_digest(digest)?;
+    Blobs::at(dir.as_ref().join(BLOBS_DIR)).read_unsized(digest)
+}
+
 impl MediaStore {
     /// Opens the media directory `dir`, creating it, `media.db` (`0600`) and `blobs/` (`0700`)
     /// when missing, applying pending migrations and removing `*.tmp` files left by an

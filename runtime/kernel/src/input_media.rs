@@ -20,6 +20,14 @@ pub struct MediaRef {
 }
 
 impl MediaRef {
+    /// The reference a message carries to show the item to the model.
+    pub fn part(&self) -> hearth_llm::provider::MediaPart {
+        hearth_llm::provider::MediaPart {
+            digest: self.digest.clone(),
+            mime: self.mime.clone(),
+        }
+    }
+
     /// The marker line: `[image image/png, 34 KB, sha256:ab12cd34ef56]` (the digest cut to
     /// twelve characters, as `memory show` and the media tools accept it).
     pub fn marker(&self) -> String {

@@ -246,6 +246,9 @@ struct SourceArgs {
     /// The model's context window in tokens (0 = unknown).
     #[arg(long, default_value_t = 0)]
     context_window: usize,
+    /// The model takes images (sent as OpenAI `image_url` parts; the `openai` adapter).
+    #[arg(long)]
+    vision: bool,
 }
 
 fn main() -> ExitCode {
@@ -354,6 +357,7 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
                 adapter: a.adapter,
                 priority: a.priority,
                 context_window: a.context_window,
+                vision: a.vision,
                 ..SourceConfig::default()
             },
         },

@@ -10,7 +10,8 @@ use hearth_llm::adapter::{Adapter, bundled};
 use hearth_llm::http::{HttpClient, RequestOptions};
 use hearth_llm::provider::SourceConfig;
 use hearth_llm::provider::{
-    ChatProvider, ChatRequest, LuaSource, Message, ProviderManager, SourceInfo, Unconfigured,
+    ChatProvider, ChatRequest, LuaSource, MediaReader, Message, ProviderManager, SourceInfo,
+    Unconfigured,
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -27,6 +28,18 @@ pub const OLLAMA_LOOPBACK: &str = "http://127.0.0.1:11434/v1";
 pub const EMBEDDED_SOURCE: &str = "embedded";
 /// Completion limit of the embedded model's answers.
 const EMBEDDED_MAX_TOKENS: u32 = 384;
+
+/// The media store's directory, read for the images a request shows a source that takes
+/// them (the blobs only, verified against their digest: the store owner keeps the database).
+struct MediaDir(PathBuf);
+
+impl MediaReader for MediaDir {
+    fn read(&self, digest: &str) -> Option<Vec<u8>> {
+        hearth_media::read_blob(&self.0, digest)
+            .inspect_err(|e| tracing::warn!("an image for the model: {e}"))
+            .ok()
+    }
+}
 
 /// The daemon's LLM sources: those from `hearth.toml`, those added at run time (kept in
 /// `<data_dir>/sources.json`) and the automatic default (Ollama on loopback or the embedded model).
@@ -62,7 +75,10 @@ impl Sources {
             )
         })?;
         let sources = Arc::new(Self {
-            manager: Arc::new(ProviderManager::new(Default::default())),
+            manager: Arc::new(
+                ProviderManager::new(Default::default())
+                    .with_media(Arc::new(MediaDir(cfg.data_dir.join("media")))),
+            ),
             http: HttpClient::new(),
             adapters_dir,
             store: cfg.data_dir.join("sources.json"),
@@ -157,7 +173,8 @@ impl Sources {
         });
         let info = SourceInfo::new(source.name.clone(), source.model.clone())
             .with_priority(source.priority)
-            .with_context_window(source.context_window);
+            .with_context_window(source.context_window)
+            .with_vision(source.vision);
         // A real source replaces the "no source" stand-in.
         self.manager.remove(NONE_SOURCE);
         self.manager.remove(&source.name);

@@ -213,3 +213,49 @@ fn a_note_keeps_the_media_it_names_and_an_unknown_one_is_refused() {
         assert!(notes[0].contains(&marker), "{notes:?}");
     });
 }
+
+#[test]
+fn a_source_that_takes_images_gets_the_pictures_bytes_and_others_only_the_marker() {
+    within(Duration::from_secs(60), || {
+        let seeing = LlmServer::start();
+        let daemon = Daemon::start(&format!(
+            "memory_model = false\n{}vision = true\n",
+            source("seeing", &seeing.base_url, 0)
+        ));
+        let file = daemon.dir.join("bike.png");
+        std::fs::write(&file, PICTURE).expect("write the picture");
+        let out = daemon.run(&[
+            "send",
+            "--attach",
+            file.to_str().expect("path"),
+            "what is it?",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let body = &seeing.wait_requests(1, Duration::from_secs(10))[0].body;
+        let user = body["messages"]
+            .as_array()
+            .expect("messages")
+            .iter()
+            .rev()
+            .find(|m| m["role"] == "user")
+            .expect("the user's message")
+            .clone();
+        use base64::Engine;
+        let url = format!(
+            "data:image/png;base64,{}",
+            base64::engine::general_purpose::STANDARD.encode(PICTURE)
+        );
+        assert!(
+            user["content"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("what is it?\n[image image/png")),
+            "{user}"
+        );
+        assert_eq!(user["content"][1]["type"], "image_url", "{user}");
+        assert_eq!(user["content"][1]["image_url"]["url"], url.as_str());
+        assert!(
+            user.get("media").is_none(),
+            "references stay in the daemon: {user}"
+        );
+    });
+}

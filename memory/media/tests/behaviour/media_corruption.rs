@@ -87,3 +87,30 @@ fn put_of_the_same_bytes_repairs_a_damaged_blob() {
     assert_eq!(store.get(&stored.digest).unwrap(), b"original bytes");
     assert!(store.verify_all().unwrap().is_clean());
 }
+
+#[test]
+fn a_blob_read_without_the_database_is_verified_too() {
+    let (_tmp, dir, mut store) = fresh();
+    let item = store.put(b"a holiday photo", &mime("image/png")).unwrap();
+    assert_eq!(
+        hearth_media::read_blob(&dir, &item.digest).unwrap(),
+        b"a holiday photo"
+    );
+    let path = store.blob_path(&item.digest).unwrap();
+    let mut bytes = std::fs::read(&path).unwrap();
+    bytes[0] ^= 0x01;
+    std::fs::write(&path, &bytes).unwrap();
+    assert!(matches!(
+        hearth_media::read_blob(&dir, &item.digest),
+        Err(MediaError::Corrupted { .. })
+    ));
+    std::fs::remove_file(&path).unwrap();
+    assert!(matches!(
+        hearth_media::read_blob(&dir, &item.digest),
+        Err(MediaError::Missing { .. })
+    ));
+    assert!(matches!(
+        hearth_media::read_blob(&dir, "../../etc/passwd"),
+        Err(MediaError::InvalidDigest { .. })
+    ));
+}

@@ -134,6 +134,10 @@ pub struct TaskFrame {
     /// The memory pass's ranking of the tools against the input, nearest first.
     #[serde(default)]
     pub tool_ranking: Vec<String>,
+    /// The media the input brought, by reference: shown with the input's message to a
+    /// source that takes images.
+    #[serde(default)]
+    pub media: Vec<hearth_llm::provider::MediaPart>,
 }
 
 impl TaskFrame {
@@ -173,6 +177,7 @@ impl TaskFrame {
             resumed_after_restart: false,
             memory_block: String::new(),
             recalled: Vec::new(),
+            media: Vec::new(),
             lang: crate::lang::Lang::default(),
             tool_choice: None,
             tool_ranking: Vec::new(),

@@ -17,6 +17,10 @@ impl TurnEngine {
         // The media it brought are stored already: one marker line each after its text.
         let media = crate::input_media::media_refs(&input.payload);
         let text = crate::input_media::with_markers(input.content(), &media);
+        cur.frame.media = media
+            .iter()
+            .map(crate::input_media::MediaRef::part)
+            .collect();
         cur.frame.lang = crate::lang::Lang::for_input(self.cfg.language, &text);
         if text.trim().is_empty() {
             cur.frame.terminal = Some(Terminal::Skipped(skip::EMPTY_INPUT.into()));
@@ -199,7 +203,7 @@ impl TurnEngine {
                 frame.input
             )));
         } else {
-            msgs.push(Message::user(frame.input.clone()));
+            msgs.push(Message::user(frame.input.clone()).with_media(frame.media.clone()));
         }
         msgs
     }

@@ -8,7 +8,9 @@
 //! because the user would see the answer start twice.
 
 use super::availability::Availability;
-use super::{ChatProvider, ChatRequest, NO_SOURCE, ProviderError, StreamChunk};
+use super::{
+    ChatProvider, ChatRequest, MediaReader, NO_SOURCE, ProviderError, StreamChunk, shown_to,
+};
 use hearth_engine::CancelToken;
 use parking_lot::Mutex;
 use serde::Serialize;
@@ -81,6 +83,9 @@ pub struct SourceInfo {
     pub priority: i32,
     /// Context window in tokens; 0 = ask the provider.
     pub context_window: usize,
+    /// Whether the model takes images (OpenAI `image_url` content parts); a source that does
+    /// not gets the marker lines alone.
+    pub vision: bool,
 }
 
 impl SourceInfo {
@@ -102,6 +107,12 @@ impl SourceInfo {
     /// Sets the context window in tokens.
     pub fn with_context_window(mut self, tokens: usize) -> Self {
         self.context_window = tokens;
+        self
+    }
+
+    /// Sets whether the model takes images.
+    pub fn with_vision(mut self, vision: bool) -> Self {
+        self.vision = vision;
         self
     }
 }
@@ -143,6 +154,7 @@ struct Source {
 struct Candidate {
     name: String,
     model: String,
+    vision: bool,
     provider: Arc<dyn ChatProvider>,
 }
 
@@ -151,6 +163,8 @@ pub struct ProviderManager {
     config: ManagerConfig,
     clock: Arc<dyn Clock>,
     sources: Mutex<Vec<Source>>,
+    /// Where the images a request refers to are read from, for a source that takes them.
+    media: Option<Arc<dyn MediaReader>>,
 }
 
 impl std::fmt::Debug for ProviderManager {
@@ -186,7 +200,15 @@ impl ProviderManager {
             config,
             clock,
             sources: Mutex::new(Vec::new()),
+            media: None,
         }
+    }
+
+    /// Images a request refers to are read through `reader` for a source that takes them
+    /// (without one, every source gets the marker lines alone).
+    pub fn with_media(mut self, reader: Arc<dyn MediaReader>) -> Self {
+        self.media = Some(reader);
+        self
     }
 
     /// Adds a source; the first one registered is the default. Registering a name again
@@ -269,6 +291,7 @@ impl ProviderManager {
             .map(|s| Candidate {
                 name: s.info.name.clone(),
                 model: s.info.model.clone(),
+                vision: s.info.vision,
                 provider: Arc::clone(&s.provider),
             })
             .collect()
@@ -302,7 +325,11 @@ impl ProviderManager {
         cancel: &CancelToken,
         sink: &mut dyn FnMut(StreamChunk),
     ) -> SourceEnd {
-        let request = request_for(request, &source.model);
+        let request = shown_to(
+            &request_for(request, &source.model),
+            source.vision,
+            self.media.as_deref(),
+        );
         let mut attempt = 1;
         loop {
             if cancel.is_cancelled() {

@@ -8,6 +8,7 @@ mod accumulate;
 mod availability;
 mod lua_source;
 mod manager;
+mod media_parts;
 mod openai_stream;
 mod request;
 mod retry_after;
@@ -24,10 +25,11 @@ pub use manager::{
     Clock, ERROR_FINISH_REASONS, ManagerConfig, ProviderManager, SourceInfo, SourceStatus,
     SystemClock,
 };
+pub use media_parts::{MediaReader, shown_to};
 pub use openai_stream::{NativeChunk, parse_openai_stream_chunk};
 pub use request::{
-    ChatRequest, ChatResponse, Message, Role, StreamChunk, ToolCallDelta, ToolCallOut, ToolSpec,
-    Usage,
+    ChatRequest, ChatResponse, MediaPart, Message, Role, StreamChunk, ToolCallDelta, ToolCallOut,
+    ToolSpec, Usage,
 };
 pub use retry_after::parse_retry_after;
 pub use scripted::{ScriptStep, ScriptedProvider};

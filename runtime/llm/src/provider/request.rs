@@ -42,6 +42,17 @@ pub struct ToolCallOut {
     pub arguments: Value,
 }
 
+/// An item of the media store a message shows the model, by reference: what a persisted
+/// frame keeps (a digest, not megabytes), resolved into the item's bytes only for a source
+/// that takes images ([`Message::image_urls`]).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct MediaPart {
+    /// The item's content address (lower-case hex sha256).
+    pub digest: String,
+    /// Its MIME type.
+    pub mime: String,
+}
+
 /// One chat message.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Message {
@@ -55,6 +66,14 @@ pub struct Message {
     pub tool_call_id: String,
     /// For an assistant message: the tools it called.
     pub tool_calls: Vec<ToolCallOut>,
+    /// Media the message shows, by reference (serialised as Hearth's own `media` field, which
+    /// the provider manager always removes before a request leaves: it becomes
+    /// [`image_urls`](Self::image_urls) for a source that takes images, and nothing otherwise,
+    /// the text's marker lines standing in).
+    pub media: Vec<MediaPart>,
+    /// Images sent with the text, as URLs (data URLs of the items' bytes): serialised as
+    /// OpenAI content parts, `[{"type": "text", …}, {"type": "image_url", …}]`.
+    pub image_urls: Vec<String>,
 }
 
 impl Message {
@@ -66,7 +85,15 @@ impl Message {
             reasoning_content: String::new(),
             tool_call_id: String::new(),
             tool_calls: Vec::new(),
+            media: Vec::new(),
+            image_urls: Vec::new(),
         }
+    }
+
+    /// The same message showing `media`.
+    pub fn with_media(mut self, media: Vec<MediaPart>) -> Self {
+        self.media = media;
+        self
     }
 
     /// A system message.
@@ -92,10 +119,24 @@ impl Serialize for Message {
         let mut map = s.serialize_map(None)?;
         map.serialize_entry("role", self.role.as_str())?;
         // OpenAI wants `content: null` on an assistant message that only calls tools.
-        if self.content.is_empty() && !self.tool_calls.is_empty() {
+        if !self.image_urls.is_empty() {
+            let mut parts = Vec::with_capacity(self.image_urls.len() + 1);
+            if !self.content.is_empty() {
+                parts.push(json!({"type": "text", "text": self.content}));
+            }
+            parts.extend(
+                self.image_urls
+                    .iter()
+                    .map(|url| json!({"type": "image_url", "image_url": {"url": url}})),
+            );
+            map.serialize_entry("content", &parts)?;
+        } else if self.content.is_empty() && !self.tool_calls.is_empty() {
             map.serialize_entry("content", &Value::Null)?;
         } else {
             map.serialize_entry("content", &self.content)?;
+        }
+        if !self.media.is_empty() {
+            map.serialize_entry("media", &self.media)?;
         }
         if !self.reasoning_content.is_empty() {
             map.serialize_entry("reasoning_content", &self.reasoning_content)?;
@@ -135,10 +176,18 @@ impl<'de> Deserialize<'de> for Message {
             function: WireFunction,
         }
         #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum WireContent {
+            Text(String),
+            Parts(Vec<Value>),
+        }
+        #[derive(Deserialize)]
         struct Wire {
             role: Role,
             #[serde(default)]
-            content: Option<String>,
+            content: Option<WireContent>,
+            #[serde(default)]
+            media: Vec<MediaPart>,
             #[serde(default)]
             reasoning_content: String,
             #[serde(default)]
@@ -147,9 +196,30 @@ impl<'de> Deserialize<'de> for Message {
             tool_calls: Vec<WireCall>,
         }
         let w = Wire::deserialize(d)?;
+        let (content, image_urls) = match w.content {
+            None => (String::new(), Vec::new()),
+            Some(WireContent::Text(text)) => (text, Vec::new()),
+            Some(WireContent::Parts(parts)) => {
+                let mut text = String::new();
+                let mut urls = Vec::new();
+                for part in &parts {
+                    if let Some(t) = part.get("text").and_then(Value::as_str) {
+                        text.push_str(t);
+                    } else if let Some(url) = part
+                        .get("image_url")
+                        .and_then(|i| i.get("url").and_then(Value::as_str).or(i.as_str()))
+                    {
+                        urls.push(url.to_owned());
+                    }
+                }
+                (text, urls)
+            }
+        };
         Ok(Message {
             role: w.role,
-            content: w.content.unwrap_or_default(),
+            content,
+            media: w.media,
+            image_urls,
             reasoning_content: w.reasoning_content,
             tool_call_id: w.tool_call_id,
             tool_calls: w

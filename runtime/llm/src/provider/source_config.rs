@@ -73,6 +73,11 @@ pub struct SourceConfig {
     /// Seconds one streamed answer may take in all; `None` = 600 (1800 local).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub total_timeout: Option<f64>,
+    /// The model takes images: the images an input brought are sent to it as OpenAI
+    /// `image_url` content parts (an adapter that speaks another API must map them). Off: it
+    /// sees the marker lines alone.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub vision: bool,
 }
 
 impl SourceConfig {
