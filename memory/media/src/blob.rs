@@ -68,20 +68,24 @@ impl Blobs {
         })
     }
 
+    /// The blob file of `digest`, open for reading, and its path; `Missing` when it is not
+    /// there.
+    fn open_blob(&self, digest: &str) -> Result<(File, PathBuf), MediaError> {
+        let path = self.path(digest);
+        match File::open(&path) {
+            Ok(file) => Ok((file, path)),
+            Err(e) if e.kind() == ErrorKind::NotFound => Err(MediaError::Missing {
+                digest: digest.to_owned(),
+                path,
+            }),
+            Err(e) => Err(e).io("read blob", &path),
+        }
+    }
+
     /// Reads the blob of `digest` and re-verifies it: the bytes are returned only if they hash
     /// to `digest`, so a flipped bit on disk is an error and never wrong content.
     pub(crate) fn read(&self, digest: &str, expect: u64) -> Result<Vec<u8>, MediaError> {
-        let path = self.path(digest);
-        let file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                return Err(MediaError::Missing {
-                    digest: digest.to_owned(),
-                    path,
-                });
-            }
-            Err(e) => return Err(e).io("read blob", &path),
-        };
+        let (file, path) = self.open_blob(digest)?;
         // Preallocate for what the row promises, but not beyond the default limit: a damaged
         // row must not make one read allocate without bound.
         let reserve = expect.min(crate::DEFAULT_MAX_BYTES + 1);
@@ -101,17 +105,7 @@ impl Blobs {
     /// Reads the blob of `digest` when its size is not known (no row read): at most the
     /// default limit, returned only if the bytes hash to `digest`.
     pub(crate) fn read_unsized(&self, digest: &str) -> Result<Vec<u8>, MediaError> {
-        let path = self.path(digest);
-        let file = match File::open(&path) {
-            Ok(f) => f,
-            Err(e) if e.kind() == ErrorKind::NotFound => {
-                return Err(MediaError::Missing {
-                    digest: digest.to_owned(),
-                    path,
-                });
-            }
-            Err(e) => return Err(e).io("read blob", &path),
-        };
+        let (file, path) = self.open_blob(digest)?;
         let mut data = Vec::new();
         file.take(crate::DEFAULT_MAX_BYTES + 1)
             .read_to_end(&mut data)
