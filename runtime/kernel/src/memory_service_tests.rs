@@ -118,15 +118,19 @@ fn a_note_without_content_is_invalid_arguments_and_a_refused_request_unavailable
     assert_eq!(handler.kind(), "unavailable", "{handler}");
 }
 
-/// The pass enters the turn's scene exactly once (the channel's scene is created at 1 and each
-/// turn adds 1), a `scene_policy: "none"` input enters nothing, and the graph's block for the
-/// same situation over the same graph is the same bytes.
-#[test]
-fn a_pass_enters_the_turns_scene_once_and_scene_policy_none_enters_nothing() {
-    use crate::graph_service::{GraphMemory, GraphRequest, GraphSettings};
-    use crate::input::InputEvent;
-    use crate::turn_scene::TurnScene;
-    let path = scratch_store("scenes");
+/// A memory pass's surroundings over real files: a store with no model, a graph, a budget
+/// that recalls and does not prune.
+struct SceneRig {
+    dir: PathBuf,
+    cfg: MemoryConfig,
+    cold: ColdContext,
+    graph: crate::graph_service::GraphMemory,
+    budget: Budget,
+}
+
+fn scene_rig(tag: &str, utc_offset_secs: i64) -> SceneRig {
+    use crate::graph_service::{GraphMemory, GraphSettings};
+    let path = scratch_store(tag);
     let dir = path.parent().expect("scratch dir").to_path_buf();
     let cfg = MemoryConfig {
         store: path.clone(),
@@ -134,11 +138,11 @@ fn a_pass_enters_the_turns_scene_once_and_scene_policy_none_enters_nothing() {
         model_dir: None,
         max_context_size: 30,
         protected: 10,
-        utc_offset_secs: 3_600,
+        utc_offset_secs,
         graph: None,
         knowledge: None,
     };
-    let mut cold = ColdContext::new(
+    let cold = ColdContext::new(
         hearth_memory::Store::open(&path).expect("store opens"),
         None,
     );
@@ -148,13 +152,35 @@ fn a_pass_enters_the_turns_scene_once_and_scene_policy_none_enters_nothing() {
         model: None,
         scene_half_life: None,
     };
-    let mut graph = GraphMemory::open(Some(&settings), 1_000, None);
-    let budget = Budget {
-        prune: false,
-        recall: true,
-        context_tokens: 1_000,
-        memory_tokens: 400,
-    };
+    SceneRig {
+        graph: GraphMemory::open(Some(&settings), 1_000, None),
+        dir,
+        cfg,
+        cold,
+        budget: Budget {
+            prune: false,
+            recall: true,
+            context_tokens: 1_000,
+            memory_tokens: 400,
+        },
+    }
+}
+
+/// The pass enters the turn's scene exactly once (the channel's scene is created at 1 and each
+/// turn adds 1), a `scene_policy: "none"` input enters nothing, and the graph's block for the
+/// same situation over the same graph is the same bytes.
+#[test]
+fn a_pass_enters_the_turns_scene_once_and_scene_policy_none_enters_nothing() {
+    use crate::graph_service::{GraphMemory, GraphRequest};
+    use crate::input::InputEvent;
+    use crate::turn_scene::TurnScene;
+    let SceneRig {
+        dir,
+        cfg,
+        mut cold,
+        mut graph,
+        budget,
+    } = scene_rig("scenes", 3_600);
     let mut run = |graph: &mut GraphMemory, input: &InputEvent, at: i64| {
         let scene = TurnScene::of_input(input);
         pass(
@@ -211,38 +237,16 @@ fn a_pass_enters_the_turns_scene_once_and_scene_policy_none_enters_nothing() {
 /// turn with tools adds any.
 #[test]
 fn a_turns_tools_join_the_scenes_its_pass_entered() {
-    use crate::graph_service::{GraphMemory, GraphRequest, GraphSettings};
+    use crate::graph_service::{GraphMemory, GraphRequest};
     use crate::input::InputEvent;
     use crate::turn_scene::TurnScene;
-    let path = scratch_store("turn-tools");
-    let dir = path.parent().expect("scratch dir").to_path_buf();
-    let cfg = MemoryConfig {
-        store: path.clone(),
-        model: false,
-        model_dir: None,
-        max_context_size: 30,
-        protected: 10,
-        utc_offset_secs: 0,
-        graph: None,
-        knowledge: None,
-    };
-    let mut cold = ColdContext::new(
-        hearth_memory::Store::open(&path).expect("store opens"),
-        None,
-    );
-    let settings = GraphSettings {
-        path: dir.join("graph.db"),
-        interval: Duration::from_secs(600),
-        model: None,
-        scene_half_life: None,
-    };
-    let mut graph = GraphMemory::open(Some(&settings), 1_000, None);
-    let budget = Budget {
-        prune: false,
-        recall: true,
-        context_tokens: 1_000,
-        memory_tokens: 400,
-    };
+    let SceneRig {
+        dir,
+        cfg,
+        mut cold,
+        mut graph,
+        budget,
+    } = scene_rig("turn-tools", 0);
     let scene_keys = |graph: &mut GraphMemory| -> Vec<String> {
         graph.request(GraphRequest::Stats, 1_000).expect("stats")["recent_scenes"]
             .as_array()
