@@ -7,7 +7,8 @@
 //! - `payload.media_blocks`: content blocks in the chat form, `{"type": "image_url",
 //!   "image_url": {"url": "data:image/png;base64,…"}}` (or `audio_url`, or the URL as a plain
 //!   string), as channels and plugins send them;
-//! - `payload.data` with `payload.mime`: one base64 item, the form of an `image` or `audio` input.
+//! - `payload.data` with `payload.mime`: one base64 item, the form of an `image` or `audio` input
+//!   (`data` without `mime` is some other field and left alone).
 //!
 //! Each inline item becomes `{"type": "media", "digest", "mime", "kind", "bytes"}` in
 //! `payload.media_blocks`; a block that points elsewhere (an `https://` URL) is kept as it is,
@@ -57,11 +58,12 @@ impl MediaIntake {
             Some(Value::Array(blocks)) => blocks.clone(),
             Some(_) => return Err("media_blocks must be a list of content blocks".into()),
         };
-        if let Some(data) = payload.get("data").and_then(Value::as_str) {
-            let mime = payload
-                .get("mime")
-                .and_then(Value::as_str)
-                .unwrap_or("application/octet-stream");
+        // `data` is a common name: it is media only beside a MIME type.
+        let single = match (payload.get("data"), payload.get("mime")) {
+            (Some(Value::String(data)), Some(Value::String(mime))) => Some((data, mime)),
+            _ => None,
+        };
+        if let Some((data, mime)) = single {
             blocks.push(json!({"type": "media", "mime": mime, "data": data}));
         }
         if blocks.is_empty() {
@@ -100,7 +102,9 @@ impl MediaIntake {
             }));
             stored += 1;
         }
-        payload.remove("data");
+        if single.is_some() {
+            payload.remove("data");
+        }
         payload.insert("media_blocks".into(), Value::Array(out));
         Ok(stored)
     }
@@ -232,6 +236,10 @@ mod tests {
         assert_eq!(blocks[3]["kind"], "audio");
         let store = MediaStore::open(dir.path().join("media")).expect("reopen");
         assert_eq!(store.get(digest).expect("stored"), b"\x89PNG not really");
+        // A `data` field without a MIME type is not media.
+        let mut other = payload(json!({"content": "hi", "data": "not base64 at all"}));
+        assert_eq!(intake.take(&mut other), Ok(0));
+        assert_eq!(other["data"], "not base64 at all");
         // Nothing to take: the payload is left alone and no store is opened.
         let empty = tempfile::tempdir().expect("dir");
         let mut none = MediaIntake::new(empty.path().join("media"));
