@@ -102,6 +102,12 @@ pub(crate) enum MemoryOp {
         media: Vec<String>,
         reply: Sender<Result<String, MemoryError>>,
     },
+    /// An item of the media store, by digest or the prefix a marker shows: its description
+    /// and bytes (the store owner reads it; `media.db` keeps its one owner).
+    Media {
+        name: String,
+        reply: Sender<Result<MediaItem, MemoryError>>,
+    },
     /// A look into cold context that changes nothing (no access counted, nothing copied into
     /// the window): the memory browser's search.
     Search {
@@ -296,6 +302,15 @@ impl MemoryService {
         rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))?
     }
 
+    /// An item of the media store with its bytes, by digest or a marker's prefix (blocking).
+    pub fn media(&self, name: String) -> Result<MediaItem, MemoryError> {
+        let (reply, rx) = crossbeam_channel::bounded(1);
+        if !self.durable.memory(MemoryOp::Media { name, reply }) {
+            return Err(MemoryError::Stopped(NOT_RUNNING));
+        }
+        rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))?
+    }
+
     /// A request to the graph memory (blocking; tools run on the tool pool, control requests
     /// on their connection's thread).
     pub fn graph(&self, request: GraphRequest) -> Result<serde_json::Value, GraphMemoryError> {
@@ -306,6 +321,15 @@ impl MemoryService {
         rx.recv()
             .map_err(|_| GraphMemoryError::Stopped("it stopped before answering"))?
     }
+}
+
+/// An item of the media store as a reader gets it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MediaItem {
+    /// Its reference: digest, MIME type, kind, size.
+    pub item: crate::input_media::MediaRef,
+    /// Its bytes, checked against the digest.
+    pub data: Vec<u8>,
 }
 
 fn load_models(cfg: &MemoryConfig) -> MemoryModels {
@@ -508,6 +532,10 @@ impl MemoryState {
                 ready.backfill = ready.has_companion;
                 after.push(answer_after_commit(reply, stored));
             }
+            MemoryOp::Media { reply, .. } => {
+                // The store owner answers these before they reach the memory service.
+                let _ = reply.send(Err(MemoryError::Stopped("the media store is not open")));
+            }
             MemoryOp::Search { query, k, reply } => {
                 let found = cold
                     .peek(&query, k.max(1), now)
@@ -534,6 +562,9 @@ impl MemoryState {
                 let _ = reply.send(Err(MemoryError::Stopped(why)));
             }
             MemoryOp::Search { reply, .. } => {
+                let _ = reply.send(Err(MemoryError::Stopped(why)));
+            }
+            MemoryOp::Media { reply, .. } => {
                 let _ = reply.send(Err(MemoryError::Stopped(why)));
             }
             MemoryOp::Graph { reply, .. } => {

@@ -1,5 +1,5 @@
-//! The `hearth memory` control requests: the graph memory, reached through the memory service
-//! like the model's tools, so `graph.db` keeps its one owner.
+//! The `hearth memory` control requests: the graph memory and the media store, reached through
+//! the memory service like the model's tools, so `graph.db` and `media.db` keep their one owner.
 
 use super::ControlError;
 use hearth_kernel::graph_service::GraphRequest;
@@ -24,6 +24,19 @@ pub(super) fn memory(
             .map(str::to_owned)
             .ok_or_else(|| ControlError::Invalid(format!("memory {action} needs an argument")))
     };
+    if action == "media" {
+        let item = service
+            .media(arg()?)
+            .map_err(|e| ControlError::Memory(e.to_string()))?;
+        use base64::Engine;
+        return Ok(serde_json::json!({
+            "digest": item.item.digest,
+            "mime": item.item.mime,
+            "kind": item.item.kind,
+            "bytes": item.item.bytes,
+            "data": base64::engine::general_purpose::STANDARD.encode(&item.data),
+        }));
+    }
     let request = match action {
         "search" => GraphRequest::Recall {
             query: arg()?,
@@ -35,7 +48,7 @@ pub(super) fn memory(
         "stats" => GraphRequest::Stats,
         other => {
             return Err(ControlError::Invalid(format!(
-                "unknown memory action {other:?} (search, show, why, forget, stats)"
+                "unknown memory action {other:?} (search, show, why, forget, stats, media)"
             )));
         }
     };

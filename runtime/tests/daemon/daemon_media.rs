@@ -81,6 +81,30 @@ fn an_attached_picture_is_stored_journaled_by_digest_and_marked_for_the_model() 
             "{}",
             entry.payload
         );
+
+        // The item comes back by the name its marker shows, byte for byte.
+        let back = daemon.dir.join("back.jpg");
+        let out = daemon.run(&[
+            "memory",
+            "media",
+            &photo_digest[..12],
+            "--output",
+            back.to_str().expect("path"),
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(std::fs::read(&back).expect("written"), photo_bytes);
+        assert!(
+            stderr(&out).contains("image image/jpeg (3000000 bytes)"),
+            "{}",
+            stderr(&out)
+        );
+        let out = daemon.run(&["memory", "media", "000000000000", "--output", "-"]);
+        assert!(!out.status.success());
+        assert!(
+            stderr(&out).contains("no media 000000000000"),
+            "{}",
+            stderr(&out)
+        );
     });
 }
 

@@ -134,6 +134,17 @@ impl MediaIntake {
             .collect()
     }
 
+    /// The item `name` names (a digest or a marker's prefix) with its bytes, checked against
+    /// the digest.
+    pub(super) fn item(&mut self, name: &str) -> Result<(MediaRef, Vec<u8>), String> {
+        let item = self
+            .refs(std::slice::from_ref(&name.to_owned()))?
+            .pop()
+            .expect("one name, one item");
+        let data = self.open()?.get(&item.digest).map_err(|e| e.to_string())?;
+        Ok((item, data))
+    }
+
     fn open(&mut self) -> Result<&mut MediaStore, String> {
         if self.store.is_none() {
             let store = MediaStore::open(&self.dir)

@@ -341,8 +341,8 @@ impl Owner {
 impl Owner {
     /// An acceptance with its input's media stored and referenced by digest (the input handed
     /// on gets the same payload as the journal), a note with the markers of the media it names;
-    /// `None` when they could not be stored or found, the caller already told why. Every other
-    /// op as it is.
+    /// `None` when they could not be stored or found, the caller already told why, and for a
+    /// read of an item, answered here. Every other op as it is.
     fn take_media(&mut self, op: Op) -> Option<Op> {
         let (mut entry, then) = match op {
             Op::Accept { entry, then } => (entry, then),
@@ -364,6 +364,15 @@ impl Owner {
                         None
                     }
                 };
+            }
+            Op::Memory(MemoryOp::Media { name, reply }) => {
+                let item = self
+                    .media
+                    .item(&name)
+                    .map(|(item, data)| crate::memory_service::MediaItem { item, data })
+                    .map_err(crate::error::MemoryError::UnknownMedia);
+                let _ = reply.send(item);
+                return None;
             }
             op => return Some(op),
         };

@@ -1,4 +1,5 @@
-//! `hearth memory search|show|why|forget|stats`: the daemon's graph memory, over the socket.
+//! `hearth memory search|show|why|forget|stats|media`: the daemon's graph memory and media
+//! store, over the socket.
 
 use clap::Subcommand;
 use hearth_runtime::socket::{Answer, Request};
@@ -22,6 +23,15 @@ pub enum MemoryCommand {
     Forget { id: String },
     /// What the graph holds and how far distillation got.
     Stats,
+    /// An image or file kept in the media store, by the sha256 its marker line shows: written
+    /// to `--output` (its description on stderr).
+    Media {
+        /// The digest, or the twelve characters a marker shows.
+        name: String,
+        /// Where to write the item's bytes (`-` for standard output).
+        #[arg(long, short)]
+        output: std::path::PathBuf,
+    },
 }
 
 impl MemoryCommand {
@@ -33,6 +43,7 @@ impl MemoryCommand {
             MemoryCommand::Why { id } => ("why", Some(id.clone()), None),
             MemoryCommand::Forget { id } => ("forget", Some(id.clone()), None),
             MemoryCommand::Stats => ("stats", None, None),
+            MemoryCommand::Media { name, .. } => ("media", Some(name.clone()), None),
         };
         Request::Memory {
             action: action.into(),
@@ -94,7 +105,38 @@ impl MemoryCommand {
                     serde_json::to_string_pretty(memory).unwrap_or_default()
                 );
             }
+            MemoryCommand::Media { output, .. } => return Some(write_media(memory, output)),
         }
         Some(ExitCode::SUCCESS)
     }
+}
+
+/// Writes an item the daemon sent (base64 in `data`) to `output`, its description to stderr.
+fn write_media(item: &Value, output: &std::path::Path) -> ExitCode {
+    use base64::Engine;
+    use std::io::Write;
+    let Some(bytes) = item["data"]
+        .as_str()
+        .and_then(|d| base64::engine::general_purpose::STANDARD.decode(d).ok())
+    else {
+        eprintln!("hearth: the daemon sent no readable item");
+        return ExitCode::from(1);
+    };
+    let written = if output.as_os_str() == "-" {
+        std::io::stdout().write_all(&bytes)
+    } else {
+        std::fs::write(output, &bytes)
+    };
+    if let Err(e) = written {
+        eprintln!("hearth: {}: {e}", output.display());
+        return ExitCode::from(1);
+    }
+    eprintln!(
+        "{} {} ({} bytes) sha256:{}",
+        item["kind"].as_str().unwrap_or_default(),
+        item["mime"].as_str().unwrap_or_default(),
+        bytes.len(),
+        item["digest"].as_str().unwrap_or_default()
+    );
+    ExitCode::SUCCESS
 }
