@@ -52,6 +52,12 @@ impl EventBus {
         Self::new(publisher, subscriber, source)
     }
 
+    /// The publisher's doorbell list: a reader that sleeps in its own `poll` (the socket's
+    /// reactor) adds its eventfd here and is rung while it is armed.
+    pub fn doorbells(&self) -> hearth_ipc::Doorbells {
+        self.inner.publisher.lock().doorbells()
+    }
+
     /// The ring readers subscribe to.
     pub fn ring(&self) -> &Subscriber {
         &self.inner.ring

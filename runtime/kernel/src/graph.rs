@@ -285,7 +285,13 @@ pub fn build_with(
     engine.spawn(0, kernel)?;
     engine.spawn(ingress_worker, ingress)?;
     engine.start()?;
-    let handle = KernelHandle::new(submit_tx, events.ring().clone(), gate.clone(), durable);
+    let handle = KernelHandle::new(
+        submit_tx,
+        events.ring().clone(),
+        events.doorbells(),
+        gate.clone(),
+        durable,
+    );
     Ok(Kernel {
         engine,
         handle,

@@ -9,7 +9,7 @@ use crate::input::{InputEvent, Reply, Trust, skip};
 use crate::kernel_node::Control;
 use crossbeam_channel::Receiver;
 use hearth_engine::{EdgeRx, EdgeTx, Node, NodeCx, Poll, TrySendError};
-use hearth_ipc::{KindMask, Reader, Subscriber};
+use hearth_ipc::{Doorbells, KindMask, Reader, Subscriber};
 use hearth_scheduler::SchedulerSnapshot;
 use serde_json::{Map, Value};
 use std::sync::Arc;
@@ -60,6 +60,7 @@ pub enum Submission {
 pub struct KernelHandle {
     submit: EdgeTx<Submission>,
     ring: Subscriber,
+    doorbells: Doorbells,
     gate: Arc<IngressGate>,
     durable: Option<Durable>,
 }
@@ -68,15 +69,22 @@ impl KernelHandle {
     pub(crate) fn new(
         submit: EdgeTx<Submission>,
         ring: Subscriber,
+        doorbells: Doorbells,
         gate: Arc<IngressGate>,
         durable: Option<Durable>,
     ) -> Self {
         Self {
             submit,
             ring,
+            doorbells,
             gate,
             durable,
         }
+    }
+
+    /// The ring publisher's doorbell list, for a reader that sleeps in its own `poll`.
+    pub fn ring_doorbells(&self) -> Doorbells {
+        self.doorbells.clone()
     }
 
     /// Journals `input` (when the kernel is durable) and submits it, without waiting: the store's

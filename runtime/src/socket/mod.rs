@@ -7,9 +7,9 @@ mod connection;
 mod dispatch;
 mod outbox;
 pub mod protocol;
-mod pump;
 mod reactor;
 mod reap;
+mod ring_feed;
 mod server;
 mod worker;
 

@@ -1,14 +1,15 @@
 //! The socket's event loop: one thread and one `mio::Poll` serve the listener and every client
 //! connection. Nothing here blocks: journaling and control requests run on worker threads,
-//! replies and admissions arrive on channels with a `Waker`, deltas come from the ring pump. An
-//! idle client costs a file descriptor and a few hundred bytes, no thread and no CPU.
+//! replies and admissions arrive on channels with a `Waker`, deltas are read off the event ring
+//! on this thread when its doorbell rings (see [`ring_feed`](super::ring_feed)). An idle client
+//! costs a file descriptor and a few hundred bytes, no thread and no CPU.
 
 use super::bind::Bound;
 use super::connection::{Busy, Connection, Expiry, Line};
 use super::dispatch::{self, Started};
 use super::protocol::{Answer, Request, RequestError};
-use super::pump::{Forward, PumpShared};
 use super::reap;
+use super::ring_feed::{Forward, RingFeed};
 use super::server::{Control, ServerState};
 use super::worker::Worker;
 use crate::config::SocketLimits;
@@ -23,7 +24,8 @@ use std::time::{Duration, Instant};
 
 pub(super) const LISTENER: Token = Token(0);
 pub(super) const WAKER: Token = Token(1);
-pub(super) const FIRST_CONNECTION: usize = 2;
+pub(super) const RING: Token = Token(2);
+pub(super) const FIRST_CONNECTION: usize = 3;
 
 /// What other threads tell the reactor (besides replies and deltas).
 #[derive(Debug)]
@@ -73,17 +75,16 @@ pub(super) struct Reactor {
     pub(super) limits: SocketLimits,
     pub(super) control: Arc<dyn Control>,
     pub(super) state: Arc<ServerState>,
-    pub(super) pump: Arc<PumpShared>,
+    pub(super) feed: RingFeed,
     pub(super) wake: Arc<Wake>,
     pub(super) replies_tx: Sender<Reply>,
     pub(super) replies: Receiver<Reply>,
     pub(super) notices: Receiver<Notice>,
-    pub(super) forwards: Receiver<Forward>,
     pub(super) admit: Worker,
     pub(super) control_worker: Worker,
     pub(super) conns: HashMap<usize, Connection>,
     pub(super) follows: HashMap<String, Follow>,
-    /// Terminal replies waiting for the pump to forward every delta published before them.
+    /// Terminal replies waiting for the feed to read every delta published before them.
     pub(super) held: Vec<(u64, Reply)>,
     /// Connections with new output or a finished request since the last sweep.
     pub(super) dirty: HashSet<usize>,
@@ -98,7 +99,17 @@ impl Reactor {
             let timeout = self
                 .next_deadline()
                 .map(|d| d.saturating_duration_since(now));
-            if let Err(e) = self.poll.poll(&mut events, timeout) {
+            // Armed, the publisher rings the ring's doorbell: either it sees the guard or
+            // `ready` sees its event, so a delta never waits for the next other wake.
+            let armed = self.feed.arm();
+            let timeout = if armed.ready() {
+                Some(Duration::ZERO)
+            } else {
+                timeout
+            };
+            let polled = self.poll.poll(&mut events, timeout);
+            drop(armed);
+            if let Err(e) = polled {
                 if e.kind() == io::ErrorKind::Interrupted {
                     continue;
                 }
@@ -109,7 +120,7 @@ impl Reactor {
             for event in &events {
                 match event.token() {
                     LISTENER => self.accept(now),
-                    WAKER => {}
+                    WAKER | RING => {}
                     Token(t) => {
                         let hung_up = event.is_write_closed() || event.is_error();
                         self.service(t, hung_up, now);
@@ -125,7 +136,6 @@ impl Reactor {
             }
         }
         self.close_listener();
-        self.pump.stop();
     }
 
     fn accept(&mut self, now: Instant) {
@@ -298,20 +308,20 @@ impl Reactor {
         }
     }
 
-    /// Takes new replies, forwards the deltas the pump has, then writes every terminal line
-    /// whose deltas have all been forwarded.
+    /// Takes new replies, forwards the deltas published so far, then writes every terminal
+    /// line whose deltas have all been forwarded.
     fn take_replies(&mut self) {
         while let Ok(reply) = self.replies.try_recv() {
             // Every delta of this request was published before its reply was sent.
             let published = self.control.kernel().ring().published();
             self.held.push((published, reply));
         }
-        // Read before the channel is drained: every delta up to here is in it. A later advance
-        // wakes the reactor again.
-        let position = self.pump.position();
-        while let Ok(forward) = self.forwards.try_recv() {
+        let mut forwards = Vec::new();
+        self.feed.read(|forward| forwards.push(forward));
+        for forward in forwards {
             self.forward(forward);
         }
+        let position = self.feed.position();
         let (ready, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held)
             .into_iter()
             .partition(|(needed, _)| *needed <= position);
@@ -357,13 +367,13 @@ impl Reactor {
     }
 
     pub(super) fn follow(&mut self, request_id: &str, token: usize, ack: bool) {
-        self.pump.follow(request_id);
+        self.feed.follow(request_id);
         self.follows
             .insert(request_id.to_string(), Follow { token, ack });
     }
 
     fn unfollow(&mut self, request_id: &str) -> Option<Follow> {
-        self.pump.unfollow(request_id);
+        self.feed.unfollow(request_id);
         self.follows.remove(request_id)
     }
 

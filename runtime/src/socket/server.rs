@@ -1,11 +1,11 @@
 //! The daemon's Unix socket (mode 0600), served by one `mio` reactor thread (see
-//! [`reactor`](super::reactor)) with a ring pump and two worker threads beside it: four threads
-//! however many clients are connected. Streamed answers come from the event ring — the same
-//! deltas every other reader sees — routed by request id.
+//! [`reactor`](super::reactor)) with two worker threads beside it: three threads however many
+//! clients are connected. Streamed answers come from the event ring — the same deltas every
+//! other reader sees — read on the reactor's thread and routed by request id.
 
 use super::bind::bind_private;
-use super::pump::{self, PumpShared};
-use super::reactor::{LISTENER, Reactor, WAKER, Wake};
+use super::reactor::{LISTENER, RING, Reactor, WAKER, Wake};
+use super::ring_feed::{self, RingFeed};
 use super::worker::Worker;
 use crate::config::SocketLimits;
 use crate::daemon::SettingsOp;
@@ -145,13 +145,16 @@ impl SocketServer {
         let (replies_tx, replies) = crossbeam_channel::bounded(REPLY_QUEUE);
         let (notices_tx, notices) = crossbeam_channel::bounded(NOTICE_QUEUE);
         let worker_queue = limits.max_connections;
-        let (forwards_tx, forwards) = crossbeam_channel::bounded(FORWARD_QUEUE);
-        let shared = Arc::new(PumpShared::default());
-        let ring = control.kernel().subscribe(pump::delta_kinds());
-        let (pump_shared, pump_waker) = (shared.clone(), waker.clone());
-        std::thread::Builder::new()
-            .name("hearth-pump".into())
-            .spawn(move || pump::run(ring, &pump_shared, &forwards_tx, &pump_waker))?;
+        let kernel = control.kernel();
+        let feed = RingFeed::new(
+            kernel.subscribe(ring_feed::delta_kinds()),
+            Some(kernel.ring_doorbells()),
+        )?;
+        poll.registry().register(
+            &mut mio::unix::SourceFd(&feed.raw_fd()),
+            RING,
+            Interest::READABLE,
+        )?;
         let reactor = Reactor {
             poll,
             listener: Some(listener),
@@ -160,7 +163,7 @@ impl SocketServer {
             limits,
             control,
             state: state.clone(),
-            pump: shared,
+            feed,
             wake: Arc::new(Wake {
                 notices: notices_tx,
                 waker: waker.clone(),
@@ -168,7 +171,6 @@ impl SocketServer {
             replies_tx,
             replies,
             notices,
-            forwards,
             admit: Worker::start("hearth-admit", worker_queue)?,
             control_worker: Worker::start("hearth-control", worker_queue)?,
             conns: Default::default(),
@@ -216,8 +218,6 @@ impl SocketServer {
     }
 }
 
-/// Deltas the pump may have handed over before it waits for the reactor.
-const FORWARD_QUEUE: usize = 4096;
 /// Terminal replies of socket requests not yet taken by the reactor, which drains them on every
 /// wake. Every request in flight has one; the kernel holds far fewer inputs than this (its
 /// edges and ready queue are bounded), and a reply that still does not fit is journaled and
