@@ -49,12 +49,15 @@ lint:
 bench: setup
 	$(CARGO) build --release -p hearth-runtime -p hearth-plugin-web --bins
 	$(CARGO) bench -p hearth-bench
+	@echo "distill: the shipped labelled sentences, rules against the default source's model"
+	./target/release/hearth bench distill || { echo "distill: no model answered; the rules alone:"; \
+		./target/release/hearth bench distill --no-model; }
 	@found=0; \
 	for set in $(RECALL_SETS); do \
 		file="$(RECALL_DATA)/$$set.json"; \
 		[ -f "$$file" ] || { echo "recall: $$file is absent; skipping it"; continue; }; \
 		found=1; \
-		case $$set in *-pooled) variants=as-is ;; *) variants=as-is,undated,named,third-person ;; esac; \
+		case $$set in *-pooled) variants=as-is ;; *) variants=as-is,undated,named,third-person,short-turns ;; esac; \
 		echo "recall: $$file ($$variants)"; \
 		./target/release/hearth bench recall "$$file" --k 1,5,10 --variant $$variants --ablate --graph \
 			--store-dir "$(RECALL_STORES)/$$set" --json "target/recall-$$set.json" || exit 1; \

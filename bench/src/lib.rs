@@ -2,6 +2,7 @@
 //! same-run baseline comparison every bench prints (DESIGN §5: budgets are ratios to a floor
 //! measured in the same run, because absolute times drift on a shared machine).
 
+pub mod counting_alloc;
 pub mod sse_feed;
 
 use std::time::Duration;

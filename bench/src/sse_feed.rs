@@ -76,6 +76,22 @@ pub fn serve_sse_planned(listener: TcpListener, plan: impl Fn() -> (usize, Durat
     }
 }
 
+/// A stub on a fresh loopback port answering every request with `tokens` paced `pace` apart,
+/// and the OpenAI-compatible source that reaches it (the benches' one way to aim a real
+/// `LuaSource` at the feed).
+pub fn stub_source(tokens: usize, pace: Duration) -> hearth_llm::provider::SourceConfig {
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let base_url = format!("http://{}/v1", listener.local_addr().expect("addr"));
+    std::thread::spawn(move || serve_sse(listener, tokens, pace));
+    hearth_llm::provider::SourceConfig {
+        name: "bench".into(),
+        base_url,
+        model: "m".into(),
+        adapter: "openai".into(),
+        ..Default::default()
+    }
+}
+
 /// A plain socket already receiving the feed (no HTTP): the baseline the benches compare to.
 pub fn bare_feed(tokens: usize, pace: Duration) -> TcpStream {
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");

@@ -169,12 +169,16 @@ impl Doorbells {
         self.len() == 0
     }
 
-    /// Ring every doorbell; returns how many were rung (one syscall each).
-    pub(crate) fn ring_all(&self) -> u64 {
+    /// Ring every doorbell but `spare`'s; returns how many were rung (one syscall each).
+    pub(crate) fn ring_all_but(&self, spare: Option<u64>) -> u64 {
         let list = self.list();
-        for (_, bell) in &list.bells {
-            bell.ring();
+        let mut rung = 0;
+        for (id, bell) in &list.bells {
+            if Some(*id) != spare {
+                bell.ring();
+                rung += 1;
+            }
         }
-        list.bells.len() as u64
+        rung
     }
 }

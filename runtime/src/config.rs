@@ -56,6 +56,9 @@ pub struct EmbeddedConfig {
     pub ctx: usize,
     /// Where `make setup` put the assets; `None` = the default cache dir.
     pub cache_dir: Option<PathBuf>,
+    /// Sampling temperature; `None` = the default of every source (0.7). 0 gives the same
+    /// answer to the same prompt.
+    pub temperature: Option<f64>,
 }
 
 impl Default for EmbeddedConfig {
@@ -65,6 +68,7 @@ impl Default for EmbeddedConfig {
             threads: 0,
             ctx: 4096,
             cache_dir: None,
+            temperature: None,
         }
     }
 }

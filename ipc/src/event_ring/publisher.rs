@@ -82,6 +82,23 @@ impl Publisher {
         tag: u64,
         payload: &[u8],
     ) -> Result<u64, PublishError> {
+        self.publish_sparing(kind, tag, payload, None)
+    }
+
+    /// [`publish_tagged`](Self::publish_tagged) without ringing doorbell `spare` (an id from
+    /// [`add_doorbell`](Self::add_doorbell) or [`Doorbells::add`]): for a reader whose work on
+    /// this event the publisher has already done, so it need not wake for it.
+    ///
+    /// # Errors
+    /// As for `publish`.
+    #[inline]
+    pub fn publish_sparing(
+        &mut self,
+        kind: EventKind,
+        tag: u64,
+        payload: &[u8],
+        spare: Option<u64>,
+    ) -> Result<u64, PublishError> {
         let max = self.shared.config().max_event_len as usize;
         if payload.len() > max {
             return Err(PublishError::TooLarge {
@@ -120,25 +137,25 @@ impl Publisher {
         self.next_seq = seq + 1;
         self.head = end;
 
-        self.wake_parked();
+        self.wake_parked(spare);
         Ok(seq)
     }
 
-    /// Wake whoever is parked, futex or doorbell; no syscall while nobody is.
+    /// Wake whoever is parked, futex or doorbell (but `spare`'s); no syscall while nobody is.
     #[inline]
-    fn wake_parked(&mut self) {
+    fn wake_parked(&mut self, spare: Option<u64>) {
         let header = self.shared.header();
         // SYNC: both pair with the `fetch_add(SeqCst)` of `parked` in `Reader::park` and of
         // `bell_parked` in `Reader::arm` (the Dekker pairs named above and in DESIGN §1.7).
         let futex = header.parked.load(Ordering::SeqCst) != 0;
         let bells = header.bell_parked.load(Ordering::SeqCst) != 0;
         if futex || bells {
-            self.wake(futex, bells);
+            self.wake(futex, bells, spare);
         }
     }
 
     #[cold]
-    fn wake(&mut self, futex: bool, bells: bool) {
+    fn wake(&mut self, futex: bool, bells: bool, spare: Option<u64>) {
         let header = self.shared.header();
         if futex {
             // SYNC: pairs with the SeqCst load of `wake_epoch` in `Reader::park`: a reader that
@@ -149,11 +166,12 @@ impl Publisher {
             self.wake_syscalls += 1;
         }
         if bells {
-            self.wake_syscalls += self.doorbells.ring_all();
+            self.wake_syscalls += self.doorbells.ring_all_but(spare);
         }
     }
 
-    /// Ring `doorbell` whenever an event is published while a reader sleeps on a doorbell.
+    /// Ring `doorbell` whenever an event is published while a reader sleeps on a doorbell
+    /// (unless that publish spares it: [`publish_sparing`](Self::publish_sparing)).
     /// Returns an id for [`remove_doorbell`](Self::remove_doorbell) (when its plugin exits).
     pub fn add_doorbell(&mut self, doorbell: Doorbell) -> u64 {
         self.doorbells.add(doorbell)
@@ -211,7 +229,7 @@ impl Drop for Publisher {
         // (the final `write_seq` is visible to whoever sees `closed`); SeqCst makes it the
         // Dekker partner of `Reader::park`, like `write_seq` in `publish`.
         header.closed.store(1, Ordering::SeqCst);
-        self.wake_parked();
+        self.wake_parked(None);
     }
 }
 

@@ -387,6 +387,30 @@ fn a_reader_parked_on_a_doorbell_is_rung_and_an_armed_reader_sees_a_ready_event(
     assert!(publisher.remove_doorbell(0).is_none());
 }
 
+/// A publish that spares one doorbell rings every other one while a reader is armed, and
+/// not the spared one.
+#[test]
+fn a_spared_doorbell_is_not_rung_and_the_others_are() {
+    let (mut publisher, subscriber) = ring(8, 256, 64);
+    let spared = crate::Doorbell::new().expect("eventfd");
+    let other = crate::Doorbell::new().expect("eventfd");
+    let spared_id = publisher.add_doorbell(spared.try_clone().expect("dup"));
+    publisher.add_doorbell(other.try_clone().expect("dup"));
+    let reader = subscriber.reader(KindMask::ALL);
+    let armed = reader.arm();
+    publisher
+        .publish_sparing(EventKind::System, 0, b"quiet", Some(spared_id))
+        .expect("fits");
+    let instant = std::time::Duration::ZERO;
+    assert!(!spared.wait(instant), "the spared doorbell stays silent");
+    assert!(other.wait(instant), "every other doorbell rings");
+    publisher
+        .publish_tagged(EventKind::System, 0, b"loud")
+        .expect("fits");
+    assert!(spared.wait(instant), "an ordinary publish rings it");
+    drop(armed);
+}
+
 #[test]
 fn a_tag_filtered_reader_takes_only_the_tags_it_accepts() {
     let (mut publisher, subscriber) = ring(64, 4096, 256);

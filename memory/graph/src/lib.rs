@@ -35,6 +35,7 @@
 #![forbid(unsafe_code)]
 
 mod distill;
+pub mod distill_bench;
 mod error;
 mod merge_review;
 mod name;

@@ -9,6 +9,7 @@
 //! Okapi BM25 over the same documents in the same run. The evidence labels only score the
 //! results. A document hit at rank r counts for every k ≥ r.
 
+use std::collections::HashMap;
 use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -170,18 +171,16 @@ pub fn run(
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).map_err(KnowledgeBenchError::Scratch)?;
         let started = Instant::now();
-        // Sessions in order of first appearance; each item's document.
-        let mut sessions: Vec<&str> = Vec::new();
+        // One document per session, in order of first appearance, and each item's document.
+        let mut documents_of: HashMap<&str, usize> = HashMap::new();
+        let mut document_of_item: HashMap<&str, usize> = HashMap::with_capacity(items.len());
         let mut texts: Vec<String> = Vec::new();
         for item in items {
-            let at = match sessions.iter().position(|s| *s == item.session) {
-                Some(at) => at,
-                None => {
-                    sessions.push(&item.session);
-                    texts.push(String::new());
-                    sessions.len() - 1
-                }
-            };
+            let at = *documents_of.entry(&item.session).or_insert_with(|| {
+                texts.push(String::new());
+                texts.len() - 1
+            });
+            document_of_item.insert(&item.id, at);
             let text = &mut texts[at];
             text.push_str(&item.speaker);
             text.push_str(": ");
@@ -210,10 +209,10 @@ pub fn run(
         }
         let doc_of = |name: &str| name.strip_prefix('s').and_then(|n| n.parse::<usize>().ok());
         for q in questions {
-            let relevant: Vec<usize> = items
+            let relevant: Vec<usize> = q
+                .evidence
                 .iter()
-                .filter(|i| q.evidence.contains(&i.id))
-                .filter_map(|i| sessions.iter().position(|s| *s == i.session))
+                .filter_map(|e| document_of_item.get(e.as_str()).copied())
                 .collect();
             let first = |found: &[usize]| {
                 found

@@ -85,32 +85,29 @@ impl Blobs {
     /// Reads the blob of `digest` and re-verifies it: the bytes are returned only if they hash
     /// to `digest`, so a flipped bit on disk is an error and never wrong content.
     pub(crate) fn read(&self, digest: &str, expect: u64) -> Result<Vec<u8>, MediaError> {
-        let (file, path) = self.open_blob(digest)?;
-        // Preallocate for what the row promises, but not beyond the default limit: a damaged
-        // row must not make one read allocate without bound.
-        let reserve = expect.min(crate::DEFAULT_MAX_BYTES + 1);
-        let mut data = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
-        file.take(expect + 1)
-            .read_to_end(&mut data)
-            .io("read blob", &path)?;
-        if data.len() as u64 != expect || crate::digest::digest_of(&data) != digest {
-            return Err(MediaError::Corrupted {
-                digest: digest.to_owned(),
-                path,
-            });
-        }
-        Ok(data)
+        self.read_verified(digest, Some(expect))
     }
 
     /// Reads the blob of `digest` when its size is not known (no row read): at most the
     /// default limit, returned only if the bytes hash to `digest`.
     pub(crate) fn read_unsized(&self, digest: &str) -> Result<Vec<u8>, MediaError> {
+        self.read_verified(digest, None)
+    }
+
+    /// At most `expect` + 1 bytes (the default limit + 1 without a size), checked against the
+    /// size when one is known and always against the digest.
+    fn read_verified(&self, digest: &str, expect: Option<u64>) -> Result<Vec<u8>, MediaError> {
         let (file, path) = self.open_blob(digest)?;
-        let mut data = Vec::new();
-        file.take(crate::DEFAULT_MAX_BYTES + 1)
+        let limit = expect.unwrap_or(crate::DEFAULT_MAX_BYTES);
+        // Preallocate for what the row promises, but not beyond the default limit: a damaged
+        // row must not make one read allocate without bound.
+        let reserve = expect.map_or(0, |e| e.min(crate::DEFAULT_MAX_BYTES + 1));
+        let mut data = Vec::with_capacity(usize::try_from(reserve).unwrap_or(0));
+        file.take(limit + 1)
             .read_to_end(&mut data)
             .io("read blob", &path)?;
-        if crate::digest::digest_of(&data) != digest {
+        let size_ok = expect.is_none_or(|e| data.len() as u64 == e);
+        if !size_ok || crate::digest::digest_of(&data) != digest {
             return Err(MediaError::Corrupted {
                 digest: digest.to_owned(),
                 path,

@@ -48,7 +48,12 @@ pub(crate) fn digest_reader(mut reader: impl Read) -> std::io::Result<(String, u
 /// exactly one spelling (and one path on disk); this also keeps `..`, `/` and any other path
 /// syntax out of blob paths.
 pub fn is_valid_digest(s: &str) -> bool {
-    s.len() == DIGEST_LEN && s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+    s.len() == DIGEST_LEN && is_lower_hex(s)
+}
+
+/// Whether every character of `s` is a lower-case hex digit (the only spelling a digest has).
+pub(crate) fn is_lower_hex(s: &str) -> bool {
+    s.bytes().all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
 }
 
 /// Checks a digest string given by a caller, before it reaches SQL or the file system.

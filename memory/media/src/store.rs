@@ -228,9 +228,7 @@ impl MediaStore {
         let prefix = prefix.trim().trim_start_matches("sha256:");
         if prefix.len() < MIN_DIGEST_PREFIX
             || prefix.len() > crate::DIGEST_LEN
-            || !prefix
-                .bytes()
-                .all(|b| matches!(b, b'0'..=b'9' | b'a'..=b'f'))
+            || !crate::digest::is_lower_hex(prefix)
         {
             return Err(MediaError::InvalidDigest {
                 digest: prefix.to_owned(),

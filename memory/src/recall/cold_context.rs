@@ -29,7 +29,7 @@ use crate::recall::named_speakers::Speakers;
 use crate::recall::priors::QueryPriors;
 use crate::recall::terms::{index_tokens, query_tokens};
 use crate::recall::vector_text::{PlainText, VectorTextRules, text_for_vector};
-use crate::store::VectorColumn;
+use crate::store::{KeywordHit, VectorColumn};
 use crate::{
     COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdMove, ContextEvent, ContextWindow, DenseVector,
     EventRecord, SparseEmbedder, SparseVector, Store, StoreReader, StoredEvent, estimate_tokens,
@@ -148,8 +148,8 @@ pub struct Recalled {
     pub id: i64,
     /// The event as archived, original timestamp included.
     pub event: ContextEvent,
-    /// Fused (reciprocal rank) score weighed by the query's priors: only comparable within one
-    /// recall.
+    /// Fused score (by the configured fusion) weighed by the query's priors: only comparable
+    /// within one recall.
     pub score: f64,
     /// Cosine to the query in the main dense space, when both have a vector (never the
     /// companion's: the injection floor is calibrated on the main model).
@@ -179,6 +179,30 @@ pub struct PruneOutcome {
     pub kept: usize,
     /// Cold ids of the archived events, in time order.
     pub archived: Vec<i64>,
+}
+
+/// Adds the hits found inside a named span that the whole-history search did not, and orders
+/// them all by score again; `key` gives a hit's id and score.
+fn merge_span_hits<H>(hits: &mut Vec<H>, inside: Vec<H>, key: impl Fn(&H) -> (i64, f64)) {
+    let seen: HashSet<i64> = hits.iter().map(|h| key(h).0).collect();
+    hits.extend(inside.into_iter().filter(|h| !seen.contains(&key(h).0)));
+    hits.sort_by(|a, b| key(b).1.total_cmp(&key(a).1));
+}
+
+/// Keyword matches as (cold id, BM25 score, meta), best first.
+type KeywordList = Vec<(i64, f64, EntryMeta)>;
+
+/// The keyword search inside a named span reads at most this many times `depth` matches.
+const SPAN_SCAN_DEPTHS: usize = 64;
+
+/// Keeps the hits at or above `relative_floor` × the best one's cosine. Ranks alone cannot
+/// tell a close second from a distant one; without this floor a weak match a day newer would
+/// overtake the clear answer once recency weighs in.
+fn above_relative_floor(hits: &mut Vec<DenseHit>, relative_floor: f32) {
+    if let Some(best) = hits.first().map(|d| d.1) {
+        let floor = best * relative_floor;
+        hits.retain(|d| d.1 >= floor);
+    }
 }
 
 /// A dense model's candidates for one query, and the cosines of the whole store they stand out
@@ -289,7 +313,8 @@ impl DenseSpace {
 
     /// The `depth` entries nearest to `query` among those the priors admit, best first, less
     /// those under `relative_floor` × the best cosine, and the distribution of every entry's
-    /// cosine. Empty while the index is.
+    /// cosine. When the query names a time span, the nearest entries inside it join them (see
+    /// [`QueryPriors::names_span`]). Empty while the index is.
     fn search(
         &self,
         query: &[f32],
@@ -300,13 +325,19 @@ impl DenseSpace {
         let Some(index) = self.index.as_ref().filter(|i| !i.is_empty()) else {
             return Ok(DenseList::default());
         };
-        let (mut hits, moments) = index.search(query, depth, |m| priors.admits(m.timestamp_ms))?;
-        // Ranks alone cannot tell a close second from a distant one; without this floor a
-        // weak match a day newer would overtake the clear answer once recency weighs in.
-        if let Some(best) = hits.first().map(|d| d.1) {
-            let floor = best * relative_floor;
-            hits.retain(|d| d.1 >= floor);
-        }
+        let admits = |m: &EntryMeta| priors.admits(m.timestamp_ms);
+        let (hits, moments) = if priors.names_span() {
+            let (mut hits, mut inside, moments) =
+                index.search_within(query, depth, admits, |m| priors.in_span(m.timestamp_ms))?;
+            above_relative_floor(&mut hits, relative_floor);
+            above_relative_floor(&mut inside, relative_floor);
+            merge_span_hits(&mut hits, inside, |d| (d.0, f64::from(d.1)));
+            (hits, moments)
+        } else {
+            let (mut hits, moments) = index.search(query, depth, admits)?;
+            above_relative_floor(&mut hits, relative_floor);
+            (hits, moments)
+        };
         let population = match (moments.mean(), moments.std_dev()) {
             (Some(mean), Some(std_dev)) => Some(Population {
                 mean,
@@ -811,9 +842,10 @@ impl ColdContext {
 
     /// The `k` cold entries most relevant to `query` asked at `now_ms`, best first, without
     /// counting an access. Candidates come from every index — keywords, the main model and the
-    /// companion when attached — (entries dated after the query's day left out), are fused by
-    /// reciprocal rank, and the fused scores are weighed by the query's priors (recency, named
-    /// time spans, whose words: see `QueryPriors`).
+    /// companion when attached — (entries dated after the query's day left out, when asked to;
+    /// the best inside a time span the query names added), are fused by the configured method,
+    /// and the fused scores are weighed by the query's priors (recency, named time spans, whose
+    /// words: see `QueryPriors`).
     pub fn peek(
         &mut self,
         query: &str,
@@ -1095,51 +1127,100 @@ impl ColdContext {
         Ok(())
     }
 
-    /// The `depth` best keyword matches of `query` the priors admit, as (id, BM25 score, meta).
+    /// The `depth` best keyword matches of `query` the priors admit, as (id, BM25 score, meta),
+    /// best first; when the query names a time span, the best matches inside it join them.
+    fn keyword_hits(
+        &self,
+        query: &str,
+        depth: usize,
+        priors: &QueryPriors,
+    ) -> Result<KeywordList, RecallError> {
+        let tokens = query_tokens(query);
+        let (mut hits, inside) = self.keyword_lists(&tokens, depth, priors)?;
+        if priors.names_span() {
+            merge_span_hits(&mut hits, inside, |k| (k.0, k.1));
+        }
+        Ok(hits)
+    }
+
+    /// The `depth` best keyword matches of `tokens` the priors admit, and (when the query names
+    /// a time span) the `depth` best of them inside it, from one widening full-text search: it
+    /// fetches four times more until both lists are full, the matches run out, or (for the span
+    /// alone) [`SPAN_SCAN_DEPTHS`] × `depth` matches were read — a span holding few matches of
+    /// common words would otherwise read every match.
     ///
     /// Reading each match's date from its `cold` row costs more than the full-text search
     /// itself (a few thousand rows per query on a large store); the main vector index already
     /// holds every entry's date, so the index alone is asked, for more than `depth` to leave
     /// room for the entries the priors drop. Only entries without a main vector (no model, or
     /// one that failed) need the rows read.
-    fn keyword_hits(
+    fn keyword_lists(
         &self,
-        query: &str,
+        tokens: &str,
         depth: usize,
         priors: &QueryPriors,
-    ) -> Result<Vec<(i64, f64, EntryMeta)>, RecallError> {
-        let tokens = query_tokens(query);
+    ) -> Result<(KeywordList, KeywordList), RecallError> {
+        let span = priors.names_span();
+        let span_scan = depth.saturating_mul(SPAN_SCAN_DEPTHS);
+        // Whether both lists are as full as this fetch of `limit` can make them.
+        let done = |all: usize, inside: usize, fetched: usize, limit: usize| {
+            let exhausted = fetched < limit;
+            let inside_done = !span || inside == depth || limit >= span_scan;
+            exhausted || (all == depth && inside_done)
+        };
         if let Some(index) = self.dense.as_ref().and_then(|d| d.index.as_ref()) {
             let mut limit = depth.saturating_mul(4).max(depth);
             'widen: loop {
-                let hits = self.store.cold_fts(&tokens, limit)?;
-                let mut kept = Vec::with_capacity(depth);
+                let hits = self.store.cold_fts(tokens, limit)?;
+                let (mut all, mut inside) = (Vec::with_capacity(depth), Vec::new());
                 for &(id, score) in &hits {
                     let Some(meta) = index.meta(id) else {
                         break 'widen;
                     };
-                    if priors.admits(meta.timestamp_ms) {
-                        kept.push((id, score, meta));
-                        if kept.len() == depth {
-                            return Ok(kept);
-                        }
+                    if !priors.admits(meta.timestamp_ms) {
+                        continue;
+                    }
+                    if all.len() < depth {
+                        all.push((id, score, meta));
+                    }
+                    if span && inside.len() < depth && priors.in_span(meta.timestamp_ms) {
+                        inside.push((id, score, meta));
+                    }
+                    if all.len() == depth && (!span || inside.len() == depth) {
+                        return Ok((all, inside));
                     }
                 }
-                if hits.len() < limit {
-                    return Ok(kept);
+                if done(all.len(), inside.len(), hits.len(), limit) {
+                    return Ok((all, inside));
                 }
                 limit = limit.saturating_mul(4);
             }
         }
-        Ok(self
-            .store
-            .cold_fts_before(&tokens, depth, priors.before_ms())?
-            .into_iter()
-            .map(|hit| {
+        let mut limit = depth;
+        loop {
+            let hits = self
+                .store
+                .cold_fts_before(tokens, limit, priors.before_ms())?;
+            let fetched = hits.len();
+            let entry = |hit: &KeywordHit| {
                 let meta = EntryMeta::new(hit.timestamp_ms, &hit.source);
                 (hit.id, hit.score, meta)
-            })
-            .collect())
+            };
+            let all: Vec<_> = hits.iter().take(depth).map(entry).collect();
+            let inside: Vec<_> = if span {
+                hits.iter()
+                    .filter(|hit| priors.in_span(hit.timestamp_ms))
+                    .take(depth)
+                    .map(entry)
+                    .collect()
+            } else {
+                Vec::new()
+            };
+            if done(all.len(), inside.len(), fetched, limit) {
+                return Ok((all, inside));
+            }
+            limit = limit.saturating_mul(4);
+        }
     }
 
     /// The companion's candidates for `query`: empty without a companion, or when it failed

@@ -145,11 +145,33 @@ impl DenseIndex {
             k,
             |row| keep(&self.meta[row]),
         )?;
-        let hits = scan
-            .hits
-            .into_iter()
+        Ok((self.hits(scan.hits), scan.moments))
+    }
+
+    /// As [`DenseIndex::search`], and from the same pass the best `k` of the kept entries that
+    /// `within` also takes.
+    pub(crate) fn search_within(
+        &self,
+        query: &[f32],
+        k: usize,
+        keep: impl Fn(&EntryMeta) -> bool + Sync,
+        within: impl Fn(&EntryMeta) -> bool + Sync,
+    ) -> Result<(Vec<DenseHit>, Vec<DenseHit>, ScoreMoments), SimdError> {
+        let (scan, inside) = TopK::new()
+            .parallel_min_rows(usize::MAX)
+            .scan_where_within(
+                &self.matrix,
+                query,
+                k,
+                |row| keep(&self.meta[row]),
+                |row| within(&self.meta[row]),
+            )?;
+        Ok((self.hits(scan.hits), self.hits(inside), scan.moments))
+    }
+
+    fn hits(&self, rows: Vec<(usize, f32)>) -> Vec<DenseHit> {
+        rows.into_iter()
             .map(|(row, score)| (self.ids[row], score, self.meta[row]))
-            .collect();
-        Ok((hits, scan.moments))
+            .collect()
     }
 }

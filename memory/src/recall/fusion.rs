@@ -94,16 +94,27 @@ pub struct Fused {
 pub fn reciprocal_rank_fusion(lists: &[Ranked<'_>], k: f64) -> Vec<Fused> {
     let mut acc: HashMap<i64, Fused> = HashMap::new();
     for list in lists {
-        let mut seen = std::collections::HashSet::with_capacity(list.ids.len());
-        for (i, &id) in list.ids.iter().enumerate() {
-            if !seen.insert(id) {
-                continue;
-            }
-            let rank = i + 1;
-            add(&mut acc, id, rank, list.weight / (k + rank as f64));
-        }
+        add_ranks(&mut acc, list.ids.iter().copied(), list.weight, k);
     }
     into_order(acc)
+}
+
+/// Adds to `acc` the reciprocal-rank share `weight / (k + rank)` of each id of one list (best
+/// first); an id repeated in the list counts at its first rank only.
+fn add_ranks(
+    acc: &mut HashMap<i64, Fused>,
+    ids: impl ExactSizeIterator<Item = i64>,
+    weight: f64,
+    k: f64,
+) {
+    let mut seen = std::collections::HashSet::with_capacity(ids.len());
+    for (i, id) in ids.enumerate() {
+        if !seen.insert(id) {
+            continue;
+        }
+        let rank = i + 1;
+        add(acc, id, rank, weight / (k + rank as f64));
+    }
 }
 
 /// Adds `score` to `id`'s fused score, and `rank` to its best rank.
@@ -176,6 +187,12 @@ pub const MIN_STANDARD_SAMPLE: usize = 3;
 /// descending, then best rank, then id.
 pub fn standard_score_fusion(lists: &[Scored<'_>], chance_margin: f64) -> Vec<Fused> {
     let mut acc: HashMap<i64, Fused> = HashMap::new();
+    add_standard_scores(&mut acc, lists, chance_margin);
+    into_order(acc)
+}
+
+/// The accumulation behind [`standard_score_fusion`].
+fn add_standard_scores(acc: &mut HashMap<i64, Fused>, lists: &[Scored<'_>], chance_margin: f64) {
     for list in lists {
         let (mean, dev, margin) = match list.population {
             Some(p) => (p.mean, p.std_dev, chance_margin * expected_best_of(p.count)),
@@ -198,27 +215,18 @@ pub fn standard_score_fusion(lists: &[Scored<'_>], chance_margin: f64) -> Vec<Fu
             } else {
                 1.0
             };
-            add(&mut acc, id, i + 1, list.weight * z);
+            add(acc, id, i + 1, list.weight * z);
         }
     }
-    into_order(acc)
 }
 
 /// [`reciprocal_rank_fusion`] of scored lists, by their order alone.
 pub fn rank_fusion_of_scored(lists: &[Scored<'_>], k: f64) -> Vec<Fused> {
-    let ids: Vec<Vec<i64>> = lists
-        .iter()
-        .map(|l| l.ids.iter().map(|x| x.0).collect())
-        .collect();
-    let ranked: Vec<Ranked<'_>> = ids
-        .iter()
-        .zip(lists)
-        .map(|(ids, l)| Ranked {
-            ids,
-            weight: l.weight,
-        })
-        .collect();
-    reciprocal_rank_fusion(&ranked, k)
+    let mut acc: HashMap<i64, Fused> = HashMap::new();
+    for list in lists {
+        add_ranks(&mut acc, list.ids.iter().map(|x| x.0), list.weight, k);
+    }
+    into_order(acc)
 }
 
 /// What a first place in one list adds in [`above_chance_fusion`], in deviations.
@@ -230,16 +238,16 @@ pub const RANK_SHARE: f64 = 1.0 / 3.0;
 /// still returned, in rank-fused order), a match several lists agree on keeps some of the
 /// credit ranks give it, and a standard score far above chance still decides.
 pub fn above_chance_fusion(lists: &[Scored<'_>], chance_margin: f64, rrf_k: f64) -> Vec<Fused> {
-    let mut acc: HashMap<i64, Fused> = standard_score_fusion(lists, chance_margin)
-        .into_iter()
-        .map(|f| (f.id, f))
-        .collect();
-    for tie in rank_fusion_of_scored(lists, rrf_k) {
-        add(
+    let mut acc: HashMap<i64, Fused> = HashMap::new();
+    add_standard_scores(&mut acc, lists, chance_margin);
+    // Scaled so a first place (`weight / (k + 1)`) adds `RANK_SHARE × weight`.
+    let scale = RANK_SHARE * (rrf_k + 1.0);
+    for list in lists {
+        add_ranks(
             &mut acc,
-            tie.id,
-            tie.best_rank,
-            RANK_SHARE * (rrf_k + 1.0) * tie.score,
+            list.ids.iter().map(|x| x.0),
+            scale * list.weight,
+            rrf_k,
         );
     }
     into_order(acc)

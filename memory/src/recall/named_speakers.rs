@@ -11,17 +11,17 @@ use std::collections::{BTreeSet, HashSet};
 
 use crate::recall::priors::Speaker;
 
-/// The key of a speaker: a hash of its source, lower-cased, so an entry's meta carries it in
-/// eight bytes and a query's named speakers are compared without strings.
+/// The key of a speaker: a hash of its source, trimmed and lower-cased as [`Speakers::add`]
+/// keeps a name (the whole string lower-cased: a final sigma differs from a letter-by-letter
+/// one), so an entry's meta carries it in eight bytes and a query's named speakers are compared
+/// without strings.
 pub(crate) fn speaker_key(source: &str) -> u64 {
     source
-        .chars()
-        .flat_map(char::to_lowercase)
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, c| {
-            let mut buf = [0u8; 4];
-            c.encode_utf8(&mut buf).bytes().fold(h, |h, b| {
-                (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-            })
+        .trim()
+        .to_lowercase()
+        .bytes()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
         })
 }
 
@@ -132,6 +132,9 @@ mod tests {
             named("Did Ana help Ana Silva move?"),
             [speaker_key("ana silva"), speaker_key("Ana")].into()
         );
+        // An entry's source is keyed as a name is kept: trimmed, the whole string lower-cased.
+        assert_eq!(speaker_key(" ANA "), speaker_key("ana"));
+        assert_eq!(speaker_key("ΟΔΥΣΣΕΥΣ"), speaker_key("οδυσσευς"));
         // Inside another word it is not a name.
         assert!(named("Banana bread and a benchmark").is_empty());
         assert!(named("Anastasia called").is_empty());

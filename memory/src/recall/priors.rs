@@ -14,7 +14,9 @@
 //!   recency: the whole history lies before "now", and the newest of equal matches is not more
 //!   likely what is asked about.
 //! - **Time expressions.** "two weeks ago", "last Tuesday", "in March", "上周二" name a span
-//!   (see `time_expr`); entries dated inside it count `time_window_boost` times.
+//!   (see `time_expr`); entries dated inside it count `time_window_boost` times, and every list
+//!   also searches inside the span, so a weaker match from that day is a candidate even when a
+//!   long history holds hundreds of closer ones from other days.
 //! - **Whose words.** A memory of the user's life is in what the user said; the agent's long
 //!   answers match many queries by sheer vocabulary. Unless the query asks about the agent's
 //!   own words ("the restaurant you recommended", see `speaker_focus`), the agent's entries
@@ -148,7 +150,18 @@ impl QueryPriors {
         timestamp_ms < self.before_ms
     }
 
-    /// The time spans the query names, if any.
+    /// Whether the query names a time span ("last Saturday", "in March"): recall then also
+    /// searches inside it, so an entry from that span that no list put in its top candidates
+    /// over the whole history can still be found.
+    pub(crate) fn names_span(&self) -> bool {
+        !self.windows.is_empty()
+    }
+
+    /// Whether `timestamp_ms` lies in a span the query names.
+    pub(crate) fn in_span(&self, timestamp_ms: i64) -> bool {
+        self.windows.iter().any(|w| w.contains(timestamp_ms))
+    }
+
     #[cfg(test)]
     pub(crate) fn windows(&self) -> &[TimeWindow] {
         &self.windows
@@ -174,7 +187,7 @@ impl QueryPriors {
         } else {
             1.0
         };
-        let window = if self.windows.iter().any(|w| w.contains(timestamp_ms)) {
+        let window = if self.in_span(timestamp_ms) {
             self.window_boost
         } else {
             1.0

@@ -824,6 +824,57 @@ fn recall_weighs_age_only_when_the_query_names_a_time() {
 }
 
 #[test]
+fn recall_searches_inside_a_span_the_query_names() {
+    watchdog(30, || {
+        // Candidates three deep: six closer matches from a year before fill every list.
+        let config = RecallConfig {
+            depth: 3,
+            ..RecallConfig::default()
+        };
+        let history = || -> Vec<ContextEvent> {
+            let mut events: Vec<ContextEvent> = (0..6)
+                .map(|i| {
+                    user(
+                        FRIDAY_NOON - 400 * DAY_MS - i * HOUR_MS,
+                        "pizza dinner food",
+                    )
+                })
+                .collect();
+            events.push(user(
+                FRIDAY_NOON - 14 * DAY_MS,
+                "a dinner after work at the office with the team",
+            ));
+            events
+        };
+        // With a model, the keywords are left out, so only the dense span search can find it.
+        let dense_only = RecallConfig {
+            keyword_weight: 0.0,
+            ..config.clone()
+        };
+        for (embedder, config) in [(Some(concept_embedder()), dense_only), (None, config)] {
+            let dir = TempDir::new("span");
+            let mut cold = ColdContext::new(dir.store(), embedder).with_config(config);
+            let ids = cold
+                .archive_events(history(), "import", FRIDAY_NOON)
+                .expect("archive");
+            let in_span = ids[6];
+            let plain = cold
+                .peek("what did I have for dinner", 3, FRIDAY_NOON)
+                .expect("peek");
+            assert!(
+                !ids_of(&plain).contains(&in_span),
+                "no list has it among its three best: {plain:?}"
+            );
+            let named = cold
+                .peek("what did I have for dinner two weeks ago", 3, FRIDAY_NOON)
+                .expect("peek");
+            // Found inside the span and weighed by it to the top.
+            assert_eq!(ids_of(&named).first(), Some(&in_span), "{named:?}");
+        }
+    });
+}
+
+#[test]
 fn keyword_only_recall_works_without_a_model() {
     watchdog(30, || {
         let dir = TempDir::new("sparse");

@@ -27,6 +27,7 @@ mod model_tokens;
 pub use model_tokens::ModelTokens;
 mod prune_replay;
 mod report;
+mod short_turns;
 #[cfg(test)]
 mod tests;
 mod third_person;

@@ -269,6 +269,42 @@ fn variants_rewrite_only_what_they_name() {
         "third-person".parse::<SetVariant>(),
         Ok(SetVariant::ThirdPerson)
     );
+    let short = SetVariant::ShortTurns.apply(set.clone());
+    assert_eq!(short.name, "recall-small+short-turns");
+    for (asked, third) in short.questions.iter().zip(&third.questions) {
+        assert_eq!(asked.text, third.text);
+    }
+    for (corpus, items) in &short.corpora {
+        let was = &third.corpora[corpus];
+        assert!(items.len() >= was.len());
+        // Every piece keeps its turn's session, time and speaker, and ids stay unique.
+        let ids: std::collections::HashSet<&str> = items.iter().map(|i| i.id.as_str()).collect();
+        assert_eq!(ids.len(), items.len());
+        for item in items {
+            let (turn, _) = item.id.rsplit_once('.').expect("piece id");
+            let whole = was.iter().find(|w| w.id == turn).expect("its turn");
+            assert_eq!(
+                (&item.session, &item.time, &item.speaker),
+                (&whole.session, &whole.time, &whole.speaker)
+            );
+            assert!(
+                whole
+                    .text
+                    .contains(item.text.split(' ').next().unwrap_or(""))
+            );
+        }
+    }
+    // A question's evidence is every piece of its evidence turns.
+    for (asked, was) in short.questions.iter().zip(&set.questions) {
+        let turns: std::collections::BTreeSet<&str> = asked
+            .evidence
+            .iter()
+            .map(|e| e.rsplit_once('.').expect("piece id").0)
+            .collect();
+        let wanted: std::collections::BTreeSet<&str> =
+            was.evidence.iter().map(String::as_str).collect();
+        assert_eq!(turns, wanted, "{}", asked.id);
+    }
     assert!("dated".parse::<SetVariant>().is_err());
 }
 

@@ -10,6 +10,8 @@
 //! - **third-person**: named, and the questions name them too ("what did Ana buy", "the hotel
 //!   Ben recommended") instead of "I" and "you", as someone asks about other people's
 //!   conversations: the question no longer says whose words it is after by its pronouns.
+//! - **short-turns**: third-person, and each turn cut into its sentences, one item each (see
+//!   `short_turns`), as in a chat between people: many short, generic lines.
 //!
 //! Transformations only rewrite fields; ids, sessions and evidence stay, so the same questions
 //! are scored against the same items.
@@ -17,6 +19,7 @@
 use std::collections::HashSet;
 use std::str::FromStr;
 
+use super::short_turns::split_turns;
 use super::third_person::third_person;
 use super::{AGENT_SOURCE, RecallSet};
 
@@ -37,15 +40,18 @@ pub enum SetVariant {
     Named,
     /// Speakers named, and the questions ask about them by name.
     ThirdPerson,
+    /// Third-person, each turn cut into sentences.
+    ShortTurns,
 }
 
 impl SetVariant {
     /// Every variant, in report order.
-    pub const ALL: [SetVariant; 4] = [
+    pub const ALL: [SetVariant; 5] = [
         SetVariant::AsIs,
         SetVariant::Undated,
         SetVariant::Named,
         SetVariant::ThirdPerson,
+        SetVariant::ShortTurns,
     ];
 
     /// The name used on the command line and in reports.
@@ -55,6 +61,7 @@ impl SetVariant {
             SetVariant::Undated => "undated",
             SetVariant::Named => "named",
             SetVariant::ThirdPerson => "third-person",
+            SetVariant::ShortTurns => "short-turns",
         }
     }
 
@@ -65,6 +72,7 @@ impl SetVariant {
         match self {
             SetVariant::AsIs | SetVariant::Undated => None,
             SetVariant::Named | SetVariant::ThirdPerson => Some(SetVariant::Named.name()),
+            SetVariant::ShortTurns => Some(SetVariant::ShortTurns.name()),
         }
     }
 
@@ -78,10 +86,13 @@ impl SetVariant {
                 }
             }
             SetVariant::Named => name_speakers(&mut set),
-            SetVariant::ThirdPerson => {
+            SetVariant::ThirdPerson | SetVariant::ShortTurns => {
                 name_speakers(&mut set);
                 for q in &mut set.questions {
                     q.text = third_person(&q.text, NAMED_USER, NAMED_PARTNER);
+                }
+                if self == SetVariant::ShortTurns {
+                    split_turns(&mut set);
                 }
             }
         }
@@ -110,7 +121,9 @@ impl FromStr for SetVariant {
             .into_iter()
             .find(|v| v.name() == s)
             .ok_or_else(|| {
-                format!("unknown set variant {s:?} (as-is, undated, named, third-person)")
+                format!(
+                    "unknown set variant {s:?} (as-is, undated, named, third-person, short-turns)"
+                )
             })
     }
 }

@@ -204,6 +204,33 @@ proptest! {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(64))]
 
+    /// One scan's second list is the list a scan restricted to both tests would give, and its
+    /// first list and moments are those of a plain scan, serial or parallel.
+    #[test]
+    fn a_scan_within_gives_both_lists_of_two_scans(
+        (matrix, query) in tied_matrix(3000, 24),
+        k in 1usize..20,
+        modulus in 1usize..4,
+        span in 0usize..3000,
+    ) {
+        let keep = |row: usize| row.is_multiple_of(modulus);
+        let within = |row: usize| row >= span && row < span + 200;
+        for parallel_min_rows in [usize::MAX, 0] {
+            let top = TopK::new().parallel_min_rows(parallel_min_rows);
+            let (scan, inside) = top
+                .scan_where_within(&matrix, &query, k, keep, within)
+                .expect("matching dim");
+            let plain = top.scan_where(&matrix, &query, k, keep).expect("matching dim");
+            prop_assert_eq!(&scan, &plain);
+            let both = |row: usize| keep(row) && within(row);
+            prop_assert_eq!(inside, full_sort(Kernel::best(), &matrix, &query, k, both));
+        }
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
     /// The moments a scan returns are those of every row's score, whatever `keep` admits and
     /// however many rows the result holds, serial or parallel.
     #[test]
@@ -214,8 +241,6 @@ proptest! {
     ) {
         let keep = |row: usize| row.is_multiple_of(modulus);
         let all = full_sort(Kernel::best(), &matrix, &query, matrix.len(), |_| true);
-        let mut want = ScoreMoments::default();
-        want.add(&all.iter().map(|s| s.1).collect::<Vec<f32>>());
         for parallel_min_rows in [usize::MAX, 0] {
             let scan = TopK::new()
                 .parallel_min_rows(parallel_min_rows)

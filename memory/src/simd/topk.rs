@@ -138,66 +138,136 @@ impl TopK {
         M: Rows + ?Sized,
         F: Fn(usize) -> bool + Sync,
     {
+        Ok(self.scan_picks(matrix, query, k, &keep, None)?.0)
+    }
+
+    /// As [`TopK::scan_where`], and from the same scores the best `k` of the kept rows that
+    /// `within` also takes (e.g. those inside a time span): two lists for one pass over the
+    /// matrix. `within`, like `keep`, is asked only about rows that could enter its list.
+    pub fn scan_where_within<M, F, G>(
+        &self,
+        matrix: &M,
+        query: &[f32],
+        k: usize,
+        keep: F,
+        within: G,
+    ) -> Result<(Scan, Vec<(usize, f32)>), SimdError>
+    where
+        M: Rows + ?Sized,
+        F: Fn(usize) -> bool + Sync,
+        G: Fn(usize) -> bool + Sync,
+    {
+        self.scan_picks(matrix, query, k, &keep, Some(&within))
+    }
+
+    /// The scan behind [`TopK::scan_where`] and [`TopK::scan_where_within`]: the whole list,
+    /// and the list within `within` (empty without it).
+    fn scan_picks<M>(
+        &self,
+        matrix: &M,
+        query: &[f32],
+        k: usize,
+        keep: &(dyn Fn(usize) -> bool + Sync),
+        within: Option<&(dyn Fn(usize) -> bool + Sync)>,
+    ) -> Result<(Scan, Vec<(usize, f32)>), SimdError>
+    where
+        M: Rows + ?Sized,
+    {
         if !self.kernel.is_supported() {
             return Err(SimdError::Unsupported(self.kernel));
         }
         check_vector(query, matrix.dim())?;
         let rows = matrix.len();
         if k == 0 || rows == 0 {
-            return Ok(Scan::default());
+            return Ok(Default::default());
         }
         let mut unit = query.to_vec();
         normalize(&mut unit);
 
         let threads = rayon::current_num_threads();
-        let best = if rows >= self.parallel_min_rows && threads > 1 {
+        let picks = if rows >= self.parallel_min_rows && threads > 1 {
             let task_rows = rows.div_ceil(threads * 4).max(MIN_TASK_ROWS);
             (0..rows.div_ceil(task_rows))
                 .into_par_iter()
                 .map(|task| {
                     let range = task * task_rows..rows.min((task + 1) * task_rows);
-                    self.select(matrix, &unit, range, k, &keep)
+                    self.select(matrix, &unit, range, k, keep, within)
                 })
-                .reduce(|| Best::new(k), Best::merge)
+                .reduce(|| Picks::new(k, within.is_some()), Picks::merge)
         } else {
-            self.select(matrix, &unit, 0..rows, k, &keep)
+            self.select(matrix, &unit, 0..rows, k, keep, within)
         };
-        let moments = best.moments;
-        Ok(Scan {
-            hits: best.into_sorted(),
-            moments,
-        })
+        let moments = picks.all.moments;
+        Ok((
+            Scan {
+                hits: picks.all.into_sorted(),
+                moments,
+            },
+            picks.within.into_sorted(),
+        ))
     }
 
-    /// The best `k` of `range`, scored a block at a time.
-    fn select<M, F>(
+    /// The best `k` of `range` (and of those `within` takes), scored a block at a time.
+    fn select<M>(
         &self,
         matrix: &M,
         unit: &[f32],
         range: Range<usize>,
         k: usize,
-        keep: &F,
-    ) -> Best
+        keep: &(dyn Fn(usize) -> bool + Sync),
+        within: Option<&(dyn Fn(usize) -> bool + Sync)>,
+    ) -> Picks
     where
         M: Rows + ?Sized,
-        F: Fn(usize) -> bool,
     {
-        let mut best = Best::new(k);
+        let mut picks = Picks::new(k, within.is_some());
+        // Tested before the second heap, so a plain scan pays one predicted branch per row.
+        let has_within = within.is_some();
         let mut scores = [0.0f32; SCORE_BLOCK_ROWS];
         let mut start = range.start;
         while start < range.end {
             let end = range.end.min(start + SCORE_BLOCK_ROWS);
             let block = &mut scores[..end - start];
             matrix.scan(self.kernel, start..end, unit, block);
-            best.moments.add(block);
+            picks.all.moments.add(block);
             for (row, &score) in (start..end).zip(block.iter()) {
-                if best.admits(score) && keep(row) {
-                    best.offer(Candidate { score, row });
+                let to_all = picks.all.admits(score);
+                let to_within = has_within && picks.within.admits(score);
+                if (to_all || to_within) && keep(row) {
+                    let candidate = Candidate { score, row };
+                    if to_all {
+                        picks.all.offer(candidate);
+                    }
+                    if to_within && within.is_some_and(|w| w(row)) {
+                        picks.within.offer(candidate);
+                    }
                 }
             }
             start = end;
         }
-        best
+        picks
+    }
+}
+
+/// The best rows of a scan, and the best of those a second test takes (`k` 0 without one).
+struct Picks {
+    all: Best,
+    within: Best,
+}
+
+impl Picks {
+    fn new(k: usize, within: bool) -> Self {
+        Self {
+            all: Best::new(k),
+            within: Best::new(if within { k } else { 0 }),
+        }
+    }
+
+    fn merge(self, other: Picks) -> Picks {
+        Picks {
+            all: self.all.merge(other.all),
+            within: self.within.merge(other.within),
+        }
     }
 }
 
@@ -224,7 +294,8 @@ where
 pub struct Scan {
     /// `(row, score)`, best first, as [`TopK::run_where`] returns them.
     pub hits: Vec<(usize, f32)>,
-    /// Count, sum and sum of squares of the scores of every row scanned.
+    /// Count, sum and sum of squares of the scores of every row scanned (none when `k` is 0:
+    /// nothing is scanned then).
     pub moments: ScoreMoments,
 }
 

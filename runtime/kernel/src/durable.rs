@@ -25,6 +25,7 @@ use lanes::LaneSenders;
 use owner::{Acceptance, Op, Owner};
 
 pub use lanes::KERNEL_LANE;
+pub use media::MAX_MEDIA_BYTES;
 
 pub(crate) use owner::Then;
 use serde_json::Value;

@@ -83,9 +83,13 @@ pub enum MemoryError {
     /// The write was made but the commit holding it failed, so nothing was stored.
     #[error("not stored: {0}")]
     NotStored(String),
-    /// A note named media the media store does not hold (or not uniquely).
-    #[error("{0}")]
-    UnknownMedia(String),
+    /// A request named media while the media store holds nothing yet.
+    #[error("no media {0}: nothing has been stored yet")]
+    NoMediaStored(String),
+    /// The media store: an item named that it does not hold (or not uniquely), a name that is
+    /// no digest, or the store or a blob failing.
+    #[error(transparent)]
+    Media(#[from] hearth_media::MediaError),
 }
 
 impl From<MemoryError> for hearth_stages::HandlerError {
@@ -93,7 +97,12 @@ impl From<MemoryError> for hearth_stages::HandlerError {
         match e {
             MemoryError::Stopped(_) => Self::Unavailable(e.to_string()),
             MemoryError::InvalidArguments(why) => Self::InvalidArguments(why.to_owned()),
-            MemoryError::UnknownMedia(why) => Self::InvalidArguments(why),
+            MemoryError::NoMediaStored(_)
+            | MemoryError::Media(
+                hearth_media::MediaError::NotFound { .. }
+                | hearth_media::MediaError::Ambiguous { .. }
+                | hearth_media::MediaError::InvalidDigest { .. },
+            ) => Self::InvalidArguments(e.to_string()),
             other => Self::Failed(other.to_string()),
         }
     }

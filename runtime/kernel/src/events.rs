@@ -4,7 +4,7 @@
 //! turn engine waits), so publishing stays wait-free for readers and cheap for writers.
 
 use hearth_ipc::{EventKind, EventRing, Publisher, RingConfig, Subscriber};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, RwLock};
 use serde::Serialize;
 use serde_json::Value;
 use std::sync::Arc;
@@ -21,6 +21,50 @@ struct Inner {
     ring: Subscriber,
     source: String,
     refused: AtomicU64,
+    tap: DeltaTapSlot,
+}
+
+/// Takes every streamed delta on the publisher's thread, around its publication: the socket
+/// server writes a followed answer's deltas straight to its client this way, so a token reaches
+/// it without waking the server's thread first.
+pub trait DeltaTap: Send + Sync {
+    /// Runs `publish` (which puts the delta into the ring, ringing every reader's doorbell but
+    /// the one it is given, and returns its sequence, `None` when the ring refused it) and may
+    /// write the delta out. Called for every delta, so it must not block; the publisher's lock
+    /// is held meanwhile, so taps see deltas in ring order.
+    fn around(
+        &self,
+        kind: EventKind,
+        delta: &Delta<'_>,
+        publish: &mut dyn FnMut(Option<u64>) -> Option<u64>,
+    );
+}
+
+/// Where a [`DeltaTap`] is installed: shared by the bus and the kernel's handle.
+#[derive(Clone, Default)]
+pub struct DeltaTapSlot(Arc<RwLock<Option<Arc<dyn DeltaTap>>>>);
+
+impl DeltaTapSlot {
+    /// Installs `tap` (replacing any other), or removes it with `None`.
+    pub fn set(&self, tap: Option<Arc<dyn DeltaTap>>) {
+        *self.0.write() = tap;
+    }
+
+    /// Removes `tap` if it is the one installed (a later one stays).
+    pub fn remove(&self, tap: &Arc<dyn DeltaTap>) {
+        let mut slot = self.0.write();
+        if slot.as_ref().is_some_and(|t| Arc::ptr_eq(t, tap)) {
+            *slot = None;
+        }
+    }
+}
+
+impl std::fmt::Debug for DeltaTapSlot {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("DeltaTapSlot")
+            .field("installed", &self.0.read().is_some())
+            .finish()
+    }
 }
 
 impl std::fmt::Debug for EventBus {
@@ -40,6 +84,7 @@ impl EventBus {
                 ring,
                 source: source.into(),
                 refused: AtomicU64::new(0),
+                tap: DeltaTapSlot::default(),
             }),
         }
     }
@@ -56,6 +101,11 @@ impl EventBus {
     /// reactor) adds its eventfd here and is rung while it is armed.
     pub fn doorbells(&self) -> hearth_ipc::Doorbells {
         self.inner.publisher.lock().doorbells()
+    }
+
+    /// Where a [`DeltaTap`] on this bus's deltas is installed.
+    pub fn delta_tap(&self) -> DeltaTapSlot {
+        self.inner.tap.clone()
     }
 
     /// The ring readers subscribe to.
@@ -96,19 +146,24 @@ impl EventBus {
         serde_json::to_writer(&mut *buf, &envelope)
             .expect("a delta of strings always serialises into a Vec");
         let tag = stream_tag(delta.request_id);
-        if self
-            .inner
-            .publisher
-            .lock()
-            .publish_tagged(kind, tag, buf)
-            .is_err()
-        {
-            self.inner.refused.fetch_add(1, Ordering::Relaxed);
-            tracing::warn!(
-                kind = kind.as_str(),
-                len = buf.len(),
-                "delta too large for the ring, dropped"
-            );
+        let mut publisher = self.inner.publisher.lock();
+        let mut publish = |spare| match publisher.publish_sparing(kind, tag, buf, spare) {
+            Ok(seq) => Some(seq),
+            Err(_) => {
+                self.inner.refused.fetch_add(1, Ordering::Relaxed);
+                tracing::warn!(
+                    kind = kind.as_str(),
+                    len = buf.len(),
+                    "delta too large for the ring, dropped"
+                );
+                None
+            }
+        };
+        match &*self.inner.tap.0.read() {
+            Some(tap) => tap.around(kind, delta, &mut publish),
+            None => {
+                publish(None);
+            }
         }
     }
 

@@ -289,6 +289,7 @@ pub fn build_with(
         submit_tx,
         events.ring().clone(),
         events.doorbells(),
+        events.delta_tap(),
         gate.clone(),
         durable,
     );

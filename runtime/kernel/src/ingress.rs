@@ -5,6 +5,7 @@
 
 use crate::KernelError;
 use crate::durable::Durable;
+use crate::events::DeltaTapSlot;
 use crate::input::{InputEvent, Reply, Trust, skip};
 use crate::kernel_node::Control;
 use crossbeam_channel::Receiver;
@@ -61,6 +62,7 @@ pub struct KernelHandle {
     submit: EdgeTx<Submission>,
     ring: Subscriber,
     doorbells: Doorbells,
+    tap: DeltaTapSlot,
     gate: Arc<IngressGate>,
     durable: Option<Durable>,
 }
@@ -70,6 +72,7 @@ impl KernelHandle {
         submit: EdgeTx<Submission>,
         ring: Subscriber,
         doorbells: Doorbells,
+        tap: DeltaTapSlot,
         gate: Arc<IngressGate>,
         durable: Option<Durable>,
     ) -> Self {
@@ -77,6 +80,7 @@ impl KernelHandle {
             submit,
             ring,
             doorbells,
+            tap,
             gate,
             durable,
         }
@@ -85,6 +89,11 @@ impl KernelHandle {
     /// The ring publisher's doorbell list, for a reader that sleeps in its own `poll`.
     pub fn ring_doorbells(&self) -> Doorbells {
         self.doorbells.clone()
+    }
+
+    /// Where a tap on the streamed deltas is installed (the socket server's direct writes).
+    pub fn delta_tap(&self) -> DeltaTapSlot {
+        self.tap.clone()
     }
 
     /// Journals `input` (when the kernel is durable) and submits it, without waiting: the store's

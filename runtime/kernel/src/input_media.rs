@@ -29,14 +29,14 @@ impl MediaRef {
     }
 
     /// The marker line: `[image image/png, 34 KB, sha256:ab12cd34ef56]` (the digest cut to
-    /// twelve characters, as `memory show` and the media tools accept it).
+    /// [`hearth_media::MIN_DIGEST_PREFIX`] characters, as `memory show` and the media tools accept it).
     pub fn marker(&self) -> String {
         format!(
             "[{} {}, {}, sha256:{}]",
             self.kind,
             self.mime,
             human_size(self.bytes),
-            &self.digest[..self.digest.len().min(12)]
+            &self.digest[..self.digest.len().min(hearth_media::MIN_DIGEST_PREFIX)]
         )
     }
 }

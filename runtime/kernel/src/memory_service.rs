@@ -102,11 +102,12 @@ pub(crate) enum MemoryOp {
         media: Vec<String>,
         reply: Sender<Result<String, MemoryError>>,
     },
-    /// An item of the media store, by digest or the prefix a marker shows: its description
-    /// and bytes (the store owner reads it; `media.db` keeps its one owner).
+    /// An item of the media store, by digest or the prefix a marker shows: its description and
+    /// where the store keeps its blob (the store owner resolves it, `media.db` keeping its one
+    /// owner; the asker reads the bytes on its own thread).
     Media {
         name: String,
-        reply: Sender<Result<MediaItem, MemoryError>>,
+        reply: Sender<Result<(crate::input_media::MediaRef, std::path::PathBuf), MemoryError>>,
     },
     /// A look into cold context that changes nothing (no access counted, nothing copied into
     /// the window): the memory browser's search.
@@ -303,12 +304,16 @@ impl MemoryService {
     }
 
     /// An item of the media store with its bytes, by digest or a marker's prefix (blocking).
+    /// The bytes are read and checked against the digest on the caller's thread: a 16 MiB blob
+    /// never holds up the journal's writer.
     pub fn media(&self, name: String) -> Result<MediaItem, MemoryError> {
         let (reply, rx) = crossbeam_channel::bounded(1);
         if !self.durable.memory(MemoryOp::Media { name, reply }) {
             return Err(MemoryError::Stopped(NOT_RUNNING));
         }
-        rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))?
+        let (item, dir) = rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))??;
+        let data = hearth_media::read_blob(&dir, &item.digest)?;
+        Ok(MediaItem { item, data })
     }
 
     /// A request to the graph memory (blocking; tools run on the tool pool, control requests

@@ -2,14 +2,14 @@
 
 use super::*;
 
-fn scratch_store(tag: &str) -> PathBuf {
-    let dir = std::env::temp_dir().join(format!(
-        "hearth-memory-service-{tag}-{}",
-        std::process::id()
-    ));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("scratch dir");
-    dir.join("store.db")
+/// A store path in a directory removed when the guard drops, also when the test fails.
+fn scratch_store(tag: &str) -> (tempfile::TempDir, PathBuf) {
+    let dir = tempfile::Builder::new()
+        .prefix(&format!("hearth-memory-service-{tag}-"))
+        .tempdir()
+        .expect("scratch dir");
+    let path = dir.path().join("store.db");
+    (dir, path)
 }
 
 /// SPEC §4.7: a prune protects the *budget-bounded* count (`effective_protected_count`), not the
@@ -18,7 +18,7 @@ fn scratch_store(tag: &str) -> PathBuf {
 /// configured ten would keep ten.
 #[test]
 fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
-    let path = scratch_store("protected");
+    let (_scratch, path) = scratch_store("protected");
     let cfg = MemoryConfig {
         store: path.clone(),
         model: false,
@@ -74,15 +74,13 @@ fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
         ["note number 17", "note number 18", "note number 19"],
         "the three newest are protected"
     );
-    drop(cold);
-    let _ = std::fs::remove_dir_all(path.parent().expect("scratch dir"));
 }
 
 /// A note with no content is the caller's mistake, a store failure is not: the tool answers
 /// `invalid_arguments` for the first and `failed` for the other, never the same untyped text.
 #[test]
 fn a_note_without_content_is_invalid_arguments_and_a_refused_request_unavailable() {
-    let path = scratch_store("typed-errors");
+    let (_scratch, path) = scratch_store("typed-errors");
     let mut cold = ColdContext::new(
         hearth_memory::Store::open(&path).expect("store opens"),
         None,
@@ -121,7 +119,7 @@ fn a_note_without_content_is_invalid_arguments_and_a_refused_request_unavailable
 /// A memory pass's surroundings over real files: a store with no model, a graph, a budget
 /// that recalls and does not prune.
 struct SceneRig {
-    dir: PathBuf,
+    scratch: tempfile::TempDir,
     cfg: MemoryConfig,
     cold: ColdContext,
     graph: crate::graph_service::GraphMemory,
@@ -130,8 +128,8 @@ struct SceneRig {
 
 fn scene_rig(tag: &str, utc_offset_secs: i64) -> SceneRig {
     use crate::graph_service::{GraphMemory, GraphSettings};
-    let path = scratch_store(tag);
-    let dir = path.parent().expect("scratch dir").to_path_buf();
+    let (scratch, path) = scratch_store(tag);
+    let dir = scratch.path();
     let cfg = MemoryConfig {
         store: path.clone(),
         model: false,
@@ -154,7 +152,7 @@ fn scene_rig(tag: &str, utc_offset_secs: i64) -> SceneRig {
     };
     SceneRig {
         graph: GraphMemory::open(Some(&settings), 1_000, None),
-        dir,
+        scratch,
         cfg,
         cold,
         budget: Budget {
@@ -175,7 +173,7 @@ fn a_pass_enters_the_turns_scene_once_and_scene_policy_none_enters_nothing() {
     use crate::input::InputEvent;
     use crate::turn_scene::TurnScene;
     let SceneRig {
-        dir,
+        scratch: _scratch,
         cfg,
         mut cold,
         mut graph,
@@ -228,8 +226,6 @@ fn a_pass_enters_the_turns_scene_once_and_scene_policy_none_enters_nothing() {
         assert_eq!(s["scene_turns"], n, "{s}");
     }
     assert!(blocks.windows(2).all(|w| w[0] == w[1]), "{blocks:?}");
-    drop(cold);
-    let _ = std::fs::remove_dir_all(dir);
 }
 
 /// The turn's tools join the scenes its pass entered once the agent's entry for it is
@@ -241,7 +237,7 @@ fn a_turns_tools_join_the_scenes_its_pass_entered() {
     use crate::input::InputEvent;
     use crate::turn_scene::TurnScene;
     let SceneRig {
-        dir,
+        scratch: _scratch,
         cfg,
         mut cold,
         mut graph,
@@ -304,6 +300,4 @@ fn a_turns_tools_join_the_scenes_its_pass_entered() {
 
     graph.note_turn_tools(&reply(&input, &["calc"]), 3_000);
     assert!(scene_keys(&mut graph).iter().any(|k| k == "tool:calc"));
-    drop(cold);
-    let _ = std::fs::remove_dir_all(dir);
 }

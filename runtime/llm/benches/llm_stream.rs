@@ -8,47 +8,27 @@
 //! A bench of this crate rather than of `hearth-bench`, so it builds with this crate's
 //! dependencies only; it reads the same feed as `token_path` (`bench/src/sse_feed.rs`).
 
+// Shared with `hearth-bench`, whose benches use all of it; this one takes what it needs.
+#[allow(dead_code)]
+#[path = "../../../bench/src/counting_alloc.rs"]
+mod counting_alloc;
 #[path = "../../../bench/src/sse_feed.rs"]
 mod sse_feed;
+
+use counting_alloc::{Counting, PerToken};
 
 use hearth_engine::CancelToken;
 use hearth_llm::adapter::{Adapter, bundled};
 use hearth_llm::http::HttpClient;
-use hearth_llm::provider::{ChatProvider, ChatRequest, LuaSource, Message, SourceConfig};
+use hearth_llm::provider::{ChatProvider, ChatRequest, LuaSource, Message};
 use serde_json::Value;
-use sse_feed::{bare_feed, serve_sse, stamp};
-use std::alloc::{GlobalAlloc, Layout, System};
+use sse_feed::{bare_feed, stamp, stub_source};
 use std::io::{BufRead, BufReader};
-use std::net::TcpListener;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
 const TOKENS: usize = 600;
 const PACE: Duration = Duration::from_millis(5);
-
-/// Counts every allocation of the process.
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: defers to the system allocator; only counts.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: `ptr` came from `System.alloc` with this layout.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Relaxed);
-        // SAFETY: same contract as ours.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
 
 #[global_allocator]
 static GLOBAL: Counting = Counting;
@@ -90,16 +70,14 @@ struct Run {
 /// Collects a latency per token and the allocation count between the first and last token.
 struct Recorder {
     samples: Vec<Duration>,
-    first: Option<u64>,
-    last: u64,
+    allocations: PerToken,
 }
 
 impl Recorder {
     fn new() -> Self {
         Self {
             samples: Vec::with_capacity(TOKENS),
-            first: None,
-            last: 0,
+            allocations: PerToken::default(),
         }
     }
 
@@ -108,33 +86,20 @@ impl Recorder {
         if let Ok(sent) = content.trim().parse::<u64>() {
             self.samples
                 .push(Duration::from_nanos(now.saturating_sub(sent)));
-            let count = ALLOCATIONS.load(Relaxed);
-            self.first.get_or_insert(count);
-            self.last = count;
+            self.allocations.token();
         }
     }
 
     fn finish(self) -> Run {
-        let tokens = self.samples.len().saturating_sub(1).max(1) as f64;
-        let allocs = self.last - self.first.unwrap_or(self.last);
         Run {
-            allocs_per_token: allocs as f64 / tokens,
+            allocs_per_token: self.allocations.per_token(),
             samples: Samples::new(self.samples),
         }
     }
 }
 
 fn client_path(adapter_source: &str) -> Run {
-    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-    let base_url = format!("http://{}/v1", listener.local_addr().expect("addr"));
-    std::thread::spawn(move || serve_sse(listener, TOKENS, PACE));
-    let cfg = SourceConfig {
-        name: "bench".into(),
-        base_url,
-        model: "m".into(),
-        adapter: "openai".into(),
-        ..SourceConfig::default()
-    };
+    let cfg = stub_source(TOKENS, PACE);
     let adapter = Arc::new(Adapter::load("openai.lua", adapter_source).expect("loads"));
     let source = LuaSource::new(cfg, adapter, HttpClient::new());
     let mut recorder = Recorder::new();

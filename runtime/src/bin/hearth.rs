@@ -10,6 +10,8 @@ use std::process::ExitCode;
 
 #[path = "hearth/attach.rs"]
 mod attach;
+#[path = "hearth/bench_distill.rs"]
+mod bench_distill;
 #[path = "hearth/bench_knowledge.rs"]
 mod bench_knowledge;
 #[path = "hearth/mcp.rs"]
@@ -106,6 +108,9 @@ enum BenchCommand {
     /// Search quality of the knowledge base on a `hearth-recall/1` file's sessions as documents,
     /// beside its keywords alone and a plain BM25 measured in the same run (hit@k, latency).
     Knowledge(bench_knowledge::KnowledgeArgs),
+    /// Precision and recall of the rule distiller and the model distiller on labelled
+    /// sentences (the model reached through the daemon's sources).
+    Distill(bench_distill::DistillArgs),
 }
 
 #[derive(Args, Debug)]
@@ -148,8 +153,9 @@ struct RecallArgs {
     /// The weight of the graph's list against cold recall's 1 in that fusion.
     #[arg(long, default_value_t = 1.0)]
     graph_weight: f64,
-    /// Derived sets to run (as-is, undated: every question asked now, named: speakers under
-    /// people's names).
+    /// Derived sets to run (as-is; undated: every question asked now; named: speakers under
+    /// people's names; third-person: named, and the questions name them; short-turns:
+    /// third-person, each turn cut into its sentences).
     #[arg(long, value_delimiter = ',', default_value = "as-is")]
     variant: Vec<hearth_memory::recall_bench::SetVariant>,
     /// Measure a fixed sample of about this many questions (with their evidence sessions and
@@ -284,6 +290,9 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
     }
     if let Command::Bench(BenchCommand::Knowledge(args)) = &cli.command {
         return Ok(bench_knowledge::run(args));
+    }
+    if let Command::Bench(BenchCommand::Distill(args)) = &cli.command {
+        return Ok(bench_distill::run(args));
     }
     if let Command::Store(command) = &cli.command {
         return Ok(store_command(command, &cli));

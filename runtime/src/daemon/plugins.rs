@@ -11,8 +11,7 @@ use hearth_kernel::input::{InputEvent, Reply, Trust};
 use hearth_plugin_host::{DataPlane, KernelPort, PluginError};
 use std::time::Duration;
 
-use hearth_engine::CancelToken;
-use hearth_llm::provider::{ChatRequest, Message, Role};
+use hearth_llm::provider::{ChatRequest, Message, Role, complete_text};
 use hearth_rpc::{ErrorKind, HandlerError, Priority};
 use hearth_stages::{CallContext, ToolRegistry};
 
@@ -338,15 +337,8 @@ impl KernelPort for KernelPlugins {
             })
             .collect::<Result<Vec<_>, _>>()?;
         let request = ChatRequest::new(messages, vec![]);
-        let cancel = CancelToken::new();
-        let _deadline = cancel.cancel_after(timeout);
-        let mut text = String::new();
-        self.sources
-            .provider()
-            .chat_stream(&request, &cancel, &mut |chunk| {
-                text.push_str(&chunk.content)
-            })
-            .map_err(|e| {
+        let text =
+            complete_text(self.sources.provider().as_ref(), &request, timeout).map_err(|e| {
                 HandlerError::new(
                     ErrorKind::Failed,
                     format!("llm.complete for plugin {plugin}: {e}"),

@@ -11,7 +11,7 @@ use hearth_llm::http::{HttpClient, RequestOptions};
 use hearth_llm::provider::SourceConfig;
 use hearth_llm::provider::{
     ChatProvider, ChatRequest, LuaSource, MediaReader, Message, ProviderManager, SourceInfo,
-    Unconfigured,
+    Unconfigured, complete_text,
 };
 use parking_lot::Mutex;
 use serde_json::{Value, json};
@@ -153,6 +153,7 @@ impl Sources {
             context_window: ctx as usize,
             // A 135M model rambles: keep its answers short enough to stream in seconds.
             max_tokens: EMBEDDED_MAX_TOKENS,
+            temperature: cfg.embedded.temperature,
             ..SourceConfig::default()
         };
         self.register(source, Some(Arc::new(move || url.get())))?;
@@ -278,16 +279,10 @@ impl Sources {
             vec![Message::user("Reply with the single word: ready")],
             vec![],
         );
-        let cancel = CancelToken::new();
-        let deadline = cancel.cancel_after(Duration::from_secs(60));
-        let mut text = String::new();
         let started = std::time::Instant::now();
-        let result = provider.chat_stream(&request, &cancel, &mut |chunk| {
-            text.push_str(&chunk.content)
-        });
-        drop(deadline);
+        let result = complete_text(provider.as_ref(), &request, Duration::from_secs(60));
         match result {
-            Ok(()) => Ok(format!(
+            Ok(text) => Ok(format!(
                 "source {name} answered in {:.1}s: {}",
                 started.elapsed().as_secs_f64(),
                 text.trim()

@@ -5,6 +5,7 @@
 //! has always been: the next line is read once the current request has its terminal line.
 
 use super::outbox::{Flushed, Outbox};
+use super::protocol::DeltaLine;
 use mio::net::UnixStream;
 use std::io::{self, Read};
 use std::time::{Duration, Instant};
@@ -133,7 +134,22 @@ impl Connection {
 
     /// Writes pending output; keeps the write-stall clock.
     pub(super) fn flush(&mut self, now: Instant) -> io::Result<()> {
-        match self.out.flush(&mut self.stream)? {
+        let flushed = self.out.flush(&mut self.stream)?;
+        self.clock(flushed, now);
+        Ok(())
+    }
+
+    /// Sends a delta (see [`Outbox::send_delta`]); true when part of it, or an earlier line,
+    /// still waits for the peer.
+    pub(super) fn send_delta(&mut self, delta: &DeltaLine<'_>, now: Instant) -> io::Result<bool> {
+        let flushed = self.out.send_delta(delta, &mut self.stream)?;
+        let pending = flushed != Flushed::All;
+        self.clock(flushed, now);
+        Ok(pending)
+    }
+
+    fn clock(&mut self, flushed: Flushed, now: Instant) {
+        match flushed {
             Flushed::All => {
                 self.stalled_since = None;
                 self.last_activity = now;
@@ -146,7 +162,6 @@ impl Connection {
                 self.stalled_since.get_or_insert(now);
             }
         }
-        Ok(())
     }
 
     /// Waits for nothing and owes nothing: may be closed without losing an answer.

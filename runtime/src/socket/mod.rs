@@ -4,6 +4,7 @@
 mod bind;
 mod client;
 mod connection;
+mod direct;
 mod dispatch;
 mod outbox;
 pub mod protocol;
@@ -12,6 +13,7 @@ mod reap;
 mod ring_feed;
 mod server;
 mod worker;
+mod write_some;
 
 pub use client::{Client, ClientError};
 pub use dispatch::control_answer;

@@ -297,6 +297,30 @@ impl Answer {
     }
 }
 
+/// A `delta` line borrowed from where the text already is (the event ring's slot): the same
+/// bytes as [`Answer::Delta`], written without building an owned answer first, because the
+/// streaming path writes one per token.
+#[derive(Debug, Serialize)]
+#[serde(tag = "type", rename = "delta")]
+pub(super) struct DeltaLine<'a> {
+    /// The text added since the previous delta.
+    pub(super) content: &'a str,
+    /// True when this is the model's reasoning.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) reasoning: bool,
+    /// True when what was shown so far should be discarded.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub(super) reset: bool,
+}
+
+impl DeltaLine<'_> {
+    /// Appends this line, newline included, to `buf`.
+    pub(super) fn write_to(&self, buf: &mut Vec<u8>) {
+        serde_json::to_writer(&mut *buf, self).expect("a delta always serialises");
+        buf.push(b'\n');
+    }
+}
+
 /// The text `/help` answers with: the `/`-commands and the JSON request forms.
 pub const HELP: &str = "commands: /send <text> | /stop | /status | /help; JSON requests: \
 {\"op\":\"send\",\"text\":…} {\"op\":\"interrupt\",\"text\":…,\"level\":\"L3\"} {\"op\":\"stop\"} {\"op\":\"status\"} \
@@ -374,5 +398,31 @@ mod tests {
             Answer::Lag { missed: 3 }.to_line(),
             "{\"type\":\"lag\",\"missed\":3}\n"
         );
+    }
+
+    /// The borrowed delta line the stream writes is byte for byte the answer a client parses.
+    #[test]
+    fn a_borrowed_delta_line_is_the_delta_answer() {
+        for (content, reasoning, reset) in [
+            ("plain", false, false),
+            ("a \"quoted\"\nline \u{1F525}", true, false),
+            ("", false, true),
+            ("\u{7}", true, true),
+        ] {
+            let mut buf = b"kept".to_vec();
+            DeltaLine {
+                content,
+                reasoning,
+                reset,
+            }
+            .write_to(&mut buf);
+            let owned = Answer::Delta {
+                content: content.into(),
+                reasoning,
+                reset,
+            }
+            .to_line();
+            assert_eq!(buf, [b"kept", owned.as_bytes()].concat(), "{owned}");
+        }
     }
 }

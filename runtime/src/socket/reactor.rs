@@ -6,8 +6,9 @@
 
 use super::bind::Bound;
 use super::connection::{Busy, Connection, Expiry, Line};
+use super::direct::DirectStreams;
 use super::dispatch::{self, Started};
-use super::protocol::{Answer, Request, RequestError};
+use super::protocol::{Answer, DeltaLine, Request, RequestError};
 use super::reap;
 use super::ring_feed::{Forward, RingFeed};
 use super::server::{Control, ServerState};
@@ -64,6 +65,12 @@ impl ReplyListener for Wake {
 pub(super) struct Follow {
     pub(super) token: usize,
     pub(super) ack: bool,
+    /// Its `accepted` line is written (or none is owed): only then may its socket be lent,
+    /// so no delta overtakes that line.
+    pub(super) admitted: bool,
+    /// A delta of its answer has been read: it streams now. Only then is its socket lent, so
+    /// requests waiting in the kernel's queue hold no second descriptor.
+    pub(super) streaming: bool,
 }
 
 /// Everything the reactor thread owns.
@@ -76,6 +83,8 @@ pub(super) struct Reactor {
     pub(super) control: Arc<dyn Control>,
     pub(super) state: Arc<ServerState>,
     pub(super) feed: RingFeed,
+    /// Sockets lent to the provider's thread for a streaming answer's deltas.
+    pub(super) direct: Arc<DirectStreams>,
     pub(super) wake: Arc<Wake>,
     pub(super) replies_tx: Sender<Reply>,
     pub(super) replies: Receiver<Reply>,
@@ -128,7 +137,7 @@ impl Reactor {
                 }
             }
             self.take_notices();
-            self.take_replies();
+            self.take_replies(now);
             self.apply_state();
             self.sweep(now);
             if self.finished(now) {
@@ -136,6 +145,8 @@ impl Reactor {
             }
         }
         self.close_listener();
+        let tap: Arc<dyn hearth_kernel::events::DeltaTap> = self.direct.clone();
+        self.control.kernel().delta_tap().remove(&tap);
     }
 
     fn accept(&mut self, now: Instant) {
@@ -287,9 +298,10 @@ impl Reactor {
         while let Ok(notice) = self.notices.try_recv() {
             match notice {
                 Notice::Admitted(request_id) => {
-                    let Some(follow) = self.follows.get(&request_id).filter(|f| f.ack) else {
+                    let Some(follow) = self.follows.get_mut(&request_id).filter(|f| f.ack) else {
                         continue;
                     };
+                    follow.admitted = true;
                     if let Some(conn) = self.conns.get_mut(&follow.token) {
                         conn.out.push(&Answer::Accepted { request_id });
                         self.dirty.insert(follow.token);
@@ -310,17 +322,32 @@ impl Reactor {
 
     /// Takes new replies, forwards the deltas published so far, then writes every terminal
     /// line whose deltas have all been forwarded.
-    fn take_replies(&mut self) {
+    fn take_replies(&mut self, now: Instant) {
         while let Ok(reply) = self.replies.try_recv() {
             // Every delta of this request was published before its reply was sent.
             let published = self.control.kernel().ring().published();
             self.held.push((published, reply));
         }
-        let mut forwards = Vec::new();
-        self.feed.read(|forward| forwards.push(forward));
-        for forward in forwards {
-            self.forward(forward);
-        }
+        let Reactor {
+            feed,
+            follows,
+            conns,
+            dirty,
+            direct,
+            control,
+            ..
+        } = self;
+        let ring = control.kernel().ring();
+        let mut to = Deliver {
+            follows,
+            conns,
+            dirty,
+            direct,
+            published: || ring.published(),
+            now,
+        };
+        feed.read(|forward| to.deliver(forward));
+        to.lend_clear(feed.position());
         let position = self.feed.position();
         let (ready, waiting): (Vec<_>, Vec<_>) = std::mem::take(&mut self.held)
             .into_iter()
@@ -331,34 +358,14 @@ impl Reactor {
         }
     }
 
-    fn forward(&mut self, forward: Forward) {
-        match forward {
-            Forward::Delta { request_id, answer } => {
-                if let Some(follow) = self.follows.get(&request_id)
-                    && let Some(conn) = self.conns.get_mut(&follow.token)
-                {
-                    conn.out.push_delta(&answer);
-                    self.dirty.insert(follow.token);
-                }
-            }
-            Forward::Lagged(missed) => {
-                // Which requests lost deltas is unknown: every streaming client is told.
-                for follow in self.follows.values() {
-                    if let Some(conn) = self.conns.get_mut(&follow.token) {
-                        conn.out.note_missed(missed);
-                    }
-                }
-            }
-        }
-    }
-
     fn terminal(&mut self, reply: Reply) {
-        let Some(follow) = self.unfollow(&reply.request_id) else {
+        let Some((follow, rest)) = self.unfollow(&reply.request_id) else {
             return;
         };
         let Some(conn) = self.conns.get_mut(&follow.token) else {
             return;
         };
+        conn.out.push_rest(rest);
         if conn.busy == Busy::Stream(reply.request_id.clone()) {
             conn.busy = Busy::Idle;
         }
@@ -367,14 +374,29 @@ impl Reactor {
     }
 
     pub(super) fn follow(&mut self, request_id: &str, token: usize, ack: bool) {
-        self.feed.follow(request_id);
-        self.follows
-            .insert(request_id.to_string(), Follow { token, ack });
+        let follow = Follow {
+            token,
+            ack,
+            admitted: !ack,
+            streaming: false,
+        };
+        if self
+            .follows
+            .insert(request_id.to_string(), follow)
+            .is_none()
+        {
+            self.feed.follow(request_id);
+        }
     }
 
-    fn unfollow(&mut self, request_id: &str) -> Option<Follow> {
+    /// Stops following `request_id`: its follow, and the bytes a lent socket left to write.
+    fn unfollow(&mut self, request_id: &str) -> Option<(Follow, Vec<u8>)> {
+        let follow = self.follows.remove(request_id)?;
         self.feed.unfollow(request_id);
-        self.follows.remove(request_id)
+        // Every delta of the request has been read (its terminal waited for that), or its
+        // connection is gone.
+        let rest = self.direct.forget(request_id).unwrap_or_default();
+        Some((follow, rest))
     }
 
     fn close(&mut self, token: usize) {
@@ -452,6 +474,102 @@ impl Reactor {
             .filter_map(|c| c.deadline(idle, write))
             .chain(self.state.drain_deadline())
             .min()
+    }
+}
+
+/// What delivering the feed's deltas needs of the reactor, borrowed apart from the feed.
+struct Deliver<'r, P> {
+    follows: &'r mut HashMap<String, Follow>,
+    conns: &'r mut HashMap<usize, Connection>,
+    dirty: &'r mut HashSet<usize>,
+    direct: &'r DirectStreams,
+    /// How far the ring has been published.
+    published: P,
+    now: Instant,
+}
+
+impl<P: Fn() -> u64> Deliver<'_, P> {
+    /// Lends the socket of every streaming connection with nothing waiting to the publisher,
+    /// when the feed stands at `position` and nothing more has been published (see
+    /// [`direct`](super::direct)).
+    fn lend_clear(&self, position: u64) {
+        for (request_id, follow) in self.follows.iter() {
+            if let Some(conn) = self.conns.get(&follow.token)
+                && follow.admitted
+                && follow.streaming
+                && conn.out.is_clear()
+                && !conn.closing
+                && matches!(&conn.busy, Busy::Stream(id) if id == request_id)
+            {
+                self.direct
+                    .lend(request_id, &conn.stream, position, &self.published);
+            }
+        }
+    }
+}
+
+impl<P: Fn() -> u64> Deliver<'_, P> {
+    /// Hands one thing the feed read to the connection that follows it. A delta the publisher
+    /// wrote is skipped; one the reactor writes goes out at once when nothing waits before it
+    /// (see [`Outbox::send_delta`]). Only output left pending marks the connection for the
+    /// sweep.
+    ///
+    /// [`Outbox::send_delta`]: super::outbox::Outbox::send_delta
+    fn deliver(&mut self, forward: Forward<'_>) {
+        match forward {
+            Forward::Delta {
+                seq,
+                request_id,
+                content,
+                reasoning,
+                reset,
+            } => {
+                // A delta of another request whose stream tag collides with a followed one's.
+                let Some(follow) = self.follows.get_mut(request_id.as_ref()) else {
+                    return;
+                };
+                follow.streaming = true;
+                let Some(conn) = self.conns.get_mut(&follow.token) else {
+                    return;
+                };
+                let claim = self.direct.claim(&request_id, seq);
+                if let Some(rest) = claim.rest {
+                    conn.out.push_rest(rest);
+                }
+                if !claim.written {
+                    let line = DeltaLine {
+                        content: &content,
+                        reasoning,
+                        reset,
+                    };
+                    if let Err(e) = conn.send_delta(&line, self.now) {
+                        // The sweep closes it, which also abandons the answer nobody reads now.
+                        tracing::debug!("client connection ended: {e}");
+                        conn.closing = true;
+                    }
+                }
+                if !conn.out.is_clear() || conn.closing {
+                    self.dirty.insert(follow.token);
+                }
+            }
+            Forward::Lagged(missed) => {
+                // Which requests lost deltas is unknown: every streaming client is told, but
+                // one whose deltas the publisher writes (it lost none: the feed had read
+                // everything when its socket was lent), and a lent socket comes back first so
+                // the notice is written after its deltas.
+                for (request_id, follow) in self.follows.iter() {
+                    if self.direct.is_writing(request_id) {
+                        continue;
+                    }
+                    if let Some(conn) = self.conns.get_mut(&follow.token) {
+                        if let Some(rest) = self.direct.end(request_id) {
+                            conn.out.push_rest(rest);
+                        }
+                        conn.out.note_missed(missed);
+                    }
+                }
+            }
+        }
     }
 }
 

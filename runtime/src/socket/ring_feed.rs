@@ -1,21 +1,22 @@
 //! The socket's reader of the event ring, read on the reactor's own thread: the reactor sleeps
 //! in its `poll` with the ring's doorbell (an eventfd the publisher rings while a reader is
-//! armed) among its sources, so a delta reaches a client with one thread wake-up — the
-//! reactor's — instead of two (a pump thread's, then the reactor's).
+//! armed) among its sources, so a delta the reactor writes reaches a client with one thread
+//! wake-up, the reactor's (and one the publisher writes itself with none: see
+//! [`direct`](super::direct)).
 //!
 //! Deltas are filtered on the ring slot's stream tag ([`stream_tag`] of the request id), one
-//! load per slot, before any byte is copied: only the deltas of followed requests are parsed.
-//! Tags may collide, so the request id of a delta that passed is still checked. A terminal
-//! line is written only after the feed has read past every event published before its reply,
-//! so a client sees its answer's deltas, then its end, in the order the kernel produced them.
+//! load per slot, before any byte is copied: only the deltas of followed requests are parsed,
+//! and what the feed hands on borrows the slot's bytes. Tags may collide, so the reactor still
+//! looks up the request id of a delta that passed. A terminal line is written only after the
+//! feed has read past every event published before its reply, so a client sees its answer's
+//! deltas, then its end, in the order the kernel produced them.
 
-use super::protocol::Answer;
 use hearth_ipc::{Armed, Doorbell, Doorbells, EventKind, KindMask, ReadResult, Reader};
 use hearth_kernel::events::stream_tag;
 use parking_lot::RwLock;
 use serde::Deserialize;
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::os::fd::{AsFd, AsRawFd};
 use std::sync::Arc;
 
@@ -24,32 +25,34 @@ pub(super) fn delta_kinds() -> KindMask {
     KindMask::of(&[EventKind::ContentDelta, EventKind::ReasoningDelta])
 }
 
-/// What the feed hands the reactor.
+/// What the feed hands the reactor, borrowed from the ring slot it read (the text is copied
+/// only when it holds an escape to decode).
 #[derive(Debug)]
-pub(super) enum Forward {
+pub(super) enum Forward<'a> {
+    /// A delta whose stream tag a followed request has.
     Delta {
-        request_id: String,
-        answer: Answer,
+        /// Its ring sequence.
+        seq: u64,
+        request_id: Cow<'a, str>,
+        content: Cow<'a, str>,
+        reasoning: bool,
+        reset: bool,
     },
     /// The ring overran the feed: this many events (of any request) were lost.
     Lagged(u64),
 }
 
-/// The followed requests: their ids, and how many of them have each stream tag (shared with
-/// the ring reader's tag filter).
-#[derive(Debug, Default)]
-struct Followed {
-    ids: HashSet<String>,
-    tags: HashMap<u64, usize>,
-}
+/// How many followed requests have each stream tag (read by the ring reader's tag filter).
+type FollowedTags = Arc<RwLock<HashMap<u64, usize>>>;
 
 /// The ring reader, its doorbell and the requests it follows.
 pub(super) struct RingFeed {
     reader: Reader,
     doorbell: Doorbell,
     /// The publisher's list the doorbell is in, and its id there (removed on drop).
-    bells: Option<(Doorbells, u64)>,
-    followed: Arc<RwLock<Followed>>,
+    bells: Doorbells,
+    bell_id: u64,
+    followed: FollowedTags,
     buf: Vec<u8>,
     /// The ring closed: nothing more will come, so no terminal line may wait for it.
     closed: bool,
@@ -57,28 +60,28 @@ pub(super) struct RingFeed {
 
 impl RingFeed {
     /// A feed over `reader` (its kinds: [`delta_kinds`]), woken through a doorbell added to
-    /// `bells` (without one it is read whenever the reactor wakes for anything else).
-    pub(super) fn new(reader: Reader, bells: Option<Doorbells>) -> std::io::Result<RingFeed> {
-        let followed: Arc<RwLock<Followed>> = Arc::default();
+    /// `bells`.
+    pub(super) fn new(reader: Reader, bells: Doorbells) -> std::io::Result<RingFeed> {
+        let followed = FollowedTags::default();
         let filter = Arc::clone(&followed);
-        let reader = reader.with_tag_filter(move |tag| filter.read().tags.contains_key(&tag));
+        let reader = reader.with_tag_filter(move |tag| filter.read().contains_key(&tag));
         let doorbell = Doorbell::new().map_err(std::io::Error::other)?;
-        let bells = match bells {
-            Some(bells) => {
-                let copy = doorbell.try_clone().map_err(std::io::Error::other)?;
-                let id = bells.add(copy);
-                Some((bells, id))
-            }
-            None => None,
-        };
+        let bell_id = bells.add(doorbell.try_clone().map_err(std::io::Error::other)?);
         Ok(RingFeed {
             reader,
             doorbell,
             bells,
+            bell_id,
             followed,
             buf: Vec::new(),
             closed: false,
         })
+    }
+
+    /// The doorbell (a second handle on it) and its id in the publisher's list.
+    pub(super) fn bell(&self) -> std::io::Result<(u64, Doorbell)> {
+        let bell = self.doorbell.try_clone().map_err(std::io::Error::other)?;
+        Ok((self.bell_id, bell))
     }
 
     /// The doorbell's fd, for the reactor's `poll`.
@@ -92,44 +95,47 @@ impl RingFeed {
         self.reader.arm()
     }
 
-    /// Forwards the deltas of `request_id` from now on.
+    /// Lets the deltas of `request_id` through from now on. The reactor calls this once per
+    /// request it follows, and [`RingFeed::unfollow`] once when it stops.
     pub(super) fn follow(&self, request_id: &str) {
-        let mut followed = self.followed.write();
-        if followed.ids.insert(request_id.to_string()) {
-            *followed.tags.entry(stream_tag(request_id)).or_default() += 1;
-        }
+        *self
+            .followed
+            .write()
+            .entry(stream_tag(request_id))
+            .or_default() += 1;
     }
 
-    /// Stops forwarding the deltas of `request_id`.
+    /// Stops letting the deltas of `request_id` through (unless another followed request
+    /// shares its tag).
     pub(super) fn unfollow(&self, request_id: &str) {
+        let tag = stream_tag(request_id);
         let mut followed = self.followed.write();
-        if followed.ids.remove(request_id) {
-            let tag = stream_tag(request_id);
-            if let Some(n) = followed.tags.get_mut(&tag) {
-                *n -= 1;
-                if *n == 0 {
-                    followed.tags.remove(&tag);
-                }
+        if let Some(n) = followed.get_mut(&tag) {
+            *n -= 1;
+            if *n == 0 {
+                followed.remove(&tag);
             }
         }
     }
 
-    /// Reads everything published so far, handing each followed delta (and each overrun) to
-    /// `out`; the doorbell is drained first, so a publish after the read rings it again.
-    pub(super) fn read(&mut self, mut out: impl FnMut(Forward)) {
+    /// Reads everything published so far, handing each delta that passed the tag filter (and
+    /// each overrun) to `out`; the doorbell is drained first, so a publish after the read rings
+    /// it again.
+    pub(super) fn read(&mut self, mut out: impl FnMut(Forward<'_>)) {
         self.doorbell.drain();
         loop {
-            let forward = match self.reader.try_next(&mut self.buf) {
-                ReadResult::Event { kind, .. } => self.delta(kind),
-                ReadResult::Lagged { missed } => Some(Forward::Lagged(missed)),
+            match self.reader.try_next(&mut self.buf) {
+                ReadResult::Event { seq, kind } => {
+                    if let Some(forward) = delta(&self.buf, seq, kind) {
+                        out(forward);
+                    }
+                }
+                ReadResult::Lagged { missed } => out(Forward::Lagged(missed)),
                 ReadResult::Empty => return,
                 ReadResult::Closed => {
                     self.closed = true;
                     return;
                 }
-            };
-            if let Some(forward) = forward {
-                out(forward);
             }
         }
     }
@@ -142,35 +148,23 @@ impl RingFeed {
             self.reader.position()
         }
     }
+}
 
-    /// The client-facing delta of the event in `buf`, when a connection follows its request.
-    fn delta(&self, kind: EventKind) -> Option<Forward> {
-        // The ring has already skipped every delta whose tag no followed request has.
-        let DeltaEnvelope { payload } = serde_json::from_slice(&self.buf).ok()?;
-        if !self
-            .followed
-            .read()
-            .ids
-            .contains(payload.request_id.as_ref())
-        {
-            return None;
-        }
-        Some(Forward::Delta {
-            request_id: payload.request_id.into_owned(),
-            answer: Answer::Delta {
-                content: payload.content.into_owned(),
-                reasoning: kind == EventKind::ReasoningDelta,
-                reset: payload.reset,
-            },
-        })
-    }
+/// The client-facing delta of the delta event in `slot`; `None` for bytes that are not one.
+fn delta(slot: &[u8], seq: u64, kind: EventKind) -> Option<Forward<'_>> {
+    let DeltaEnvelope { payload } = serde_json::from_slice(slot).ok()?;
+    Some(Forward::Delta {
+        seq,
+        request_id: payload.request_id,
+        content: payload.content,
+        reasoning: kind == EventKind::ReasoningDelta,
+        reset: payload.reset,
+    })
 }
 
 impl Drop for RingFeed {
     fn drop(&mut self) {
-        if let Some((bells, id)) = self.bells.take() {
-            bells.remove(id);
-        }
+        self.bells.remove(self.bell_id);
     }
 }
 

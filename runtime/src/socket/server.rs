@@ -148,13 +148,15 @@ impl SocketServer {
         let kernel = control.kernel();
         let feed = RingFeed::new(
             kernel.subscribe(ring_feed::delta_kinds()),
-            Some(kernel.ring_doorbells()),
+            kernel.ring_doorbells(),
         )?;
         poll.registry().register(
             &mut mio::unix::SourceFd(&feed.raw_fd()),
             RING,
             Interest::READABLE,
         )?;
+        let direct = Arc::new(super::direct::DirectStreams::new(feed.bell()?));
+        kernel.delta_tap().set(Some(direct.clone()));
         let reactor = Reactor {
             poll,
             listener: Some(listener),
@@ -164,6 +166,7 @@ impl SocketServer {
             control,
             state: state.clone(),
             feed,
+            direct,
             wake: Arc::new(Wake {
                 notices: notices_tx,
                 waker: waker.clone(),

@@ -267,3 +267,29 @@ fn answers_are_not_held_back_by_the_ring_reader() {
         );
     });
 }
+
+/// A source's configured temperature is what its server is asked for; a source that sets none
+/// gets the default (SPEC §7.2: 0.7), so a user who wants steadier answers can say so.
+#[test]
+fn a_sources_temperature_reaches_its_server() {
+    within(Duration::from_secs(60), || {
+        let steady = LlmServer::start();
+        steady.push(Script::text("steady"));
+        let config = format!(
+            "{}temperature = 0.25\n",
+            source("steady", &steady.base_url, 0)
+        );
+        let daemon = Daemon::start(&config);
+        let out = daemon.run(&["send", "hello"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(steady.seen()[0].body["temperature"], json!(0.25));
+        drop(daemon);
+
+        let plain = LlmServer::start();
+        plain.push(Script::text("plain"));
+        let daemon = Daemon::start(&source("plain", &plain.base_url, 0));
+        let out = daemon.run(&["send", "hello"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(plain.seen()[0].body["temperature"], json!(0.7));
+    });
+}

@@ -124,6 +124,8 @@ fn a_really_wedged_kernel_worker_stops_the_watchdog_pings_that_ran_since_ready()
         assert!(held_lines >= 3, "the status keeps saying why: {held_lines}");
         let _ = sender.kill();
         let _ = sender.wait();
+        // A wedged kernel never finishes a graceful stop; the data dir goes with the daemon.
         daemon.kill9();
+        let _ = std::fs::remove_dir_all(&dir);
     });
 }

@@ -144,6 +144,22 @@ pub(crate) fn upsert_features(
     Ok(())
 }
 
+/// Enters the declared scenes `keys`: each made when new, reinforced, and taught the features
+/// its own key names ([`key_features`]).
+pub(crate) fn enter_declared(
+    conn: &Connection,
+    path: &Path,
+    keys: &[String],
+    now: i64,
+) -> Result<(), GraphError> {
+    for key in keys {
+        ensure_scene(conn, path, key, SceneOrigin::Declared, now)?;
+        reinforce(conn, path, key, now)?;
+        upsert_features(conn, path, key, &key_features(key))?;
+    }
+    Ok(())
+}
+
 /// Strength + 1 and `updated_ms` = `now` for scene `key`.
 pub(crate) fn reinforce(
     conn: &Connection,
@@ -333,11 +349,7 @@ impl GraphStore {
     ) -> Result<Option<String>, GraphError> {
         const OP: &str = "enter_scene";
         let tx = self.conn.transaction().ctx(OP, &self.path)?;
-        for key in keys.iter() {
-            ensure_scene(&tx, &self.path, key, SceneOrigin::Declared, now_ms)?;
-            reinforce(&tx, &self.path, key, now_ms)?;
-            upsert_features(&tx, &self.path, key, &key_features(key))?;
-        }
+        enter_declared(&tx, &self.path, keys, now_ms)?;
         let emergent = enter_in(&tx, &self.path, features, now_ms)?;
         let primary = emergent.clone().or_else(|| keys.first().cloned());
         if let Some(key) = emergent

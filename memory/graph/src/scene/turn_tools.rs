@@ -3,10 +3,10 @@
 
 use rusqlite::OptionalExtension;
 
-use super::emergent::{key_features, reinforce, upsert_features};
+use super::emergent::{enter_declared, upsert_features};
 use super::features::SceneFeature;
 use super::key::tool_scene;
-use super::store::{SceneOrigin, ensure_scene};
+use super::store::SceneOrigin;
 use super::turns::{MAX_TURN_SCENES, note_in, turn_keys};
 use crate::error::SqlContext;
 use crate::{GraphError, GraphStore};
@@ -59,11 +59,7 @@ impl GraphStore {
                     upsert_features(&tx, &store.path, key, &features)?;
                 }
             }
-            for key in &keys {
-                ensure_scene(&tx, &store.path, key, SceneOrigin::Declared, now_ms)?;
-                reinforce(&tx, &store.path, key, now_ms)?;
-                upsert_features(&tx, &store.path, key, &key_features(key))?;
-            }
+            enter_declared(&tx, &store.path, &keys, now_ms)?;
             note_in(&tx, &store.path, turn_id, &keys, now_ms, MAX_TURN_SCENES)?;
             tx.commit().ctx(OP, &store.path)?;
             Ok(keys)

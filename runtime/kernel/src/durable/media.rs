@@ -18,10 +18,11 @@
 
 use std::path::{Path, PathBuf};
 
+use crate::error::MemoryError;
 use crate::input_media::MediaRef;
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use hearth_media::{MediaKind, MediaMeta, MediaStore};
+use hearth_media::{MediaError, MediaKind, MediaMeta, MediaStore};
 use serde_json::{Map, Value, json};
 
 /// Largest item an input may bring, decoded.
@@ -51,19 +52,22 @@ impl MediaIntake {
     }
 
     /// Stores every inline item `payload` brings and rewrites it to reference the stored
-    /// item. Returns how many were stored; `Err` says why the input cannot be accepted.
+    /// item. Returns how many were stored; `Err` says why the input cannot be accepted (its
+    /// payload is then left without its media: a refused input is not kept). The blocks are
+    /// moved out of the payload, never copied: they may hold 24 MiB of base64.
     pub(super) fn take(&mut self, payload: &mut Map<String, Value>) -> Result<usize, String> {
-        let mut blocks: Vec<Value> = match payload.get("media_blocks") {
+        let mut blocks: Vec<Value> = match payload.get_mut("media_blocks") {
             None | Some(Value::Null) => Vec::new(),
-            Some(Value::Array(blocks)) => blocks.clone(),
+            // Rewritten below; left empty if the input is refused.
+            Some(Value::Array(blocks)) => std::mem::take(blocks),
             Some(_) => return Err("media_blocks must be a list of content blocks".into()),
         };
         // `data` is a common name: it is media only beside a MIME type.
-        let single = match (payload.get("data"), payload.get("mime")) {
-            (Some(Value::String(data)), Some(Value::String(mime))) => Some((data, mime)),
-            _ => None,
-        };
-        if let Some((data, mime)) = single {
+        if let (Some(Value::String(_)), Some(Value::String(mime))) =
+            (payload.get("data"), payload.get("mime"))
+        {
+            let mime = mime.clone();
+            let data = payload.remove("data").expect("looked up above");
             blocks.push(json!({"type": "media", "mime": mime, "data": data}));
         }
         if blocks.is_empty() {
@@ -77,14 +81,16 @@ impl MediaIntake {
         }
         let mut stored = 0;
         let mut out = Vec::with_capacity(blocks.len());
-        for (n, block) in blocks.iter().enumerate() {
-            let Some((mime, encoded)) = inline_item(block) else {
+        for (n, block) in blocks.into_iter().enumerate() {
+            let Some((mime, encoded)) = inline_item(&block) else {
                 // A reference to elsewhere, or a block of another kind: kept as it came.
-                out.push(block.clone());
+                out.push(block);
                 continue;
             };
-            let bytes = decode(&encoded).map_err(|why| format!("media item {}: {why}", n + 1))?;
-            let store = self.open()?;
+            let bytes = decode(encoded).map_err(|why| format!("media item {}: {why}", n + 1))?;
+            let store = self
+                .open()
+                .map_err(|e| format!("the media store could not be opened: {e}"))?;
             let meta = MediaMeta {
                 mime: mime.clone(),
                 ..MediaMeta::default()
@@ -102,28 +108,24 @@ impl MediaIntake {
             }));
             stored += 1;
         }
-        if single.is_some() {
-            payload.remove("data");
-        }
         payload.insert("media_blocks".into(), Value::Array(out));
         Ok(stored)
     }
 
     /// The stored items `names` name (full digests or the prefixes markers show), in order;
     /// `Err` names the first that the store does not hold, or holds more than once.
-    pub(super) fn refs(&mut self, names: &[String]) -> Result<Vec<MediaRef>, String> {
+    pub(super) fn refs(&mut self, names: &[String]) -> Result<Vec<MediaRef>, MemoryError> {
         if !self.dir.join(hearth_media::DB_FILE).exists() {
-            return Err(format!(
-                "no media {}: nothing has been stored yet",
-                names.first().map_or("", String::as_str)
+            return Err(MemoryError::NoMediaStored(
+                names.first().cloned().unwrap_or_default(),
             ));
         }
         let store = self.open()?;
         names
             .iter()
             .map(|name| {
-                let digest = store.resolve(name).map_err(|e| e.to_string())?;
-                let info = store.meta(&digest).map_err(|e| e.to_string())?;
+                let digest = store.resolve(name)?;
+                let info = store.meta(&digest)?;
                 Ok(MediaRef {
                     digest,
                     mime: info.mime,
@@ -134,22 +136,15 @@ impl MediaIntake {
             .collect()
     }
 
-    /// The item `name` names (a digest or a marker's prefix) with its bytes, checked against
-    /// the digest.
-    pub(super) fn item(&mut self, name: &str) -> Result<(MediaRef, Vec<u8>), String> {
-        let item = self
-            .refs(std::slice::from_ref(&name.to_owned()))?
-            .pop()
-            .expect("one name, one item");
-        let data = self.open()?.get(&item.digest).map_err(|e| e.to_string())?;
-        Ok((item, data))
+    /// Where the media store keeps its files: a reader reads an item's blob there on its own
+    /// thread ([`hearth_media::read_blob`]), never on the store owner's.
+    pub(super) fn dir(&self) -> &Path {
+        &self.dir
     }
 
-    fn open(&mut self) -> Result<&mut MediaStore, String> {
+    fn open(&mut self) -> Result<&mut MediaStore, MediaError> {
         if self.store.is_none() {
-            let store = MediaStore::open(&self.dir)
-                .map_err(|e| format!("the media store could not be opened: {e}"))?;
-            self.store = Some(store);
+            self.store = Some(MediaStore::open(&self.dir)?);
         }
         Ok(self.store.as_mut().expect("opened above"))
     }
@@ -157,7 +152,7 @@ impl MediaIntake {
 
 /// The MIME type and base64 text of a block that carries its item inline, `None` for any
 /// other block.
-fn inline_item(block: &Value) -> Option<(String, String)> {
+fn inline_item(block: &Value) -> Option<(String, &str)> {
     if let (Some("media"), Some(data)) = (
         block.get("type").and_then(Value::as_str),
         block.get("data").and_then(Value::as_str),
@@ -166,7 +161,7 @@ fn inline_item(block: &Value) -> Option<(String, String)> {
             .get("mime")
             .and_then(Value::as_str)
             .unwrap_or("application/octet-stream");
-        return Some((mime.trim().to_ascii_lowercase(), data.to_owned()));
+        return Some((mime.trim().to_ascii_lowercase(), data));
     }
     let url = ["image_url", "audio_url", "file_url"]
         .iter()
@@ -181,12 +176,17 @@ fn inline_item(block: &Value) -> Option<(String, String)> {
     } else {
         mime
     };
-    Some((mime.trim().to_ascii_lowercase(), data.to_owned()))
+    Some((mime.trim().to_ascii_lowercase(), data))
 }
 
 /// The bytes of base64 `text` (whitespace allowed), or why not.
 fn decode(text: &str) -> Result<Vec<u8>, String> {
-    let compact: String = text.chars().filter(|c| !c.is_ascii_whitespace()).collect();
+    // Copied only when there is whitespace to drop: a data URL up to 24 MiB usually has none.
+    let compact: std::borrow::Cow<'_, str> = if text.bytes().any(|b| b.is_ascii_whitespace()) {
+        text.chars().filter(|c| !c.is_ascii_whitespace()).collect()
+    } else {
+        text.into()
+    };
     // The decoded size is known before decoding: refuse a giant without allocating it.
     if compact.len() / 4 * 3 > MAX_MEDIA_BYTES + 3 {
         return Err(format!(
@@ -283,7 +283,8 @@ mod tests {
         assert!(err.contains("at most 8"), "{err}");
         let err = take(json!({"media_blocks": "data:..."})).expect_err("not a list");
         assert!(err.contains("list"), "{err}");
-        let giant = "A".repeat((MAX_MEDIA_BYTES + 1024) / 3 * 4);
+        // Not base64 at its end: only the size check before decoding can name the size.
+        let giant = "A".repeat((MAX_MEDIA_BYTES + 1024) / 3 * 4) + "!";
         let err = take(json!({"data": giant, "mime": "image/png"})).expect_err("too large");
         assert!(err.contains("larger than 16 MiB"), "{err}");
     }

@@ -360,18 +360,22 @@ impl Owner {
                         reply,
                     })),
                     Err(why) => {
-                        let _ = reply.send(Err(crate::error::MemoryError::UnknownMedia(why)));
+                        let _ = reply.send(Err(why));
                         None
                     }
                 };
             }
             Op::Memory(MemoryOp::Media { name, reply }) => {
-                let item = self
+                let found = self
                     .media
-                    .item(&name)
-                    .map(|(item, data)| crate::memory_service::MediaItem { item, data })
-                    .map_err(crate::error::MemoryError::UnknownMedia);
-                let _ = reply.send(item);
+                    .refs(std::slice::from_ref(&name))
+                    .map(|mut refs| {
+                        (
+                            refs.pop().expect("one name, one item"),
+                            self.media.dir().to_path_buf(),
+                        )
+                    });
+                let _ = reply.send(found);
                 return None;
             }
             op => return Some(op),

@@ -13,6 +13,9 @@ use hearth_engine::CancelToken;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
+/// The sampling temperature of a request that names none, from a source that sets none (SPEC §7.2).
+const DEFAULT_TEMPERATURE: f64 = 0.7;
+
 /// Largest error body kept for the error message.
 const ERROR_BODY_LIMIT: usize = 64 * 1024;
 
@@ -77,7 +80,7 @@ impl LuaSource {
             req.model.clone_from(&self.cfg.model);
         }
         if req.temperature.is_none() {
-            req.temperature = Some(self.cfg.temperature.unwrap_or(0.7));
+            req.temperature = Some(self.cfg.temperature.unwrap_or(DEFAULT_TEMPERATURE));
         }
         if self.cfg.max_tokens > 0 {
             req.max_tokens = self.cfg.max_tokens;

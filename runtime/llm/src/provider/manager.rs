@@ -9,7 +9,7 @@
 
 use super::availability::Availability;
 use super::{
-    ChatProvider, ChatRequest, MediaReader, NO_SOURCE, ProviderError, StreamChunk, shown_to,
+    ChatProvider, ChatRequest, Images, MediaReader, NO_SOURCE, ProviderError, StreamChunk, shown_to,
 };
 use hearth_engine::CancelToken;
 use parking_lot::Mutex;
@@ -26,7 +26,6 @@ pub const ERROR_FINISH_REASONS: &[&str] = &["error", "content_filter"];
 
 /// Attempts per source before moving on (SPEC §7.3).
 const ATTEMPTS_PER_SOURCE: u32 = 2;
-const DEFAULT_TEMPERATURE: f64 = 0.7;
 const DEFAULT_MAX_TOKENS: u32 = 4096;
 /// The request model that means "whatever the source serves".
 const AUTO_MODEL: &str = "AUTO";
@@ -163,8 +162,8 @@ pub struct ProviderManager {
     config: ManagerConfig,
     clock: Arc<dyn Clock>,
     sources: Mutex<Vec<Source>>,
-    /// Where the images a request refers to are read from, for a source that takes them.
-    media: Option<Arc<dyn MediaReader>>,
+    /// Where the images a request refers to come from, for a source that takes them.
+    images: Option<Images>,
 }
 
 impl std::fmt::Debug for ProviderManager {
@@ -200,14 +199,14 @@ impl ProviderManager {
             config,
             clock,
             sources: Mutex::new(Vec::new()),
-            media: None,
+            images: None,
         }
     }
 
     /// Images a request refers to are read through `reader` for a source that takes them
     /// (without one, every source gets the marker lines alone).
     pub fn with_media(mut self, reader: Arc<dyn MediaReader>) -> Self {
-        self.media = Some(reader);
+        self.images = Some(Images::new(reader));
         self
     }
 
@@ -326,9 +325,9 @@ impl ProviderManager {
         sink: &mut dyn FnMut(StreamChunk),
     ) -> SourceEnd {
         let request = shown_to(
-            &request_for(request, &source.model),
+            request_for(request, &source.model),
             source.vision,
-            self.media.as_deref(),
+            self.images.as_ref(),
         );
         let mut attempt = 1;
         loop {
@@ -448,10 +447,10 @@ enum Attempt {
 }
 
 /// The request as one source gets it: SPEC §7.2 defaults, and the source's model when the
-/// request leaves the choice to it.
+/// request leaves the choice to it. The temperature stays open: the source's own setting, or
+/// its default, applies (see `LuaSource`).
 fn request_for(request: &ChatRequest, source_model: &str) -> ChatRequest {
     let mut request = request.clone();
-    request.temperature.get_or_insert(DEFAULT_TEMPERATURE);
     if request.max_tokens == 0 {
         request.max_tokens = DEFAULT_MAX_TOKENS;
     }
@@ -1124,8 +1123,8 @@ mod tests {
         assert_eq!(
             got,
             [
-                ("model-a".into(), Some(0.7), 4096),
-                ("model-a".into(), Some(0.7), 4096),
+                ("model-a".into(), None, 4096),
+                ("model-a".into(), None, 4096),
                 ("model-x".into(), Some(0.2), 100),
             ]
         );

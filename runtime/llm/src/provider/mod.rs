@@ -6,6 +6,7 @@
 
 mod accumulate;
 mod availability;
+mod complete;
 mod lua_source;
 mod manager;
 mod media_parts;
@@ -20,12 +21,13 @@ mod unified;
 use hearth_engine::CancelToken;
 
 pub use accumulate::{Accumulator, TRUNCATED_ARGS_KEY, parse_tool_arguments};
+pub use complete::complete_text;
 pub use lua_source::{BaseUrl, LuaSource, classify_status};
 pub use manager::{
     Clock, ERROR_FINISH_REASONS, ManagerConfig, ProviderManager, SourceInfo, SourceStatus,
     SystemClock,
 };
-pub use media_parts::{MediaReader, shown_to};
+pub use media_parts::{Images, MediaReader, RECENT_IMAGE_BYTES, shown_to};
 pub use openai_stream::{NativeChunk, parse_openai_stream_chunk};
 pub use request::{
     ChatRequest, ChatResponse, MediaPart, Message, Role, StreamChunk, ToolCallDelta, ToolCallOut,

@@ -7,8 +7,8 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use serde_json::{Value, json};
 
-/// Largest file sent: the daemon keeps items of at most 16 MiB.
-pub const MAX_ATTACH_BYTES: u64 = 16 * 1024 * 1024;
+/// Largest file sent: the largest item the daemon keeps.
+pub const MAX_ATTACH_BYTES: u64 = hearth_kernel::durable::MAX_MEDIA_BYTES as u64;
 
 /// Most bytes of files one message carries: as base64 they must fit the socket's 24 MiB
 /// request line with the rest of the request.

@@ -1,0 +1,380 @@
+//! A streaming client's deltas written on the provider's thread, as each is published: the
+//! token reaches the client without waking the socket's thread first, which halves the thread
+//! wake-ups between the model's socket and the client's.
+//!
+//! The reactor stays the one owner of every connection; it lends a connection's socket (a
+//! duplicate of its descriptor) to the publisher only while nothing else can be written to it:
+//!
+//! - **Start**: when a connection's answer has begun to stream (the reactor wrote its first
+//!   delta, so requests waiting in the kernel's queue hold no second descriptor), its
+//!   `accepted` line is out, it has no output waiting, and the reactor's ring feed has read
+//!   everything published (checked under the same lock the publisher holds while it
+//!   publishes), so every later delta of the request is the publisher's to write and none
+//!   before it is.
+//! - **While lent**: the publisher writes each delta of the request whole, without blocking,
+//!   and does not ring the reactor's doorbell for it (the reactor reads it later, with the
+//!   next event it wakes for). A peer that takes only part of one (or none, or fails) ends its
+//!   turn: it keeps the unwritten rest, writes nothing more, and rings the reactor.
+//! - **Claim**: the reactor still reads every delta off the ring. For each it asks who wrote it;
+//!   when the publisher stopped, the socket comes back to the reactor with the rest, which is
+//!   queued before anything else.
+//! - **End**: before the reactor writes any other line to the connection (its terminal line,
+//!   a lag notice) or closes it, it takes the socket back the same way.
+//!
+//! Bytes therefore reach a client in ring order from one writer at a time.
+
+use super::protocol::DeltaLine;
+use super::write_some::write_some;
+use hearth_ipc::{Doorbell, EventKind};
+use hearth_kernel::events::{Delta, DeltaTap};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::os::fd::AsFd;
+use std::os::unix::net::UnixStream;
+
+/// The requests whose deltas the publisher writes, by request id.
+#[derive(Debug)]
+pub(super) struct DirectStreams {
+    lent: Mutex<HashMap<String, Lent>>,
+    /// The reactor's doorbell and its id in the publisher's list: spared while the publisher
+    /// writes, rung when it stops.
+    reactor_bell: (u64, Doorbell),
+}
+
+/// One connection's socket, lent to the publisher for one request, and what it wrote.
+#[derive(Debug)]
+struct Lent {
+    /// A duplicate of the connection's descriptor (non-blocking, as the original); `None` once
+    /// the reactor took the socket back while deltas the publisher wrote are still unread.
+    stream: Option<UnixStream>,
+    /// The last ring sequence the publisher wrote, whole or in part.
+    through: Option<u64>,
+    /// The publisher stopped: the part of its last delta the peer did not take.
+    rest: Option<Vec<u8>>,
+    /// The line being written; reused from delta to delta.
+    line: Vec<u8>,
+}
+
+impl Lent {
+    /// Whether the publisher writes this request's next delta.
+    fn writing(&self) -> bool {
+        self.stream.is_some() && self.rest.is_none()
+    }
+}
+
+/// Who writes a delta the reactor read off the ring.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) struct Claim {
+    /// The publisher wrote it (or its first part): the reactor does not.
+    pub(super) written: bool,
+    /// The socket came back: queue these bytes before anything else.
+    pub(super) rest: Option<Vec<u8>>,
+}
+
+impl DirectStreams {
+    /// No socket lent yet; `reactor_bell` is the reactor's doorbell and its id.
+    pub(super) fn new(reactor_bell: (u64, Doorbell)) -> Self {
+        Self {
+            lent: Mutex::default(),
+            reactor_bell,
+        }
+    }
+
+    /// Whether the publisher writes the deltas of `request_id` (lent, and not stopped).
+    pub(super) fn is_writing(&self, request_id: &str) -> bool {
+        self.lent.lock().get(request_id).is_some_and(Lent::writing)
+    }
+
+    /// Lends `socket` to the publisher for the deltas of `request_id` published from now on,
+    /// when the ring feed has read everything published (`position == published()`, checked
+    /// while no delta can be published). False when it has not: the reactor goes on writing.
+    pub(super) fn lend(
+        &self,
+        request_id: &str,
+        socket: &impl AsFd,
+        position: u64,
+        published: impl Fn() -> u64,
+    ) -> bool {
+        let mut lent = self.lent.lock();
+        if lent.contains_key(request_id) || published() != position {
+            return false;
+        }
+        let Ok(fd) = socket.as_fd().try_clone_to_owned() else {
+            return false;
+        };
+        lent.insert(
+            request_id.to_owned(),
+            Lent {
+                stream: Some(UnixStream::from(fd)),
+                through: None,
+                rest: None,
+                line: Vec::new(),
+            },
+        );
+        true
+    }
+
+    /// Who writes the delta `seq` of `request_id` (see [`Claim`]). The reactor claims a
+    /// request's deltas in ring order, possibly long after the publisher wrote them (it is not
+    /// woken for them): a delta up to the last one the publisher wrote is the publisher's, and
+    /// the socket comes back (with the rest of a half-written line) when the reactor reaches
+    /// that last one, or passes it.
+    pub(super) fn claim(&self, request_id: &str, seq: u64) -> Claim {
+        let mut lent = self.lent.lock();
+        let Some(entry) = lent.get(request_id) else {
+            return Claim {
+                written: false,
+                rest: None,
+            };
+        };
+        let written = entry.through.is_some_and(|t| seq <= t);
+        let last = entry.through.is_none_or(|t| seq >= t);
+        if !last || (written && entry.writing()) {
+            return Claim {
+                written,
+                rest: None,
+            };
+        }
+        // Nothing after this delta is the publisher's (or, defensively, it never saw this one).
+        let entry = lent.remove(request_id).expect("looked up above");
+        Claim {
+            written,
+            rest: entry.stream.map(|_| entry.rest.unwrap_or_default()),
+        }
+    }
+
+    /// Takes the socket of `request_id` back, if it is lent: the bytes to queue first. What the
+    /// publisher wrote stays known until the reactor has read it (see [`DirectStreams::claim`]).
+    pub(super) fn end(&self, request_id: &str) -> Option<Vec<u8>> {
+        let mut lent = self.lent.lock();
+        let entry = lent.get_mut(request_id)?;
+        let rest = entry
+            .stream
+            .take()
+            .map(|_| entry.rest.take().unwrap_or_default());
+        if entry.through.is_none() {
+            lent.remove(request_id);
+        }
+        rest
+    }
+
+    /// [`DirectStreams::end`], and forgets the request: for a request whose deltas have all
+    /// been read, or whose connection is gone.
+    pub(super) fn forget(&self, request_id: &str) -> Option<Vec<u8>> {
+        let rest = self.end(request_id);
+        self.lent.lock().remove(request_id);
+        rest
+    }
+}
+
+impl DeltaTap for DirectStreams {
+    fn around(
+        &self,
+        kind: EventKind,
+        delta: &Delta<'_>,
+        publish: &mut dyn FnMut(Option<u64>) -> Option<u64>,
+    ) {
+        // Held across the publication: the reactor never sees a delta before its write is done.
+        let mut lent = self.lent.lock();
+        let writing = lent.get(delta.request_id).is_some_and(Lent::writing);
+        let Some(seq) = publish(writing.then_some(self.reactor_bell.0)) else {
+            return;
+        };
+        let Some(entry) = lent.get_mut(delta.request_id).filter(|_| writing) else {
+            return;
+        };
+        let Some(stream) = entry.stream.as_mut() else {
+            return;
+        };
+        entry.line.clear();
+        DeltaLine {
+            content: delta.content,
+            reasoning: kind == EventKind::ReasoningDelta,
+            reset: delta.reset,
+        }
+        .write_to(&mut entry.line);
+        match write_some(stream, &entry.line) {
+            Ok(sent) if sent == entry.line.len() => entry.through = Some(seq),
+            Ok(sent) => {
+                entry.through = Some(seq);
+                entry.rest = Some(entry.line[sent..].to_vec());
+                self.reactor_bell.1.ring();
+            }
+            // Not written: the reactor writes it, meets the error and closes the connection.
+            Err(_) => {
+                entry.rest = Some(Vec::new());
+                self.reactor_bell.1.ring();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::Read;
+
+    fn publish(streams: &DirectStreams, request_id: &str, content: &str, seq: u64) {
+        let delta = Delta {
+            content,
+            channel: "cli",
+            request_id,
+            reset: false,
+        };
+        streams.around(EventKind::ContentDelta, &delta, &mut |_| Some(seq));
+    }
+
+    /// A connected pair, both ends non-blocking as the reactor's sockets are.
+    fn pair() -> (UnixStream, UnixStream) {
+        let (ours, peer) = UnixStream::pair().expect("pair");
+        ours.set_nonblocking(true).expect("non-blocking");
+        peer.set_nonblocking(true).expect("non-blocking");
+        (ours, peer)
+    }
+
+    fn streams() -> DirectStreams {
+        DirectStreams::new((7, Doorbell::new().expect("eventfd")))
+    }
+
+    fn line(content: &str) -> Vec<u8> {
+        let mut buf = Vec::new();
+        DeltaLine {
+            content,
+            reasoning: false,
+            reset: false,
+        }
+        .write_to(&mut buf);
+        buf
+    }
+
+    fn read_all(peer: &mut UnixStream) -> Vec<u8> {
+        let mut got = Vec::new();
+        let mut chunk = [0u8; 64 * 1024];
+        loop {
+            match peer.read(&mut chunk) {
+                Ok(0) => return got,
+                Ok(n) => got.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => return got,
+                Err(e) => panic!("read: {e}"),
+            }
+        }
+    }
+
+    /// A socket is lent only when the feed has read everything published, and only once; the
+    /// publisher then writes the lent request's deltas and no other's, and the reactor is told
+    /// it need not.
+    #[test]
+    fn a_lent_socket_gets_its_requests_deltas_from_the_publisher() {
+        let (ours, mut peer) = pair();
+        let streams = streams();
+        assert!(!streams.lend("r", &ours, 4, || 5), "one delta not read yet");
+        assert!(streams.lend("r", &ours, 5, || 5));
+        assert!(!streams.lend("r", &ours, 5, || 5), "lent already");
+
+        publish(&streams, "r", "hello", 5);
+        publish(&streams, "other", "not yours", 6);
+        assert_eq!(read_all(&mut peer), line("hello"));
+        let mine = Claim {
+            written: true,
+            rest: None,
+        };
+        assert_eq!(streams.claim("r", 5), mine);
+        let not_lent = Claim {
+            written: false,
+            rest: None,
+        };
+        assert_eq!(streams.claim("other", 6), not_lent);
+        assert_eq!(streams.end("r"), Some(Vec::new()));
+        publish(&streams, "r", "after", 7);
+        assert!(
+            read_all(&mut peer).is_empty(),
+            "taken back: nothing written"
+        );
+        assert_eq!(streams.claim("r", 7), not_lent);
+    }
+
+    /// A peer that stops reading ends the publisher's turn mid-line: the part it took and the
+    /// rest handed back make the whole line, and nothing after it is written by the publisher.
+    #[test]
+    fn a_full_peer_ends_the_publishers_turn_and_the_rest_comes_back() {
+        let (ours, mut peer) = pair();
+        let streams = streams();
+        assert!(streams.lend("r", &ours, 0, || 0));
+        let big = "y".repeat(48 * 1024);
+        let mut seq = 0;
+        let rest = loop {
+            publish(&streams, "r", &big, seq);
+            let claim = streams.claim("r", seq);
+            assert!(claim.written, "the publisher began delta {seq}");
+            if let Some(rest) = claim.rest {
+                break rest;
+            }
+            seq += 1;
+            assert!(seq < 10_000, "a socket buffer is not that large");
+        };
+        assert!(!rest.is_empty(), "the peer stopped mid-line");
+        publish(&streams, "r", "later", seq + 1);
+        let not_lent = Claim {
+            written: false,
+            rest: None,
+        };
+        assert_eq!(streams.claim("r", seq + 1), not_lent);
+        let mut got = read_all(&mut peer);
+        got.extend_from_slice(&rest);
+        assert_eq!(got, line(&big).repeat(seq as usize + 1));
+    }
+
+    /// The reactor reads deltas long after the publisher wrote them: every one up to the last
+    /// the publisher wrote stays the publisher's, even after the socket was taken back, so
+    /// none goes out twice; the rest of a half-written line comes back exactly once.
+    #[test]
+    fn a_reactor_that_reads_late_writes_nothing_twice() {
+        let (ours, mut peer) = pair();
+        let streams = streams();
+        assert!(streams.lend("r", &ours, 10, || 10));
+        for seq in 10..15 {
+            publish(&streams, "r", "word", seq);
+        }
+        assert_eq!(read_all(&mut peer), line("word").repeat(5));
+        // Taken back (a lag notice) before the reactor read any of them.
+        assert_eq!(streams.end("r"), Some(Vec::new()));
+        assert!(!streams.is_writing("r"));
+        publish(&streams, "r", "mine", 15);
+        assert!(read_all(&mut peer).is_empty());
+        let written = Claim {
+            written: true,
+            rest: None,
+        };
+        for seq in 10..15 {
+            assert_eq!(streams.claim("r", seq), written, "delta {seq}");
+        }
+        let not_lent = Claim {
+            written: false,
+            rest: None,
+        };
+        assert_eq!(streams.claim("r", 15), not_lent);
+        assert!(streams.lend("r", &ours, 16, || 16), "lent again once read");
+
+        // A full peer: the publisher stops mid-line; the reactor, reading late, skips what was
+        // written and gets the rest at the half-written delta.
+        let big = "z".repeat(48 * 1024);
+        let mut seq = 16;
+        while streams.is_writing("r") {
+            publish(&streams, "r", &big, seq);
+            seq += 1;
+            assert!(seq < 10_000, "a socket buffer is not that large");
+        }
+        let stopped_at = seq - 1;
+        for early in 16..stopped_at {
+            assert_eq!(streams.claim("r", early), written, "delta {early}");
+        }
+        let claim = streams.claim("r", stopped_at);
+        assert!(claim.written);
+        let rest = claim.rest.expect("the socket comes back");
+        assert!(!rest.is_empty());
+        assert_eq!(streams.claim("r", stopped_at + 1), not_lent);
+        let mut got = read_all(&mut peer);
+        got.extend_from_slice(&rest);
+        assert_eq!(got, line(&big).repeat((stopped_at - 15) as usize));
+    }
+}
