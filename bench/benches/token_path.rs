@@ -73,16 +73,8 @@ impl HearthPath {
                 .expect("loads"),
         );
         let provider = Arc::new(LuaSource::new(cfg, adapter, HttpClient::new()));
-        let kernel = graph::build(
-            GraphConfig {
-                workers: Some(2),
-                pin: false,
-                ..GraphConfig::default()
-            },
-            provider,
-            Registries::default(),
-        )
-        .expect("kernel");
+        let kernel = graph::build(GraphConfig::unpinned(2), provider, Registries::default())
+            .expect("kernel");
         let socket_dir = std::env::temp_dir().join(format!("hearth-bench-{}", std::process::id()));
         std::fs::create_dir_all(&socket_dir).expect("socket dir");
         std::fs::set_permissions(&socket_dir, std::fs::Permissions::from_mode(0o700))

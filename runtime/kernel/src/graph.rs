@@ -67,6 +67,18 @@ impl Default for GraphConfig {
     }
 }
 
+impl GraphConfig {
+    /// `workers` worker threads left unpinned, everything else the default: a kernel that
+    /// shares its cores with other work (a test, a benchmark, a host process).
+    pub fn unpinned(workers: usize) -> Self {
+        Self {
+            workers: Some(workers),
+            pin: false,
+            ..Self::default()
+        }
+    }
+}
+
 /// The registries plugins and built-ins fill; shared with the kernel.
 #[derive(Clone, Default)]
 pub struct Registries {

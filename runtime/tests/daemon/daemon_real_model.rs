@@ -176,10 +176,9 @@ fn the_embedded_model_streams_a_tool_call_the_kernel_executes() {
             ..TurnConfig::default()
         };
         let graph_cfg = GraphConfig {
-            workers: Some(2),
-            pin: false,
             turn,
             agent_id: "test".into(),
+            ..GraphConfig::unpinned(2)
         };
         let kernel = graph::build(graph_cfg, Arc::new(FewShot(Arc::new(source))), registries)
             .expect("kernel");

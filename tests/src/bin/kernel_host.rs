@@ -20,16 +20,8 @@ fn main() {
         )
     };
     let provider = Arc::new(ScriptedProvider::new((0..16).map(|_| slow())));
-    let kernel = graph::build(
-        GraphConfig {
-            workers: Some(2),
-            pin: false,
-            ..GraphConfig::default()
-        },
-        provider,
-        Registries::default(),
-    )
-    .expect("kernel starts");
+    let kernel = graph::build(GraphConfig::unpinned(2), provider, Registries::default())
+        .expect("kernel starts");
     let handle = kernel.handle();
     println!("ready");
     let (rx_tx, rx_rx) = crossbeam_channel::unbounded();

@@ -329,10 +329,8 @@ fn durable_kernel(db: &Path) -> (Kernel, Arc<ScriptedProvider>) {
         ScriptStep::HangAfter(vec![]),
     ]));
     let cfg = GraphConfig {
-        workers: Some(2),
-        pin: false,
-        turn: TurnConfig::default(),
         agent_id: "test".into(),
+        ..GraphConfig::unpinned(2)
     };
     let kernel = graph::build_with(
         cfg,

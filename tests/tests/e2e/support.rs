@@ -26,10 +26,9 @@ impl Harness {
     pub fn with_config(steps: Vec<ScriptStep>, turn: TurnConfig, registries: Registries) -> Self {
         let provider = Arc::new(ScriptedProvider::new(steps));
         let cfg = GraphConfig {
-            workers: Some(2),
-            pin: false,
             turn,
             agent_id: "test".into(),
+            ..GraphConfig::unpinned(2)
         };
         let kernel = graph::build(cfg, provider.clone(), registries).expect("kernel starts");
         Self { kernel, provider }

@@ -39,6 +39,50 @@ pub(crate) fn media_dir(store: &Path) -> PathBuf {
         .join("media")
 }
 
+/// Why an input's media could not be stored: the input is refused whole, with this reason.
+#[derive(Debug, thiserror::Error)]
+pub(super) enum MediaRefusal {
+    /// `media_blocks` is not a list.
+    #[error("media_blocks must be a list of content blocks")]
+    NotAList,
+    /// More than [`MAX_MEDIA_BLOCKS`] blocks.
+    #[error("{0} media items in one input; at most {MAX_MEDIA_BLOCKS} are taken")]
+    TooMany(usize),
+    /// Item `n` (from 1) is not a storable item.
+    #[error("media item {n}: {why}")]
+    Item {
+        /// Its place among the input's blocks, from 1.
+        n: usize,
+        /// What is wrong with its bytes.
+        why: BadItem,
+    },
+    /// The media store could not be opened.
+    #[error("the media store could not be opened: {0}")]
+    Open(MediaError),
+    /// The store refused item `n` (from 1): a full disk, a failing file.
+    #[error("media item {n} could not be stored: {source}")]
+    Store {
+        /// Its place among the input's blocks, from 1.
+        n: usize,
+        /// The store's error.
+        source: MediaError,
+    },
+}
+
+/// What is wrong with an inline item's bytes.
+#[derive(Debug, PartialEq, Eq, thiserror::Error)]
+pub(super) enum BadItem {
+    /// Its text does not decode.
+    #[error("not base64 ({0})")]
+    NotBase64(String),
+    /// It decodes to nothing.
+    #[error("empty")]
+    Empty,
+    /// It decodes to more than [`MAX_MEDIA_BYTES`].
+    #[error("larger than {} MiB", MAX_MEDIA_BYTES / (1024 * 1024))]
+    TooLarge,
+}
+
 /// The store owner's side of the media store.
 pub(super) struct MediaIntake {
     dir: PathBuf,
@@ -55,12 +99,12 @@ impl MediaIntake {
     /// item. Returns how many were stored; `Err` says why the input cannot be accepted (its
     /// payload is then left without its media: a refused input is not kept). The blocks are
     /// moved out of the payload, never copied: they may hold 24 MiB of base64.
-    pub(super) fn take(&mut self, payload: &mut Map<String, Value>) -> Result<usize, String> {
+    pub(super) fn take(&mut self, payload: &mut Map<String, Value>) -> Result<usize, MediaRefusal> {
         let mut blocks: Vec<Value> = match payload.get_mut("media_blocks") {
             None | Some(Value::Null) => Vec::new(),
             // Rewritten below; left empty if the input is refused.
             Some(Value::Array(blocks)) => std::mem::take(blocks),
-            Some(_) => return Err("media_blocks must be a list of content blocks".into()),
+            Some(_) => return Err(MediaRefusal::NotAList),
         };
         // `data` is a common name: it is media only beside a MIME type.
         if let (Some(Value::String(_)), Some(Value::String(mime))) =
@@ -74,30 +118,26 @@ impl MediaIntake {
             return Ok(0);
         }
         if blocks.len() > MAX_MEDIA_BLOCKS {
-            return Err(format!(
-                "{} media items in one input; at most {MAX_MEDIA_BLOCKS} are taken",
-                blocks.len()
-            ));
+            return Err(MediaRefusal::TooMany(blocks.len()));
         }
         let mut stored = 0;
         let mut out = Vec::with_capacity(blocks.len());
-        for (n, block) in blocks.into_iter().enumerate() {
+        for (i, block) in blocks.into_iter().enumerate() {
+            let n = i + 1;
             let Some((mime, encoded)) = inline_item(&block) else {
                 // A reference to elsewhere, or a block of another kind: kept as it came.
                 out.push(block);
                 continue;
             };
-            let bytes = decode(encoded).map_err(|why| format!("media item {}: {why}", n + 1))?;
-            let store = self
-                .open()
-                .map_err(|e| format!("the media store could not be opened: {e}"))?;
+            let bytes = decode(encoded).map_err(|why| MediaRefusal::Item { n, why })?;
+            let store = self.open().map_err(MediaRefusal::Open)?;
             let meta = MediaMeta {
                 mime: mime.clone(),
                 ..MediaMeta::default()
             };
             let item = store
                 .put(&bytes, &meta)
-                .map_err(|e| format!("media item {} could not be stored: {e}", n + 1))?;
+                .map_err(|source| MediaRefusal::Store { n, source })?;
             let kind = MediaKind::from_mime(&mime).as_str();
             out.push(json!({
                 "type": "media",
@@ -180,7 +220,7 @@ fn inline_item(block: &Value) -> Option<(String, &str)> {
 }
 
 /// The bytes of base64 `text` (whitespace allowed), or why not.
-fn decode(text: &str) -> Result<Vec<u8>, String> {
+fn decode(text: &str) -> Result<Vec<u8>, BadItem> {
     // Copied only when there is whitespace to drop: a data URL up to 24 MiB usually has none.
     let compact: std::borrow::Cow<'_, str> = if text.bytes().any(|b| b.is_ascii_whitespace()) {
         text.chars().filter(|c| !c.is_ascii_whitespace()).collect()
@@ -189,22 +229,16 @@ fn decode(text: &str) -> Result<Vec<u8>, String> {
     };
     // The decoded size is known before decoding: refuse a giant without allocating it.
     if compact.len() / 4 * 3 > MAX_MEDIA_BYTES + 3 {
-        return Err(format!(
-            "larger than {} MiB",
-            MAX_MEDIA_BYTES / (1024 * 1024)
-        ));
+        return Err(BadItem::TooLarge);
     }
     let bytes = STANDARD
         .decode(compact.as_bytes())
-        .map_err(|e| format!("not base64 ({e})"))?;
+        .map_err(|e| BadItem::NotBase64(e.to_string()))?;
     if bytes.is_empty() {
-        return Err("empty".into());
+        return Err(BadItem::Empty);
     }
     if bytes.len() > MAX_MEDIA_BYTES {
-        return Err(format!(
-            "larger than {} MiB",
-            MAX_MEDIA_BYTES / (1024 * 1024)
-        ));
+        return Err(BadItem::TooLarge);
     }
     Ok(bytes)
 }
@@ -232,7 +266,7 @@ mod tests {
             "data": STANDARD.encode(b"RIFF....WAVE"),
             "mime": "audio/wav",
         }));
-        assert_eq!(intake.take(&mut p), Ok(2));
+        assert_eq!(intake.take(&mut p).expect("stored"), 2);
         assert!(!p.contains_key("data"), "the base64 is not journaled");
         let blocks = p["media_blocks"].as_array().expect("blocks");
         assert_eq!(blocks.len(), 4);
@@ -249,13 +283,13 @@ mod tests {
         assert_eq!(store.get(digest).expect("stored"), b"\x89PNG not really");
         // A `data` field without a MIME type is not media.
         let mut other = payload(json!({"content": "hi", "data": "not base64 at all"}));
-        assert_eq!(intake.take(&mut other), Ok(0));
+        assert_eq!(intake.take(&mut other).expect("nothing to store"), 0);
         assert_eq!(other["data"], "not base64 at all");
         // Nothing to take: the payload is left alone and no store is opened.
         let empty = tempfile::tempdir().expect("dir");
         let mut none = MediaIntake::new(empty.path().join("media"));
         let mut plain = payload(json!({"content": "hi"}));
-        assert_eq!(none.take(&mut plain), Ok(0));
+        assert_eq!(none.take(&mut plain).expect("nothing to store"), 0);
         assert_eq!(plain, payload(json!({"content": "hi"})));
         assert!(!empty.path().join("media").exists());
     }
@@ -264,28 +298,68 @@ mod tests {
     fn an_item_that_cannot_be_stored_refuses_the_input_with_the_reason() {
         let dir = tempfile::tempdir().expect("dir");
         let mut intake = MediaIntake::new(dir.path().join("media"));
-        let mut take = |v: Value| intake.take(&mut payload(v));
-        let err = take(json!({"media_blocks": [{"type": "image_url",
-            "image_url": {"url": "data:image/png;base64,@@@not base64@@@"}}]}))
-        .expect_err("not base64");
+        let mut take = |v: Value| intake.take(&mut payload(v)).expect_err("refused");
+        let ok = STANDARD.encode(b"fine");
+        let err = take(json!({"media_blocks": [
+            {"type": "image_url", "image_url": {"url": format!("data:image/png;base64,{ok}")}},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64,@@@not base64@@@"}},
+        ]}));
         assert!(
-            err.contains("media item 1") && err.contains("base64"),
+            matches!(
+                err,
+                MediaRefusal::Item {
+                    n: 2,
+                    why: BadItem::NotBase64(_)
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(
+            err.to_string().starts_with("media item 2: not base64"),
             "{err}"
         );
         let err = take(json!({"media_blocks": [{"type": "image_url",
-            "image_url": {"url": "data:image/png;base64,"}}]}))
-        .expect_err("empty");
-        assert!(err.contains("empty"), "{err}");
+            "image_url": {"url": "data:image/png;base64,"}}]}));
+        assert!(
+            matches!(
+                err,
+                MediaRefusal::Item {
+                    n: 1,
+                    why: BadItem::Empty
+                }
+            ),
+            "{err:?}"
+        );
         let many: Vec<Value> = (0..9)
             .map(|_| json!({"type": "text", "text": "x"}))
             .collect();
-        let err = take(json!({"media_blocks": many})).expect_err("too many");
-        assert!(err.contains("at most 8"), "{err}");
-        let err = take(json!({"media_blocks": "data:..."})).expect_err("not a list");
-        assert!(err.contains("list"), "{err}");
+        let err = take(json!({"media_blocks": many}));
+        assert!(matches!(err, MediaRefusal::TooMany(9)), "{err:?}");
+        assert!(err.to_string().contains("at most 8"), "{err}");
+        let err = take(json!({"media_blocks": "data:..."}));
+        assert!(matches!(err, MediaRefusal::NotAList), "{err:?}");
         // Not base64 at its end: only the size check before decoding can name the size.
         let giant = "A".repeat((MAX_MEDIA_BYTES + 1024) / 3 * 4) + "!";
-        let err = take(json!({"data": giant, "mime": "image/png"})).expect_err("too large");
-        assert!(err.contains("larger than 16 MiB"), "{err}");
+        let err = take(json!({"data": giant, "mime": "image/png"}));
+        assert!(
+            matches!(
+                err,
+                MediaRefusal::Item {
+                    n: 1,
+                    why: BadItem::TooLarge
+                }
+            ),
+            "{err:?}"
+        );
+        assert!(err.to_string().contains("larger than 16 MiB"), "{err}");
+        // A store that cannot be opened (a file where its directory goes) refuses, saying so.
+        let blocked = tempfile::tempdir().expect("dir");
+        std::fs::write(blocked.path().join("media"), b"not a directory").expect("file");
+        let mut intake = MediaIntake::new(blocked.path().join("media"));
+        let err = intake
+            .take(&mut payload(json!({"data": ok, "mime": "image/png"})))
+            .expect_err("no store");
+        assert!(matches!(err, MediaRefusal::Open(_)), "{err:?}");
+        assert!(err.to_string().contains("could not be opened"), "{err}");
     }
 }

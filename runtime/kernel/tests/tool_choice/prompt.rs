@@ -65,11 +65,7 @@ pub fn sent_for(n: usize, inputs: &[&str], steps: Vec<ScriptStep>) -> Sent {
         graph: None,
         knowledge: None,
     };
-    let cfg = GraphConfig {
-        workers: Some(1),
-        pin: false,
-        ..GraphConfig::default()
-    };
+    let cfg = GraphConfig::unpinned(1);
     let events = EventBus::with_default_ring("hearth");
     let tools = registries.tools.clone();
     let kernel = graph::build_with(
