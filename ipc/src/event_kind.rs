@@ -36,13 +36,15 @@ pub enum EventKind {
     Scheduler = 10,
     /// `terminal_output`
     TerminalOutput = 11,
+    /// `memory_candidate`: a finished turn offered to whoever keeps memories (SPEC §3.7).
+    MemoryCandidate = 12,
     /// A code this build does not know.
     Unknown = 0xFFFF_FFFF,
 }
 
 impl EventKind {
     /// Every known kind, in code order (excludes [`EventKind::Unknown`]).
-    pub const ALL: [EventKind; 12] = [
+    pub const ALL: [EventKind; 13] = [
         EventKind::RawInput,
         EventKind::AgentOutput,
         EventKind::AgentLlmChain,
@@ -55,6 +57,7 @@ impl EventKind {
         EventKind::SkillDetected,
         EventKind::Scheduler,
         EventKind::TerminalOutput,
+        EventKind::MemoryCandidate,
     ];
 
     /// The wire code (`0xFFFF_FFFF` for [`EventKind::Unknown`]).
@@ -79,6 +82,7 @@ impl EventKind {
             9 => EventKind::SkillDetected,
             10 => EventKind::Scheduler,
             11 => EventKind::TerminalOutput,
+            12 => EventKind::MemoryCandidate,
             _ => EventKind::Unknown,
         }
     }
@@ -98,6 +102,7 @@ impl EventKind {
             EventKind::SkillDetected => "skill_detected",
             EventKind::Scheduler => "scheduler",
             EventKind::TerminalOutput => "terminal_output",
+            EventKind::MemoryCandidate => "memory_candidate",
             EventKind::Unknown => "unknown",
         }
     }
@@ -193,7 +198,7 @@ mod tests {
 
     #[test]
     fn unknown_codes_and_names_fold_or_fail() {
-        assert_eq!(EventKind::from_code(12), EventKind::Unknown);
+        assert_eq!(EventKind::from_code(13), EventKind::Unknown);
         assert_eq!(EventKind::from_code(0xFFFF_FFFF), EventKind::Unknown);
         assert_eq!(EventKind::Unknown.code(), 0xFFFF_FFFF);
         assert_eq!(EventKind::from_name("unknown"), None);

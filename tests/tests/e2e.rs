@@ -12,6 +12,8 @@ mod kernel_handler_contract;
 mod kernel_invariants;
 #[path = "e2e/kernel_language.rs"]
 mod kernel_language;
+#[path = "e2e/kernel_memory_candidate.rs"]
+mod kernel_memory_candidate;
 #[path = "e2e/kernel_preemption.rs"]
 mod kernel_preemption;
 #[path = "e2e/kernel_shutdown.rs"]

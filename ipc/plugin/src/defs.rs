@@ -22,6 +22,23 @@ pub struct ToolDef {
     pub cancellable: bool,
     /// Its output never becomes a memory candidate.
     pub no_memory: bool,
+    /// Its output prunes the kernel's working window, as the query (`context_policy:
+    /// "prune"`).
+    #[serde(rename = "context_policy", serialize_with = "prune_or_none")]
+    pub prunes_context: bool,
+    /// Its output recalls related memory into the prompt (`recall_policy: "auto"`).
+    #[serde(rename = "recall_policy", serialize_with = "auto_or_none")]
+    pub recalls_memory: bool,
+}
+
+/// `context_policy` on the wire.
+fn prune_or_none<S: serde::Serializer>(set: &bool, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(if *set { "prune" } else { "none" })
+}
+
+/// `recall_policy` on the wire.
+fn auto_or_none<S: serde::Serializer>(set: &bool, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_str(if *set { "auto" } else { "none" })
 }
 
 impl ToolDef {
@@ -35,6 +52,8 @@ impl ToolDef {
             serial: false,
             cancellable: false,
             no_memory: false,
+            prunes_context: false,
+            recalls_memory: false,
         }
     }
 
@@ -53,6 +72,20 @@ impl ToolDef {
     /// Marks the tool cancellable.
     pub fn cancellable(mut self) -> ToolDef {
         self.cancellable = true;
+        self
+    }
+
+    /// Its output prunes the working window as the query (for a tool whose result changes
+    /// what the conversation is about, such as opening a document).
+    pub fn prunes_context(mut self) -> ToolDef {
+        self.prunes_context = true;
+        self
+    }
+
+    /// Its output recalls related memories into the prompt (for a tool whose result names
+    /// people, places or things the user may have talked about).
+    pub fn recalls_memory(mut self) -> ToolDef {
+        self.recalls_memory = true;
         self
     }
 }
@@ -113,5 +146,27 @@ impl OutputChannel {
             description: description.into(),
             no_memory: false,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The memory policies go out under the names and values the host's registry reads.
+    #[test]
+    fn memory_policies_go_out_as_the_host_reads_them() {
+        let plain = serde_json::to_value(ToolDef::new("a", "b")).expect("serialises");
+        assert_eq!(
+            (&plain["context_policy"], &plain["recall_policy"]),
+            (&json!("none"), &json!("none"))
+        );
+        let both = ToolDef::new("a", "b").prunes_context().recalls_memory();
+        let wire = serde_json::to_value(both).expect("serialises");
+        assert_eq!(
+            (&wire["context_policy"], &wire["recall_policy"]),
+            (&json!("prune"), &json!("auto"))
+        );
+        assert!(wire.get("prunes_context").is_none() && wire.get("recalls_memory").is_none());
     }
 }

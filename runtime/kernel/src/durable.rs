@@ -20,6 +20,7 @@ mod owner;
 use crate::KernelError;
 use crate::events::EventBus;
 use crate::input::{InputEvent, Reply, ReplyHandle};
+use hearth_ipc::EventKind;
 use hearth_memory::{ContextEvent, FrameRecord, JournalEntry, Store, StoreError};
 use lanes::LaneSenders;
 use owner::{Acceptance, Op, Owner};
@@ -142,13 +143,14 @@ impl Durable {
         Err(KernelError::StoreStopped)
     }
 
-    /// Hands a reply over: it is journaled, then sent, then `output` is published. If the
-    /// journal cannot take it, an error is sent instead and the input stays pending.
-    pub fn reply(&self, handle: ReplyHandle, reply: Reply, output: Option<Value>) {
+    /// Hands a reply over: it is journaled, then sent, then each of `outputs` is published, in
+    /// order. If the journal cannot take it, an error is sent instead, nothing is published and
+    /// the input stays pending.
+    pub fn reply(&self, handle: ReplyHandle, reply: Reply, outputs: Vec<(EventKind, Value)>) {
         if let Err(e) = self.lanes.kernel(Op::Reply {
             handle,
             reply,
-            output,
+            outputs,
         }) {
             // The owner is gone (shutdown): answer directly rather than never.
             if let Op::Reply { handle, reply, .. } = e.into_inner() {
@@ -160,7 +162,7 @@ impl Durable {
     /// Journals `reply` as the input's end and sends it: for an input refused right after it
     /// was journaled. Like [`reply`](Self::reply), it never waits.
     pub fn reply_now(&self, handle: ReplyHandle, reply: Reply) {
-        self.reply(handle, reply, None);
+        self.reply(handle, reply, Vec::new());
     }
 
     /// Waits until every op handed over so far is committed, or `timeout` passed.

@@ -126,7 +126,7 @@ fn a_reply_the_journal_cannot_take_is_not_sent_and_its_input_stays_pending() {
                 content: answer.clone(),
                 ..Reply::default()
             },
-            None,
+            Vec::new(),
         );
         let got = replies.recv_timeout(WAIT).expect("the caller is answered");
         assert!(got.error, "an error, not the answer: {got:?}");

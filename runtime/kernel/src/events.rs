@@ -89,6 +89,11 @@ impl EventBus {
         }
     }
 
+    /// The name of this agent, as every envelope carries it.
+    pub fn agent_id(&self) -> &str {
+        &self.inner.source
+    }
+
     /// A bus over a fresh ring of the default size.
     pub fn with_default_ring(source: impl Into<String>) -> Self {
         let ring =

@@ -315,7 +315,7 @@ impl IngressNode {
     /// Answers an input the kernel will not get, journaled when durable.
     fn refuse_input(&self, mut input: InputEvent, reason: &str) {
         match &self.durable {
-            Some(durable) => durable.reply(input.take_reply(), skip_reply(reason), None),
+            Some(durable) => durable.reply(input.take_reply(), skip_reply(reason), Vec::new()),
             None => {
                 input.skip(reason);
             }

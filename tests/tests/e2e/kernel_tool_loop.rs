@@ -1,6 +1,6 @@
 //! The tool loop of the turn engine (SPEC §3.4–§3.6) through the whole graph.
 
-use crate::support::{Harness, REPLY_WAIT, within};
+use crate::support::{Harness, REPLY_WAIT, tool, with_tool, within};
 use hearth_ipc::EventKind;
 use hearth_kernel::graph::Registries;
 use hearth_kernel::turn::TurnConfig;
@@ -11,15 +11,6 @@ use serde_json::{Value, json};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-
-fn tool(name: &str) -> ToolDef {
-    ToolDef {
-        name: name.into(),
-        description: format!("{name} tool"),
-        parameters: json!({"type": "object"}),
-        ..ToolDef::default()
-    }
-}
 
 #[test]
 fn two_round_tool_loop_feeds_results_back_in_one_assistant_message() {
@@ -195,14 +186,10 @@ fn denied_tool_never_runs_and_the_denial_is_the_tool_message() {
 #[test]
 fn blank_denial_gets_the_default_text() {
     within(Duration::from_secs(30), || {
-        let registries = Registries::default();
-        registries
-            .tools
-            .register(
-                tool("x_run"),
-                hearth_stages::tool_fn(|_: &Value| Ok(json!("ran"))),
-            )
-            .expect("registers");
+        let registries = with_tool(
+            "x_run",
+            hearth_stages::tool_fn(|_: &Value| Ok(json!("ran"))),
+        );
         registries.stages.register(
             Stage::BeforeToolcall,
             HandlerSpec::new("guard"),

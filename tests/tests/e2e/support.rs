@@ -13,6 +13,26 @@ pub use hearth_testkit::within;
 
 pub const REPLY_WAIT: Duration = Duration::from_secs(10);
 
+/// Registries holding one tool, [`tool`] `name` run by `handler`.
+pub fn with_tool(name: &str, handler: impl hearth_stages::ToolHandler) -> Registries {
+    let registries = Registries::default();
+    registries
+        .tools
+        .register(tool(name), handler)
+        .expect("registers");
+    registries
+}
+
+/// A tool named `name` taking any arguments object, declaring nothing else.
+pub fn tool(name: &str) -> hearth_stages::ToolDef {
+    hearth_stages::ToolDef {
+        name: name.into(),
+        description: format!("{name} tool"),
+        parameters: serde_json::json!({"type": "object"}),
+        ..hearth_stages::ToolDef::default()
+    }
+}
+
 pub struct Harness {
     pub kernel: Kernel,
     pub provider: Arc<ScriptedProvider>,

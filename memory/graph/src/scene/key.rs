@@ -39,18 +39,6 @@ fn segment(raw: &str) -> String {
     out
 }
 
-/// The longest prefix of `s` of at most `max` bytes that ends on a char boundary.
-fn truncate(s: &str, max: usize) -> &str {
-    if s.len() <= max {
-        return s;
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    &s[..end]
-}
-
 /// The segments of `raw` normalised and joined, at most `max` bytes.
 fn segments(raw: &str, max: usize) -> String {
     let lower = raw.trim().to_lowercase();
@@ -62,7 +50,7 @@ fn segments(raw: &str, max: usize) -> String {
         .join("/");
     // A cut can end a segment on its `_` or leave a bare `/`; both are trimmed so that
     // normalising a normal key gives it back unchanged.
-    truncate(&joined, max)
+    joined[..joined.floor_char_boundary(max)]
         .trim_end_matches(['/', '_'])
         .to_owned()
 }

@@ -60,11 +60,11 @@ pub(super) enum Op {
         entry: Entry,
         then: Acceptance,
     },
-    /// Journal the reply; once committed, send it and publish `output`.
+    /// Journal the reply; once committed, send it and publish `outputs`, in order.
     Reply {
         handle: ReplyHandle,
         reply: Reply,
-        output: Option<Value>,
+        outputs: Vec<(EventKind, Value)>,
     },
     Event(hearth_memory::ContextEvent),
     SaveFrame(FrameRecord),
@@ -106,7 +106,7 @@ enum After {
     Reply {
         handle: ReplyHandle,
         reply: Reply,
-        output: Option<Value>,
+        outputs: Vec<(EventKind, Value)>,
         journaled: Result<(), StoreError>,
     },
     Then(Then),
@@ -293,7 +293,7 @@ impl Owner {
                             self.carry.push_back(Op::Reply {
                                 handle,
                                 reply,
-                                output: None,
+                                outputs: Vec::new(),
                             });
                         }
                     }
@@ -307,7 +307,7 @@ impl Owner {
             After::Reply {
                 handle,
                 reply,
-                output,
+                outputs,
                 journaled,
             } => {
                 let outcome = match journaled {
@@ -323,8 +323,8 @@ impl Owner {
                 match outcome {
                     Ok(()) => {
                         handle.send(reply);
-                        if let Some(output) = output {
-                            self.events.publish(EventKind::AgentOutput, &output);
+                        for (kind, output) in &outputs {
+                            self.events.publish(*kind, output);
                         }
                     }
                     Err(e) => {
@@ -443,7 +443,7 @@ fn run_op(cold: &mut ColdContext, memory: &mut MemoryState, op: Op, after: &mut 
         Op::Reply {
             handle,
             mut reply,
-            output,
+            outputs,
         } => {
             reply.request_id = handle.request_id().to_string();
             let mut value = serde_json::to_value(&reply).unwrap_or(Value::Null);
@@ -454,7 +454,7 @@ fn run_op(cold: &mut ColdContext, memory: &mut MemoryState, op: Op, after: &mut 
             after.push(After::Reply {
                 handle,
                 reply,
-                output,
+                outputs,
                 journaled,
             });
         }

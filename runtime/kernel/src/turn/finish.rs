@@ -38,6 +38,9 @@ impl TurnEngine {
                     evt.id.clone_from(&cur.task.input.request_id);
                     evt.tools_used.clone_from(&frame.tools_used);
                     evt.tool_results.clone_from(&frame.tool_results);
+                    if !frame.no_memory {
+                        cur.candidate = Some(self.memory_candidate(&frame.source, &evt));
+                    }
                     self.commit_event(evt);
                 }
                 self.emit_response(&mut cur, text, false);
@@ -61,6 +64,22 @@ impl TurnEngine {
         }
     }
 
+    /// The `memory_candidate` event of a turn recorded as `evt` (SPEC §3.7): what a memory kept
+    /// outside Hearth would store of it. Its response is the reply before before_output, as
+    /// Hearth's own memory keeps it.
+    fn memory_candidate(&self, source: &str, evt: &ContextEvent) -> serde_json::Value {
+        json!({
+            "source": source,
+            "request_id": evt.id,
+            "input": evt.input,
+            "response": evt.response,
+            "tool_results": evt.tool_results,
+            "tools_used": evt.tools_used,
+            "agent_id": self.events.agent_id(),
+            "timestamp": evt.timestamp_ms,
+        })
+    }
+
     /// The reply is out: the task leaves the scheduler.
     fn finish_end(&mut self, cur: &mut Current) {
         if cur.frame.critical {
@@ -79,7 +98,7 @@ impl TurnEngine {
             ..Reply::default()
         };
         match &self.durable {
-            Some(durable) => durable.reply(input.take_reply(), reply, None),
+            Some(durable) => durable.reply(input.take_reply(), reply, Vec::new()),
             None => {
                 input.send_reply(reply);
             }
@@ -120,12 +139,20 @@ impl TurnEngine {
         if !frame.last_reasoning.is_empty() {
             event["reasoning_content"] = json!(frame.last_reasoning);
         }
+        let mut outputs = vec![(EventKind::AgentOutput, event)];
+        outputs.extend(
+            cur.candidate
+                .take()
+                .map(|c| (EventKind::MemoryCandidate, c)),
+        );
         match &self.durable {
             // Journaled first, then sent and published, on the store's thread.
-            Some(durable) => durable.reply(cur.task.input.take_reply(), reply, Some(event)),
+            Some(durable) => durable.reply(cur.task.input.take_reply(), reply, outputs),
             None => {
                 cur.task.input.send_reply(reply);
-                self.events.publish(EventKind::AgentOutput, &event);
+                for (kind, output) in &outputs {
+                    self.events.publish(*kind, output);
+                }
             }
         }
         ctx.response = None;

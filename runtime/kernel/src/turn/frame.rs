@@ -121,9 +121,13 @@ pub struct TaskFrame {
     /// Recalled memory for this turn's prompt ("" when none).
     #[serde(default)]
     pub memory_block: String,
-    /// The cold items in `memory_block`, with why each was recalled.
+    /// The cold items in `memory_block` and in the tools' recalls, with why each was recalled.
     #[serde(default)]
     pub recalled: Vec<crate::recalled::RecalledItem>,
+    /// What the current batch's tools recalled (their declared `recall_policy: "auto"`),
+    /// placed into the prompt when the batch ends ("" when nothing).
+    #[serde(default)]
+    pub tool_recall: String,
     /// The language the task's texts are written in, decided from its input.
     #[serde(default)]
     pub lang: crate::lang::Lang,
@@ -177,6 +181,7 @@ impl TaskFrame {
             resumed_after_restart: false,
             memory_block: String::new(),
             recalled: Vec::new(),
+            tool_recall: String::new(),
             media: Vec::new(),
             lang: crate::lang::Lang::default(),
             tool_choice: None,

@@ -16,6 +16,7 @@ mod offer;
 mod prepare;
 mod stage;
 pub mod texts;
+mod tool_memory;
 mod tools;
 
 pub use frame::{Step, TaskFrame, Terminal, ToolOutcome};
@@ -91,9 +92,10 @@ enum Wait {
     },
     /// Tool calls still out: (call number, batch index, deadline).
     Tools(Vec<(u64, usize, Instant)>),
-    /// A memory pass (pruning, recall) for this input.
+    /// A memory pass (pruning, recall): the input's, or one a tool declared.
     Memory {
         call: u64,
+        after: tool_memory::AfterMemory,
     },
     /// A stage's blocking handlers, on the stage service; `then` is where the task goes next.
     Stage {
@@ -114,6 +116,8 @@ struct Current {
     done: bool,
     /// Its caller hung up: the task ends `cancelled` at the next safe point.
     abandoned: bool,
+    /// The `memory_candidate` event of a task that ended well, published after its reply.
+    candidate: Option<serde_json::Value>,
 }
 
 impl Current {
@@ -125,6 +129,7 @@ impl Current {
             cancel: CancelToken::new(),
             done: false,
             abandoned: false,
+            candidate: None,
         }
     }
 
@@ -502,17 +507,23 @@ impl TurnEngine {
                 let StageJobDone { done, .. } = *job;
                 self.after_stage_job(&mut cur, then, done);
             }
-            (Completion::Memory(MemoryDone { call, result }), Wait::Memory { call: waiting })
-                if call == *waiting =>
-            {
+            (
+                Completion::Memory(MemoryDone { call, result }),
+                Wait::Memory {
+                    call: waiting,
+                    after,
+                },
+            ) if call == *waiting => {
+                let after = *after;
                 cur.wait = Wait::Ready;
+                if after == tool_memory::AfterMemory::Tool {
+                    self.tool_memory_done(&mut cur, result);
+                    self.settle(cur);
+                    return;
+                }
                 match result {
                     Ok(pass) => {
-                        let mut window = hearth_memory::ContextWindow::new();
-                        for event in pass.window {
-                            window.append(event);
-                        }
-                        self.context = window;
+                        self.adopt_window(pass.window);
                         cur.frame.memory_block = pass.block;
                         cur.frame.recalled = pass.recalled;
                         cur.frame.tool_ranking = pass.tool_ranking;
@@ -679,6 +690,7 @@ impl TurnEngine {
             Step::ToolExec => self.tool_exec(&mut cur, now),
             Step::ToolAfter => self.tool_after(&mut cur),
             Step::TurnEnd => {
+                tool_memory::place_tool_recall(&mut cur.frame);
                 cur.frame.last_batch_reply_only = cur.frame.reply_only;
                 cur.frame.turn += 1;
                 cur.frame.step = Step::Llm;
@@ -701,10 +713,7 @@ impl TurnEngine {
             && !cur.frame.critical;
         let recall = input.str_field("recall_policy") != Some("none") && !cur.frame.critical;
         let (ranking, schemas) = self.tools_to_rank(&cur.frame);
-        let budget = hearth_memory::compute_token_budget(
-            self.provider.max_context_tokens(),
-            &format!("{}{schemas}", self.cfg.system_prompt),
-        );
+        let budget = self.memory_budget(&schemas);
         // The turn's scene: its channel, partner and declared scenes (never a consolidation
         // task's, nor under `scene_policy: "none"`); the tools it will use are not known yet.
         let scene = if cur.frame.critical {
@@ -723,7 +732,28 @@ impl TurnEngine {
             ranking,
             scene,
         );
-        cur.wait = Wait::Memory { call };
+        cur.wait = Wait::Memory {
+            call,
+            after: tool_memory::AfterMemory::Prepare,
+        };
+    }
+
+    /// The token budget of a memory pass: the model's context less the system prompt and the
+    /// tool schemas `schemas` sent with every request.
+    fn memory_budget(&self, schemas: &str) -> hearth_memory::TokenBudget {
+        hearth_memory::compute_token_budget(
+            self.provider.max_context_tokens(),
+            &format!("{}{schemas}", self.cfg.system_prompt),
+        )
+    }
+
+    /// Makes `events` (a memory pass's window, oldest first) the kernel's working window.
+    fn adopt_window(&mut self, events: Vec<hearth_memory::ContextEvent>) {
+        let mut window = hearth_memory::ContextWindow::new();
+        for event in events {
+            window.append(event);
+        }
+        self.context = window;
     }
 
     fn expire_tools(&mut self, now: Instant) {

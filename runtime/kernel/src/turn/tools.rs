@@ -213,6 +213,7 @@ impl TurnEngine {
             &json!({"tool": call.name, "plugin": plugin, "args": call.arguments, "result": text, "status": "ok", "channel": frame.output_channel}),
         );
         self.tool_delivered(cur);
+        self.tool_memory_pass(cur, &call.name, &text);
     }
 
     /// One tool message is written: on to the next tool (serial: its before_toolcall).

@@ -9,6 +9,9 @@
 //!   description = "Roll a die with the given number of sides.",
 //!   parameters = { type = "object", properties = { sides = { type = "integer" } } },
 //!   handler = function(args, ctx) return { rolled = 1 + (args.sides or 6) // 2 } end,
+//!   -- optional: its output recalls related memories into the prompt ("auto") and prunes
+//!   -- the working window ("prune"); "none" (the default) for neither
+//!   recall_policy = "none", context_policy = "none",
 //! }
 //! sdk.stage{
 //!   stage = "before_output", priority = 10,

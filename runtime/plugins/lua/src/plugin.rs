@@ -235,6 +235,8 @@ fn publish(
                 plugin: cfg.name.clone(),
                 description: d.description.clone(),
                 parameters: d.parameters.clone(),
+                context_policy: d.context_policy,
+                recall_policy: d.recall_policy,
                 ..ToolDef::default()
             };
             let handler: Arc<dyn ToolHandler> = Arc::new(LuaTool {

@@ -6,7 +6,7 @@
 use hearth_llm::adapter::AdapterLimits;
 use hearth_llm::adapter::sandbox::{self, Meter, Trip, describe, is_memory};
 use hearth_rpc::HandlerError;
-use hearth_stages::Stage;
+use hearth_stages::{ContextPolicy, RecallPolicy, Stage};
 use mlua::chunk::ChunkMode;
 use mlua::{Function, Lua, LuaSerdeExt, Table, Value};
 use serde_json::Value as Json;
@@ -97,6 +97,24 @@ fn bad_declaration(what: String) -> mlua::Error {
     mlua::Error::external(BadDeclaration(what))
 }
 
+/// A tool's memory policy `key` from its declaration `t` (absent: none); `allowed` names the
+/// values it may take, for the error.
+fn policy<P: serde::de::DeserializeOwned + Default>(
+    t: &Table,
+    tool: &str,
+    key: &str,
+    allowed: &str,
+) -> mlua::Result<P> {
+    let Some(value) = t.get::<Option<String>>(key)? else {
+        return Ok(P::default());
+    };
+    serde_json::from_value(Json::String(value.clone())).map_err(|_| {
+        bad_declaration(format!(
+            "sdk.tool {tool}: {key} must be {allowed}, not {value:?}"
+        ))
+    })
+}
+
 /// A tool as a script declared it.
 #[derive(Clone, Debug, PartialEq)]
 pub struct ToolDecl {
@@ -106,6 +124,10 @@ pub struct ToolDecl {
     pub description: String,
     /// JSON schema of its arguments.
     pub parameters: Json,
+    /// `context_policy = "prune"`: its output prunes the working window.
+    pub context_policy: ContextPolicy,
+    /// `recall_policy = "auto"`: its output recalls memory into the prompt.
+    pub recall_policy: RecallPolicy,
 }
 
 /// A stage handler as a script declared it (`sdk.stage`).
@@ -230,12 +252,16 @@ fn install_sdk(
             v => json_of(lua, v)?,
         };
         let handler = handler_of(&t, "sdk.tool", &name)?;
+        let context_policy = policy(&t, &name, "context_policy", "\"prune\" or \"none\"")?;
+        let recall_policy = policy(&t, &name, "recall_policy", "\"auto\" or \"none\"")?;
         let mut into = into.borrow_mut();
         into.add(Kind::Tool, &name, handler)?;
         into.decls.tools.push(ToolDecl {
             name,
             description: description.unwrap_or_default(),
             parameters,
+            context_policy,
+            recall_policy,
         });
         Ok(())
     })?;
@@ -511,6 +537,36 @@ mod tests {
                 e,
                 ScriptError::Instructions { limit: 1_000_000 } | ScriptError::Time { .. }
             ),
+            "{e:?}"
+        );
+    }
+
+    #[test]
+    fn a_tools_memory_policies_are_declared_by_name_and_checked() {
+        let (_, decls) = load(
+            "sdk.tool{ name = 'a', recall_policy = 'auto', context_policy = 'prune', \
+               handler = function() end }\n\
+             sdk.tool{ name = 'b', handler = function() end }",
+        )
+        .expect("loads");
+        let [a, b] = &decls.tools[..] else {
+            panic!("two tools: {:?}", decls.tools);
+        };
+        assert_eq!(
+            (a.recall_policy, a.context_policy),
+            (RecallPolicy::Auto, ContextPolicy::Prune)
+        );
+        assert_eq!(
+            (b.recall_policy, b.context_policy),
+            (RecallPolicy::None, ContextPolicy::None)
+        );
+        let e =
+            load("sdk.tool{ name = 'x', recall_policy = 'sometimes', handler = function() end }")
+                .err()
+                .expect("no such policy");
+        assert!(
+            matches!(&e, ScriptError::Declaration { what }
+                if what == "sdk.tool x: recall_policy must be \"auto\" or \"none\", not \"sometimes\""),
             "{e:?}"
         );
     }
