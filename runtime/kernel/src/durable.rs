@@ -222,6 +222,18 @@ impl Durable {
         self.lanes.kernel(Op::Memory(op)).is_ok()
     }
 
+    /// Stores the inline media items of `blocks` (a tool's result's content blocks) and gives
+    /// the blocks back referencing them, or why they could not be stored. Blocking: for a
+    /// tool's thread, never the kernel's worker.
+    pub(crate) fn keep_media(&self, blocks: Vec<Value>) -> Result<Vec<Value>, String> {
+        const STOPPED: &str = "the media store's owner has stopped";
+        let (reply, rx) = crossbeam_channel::bounded(1);
+        if !self.memory(crate::memory_service::MemoryOp::KeepMedia { blocks, reply }) {
+            return Err(STOPPED.into());
+        }
+        rx.recv().map_err(|_| STOPPED.to_string())?
+    }
+
     /// The store's file.
     pub fn path(&self) -> PathBuf {
         self.path.clone()

@@ -258,7 +258,10 @@ pub fn build_with(
             crate::knowledge_tools::register(&registries.tools, settings, memory.dense_slot());
         }
     }
-    let pool = ToolPool::new(env, done.map(Completion::from));
+    let mut pool = ToolPool::new(env, done.map(Completion::from));
+    if let Some(store) = &store {
+        pool = pool.with_media_store(store.clone());
+    }
     let mut turn = TurnEngine::new(cfg.turn, provider_service, pool, events.clone());
     match StageService::start(done.map(Completion::from)) {
         Ok(service) => turn = turn.with_stage_service(service),

@@ -45,6 +45,7 @@ pub mod provider_service;
 pub mod recalled;
 pub mod stage_service;
 pub mod tool_choice;
+pub mod tool_media;
 pub mod tool_pool;
 pub mod turn;
 pub mod turn_scene;

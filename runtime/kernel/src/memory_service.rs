@@ -109,6 +109,12 @@ pub(crate) enum MemoryOp {
         name: String,
         reply: Sender<Result<(crate::input_media::MediaRef, std::path::PathBuf), MemoryError>>,
     },
+    /// A tool's result's content blocks: the inline items among them stored in the media
+    /// store and rewritten to reference it (as an input's are), or why they could not be.
+    KeepMedia {
+        blocks: Vec<serde_json::Value>,
+        reply: Sender<Result<Vec<serde_json::Value>, String>>,
+    },
     /// A look into cold context that changes nothing (no access counted, nothing copied into
     /// the window): the memory browser's search.
     Search {
@@ -541,6 +547,9 @@ impl MemoryState {
                 // The store owner answers these before they reach the memory service.
                 let _ = reply.send(Err(MemoryError::Stopped("the media store is not open")));
             }
+            MemoryOp::KeepMedia { reply, .. } => {
+                let _ = reply.send(Err("the media store is not open".into()));
+            }
             MemoryOp::Search { query, k, reply } => {
                 let found = cold
                     .peek(&query, k.max(1), now)
@@ -571,6 +580,9 @@ impl MemoryState {
             }
             MemoryOp::Media { reply, .. } => {
                 let _ = reply.send(Err(MemoryError::Stopped(why)));
+            }
+            MemoryOp::KeepMedia { reply, .. } => {
+                let _ = reply.send(Err(why.into()));
             }
             MemoryOp::Graph { reply, .. } => {
                 let _ = reply.send(Err(GraphMemoryError::Stopped(why)));

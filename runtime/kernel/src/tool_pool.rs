@@ -44,8 +44,10 @@ impl ToolEnv {
 pub struct ToolDone {
     /// The call number given to [`ToolPool::spawn`].
     pub call: u64,
-    /// The tool's result, or why it has none.
+    /// The tool's result (its media replaced by marker lines), or why it has none.
     pub result: Result<Value, HandlerError>,
+    /// The media items the result brought, stored (see [`crate::tool_media`]).
+    pub media: Vec<crate::input_media::MediaRef>,
 }
 
 struct Job {
@@ -63,6 +65,8 @@ pub struct ToolPool {
     idle: Arc<AtomicUsize>,
     env: ToolEnv,
     done: Sink<ToolDone>,
+    /// Where a result's media are stored (none: they are replaced by a line saying so).
+    media: Option<crate::durable::Durable>,
 }
 
 /// Tool calls queued for the pool. A batch runs its calls at once, each claiming an idle
@@ -83,7 +87,14 @@ impl ToolPool {
             idle: Arc::new(AtomicUsize::new(0)),
             env,
             done,
+            media: None,
         }
+    }
+
+    /// The same pool storing the media of tool results through `store`'s owner.
+    pub fn with_media_store(mut self, store: crate::durable::Durable) -> Self {
+        self.media = Some(store);
+        self
     }
 
     /// The registries calls run against.
@@ -156,9 +167,19 @@ impl ToolPool {
                     panic_message(&*p)
                 )))
             });
+            // Stored here, on the tool's thread: the kernel's worker never waits for a disk.
+            let (result, media) = match result {
+                Ok(value) => {
+                    let (value, media) =
+                        crate::tool_media::keep_tool_media(self.media.as_ref(), value);
+                    (Ok(value), media)
+                }
+                Err(e) => (Err(e), Vec::new()),
+            };
             self.done.send(ToolDone {
                 call: job.call,
                 result,
+                media,
             });
             self.idle.fetch_add(1, Ordering::AcqRel);
         }

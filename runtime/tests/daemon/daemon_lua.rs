@@ -3,22 +3,10 @@
 //! `before_output` handler rewriting a real turn's reply, its output channel receiving what
 //! the model sends, and a hostile handler failing alone while the turn completes.
 
-use crate::harness::{Daemon, offered, source, stderr, stdout, within};
+use crate::harness::{Daemon, install_lua as install, offered, source, stderr, stdout, within};
 use hearth_testkit::llm_server::{LlmServer, Script};
 use serde_json::json;
-use std::path::Path;
 use std::time::Duration;
-
-/// Installs `main` as Lua plugin `name` (its manifest granting `capabilities`) in data dir `dir`.
-fn install(dir: &Path, name: &str, main: &str, capabilities: &[&str]) {
-    let plugin = dir.join("plugins").join(name);
-    std::fs::create_dir_all(&plugin).expect("plugin dir");
-    std::fs::write(plugin.join("main.lua"), main).expect("script");
-    let manifest = json!({
-        "name": name, "version": "1.0", "entry": "main.lua", "capabilities": capabilities,
-    });
-    std::fs::write(plugin.join("plugin.json"), manifest.to_string()).expect("manifest");
-}
 
 const MAIN_LUA: &str = r#"
 sdk.tool{

@@ -4,10 +4,9 @@
 //! the same tool replaces that message instead of adding another, and a tool that declares
 //! nothing recalls nothing.
 
-use crate::harness::{Daemon, source, stderr, within};
+use crate::harness::{Daemon, install_lua, messages, source, stderr, within};
 use hearth_testkit::llm_server::{LlmServer, Script, Seen};
-use serde_json::{Value, json};
-use std::path::Path;
+use serde_json::json;
 use std::time::Duration;
 
 const ORDERS_LUA: &str = r#"
@@ -37,14 +36,6 @@ const FILLER: [&str; 4] = [
     "Suggest a board game for four players.",
 ];
 
-fn install(dir: &Path) {
-    let plugin = dir.join("plugins").join("orders");
-    std::fs::create_dir_all(&plugin).expect("plugin dir");
-    std::fs::write(plugin.join("main.lua"), ORDERS_LUA).expect("script");
-    let manifest = json!({"name": "orders", "version": "1.0", "entry": "main.lua"});
-    std::fs::write(plugin.join("plugin.json"), manifest.to_string()).expect("manifest");
-}
-
 /// The system messages of a request that a tool's recall wrote, and where each sits.
 fn recalls(seen: &Seen) -> Vec<(usize, String)> {
     messages(seen)
@@ -54,13 +45,6 @@ fn recalls(seen: &Seen) -> Vec<(usize, String)> {
         .filter_map(|(i, m)| m["content"].as_str().map(|c| (i, c.to_owned())))
         .filter(|(_, c)| c.starts_with("Memory recall:"))
         .collect()
-}
-
-fn messages(seen: &Seen) -> Vec<Value> {
-    seen.body["messages"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default()
 }
 
 /// Index of the last tool message of a request.
@@ -79,7 +63,7 @@ fn a_tool_that_declares_recall_brings_a_pruned_fact_back_once() {
             "{}\n[agent]\nmax_context_size = 4\n",
             source("llm", &llm.base_url, 0)
         );
-        let daemon = Daemon::start_with(&toml, install);
+        let daemon = Daemon::start_with(&toml, |dir| install_lua(dir, "orders", ORDERS_LUA, &[]));
         let told = daemon.run(&["send", "Hans borrowed my blue ladder for his garage roof."]);
         assert!(told.status.success(), "{}", stderr(&told));
         for (i, text) in FILLER.iter().cycle().take(8).enumerate() {

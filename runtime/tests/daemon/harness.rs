@@ -255,6 +255,25 @@ pub fn held_server() -> (LlmServer, crossbeam_channel::Sender<()>) {
 }
 
 /// The names of the tools request `seen` offered the model.
+/// Installs `main` as Lua plugin `name` (its manifest granting `capabilities`) in data dir `dir`.
+pub fn install_lua(dir: &Path, name: &str, main: &str, capabilities: &[&str]) {
+    let plugin = dir.join("plugins").join(name);
+    std::fs::create_dir_all(&plugin).expect("plugin dir");
+    std::fs::write(plugin.join("main.lua"), main).expect("script");
+    let manifest = serde_json::json!({
+        "name": name, "version": "1.0", "entry": "main.lua", "capabilities": capabilities,
+    });
+    std::fs::write(plugin.join("plugin.json"), manifest.to_string()).expect("manifest");
+}
+
+/// The messages of a request the model was sent.
+pub fn messages(seen: &hearth_testkit::llm_server::Seen) -> Vec<serde_json::Value> {
+    seen.body["messages"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default()
+}
+
 pub fn offered(seen: &hearth_testkit::llm_server::Seen) -> Vec<String> {
     seen.body["tools"]
         .as_array()

@@ -31,6 +31,7 @@ mod daemon_stop;
 mod daemon_stream_order;
 mod daemon_systemd;
 mod daemon_threads;
+mod daemon_tool_media;
 mod daemon_tool_memory;
 mod daemon_web;
 mod daemon_web_clients;

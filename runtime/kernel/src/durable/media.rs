@@ -152,6 +152,18 @@ impl MediaIntake {
         Ok(stored)
     }
 
+    /// [`take`](Self::take) over bare content blocks (a tool's result): `blocks` with every
+    /// inline item stored and referenced.
+    pub(super) fn keep(&mut self, blocks: Vec<Value>) -> Result<Vec<Value>, MediaRefusal> {
+        let mut payload = Map::new();
+        payload.insert("media_blocks".into(), Value::Array(blocks));
+        self.take(&mut payload)?;
+        match payload.remove("media_blocks") {
+            Some(Value::Array(blocks)) => Ok(blocks),
+            _ => Ok(Vec::new()),
+        }
+    }
+
     /// The stored items `names` name (full digests or the prefixes markers show), in order;
     /// `Err` names the first that the store does not hold, or holds more than once.
     pub(super) fn refs(&mut self, names: &[String]) -> Result<Vec<MediaRef>, MemoryError> {
@@ -188,6 +200,11 @@ impl MediaIntake {
         }
         Ok(self.store.as_mut().expect("opened above"))
     }
+}
+
+/// Whether `block` carries a media item inline (a data URL, or `data` beside `type: media`).
+pub(crate) fn is_inline(block: &Value) -> bool {
+    inline_item(block).is_some()
 }
 
 /// The MIME type and base64 text of a block that carries its item inline, `None` for any

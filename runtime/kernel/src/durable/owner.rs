@@ -365,6 +365,10 @@ impl Owner {
                     }
                 };
             }
+            Op::Memory(MemoryOp::KeepMedia { blocks, reply }) => {
+                let _ = reply.send(self.media.keep(blocks).map_err(|e| e.to_string()));
+                return None;
+            }
             Op::Memory(MemoryOp::Media { name, reply }) => {
                 let found = self
                     .media

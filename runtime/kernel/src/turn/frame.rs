@@ -50,6 +50,20 @@ pub struct ToolOutcome {
     pub success: bool,
     /// Its result, or the error text.
     pub raw: Value,
+    /// The media its result brought, stored and shown by reference.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub media: Vec<hearth_llm::provider::MediaPart>,
+}
+
+impl ToolOutcome {
+    /// A tool that failed, or never answered: `text` says why.
+    pub fn failed(text: String) -> Self {
+        Self {
+            success: false,
+            raw: Value::String(text),
+            media: Vec::new(),
+        }
+    }
 }
 
 /// Everything a task carries between steps; saved when it is suspended.
@@ -124,6 +138,10 @@ pub struct TaskFrame {
     /// The cold items in `memory_block` and in the tools' recalls, with why each was recalled.
     #[serde(default)]
     pub recalled: Vec<crate::recalled::RecalledItem>,
+    /// The media the current batch's tools brought, by tool, shown to the model when the batch
+    /// ends.
+    #[serde(default)]
+    pub tool_media: Vec<(String, Vec<hearth_llm::provider::MediaPart>)>,
     /// What the current batch's tools recalled (their declared `recall_policy: "auto"`),
     /// placed into the prompt when the batch ends ("" when nothing).
     #[serde(default)]
@@ -182,6 +200,7 @@ impl TaskFrame {
             memory_block: String::new(),
             recalled: Vec::new(),
             tool_recall: String::new(),
+            tool_media: Vec::new(),
             media: Vec::new(),
             lang: crate::lang::Lang::default(),
             tool_choice: None,

@@ -16,6 +16,7 @@ mod offer;
 mod prepare;
 mod stage;
 pub mod texts;
+mod tool_media;
 mod tool_memory;
 mod tools;
 
@@ -479,15 +480,23 @@ impl TurnEngine {
                 cur.wait = Wait::Ready;
                 self.on_llm_result(&mut cur, result, partial);
             }
-            (Completion::Tool(ToolDone { call, result }), Wait::Tools(pending)) => {
+            (
+                Completion::Tool(ToolDone {
+                    call,
+                    result,
+                    media,
+                }),
+                Wait::Tools(pending),
+            ) => {
                 if let Some(pos) = pending.iter().position(|(c, _, _)| *c == call) {
                     let (_, index, _) = pending.swap_remove(pos);
                     let outcome = match result {
-                        Ok(raw) => ToolOutcome { success: true, raw },
-                        Err(e) => ToolOutcome {
-                            success: false,
-                            raw: Value::String(format!("error: {e}")),
+                        Ok(raw) => ToolOutcome {
+                            success: true,
+                            raw,
+                            media: media.iter().map(|m| m.part()).collect(),
                         },
+                        Err(e) => ToolOutcome::failed(format!("error: {e}")),
                     };
                     cur.frame.batch_results[index] = Some(outcome);
                     if pending.is_empty() {
@@ -691,6 +700,7 @@ impl TurnEngine {
             Step::ToolAfter => self.tool_after(&mut cur),
             Step::TurnEnd => {
                 tool_memory::place_tool_recall(&mut cur.frame);
+                tool_media::place_tool_media(&mut cur.frame);
                 cur.frame.last_batch_reply_only = cur.frame.reply_only;
                 cur.frame.turn += 1;
                 cur.frame.step = Step::Llm;
@@ -770,10 +780,9 @@ impl TurnEngine {
                 return true;
             }
             let name = cur.frame.batch.get(index).map_or("?", |c| c.name.as_str());
-            cur.frame.batch_results[index] = Some(ToolOutcome {
-                success: false,
-                raw: Value::String(texts::tool_timed_out(lang, name, after)),
-            });
+            cur.frame.batch_results[index] = Some(ToolOutcome::failed(texts::tool_timed_out(
+                lang, name, after,
+            )));
             false
         });
         if pending.is_empty() {

@@ -100,6 +100,14 @@ pub fn task_panicked(lang: Lang, id: u64, msg: &str) -> String {
     }
 }
 
+/// The text of the message that shows a tool's media to the model (the original's Chinese).
+pub fn tool_media_header(lang: Lang, tool: &str) -> String {
+    match lang {
+        Lang::En => format!("[media from {tool} follows]"),
+        Lang::Zh => format!("[以下是 {tool} 注入的媒体内容]"),
+    }
+}
+
 /// The tool result when a call ran past its timeout.
 pub fn tool_timed_out(lang: Lang, name: &str, after: std::time::Duration) -> String {
     match lang {

@@ -129,10 +129,8 @@ impl TurnEngine {
         {
             Ok(()) => Some(call),
             Err(e) => {
-                cur.frame.batch_results[index] = Some(super::ToolOutcome {
-                    success: false,
-                    raw: Value::String(format!("error: {e}")),
-                });
+                cur.frame.batch_results[index] =
+                    Some(super::ToolOutcome::failed(format!("error: {e}")));
                 None
             }
         }
@@ -208,6 +206,9 @@ impl TurnEngine {
             name: call.name.clone(),
             output: text.clone(),
         });
+        if !outcome.media.is_empty() {
+            frame.tool_media.push((call.name.clone(), outcome.media));
+        }
         self.events.publish(
             EventKind::ToolCall,
             &json!({"tool": call.name, "plugin": plugin, "args": call.arguments, "result": text, "status": "ok", "channel": frame.output_channel}),
@@ -229,10 +230,7 @@ impl TurnEngine {
 fn outcome_of(frame: &super::TaskFrame, index: usize) -> super::ToolOutcome {
     frame.batch_results[index]
         .clone()
-        .unwrap_or(super::ToolOutcome {
-            success: false,
-            raw: Value::String("error: no result".into()),
-        })
+        .unwrap_or_else(|| super::ToolOutcome::failed("error: no result".into()))
 }
 
 fn render(raw: &Value) -> String {

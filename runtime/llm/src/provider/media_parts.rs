@@ -107,7 +107,8 @@ impl Recent {
 
 /// `request` as a source sees it: with `vision` and `images`, each image a message refers to
 /// becomes an `image_url` part holding a data URL of its bytes; every media reference is
-/// removed. Only images are sent: audio and other files stay markers.
+/// removed, and a message that exists only to show its media is left out when it shows none.
+/// Only images are sent: audio and other files stay markers.
 pub fn shown_to(mut request: ChatRequest, vision: bool, images: Option<&Images>) -> ChatRequest {
     // Most requests carry no media: they pass through untouched.
     if request.messages.iter().all(|m| m.media.is_empty()) {
@@ -129,6 +130,12 @@ pub fn shown_to(mut request: ChatRequest, vision: bool, images: Option<&Images>)
                 ),
             }
         }
+    }
+    request
+        .messages
+        .retain(|m| !m.media_only || !m.image_urls.is_empty());
+    for message in &mut request.messages {
+        message.media_only = false;
     }
     request
 }
@@ -213,6 +220,43 @@ mod tests {
             let wire = serde_json::to_value(user).expect("serialises");
             assert_eq!(wire["content"], "what is this?\n[image …]");
         }
+    }
+
+    /// A message that exists to show its media reaches a source that takes them, without the
+    /// flag, and no other source; one whose images all fail to read is left out too.
+    #[test]
+    fn a_media_only_message_is_sent_only_with_its_images() {
+        let (_, images) = images();
+        let with_tool_media = |digest: &str| {
+            let mut request = request();
+            let mut carrier =
+                Message::user("[media from camera follows]").with_media(vec![MediaPart {
+                    digest: digest.into(),
+                    mime: "image/png".into(),
+                }]);
+            carrier.media_only = true;
+            request.messages.push(carrier);
+            request
+        };
+        let seen = shown_to(with_tool_media("aa"), true, Some(&images));
+        assert_eq!(seen.messages.len(), 3);
+        assert_eq!(seen.messages[2].image_urls.len(), 1);
+        assert!(!seen.messages[2].media_only);
+        let wire = serde_json::to_value(&seen.messages[2]).expect("serialises");
+        assert!(wire.get("media_only").is_none(), "{wire}");
+        for blind in [
+            shown_to(with_tool_media("aa"), false, Some(&images)),
+            shown_to(with_tool_media("bb"), true, Some(&images)),
+        ] {
+            assert_eq!(blind.messages.len(), 2, "{:?}", blind.messages);
+        }
+        // A persisted frame keeps the flag.
+        let mut carrier = Message::user("x");
+        carrier.media_only = true;
+        let back: Message =
+            serde_json::from_value(serde_json::to_value(&carrier).expect("serialises"))
+                .expect("reads back");
+        assert!(back.media_only);
     }
 
     /// An image shown again comes from the recent URLs, not the store; past the budget the

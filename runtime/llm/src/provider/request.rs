@@ -74,6 +74,9 @@ pub struct Message {
     /// Images sent with the text, as URLs (data URLs of the items' bytes): serialised as
     /// OpenAI content parts, `[{"type": "text", …}, {"type": "image_url", …}]`.
     pub image_urls: Vec<String>,
+    /// The message exists to show its media (a tool's images): a source shown none of them
+    /// is not sent it (Hearth's own field, like `media`).
+    pub media_only: bool,
 }
 
 impl Message {
@@ -87,6 +90,7 @@ impl Message {
             tool_calls: Vec::new(),
             media: Vec::new(),
             image_urls: Vec::new(),
+            media_only: false,
         }
     }
 
@@ -137,6 +141,9 @@ impl Serialize for Message {
         }
         if !self.media.is_empty() {
             map.serialize_entry("media", &self.media)?;
+        }
+        if self.media_only {
+            map.serialize_entry("media_only", &true)?;
         }
         if !self.reasoning_content.is_empty() {
             map.serialize_entry("reasoning_content", &self.reasoning_content)?;
@@ -189,6 +196,8 @@ impl<'de> Deserialize<'de> for Message {
             #[serde(default)]
             media: Vec<MediaPart>,
             #[serde(default)]
+            media_only: bool,
+            #[serde(default)]
             reasoning_content: String,
             #[serde(default)]
             tool_call_id: String,
@@ -219,6 +228,7 @@ impl<'de> Deserialize<'de> for Message {
             role: w.role,
             content,
             media: w.media,
+            media_only: w.media_only,
             image_urls,
             reasoning_content: w.reasoning_content,
             tool_call_id: w.tool_call_id,
