@@ -225,13 +225,14 @@ impl Durable {
     /// Stores the inline media items of `blocks` (a tool's result's content blocks) and gives
     /// the blocks back referencing them, or why they could not be stored. Blocking: for a
     /// tool's thread, never the kernel's worker.
-    pub(crate) fn keep_media(&self, blocks: Vec<Value>) -> Result<Vec<Value>, String> {
-        const STOPPED: &str = "the media store's owner has stopped";
+    pub(crate) fn keep_media(&self, blocks: Vec<Value>) -> Result<Vec<Value>, media::MediaRefusal> {
+        const STOPPED: media::MediaRefusal =
+            media::MediaRefusal::Unavailable("the media store's owner has stopped");
         let (reply, rx) = crossbeam_channel::bounded(1);
         if !self.memory(crate::memory_service::MemoryOp::KeepMedia { blocks, reply }) {
-            return Err(STOPPED.into());
+            return Err(STOPPED);
         }
-        rx.recv().map_err(|_| STOPPED.to_string())?
+        rx.recv().map_err(|_| STOPPED)?
     }
 
     /// The store's file.

@@ -47,27 +47,30 @@ pub fn media_refs(payload: &Map<String, Value>) -> Vec<MediaRef> {
     let Some(Value::Array(blocks)) = payload.get("media_blocks") else {
         return Vec::new();
     };
-    blocks
-        .iter()
-        .filter(|b| b.get("type").and_then(Value::as_str) == Some("media"))
-        .filter_map(|b| {
-            let digest = b.get("digest")?.as_str()?;
-            hearth_media::is_valid_digest(digest).then(|| MediaRef {
-                digest: digest.to_owned(),
-                mime: b
-                    .get("mime")
-                    .and_then(Value::as_str)
-                    .unwrap_or("")
-                    .to_owned(),
-                kind: b
-                    .get("kind")
-                    .and_then(Value::as_str)
-                    .unwrap_or("other")
-                    .to_owned(),
-                bytes: b.get("bytes").and_then(Value::as_u64).unwrap_or(0),
-            })
-        })
-        .collect()
+    blocks.iter().filter_map(media_ref).collect()
+}
+
+/// The stored item a `{type: "media", digest, …}` block references; `None` for any other
+/// block.
+pub fn media_ref(b: &Value) -> Option<MediaRef> {
+    if b.get("type").and_then(Value::as_str) != Some("media") {
+        return None;
+    }
+    let digest = b.get("digest")?.as_str()?;
+    hearth_media::is_valid_digest(digest).then(|| MediaRef {
+        digest: digest.to_owned(),
+        mime: b
+            .get("mime")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        kind: b
+            .get("kind")
+            .and_then(Value::as_str)
+            .unwrap_or("other")
+            .to_owned(),
+        bytes: b.get("bytes").and_then(Value::as_u64).unwrap_or(0),
+    })
 }
 
 /// `text` followed by one marker line per item (just the markers when `text` is blank).

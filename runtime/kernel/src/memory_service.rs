@@ -12,6 +12,7 @@
 use crate::GraphMemoryError;
 use crate::durable::Durable;
 use crate::durable::Then;
+use crate::durable::media::MediaRefusal;
 use crate::error::MemoryError;
 use crate::graph_service::{GraphMemory, GraphRequest, GraphSettings};
 use crossbeam_channel::Sender;
@@ -113,7 +114,7 @@ pub(crate) enum MemoryOp {
     /// store and rewritten to reference it (as an input's are), or why they could not be.
     KeepMedia {
         blocks: Vec<serde_json::Value>,
-        reply: Sender<Result<Vec<serde_json::Value>, String>>,
+        reply: Sender<Result<Vec<serde_json::Value>, MediaRefusal>>,
     },
     /// A look into cold context that changes nothing (no access counted, nothing copied into
     /// the window): the memory browser's search.
@@ -548,7 +549,9 @@ impl MemoryState {
                 let _ = reply.send(Err(MemoryError::Stopped("the media store is not open")));
             }
             MemoryOp::KeepMedia { reply, .. } => {
-                let _ = reply.send(Err("the media store is not open".into()));
+                let _ = reply.send(Err(MediaRefusal::Unavailable(
+                    "the media store is not open",
+                )));
             }
             MemoryOp::Search { query, k, reply } => {
                 let found = cold
@@ -582,7 +585,7 @@ impl MemoryState {
                 let _ = reply.send(Err(MemoryError::Stopped(why)));
             }
             MemoryOp::KeepMedia { reply, .. } => {
-                let _ = reply.send(Err(why.into()));
+                let _ = reply.send(Err(MediaRefusal::Unavailable(why)));
             }
             MemoryOp::Graph { reply, .. } => {
                 let _ = reply.send(Err(GraphMemoryError::Stopped(why)));

@@ -11,9 +11,9 @@
 //! without it.
 
 use crate::durable::Durable;
-use crate::durable::media::is_inline;
-use crate::input_media::{MediaRef, media_refs};
-use serde_json::{Map, Value, json};
+use crate::durable::media::{MediaRefusal, is_inline};
+use crate::input_media::{MediaRef, media_ref};
+use serde_json::{Value, json};
 
 /// `result` with its inline media stored through `store` and replaced by marker lines (a
 /// result of text blocks alone becomes their text), and the stored items in order. A result
@@ -28,21 +28,24 @@ pub fn keep_tool_media(store: Option<&Durable>, mut result: Value) -> (Value, Ve
     let taken = std::mem::take(blocks);
     let kept = match store {
         Some(store) => store.keep_media(taken),
-        None => Err("no media store is open".into()),
+        None => Err(MediaRefusal::Unavailable("no media store is open")),
     };
-    let (rewritten, refs) = match kept {
-        Ok(rewritten) => {
-            let mut payload = Map::new();
-            payload.insert("media_blocks".into(), Value::Array(rewritten));
-            let refs = media_refs(&payload);
-            let Some(Value::Array(rewritten)) = payload.remove("media_blocks") else {
-                unreachable!("inserted above");
-            };
-            (rewritten.into_iter().map(marked).collect(), refs)
-        }
-        Err(why) => (refused(why), Vec::new()),
+    let mut refs = Vec::new();
+    *blocks = match kept {
+        // Each stored item's block becomes its marker line; any other block stays as it was.
+        Ok(rewritten) => rewritten
+            .into_iter()
+            .map(|block| match media_ref(&block) {
+                Some(item) => {
+                    let marker = json!({"type": "text", "text": item.marker()});
+                    refs.push(item);
+                    marker
+                }
+                None => block,
+            })
+            .collect(),
+        Err(why) => refused(&why),
     };
-    *blocks = rewritten;
     (collapse(result), refs)
 }
 
@@ -59,21 +62,8 @@ fn blocks_of(result: &mut Value) -> Option<&mut Vec<Value>> {
     }
 }
 
-/// A stored item's block as its marker line; any other block as it was.
-fn marked(block: Value) -> Value {
-    if block.get("type").and_then(Value::as_str) != Some("media") {
-        return block;
-    }
-    let mut one = Map::new();
-    one.insert("media_blocks".into(), Value::Array(vec![block]));
-    match media_refs(&one).first() {
-        Some(item) => json!({"type": "text", "text": item.marker()}),
-        None => json!({"type": "text", "text": "[media item without a valid digest]"}),
-    }
-}
-
 /// The blocks of a result whose media could not be stored: one line saying why.
-fn refused(why: String) -> Vec<Value> {
+fn refused(why: &MediaRefusal) -> Vec<Value> {
     vec![json!({"type": "text", "text": format!("[the tool's media were not kept: {why}]")})]
 }
 

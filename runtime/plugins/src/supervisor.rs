@@ -501,13 +501,14 @@ impl Supervisor {
         let reason = e.to_string();
         let name = slot.target.name().to_owned();
         tracing::error!(plugin = %name, "plugin could not be started: {reason}");
+        // Published before the state shows it: whoever sees `Failed` finds the event out.
+        self.publish("plugin_failed", json!({"plugin": name, "reason": reason}));
         self.set(slot, |st| {
             st.want_running = false;
             st.status.state = PluginState::Failed;
             st.status.pid = None;
-            st.status.last_error = Some(reason.clone());
+            st.status.last_error = Some(reason);
         });
-        self.publish("plugin_failed", json!({"plugin": name, "reason": reason}));
     }
 }
 

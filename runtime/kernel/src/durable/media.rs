@@ -41,7 +41,7 @@ pub(crate) fn media_dir(store: &Path) -> PathBuf {
 
 /// Why an input's media could not be stored: the input is refused whole, with this reason.
 #[derive(Debug, thiserror::Error)]
-pub(super) enum MediaRefusal {
+pub(crate) enum MediaRefusal {
     /// `media_blocks` is not a list.
     #[error("media_blocks must be a list of content blocks")]
     NotAList,
@@ -59,6 +59,9 @@ pub(super) enum MediaRefusal {
     /// The media store could not be opened.
     #[error("the media store could not be opened: {0}")]
     Open(MediaError),
+    /// No store could take them: none is open, or its owner has stopped.
+    #[error("{0}")]
+    Unavailable(&'static str),
     /// The store refused item `n` (from 1): a full disk, a failing file.
     #[error("media item {n} could not be stored: {source}")]
     Store {
@@ -71,7 +74,7 @@ pub(super) enum MediaRefusal {
 
 /// What is wrong with an inline item's bytes.
 #[derive(Debug, PartialEq, Eq, thiserror::Error)]
-pub(super) enum BadItem {
+pub(crate) enum BadItem {
     /// Its text does not decode.
     #[error("not base64 ({0})")]
     NotBase64(String),

@@ -366,7 +366,7 @@ impl Owner {
                 };
             }
             Op::Memory(MemoryOp::KeepMedia { blocks, reply }) => {
-                let _ = reply.send(self.media.keep(blocks).map_err(|e| e.to_string()));
+                let _ = reply.send(self.media.keep(blocks));
                 return None;
             }
             Op::Memory(MemoryOp::Media { name, reply }) => {
