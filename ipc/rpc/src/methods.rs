@@ -80,3 +80,42 @@ pub const KERNEL_CONTROL: &str = "kernel.control";
 pub const MEMORY_SEARCH: &str = "memory.search";
 /// Deletes one cold-context entry by id, durably, with an audit record.
 pub const MEMORY_FORGET: &str = "memory.forget";
+/// Plugin → kernel: inject a text input kept out of long-term memory (same params as
+/// [`IO_INJECT_TEXT`]).
+pub const IO_INJECT_TEXT_NO_MEM: &str = "io.injectTextNoMem";
+/// Plugin → kernel: what long-term memory holds → counts and the distiller's state.
+pub const MEMORY_INTROSPECT: &str = "memory.introspect";
+/// Plugin → kernel: merge two names of one entity `{source, target, keep_apart?}`.
+pub const MEMORY_MERGE: &str = "memory.merge";
+/// Plugin → kernel: end or forget the facts criteria select `{criteria, mode?}` → `{purged}`.
+pub const MEMORY_PURGE: &str = "memory.purge";
+/// Plugin → kernel: keep a note in long-term memory `{doc: {content, summary?}}` → `{text}`.
+pub const DOC_INSERT: &str = "doc.insert";
+/// Plugin → kernel: a note with stored media `{doc: {content, summary?}, media: [sha256]}`.
+pub const DOC_INSERT_WITH_MEDIA: &str = "doc.insertWithMedia";
+/// Plugin → kernel: delete one long-term memory entry `{id}` → `{removed}`.
+pub const DOC_REMOVE: &str = "doc.remove";
+/// Plugin → kernel: how many entries long-term memory holds → `{entries}`.
+pub const DOC_STATS: &str = "doc.stats";
+/// Plugin → kernel: the knowledge base by meaning and keywords `{query, top_k?}` → `{results}`.
+pub const KNOWLEDGE_SEARCH: &str = "knowledge.search";
+/// Plugin → kernel: write a knowledge base document `{name, content, replace?}`.
+pub const KNOWLEDGE_ADD: &str = "knowledge.add";
+/// Plugin → kernel: the knowledge base's document names → `{names}`.
+pub const KNOWLEDGE_LIST: &str = "knowledge.list";
+/// Plugin → kernel: what is known about a person `{name}`.
+pub const SOCIAL_GET_PERSON: &str = "social.getPerson";
+/// Plugin → kernel: the people around a person `{name, depth?}` → `{links}`.
+pub const SOCIAL_GET_NETWORK: &str = "social.getNetwork";
+/// Plugin → kernel: one trait of a person, now and before `{name, trait}`.
+pub const SOCIAL_GET_TRAIT: &str = "social.getTrait";
+/// Plugin → kernel: a person's direct relations to other people `{name}` → `{relations}`.
+pub const SOCIAL_GET_RELATIONS: &str = "social.getRelations";
+/// Plugin → kernel: the people the graph knows `{limit?}` → `{persons}`.
+pub const SOCIAL_LIST_PERSONS: &str = "social.listPersons";
+/// Plugin → kernel: stop wanting event types `{types}`.
+pub const EVENTS_UNSUBSCRIBE: &str = "events.unsubscribe";
+/// Plugin → kernel: restart one plugin `{name}`.
+pub const PLUGIN_RELOAD_ONE: &str = "plugin.reloadOne";
+/// Plugin → kernel: whether a plugin is disabled `{name}` → `{disabled}`.
+pub const PLUGIN_IS_DISABLED: &str = "plugin.isDisabled";

@@ -150,6 +150,24 @@ impl GraphStore {
         })
     }
 
+    /// The people the graph knows, most mentioned first (then by name), at most `limit`:
+    /// `(name, mentions)`. The user is one of them once anything was said about them.
+    pub fn people(&self, limit: usize) -> Result<Vec<(String, u32)>, GraphError> {
+        const OP: &str = "people";
+        self.conn
+            .prepare_cached(
+                "SELECT name, mentions FROM entities WHERE kind = ?1 \
+                 ORDER BY mentions DESC, name LIMIT ?2",
+            )
+            .ctx(OP, &self.path)?
+            .query_map(params![PERSON_KIND, limit as i64], |r| {
+                Ok((r.get(0)?, r.get(1)?))
+            })
+            .ctx(OP, &self.path)?
+            .collect::<Result<Vec<_>, _>>()
+            .ctx(OP, &self.path)
+    }
+
     /// Sets `trait_words` of the person `name` to `value`. A trait new to the graph holds one
     /// value at a time (the old value is closed, kept as history); a known many-valued
     /// predicate (`likes`) gains a value. `sentence` is the provenance (the user's words).

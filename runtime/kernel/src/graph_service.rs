@@ -142,6 +142,26 @@ pub enum GraphRequest {
         /// Do not merge: stop proposing this pair.
         keep_apart: bool,
     },
+    /// One trait of a person: its value now and before, with the sentences.
+    Trait {
+        /// Whose ("me" for the user).
+        name: String,
+        /// The trait, in words ("favourite colour").
+        trait_words: String,
+    },
+    /// The people the graph knows, most mentioned first.
+    People {
+        /// At most this many.
+        limit: usize,
+    },
+    /// Remove every relation the criteria select together; each criterion must match on its
+    /// own, so a misspelt one never widens it.
+    Purge {
+        /// Who, what and from which cold item.
+        criteria: hearth_graph::PurgeCriteria,
+        /// Forget them (never distilled again) instead of ending them (kept as past history).
+        hard: bool,
+    },
 }
 
 /// The graph's owner inside the memory service.
@@ -577,6 +597,25 @@ impl GraphMemory {
                 tell_json(&told)
             }
             GraphRequest::Person { name } => Ok(person_json(&graph.person(&name, now_ms)?)),
+            GraphRequest::Trait { name, trait_words } => {
+                let predicate = hearth_graph::predicate_from_words(&trait_words)?;
+                let person = graph.person(&name, now_ms)?;
+                let values: Vec<Value> = person
+                    .facts
+                    .iter()
+                    .filter(|f| f.predicate == predicate && f.subject == person.name)
+                    .map(hit_json)
+                    .collect();
+                Ok(json!({"name": person.name, "trait": predicate, "values": values}))
+            }
+            GraphRequest::People { limit } => {
+                let people: Vec<Value> = graph
+                    .people(limit)?
+                    .into_iter()
+                    .map(|(name, mentions)| json!({"name": name, "mentions": mentions}))
+                    .collect();
+                Ok(Value::Array(people))
+            }
             GraphRequest::SetTrait {
                 name,
                 trait_words,
@@ -630,6 +669,16 @@ impl GraphMemory {
                 let moved = graph.merge_entities(&source, &target)?;
                 tracing::info!(target: "audit", %source, %target, moved, "memory entities merged");
                 Ok(json!({"merged": source, "into": target, "relations_moved": moved}))
+            }
+            GraphRequest::Purge { criteria, hard } => {
+                let n = if hard {
+                    graph.purge(&criteria)?
+                } else {
+                    graph.end_matching(&criteria, now_ms)?
+                };
+                let mode = if hard { "hard" } else { "soft" };
+                tracing::info!(target: "audit", ?criteria, mode, n, "memory facts purged");
+                Ok(json!({"purged": n, "mode": mode}))
             }
             GraphRequest::Stats => unreachable!("answered above"),
         }

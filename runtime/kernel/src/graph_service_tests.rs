@@ -219,6 +219,89 @@ fn commit_and_edit_keep_history() {
 }
 
 #[test]
+fn a_soft_purge_ends_facts_as_history_and_a_hard_one_forgets_them() {
+    let mut s = scratch("purge");
+    s.say(T0, "I like tea. I like jazz. I live in Porto.");
+    s.tick(T0 + DAY);
+    let purge = |subject: &str, predicate: &str, hard: bool| GraphRequest::Purge {
+        criteria: hearth_graph::PurgeCriteria {
+            subject: Some(subject.into()),
+            predicate: Some(predicate.into()),
+            ..Default::default()
+        },
+        hard,
+    };
+    let e = s
+        .graph
+        .request(purge("Bob", "likes", false), T0 + DAY)
+        .expect_err("Bob matches nothing");
+    assert!(
+        matches!(
+            hearth_stages::HandlerError::from(e),
+            hearth_stages::HandlerError::InvalidArguments(_)
+        ),
+        "a criterion matching nothing is the caller's mistake"
+    );
+    let soft = s.ask(purge("user", "likes", false), T0 + DAY);
+    assert_eq!(soft, json!({"purged": 2, "mode": "soft"}));
+    let hits = s.recall("tea jazz", T0 + 2 * DAY);
+    let tea = find(&hits, "tea");
+    assert_eq!(tea["status"], "past", "ended, kept as history: {tea}");
+    assert_eq!(find(&hits, "Porto")["status"], "current", "{hits:?}");
+
+    let hard = s.ask(purge("user", "lives_in", true), T0 + 2 * DAY);
+    assert_eq!(hard, json!({"purged": 1, "mode": "hard"}));
+    let hits = s.recall("Porto", T0 + 3 * DAY);
+    assert!(
+        hits.iter().all(|h| h["object"] != "Porto"),
+        "forgotten: {hits:?}"
+    );
+}
+
+#[test]
+fn one_trait_is_answered_with_its_history_and_people_are_listed() {
+    let mut s = scratch("trait");
+    let set = |value: &str| GraphRequest::SetTrait {
+        name: "Ana".into(),
+        trait_words: "favourite colour".into(),
+        value: value.into(),
+        sentence: String::new(),
+    };
+    s.ask(set("green"), T0);
+    s.ask(set("blue"), T0 + DAY);
+    s.ask(
+        GraphRequest::SetTrait {
+            name: "Ana".into(),
+            trait_words: "job".into(),
+            value: "baker".into(),
+            sentence: String::new(),
+        },
+        T0 + DAY,
+    );
+    let colour = s.ask(
+        GraphRequest::Trait {
+            name: "ana".into(),
+            trait_words: "Favourite colour".into(),
+        },
+        T0 + 2 * DAY,
+    );
+    assert_eq!(colour["trait"], "favourite_colour");
+    let values = colour["values"].as_array().unwrap();
+    let seen: Vec<(&str, &str)> = values
+        .iter()
+        .map(|v| (v["object"].as_str().unwrap(), v["status"].as_str().unwrap()))
+        .collect();
+    assert_eq!(seen, [("blue", "current"), ("green", "past")], "{colour}");
+    let people = s.ask(GraphRequest::People { limit: 10 }, T0 + 2 * DAY);
+    assert_eq!(people[0]["name"], "Ana", "{people}");
+    assert_eq!(
+        people.as_array().unwrap().len(),
+        1,
+        "a colour is not a person"
+    );
+}
+
+#[test]
 fn the_indexer_block_fits_its_budget_in_a_stable_order_and_leaves_out_recalled_facts() {
     let mut s = scratch("block");
     s.say(T0, "I live in Porto. I like hiking. I work at Acme.");

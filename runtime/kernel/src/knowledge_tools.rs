@@ -134,9 +134,11 @@ pub fn register(tools: &ToolRegistry, settings: KnowledgeSettings, dense: DenseS
         ),
         (
             "knowledge_list",
-            "List the knowledge base's documents as a tree of categories.",
-            json!({"type": "object", "properties": {}}),
-            |k, _| {
+            "List the knowledge base's documents as a tree of categories (or, with flat: true, as a list of names).",
+            json!({"type": "object", "properties": {
+                "flat": {"type": "boolean", "description": "A list of full names instead of the tree (default false)"}
+            }}),
+            |k, a| {
                 let docs = k.with(|kb| kb.list())?;
                 let skipped: Vec<Value> = docs
                     .iter()
@@ -146,6 +148,12 @@ pub fn register(tools: &ToolRegistry, settings: KnowledgeSettings, dense: DenseS
                             .map(|why| json!({"name": d.name, "skipped": why}))
                     })
                     .collect();
+                if a["flat"].as_bool().unwrap_or(false) {
+                    let names: Vec<&str> = docs.iter().map(|d| d.name.as_str()).collect();
+                    return Ok(
+                        json!({"names": names, "documents": docs.len(), "skipped": skipped}),
+                    );
+                }
                 Ok(json!({"tree": tree(&docs), "documents": docs.len(), "skipped": skipped}))
             },
             true,

@@ -3,10 +3,10 @@
 //! original), and `doc_commit` to store a note. Recall never deletes (DESIGN §4.2).
 //!
 //! The graph tools (`memory_recall`, `memory_forget`, `memory_why`, `memory_commit`,
-//! `memory_edit`, `memory_merge`, `memory_introspect`) work on the L3 facts; ids are `r<n>` (a
+//! `memory_edit`, `memory_merge`, `memory_purge`, `memory_introspect`) work on the L3 facts; ids are `r<n>` (a
 //! relation) and `e<n>` (a dated event), as `memory_recall` returns them. The social tools
 //! (`person_query`, `person_set_trait`, `person_relate`, `person_network`) are the same graph
-//! seen by person.
+//! seen by person, with `person_trait` and `person_list`.
 
 use crate::graph_service::GraphRequest;
 use crate::kernel_tool::{self, KernelTool};
@@ -130,12 +130,54 @@ fn required(args: &Value, name: &str) -> Result<String, HandlerError> {
 
 type GraphArgs = fn(&Value) -> Result<GraphRequest, HandlerError>;
 
+/// What a purge's arguments may name.
+const PURGE_KEYS: [&str; 5] = ["subject", "predicate", "object", "cold_item", "mode"];
+
+/// A purge from its arguments: `subject`, `predicate`, `object`, `cold_item` and `mode`
+/// (`soft`, the default, or `hard`). Any other key is refused, never ignored: a criterion
+/// dropped would widen the purge.
+fn purge_request(args: &Value) -> Result<GraphRequest, HandlerError> {
+    let Some(map) = args.as_object() else {
+        return Err(HandlerError::InvalidArguments(
+            "purge criteria are an object".into(),
+        ));
+    };
+    if let Some(key) = map.keys().find(|k| !PURGE_KEYS.contains(&k.as_str())) {
+        return Err(HandlerError::InvalidArguments(format!(
+            "purge: unknown criterion {key:?} (known: {})",
+            PURGE_KEYS.join(", ")
+        )));
+    }
+    let hard = match args["mode"].as_str().unwrap_or("soft") {
+        "soft" => false,
+        "hard" => true,
+        other => {
+            return Err(HandlerError::InvalidArguments(format!(
+                "purge: mode {other:?} is not soft or hard"
+            )));
+        }
+    };
+    let cold_item = match &args["cold_item"] {
+        Value::Null => None,
+        v => Some(v.as_i64().ok_or_else(|| {
+            HandlerError::InvalidArguments("purge: cold_item is an integer id".into())
+        })?),
+    };
+    let criteria = hearth_graph::PurgeCriteria {
+        subject: arg(args, "subject"),
+        predicate: arg(args, "predicate"),
+        object: arg(args, "object"),
+        cold_item,
+    };
+    Ok(GraphRequest::Purge { criteria, hard })
+}
+
 fn id_param(what: &str) -> Value {
     json!({"type": "string", "description": format!("The fact's id as memory_recall gave it (r12, e3): {what}")})
 }
 
 fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
-    let specs: [(&str, &str, Value, GraphArgs, bool); 10] = [
+    let specs: [(&str, &str, Value, GraphArgs, bool); 13] = [
         (
             "memory_forget",
             "Forget a remembered fact by its id; says what was removed. It never comes back from the same conversation.",
@@ -219,12 +261,53 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
             false,
         ),
         (
+            "memory_purge",
+            "Remove every remembered fact matching all the given criteria (e.g. everything the user likes). mode soft (default) ends them, kept as past history; hard forgets them for good. A criterion that matches nothing refuses the whole purge.",
+            json!({"type": "object", "properties": {
+                "subject": {"type": "string", "description": "Whose facts, by name (\"user\" for the user)"},
+                "predicate": {"type": "string", "description": "Which relation, exactly, e.g. likes"},
+                "object": {"type": "string", "description": "Facts about this value, by name"},
+                "cold_item": {"type": "integer", "description": "Facts distilled from this long-term memory entry (its id)"},
+                "mode": {"type": "string", "enum": ["soft", "hard"], "description": "soft (default) or hard"}
+            }}),
+            purge_request,
+            false,
+        ),
+        (
             "person_query",
             "Everything remembered about a person (\"me\" for the user): traits and relations, current and past, with the sentences they came from.",
             json!({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]}),
             |a| {
                 Ok(GraphRequest::Person {
                     name: required(a, "name")?,
+                })
+            },
+            true,
+        ),
+        (
+            "person_trait",
+            "One trait of a person (\"me\" for the user): its value now and the values before, with the sentences they came from.",
+            json!({"type": "object", "properties": {
+                "name": {"type": "string"},
+                "trait": {"type": "string", "description": "In English words, e.g. favourite colour"}
+            }, "required": ["name", "trait"]}),
+            |a| {
+                Ok(GraphRequest::Trait {
+                    name: required(a, "name")?,
+                    trait_words: required(a, "trait")?,
+                })
+            },
+            true,
+        ),
+        (
+            "person_list",
+            "The people remembered, most talked about first.",
+            json!({"type": "object", "properties": {
+                "limit": {"type": "integer", "description": "How many (default 50, at most 500)"}
+            }}),
+            |a| {
+                Ok(GraphRequest::People {
+                    limit: a["limit"].as_u64().unwrap_or(50).clamp(1, 500) as usize,
                 })
             },
             true,
@@ -336,5 +419,39 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
     );
     if let Err(e) = registered {
         tracing::error!("memory tool memory_recall: {e}");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_purge_refuses_what_it_does_not_know_rather_than_dropping_it() {
+        for (args, says) in [
+            (json!({"subject_contains": "Ana"}), "subject_contains"),
+            (json!({"subject": "Ana", "mode": "supersede"}), "supersede"),
+            (json!({"cold_item": "seven"}), "cold_item"),
+            (json!(["Ana"]), "object"),
+        ] {
+            match purge_request(&args) {
+                Err(HandlerError::InvalidArguments(m)) => assert!(m.contains(says), "{m}"),
+                other => panic!("{args}: {other:?}"),
+            }
+        }
+        let Ok(GraphRequest::Purge { criteria, hard }) =
+            purge_request(&json!({"subject": " Ana ", "cold_item": 7, "mode": "hard"}))
+        else {
+            panic!("a valid purge")
+        };
+        assert!(hard);
+        assert_eq!(criteria.subject.as_deref(), Some("Ana"));
+        assert_eq!(criteria.cold_item, Some(7));
+        assert!(criteria.predicate.is_none() && criteria.object.is_none());
+        let Ok(GraphRequest::Purge { hard, .. }) = purge_request(&json!({"predicate": "likes"}))
+        else {
+            panic!("soft by default")
+        };
+        assert!(!hard);
     }
 }

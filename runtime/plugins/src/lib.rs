@@ -19,6 +19,7 @@
 #![warn(missing_docs)]
 #![forbid(unsafe_code)]
 
+mod by_tool;
 pub mod data_plane;
 mod error;
 pub mod host;
@@ -42,7 +43,7 @@ pub use error::PluginError;
 pub use host::{HostConfig, PluginHost};
 pub use in_process::{InProcess, InProcessHost, InProcessPlugin};
 pub use manifest::Manifest;
-pub use port::{KernelPort, NoKernel};
+pub use port::{Injection, KernelPort, NoKernel, wire_error};
 pub use restart::{CrashHistory, RestartDecision, RestartPolicy};
 pub use stage_lock::STAGE_LOCK_WAIT;
 pub use status::{PluginState, PluginStatus};

@@ -15,20 +15,44 @@ fn not_served(what: &str) -> HandlerError {
     )
 }
 
+/// How a plugin's input enters the kernel.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Injection {
+    /// An interrupt (it preempts the running task by its priority) rather than a plain input.
+    pub interrupt: bool,
+    /// The interrupt's priority, already clamped to L3 for external plugins (L1 when unset).
+    pub priority: Option<Priority>,
+    /// The turn is kept out of long-term memory (`io.injectTextNoMem`, `options.no_memory`).
+    pub no_memory: bool,
+}
+
+/// A stages-crate handler error as the wire's typed error: the kind kept, the sentence too.
+pub fn wire_error(what: &str, e: hearth_stages::HandlerError) -> HandlerError {
+    use hearth_stages::HandlerError as H;
+    let kind = match &e {
+        H::InvalidArguments(_) => ErrorKind::InvalidArguments,
+        H::Denied(_) => ErrorKind::Denied,
+        H::TimedOut => ErrorKind::TimedOut,
+        H::Cancelled => ErrorKind::Cancelled,
+        H::Unavailable(_) => ErrorKind::Unavailable,
+        // Failed, and any kind a later stages crate adds.
+        _ => ErrorKind::Failed,
+    };
+    HandlerError::new(kind, format!("{what}: {e}"))
+}
+
 /// The kernel as the plugin host sees it.
 pub trait KernelPort: Send + Sync + 'static {
     /// Publishes event `kind` (`plugin_crashed`, …) with `payload`.
     fn publish(&self, kind: &str, payload: &Value);
 
-    /// Injects `text` from `plugin` on `channel`: an interrupt at `priority` (already clamped
-    /// to L3 for external plugins) or a plain input.
+    /// Injects `text` from `plugin` on `channel`, as `how` says.
     fn inject(
         &self,
         plugin: &str,
         channel: &str,
         text: &str,
-        interrupt: bool,
-        priority: Option<Priority>,
+        how: Injection,
     ) -> Result<(), HandlerError>;
 
     /// `memory.recall`: long-term memory matching `query` for `plugin`, at most `top_k` items →
@@ -63,10 +87,9 @@ pub trait KernelPort: Send + Sync + 'static {
         plugin: &str,
         channel: &str,
         text: &str,
-        interrupt: bool,
-        priority: Option<Priority>,
+        how: Injection,
     ) -> Result<Value, HandlerError> {
-        let _ = (plugin, channel, text, interrupt, priority);
+        let _ = (plugin, channel, text, how);
         Err(not_served("io.submit"))
     }
 
@@ -113,6 +136,26 @@ pub trait KernelPort: Send + Sync + 'static {
         Err(not_served("memory.forget"))
     }
 
+    /// One of the kernel's own tools run for `plugin`'s reverse call, within `timeout` → the
+    /// tool's result. The methods the kernel serves with its tools (`knowledge.*`, `social.*`,
+    /// `memory.introspect|merge|purge`, `doc.insert*`) go through here, so a plugin's call
+    /// obeys the rules the model's does.
+    fn builtin_tool(
+        &self,
+        plugin: &str,
+        tool: &str,
+        args: &Value,
+        timeout: Duration,
+    ) -> Result<Value, HandlerError> {
+        let _ = (plugin, args, timeout);
+        Err(not_served(tool))
+    }
+
+    /// `doc.stats`: how much long-term memory holds → `{entries}`.
+    fn doc_stats(&self) -> Result<Value, HandlerError> {
+        Err(not_served("doc.stats"))
+    }
+
     /// `llm.listSources`: the configured LLM sources, without secrets → `{sources}`.
     fn llm_sources(&self) -> Result<Value, HandlerError> {
         Err(not_served("llm.listSources"))
@@ -145,8 +188,7 @@ impl KernelPort for NoKernel {
         plugin: &str,
         _channel: &str,
         _text: &str,
-        _interrupt: bool,
-        _priority: Option<Priority>,
+        _how: Injection,
     ) -> Result<(), HandlerError> {
         Err(HandlerError::new(
             ErrorKind::Unavailable,

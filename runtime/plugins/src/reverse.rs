@@ -1,13 +1,15 @@
 //! The reverse calls that reach kernel services: memory and LLM through the [`KernelPort`],
 //! settings through the settings registry. The capability gate has run before any of these.
 
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hearth_rpc::{ErrorKind, HandlerError, Priority, methods};
 use hearth_settings::{Access, SettingDef, SettingsError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
+use crate::by_tool::by_tool;
+use crate::port::Injection;
 use crate::service::PluginService;
 
 /// How long `llm.complete` may take when the call carries no deadline.
@@ -38,6 +40,10 @@ struct ChatMessage {
 
 /// How long `io.reply` waits at most in one call; the plugin asks again for a longer answer.
 const REPLY_WAIT_MAX: Duration = Duration::from_secs(30);
+/// How long `io.injectInputSync` waits for the reply when the call carries no deadline.
+const SYNC_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
+/// How long a method served by a kernel tool may take when the call carries no deadline.
+const TOOL_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 
 impl PluginService {
     /// A channel's own calls: `io.submit`, `io.reply`, `io.stop`, `io.history`, and
@@ -58,8 +64,12 @@ impl PluginService {
                         })
                     })
                     .transpose()?;
-                let interrupt = params["interrupt"].as_bool().unwrap_or(false);
-                self.port.submit(plugin, channel, text, interrupt, priority)
+                let how = Injection {
+                    interrupt: params["interrupt"].as_bool().unwrap_or(false),
+                    priority,
+                    no_memory: params["no_memory"] == true,
+                };
+                self.port.submit(plugin, channel, text, how)
             }
             methods::IO_REPLY => {
                 let id = field(method, params, "request_id")?;
@@ -76,6 +86,100 @@ impl PluginService {
             }
             _ => self.port.control(plugin, params),
         }
+    }
+
+    /// `io.injectInputSync`: the input is submitted as `io.submit` would, and its reply waited
+    /// for within the call's deadline (`ctx.timeout_ms`, else [`SYNC_DEFAULT_TIMEOUT`]) →
+    /// `{reply}`. An answer that ended in an error or was skipped is the call's error.
+    pub(crate) fn inject_sync(&self, params: &Value) -> Result<Value, HandlerError> {
+        const METHOD: &str = methods::IO_INJECT_INPUT_SYNC;
+        let plugin = self.link.name.as_str();
+        let channel = params["channel"].as_str().unwrap_or(plugin);
+        let text = field(METHOD, params, "text")?;
+        let options = &params["options"];
+        let how = Injection {
+            interrupt: false,
+            priority: None,
+            no_memory: options["no_memory"] == true,
+        };
+        let submitted = self.port.submit(plugin, channel, text, how)?;
+        let id = field(METHOD, &submitted, "request_id")?.to_owned();
+        let deadline = Instant::now()
+            + params["ctx"]["timeout_ms"]
+                .as_u64()
+                .map_or(SYNC_DEFAULT_TIMEOUT, Duration::from_millis);
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let reply = self.port.reply(&id, left.min(REPLY_WAIT_MAX))?;
+            if reply["done"] == true {
+                if reply["error"] == true || reply["skipped"] == true {
+                    let why = reply["reason"]
+                        .as_str()
+                        .or(reply["content"].as_str())
+                        .unwrap_or("no reason given");
+                    return Err(HandlerError::new(
+                        ErrorKind::Failed,
+                        format!("{METHOD}: input {id} was not answered: {why}"),
+                    ));
+                }
+                return Ok(json!({"reply": reply["content"], "request_id": id}));
+            }
+            if left.is_zero() {
+                return Err(HandlerError::new(
+                    ErrorKind::TimedOut,
+                    format!("{METHOD}: input {id} is still running; ask io.reply for its answer"),
+                ));
+            }
+        }
+    }
+
+    /// `plugin.listLoaded`, `plugin.isDisabled`, `plugin.reloadOne`: the operator's plugin
+    /// requests (`kernel.control`'s `plugin` actions) in the original's shapes.
+    pub(crate) fn plugins(&self, method: &str, params: &Value) -> Result<Value, HandlerError> {
+        let plugin = self.link.name.as_str();
+        let (action, name) = match method {
+            methods::PLUGIN_LIST_LOADED => ("list", None),
+            methods::PLUGIN_IS_DISABLED => ("info", Some(field(method, params, "name")?)),
+            _ => ("reload", Some(field(method, params, "name")?)),
+        };
+        let request = json!({"request": {"op": "plugin", "action": action, "name": name}});
+        let answer = self.port.control(plugin, &request)?;
+        if answer["type"] == "error" {
+            let message = answer["message"].as_str().unwrap_or("refused");
+            return Err(HandlerError::invalid_arguments(format!(
+                "{method}: {message}"
+            )));
+        }
+        let plugins = &answer["plugins"];
+        Ok(match method {
+            methods::PLUGIN_LIST_LOADED => json!({"plugins": plugins["plugins"]}),
+            methods::PLUGIN_IS_DISABLED => json!({"disabled": plugins["enabled"] == false}),
+            _ => json!({}),
+        })
+    }
+
+    /// A method served by one of the kernel's tools ([`crate::by_tool`]).
+    pub(crate) fn by_tool(&self, method: &str, mut params: Value) -> Result<Value, HandlerError> {
+        let row = by_tool(method).ok_or_else(|| {
+            HandlerError::new(
+                ErrorKind::Unavailable,
+                format!("{method}: no tool serves it"),
+            )
+        })?;
+        let timeout = params["ctx"]["timeout_ms"]
+            .as_u64()
+            .map_or(TOOL_DEFAULT_TIMEOUT, Duration::from_millis);
+        if params.is_null() {
+            params = json!({});
+        }
+        if let Some(map) = params.as_object_mut() {
+            map.remove("ctx");
+        }
+        let args = (row.args)(method, params)?;
+        let result = self
+            .port
+            .builtin_tool(&self.link.name, row.tool, &args, timeout)?;
+        Ok((row.answer)(result))
     }
 
     /// `memory.recall` / `memory.commit`.

@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering;
 
 use hearth_rpc::{
     ArenaAlloc, ArenaBlock, ErrorKind, Grants, HandlerError, Incoming, InputRegister, LogParams,
-    OutputRegister, Peer, Priority, Service, StageRegister, ToolRegister, Trust,
-    clamp_inject_params, gate, methods,
+    OutputRegister, Peer, Service, StageRegister, ToolRegister, Trust, clamp_inject_params, gate,
+    methods,
 };
 use hearth_stages::{Caps, HandlerSpec, Scope, Stage, ToolDef};
 use serde::de::DeserializeOwned;
@@ -15,8 +15,9 @@ use serde_json::{Value, json};
 
 use hearth_settings::Settings;
 
+use crate::by_tool::by_tool;
 use crate::data_plane::DataPlane;
-use crate::port::KernelPort;
+use crate::port::{Injection, KernelPort};
 use crate::session::{Link, Tables};
 use crate::tool_proxy::{OutputProxy, StageProxy, ToolProxy};
 
@@ -36,6 +37,47 @@ fn decode<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, Handler
 
 fn done() -> Result<Value, HandlerError> {
     Ok(json!({}))
+}
+
+/// How an `io.inject*` call's input enters: an interrupt or not, its priority (clamped
+/// already), and whether it is kept out of memory (`io.injectTextNoMem` or
+/// `options.no_memory`).
+fn injection(method: &str, params: &Value) -> Injection {
+    let options = &params["options"];
+    Injection {
+        interrupt: method == methods::IO_INJECT_INTERRUPT,
+        priority: options
+            .get("priority")
+            .and_then(|p| serde_json::from_value(p.clone()).ok()),
+        no_memory: method == methods::IO_INJECT_TEXT_NO_MEM || options["no_memory"] == true,
+    }
+}
+
+/// `events.subscribe` / `events.unsubscribe`: every event is on the shared ring, which the
+/// plugin filters as it reads (its `EventStream`), so the kernel only checks the names: a
+/// misspelt type would otherwise wait for events that never come.
+fn event_types(method: &str, params: &Value) -> Result<Value, HandlerError> {
+    let names = params["types"].as_array().ok_or_else(|| {
+        HandlerError::invalid_arguments(format!("{method}: types must be a list of event types"))
+    })?;
+    let mut kinds = Vec::with_capacity(names.len());
+    for name in names {
+        let kind = name
+            .as_str()
+            .and_then(hearth_ipc::EventKind::from_name)
+            .ok_or_else(|| {
+                let known: Vec<&str> = hearth_ipc::EventKind::ALL
+                    .iter()
+                    .map(|k| k.as_str())
+                    .collect();
+                HandlerError::invalid_arguments(format!(
+                    "{method}: {name} is not an event type (known: {})",
+                    known.join(", ")
+                ))
+            })?;
+        kinds.push(kind.as_str());
+    }
+    Ok(json!({"types": kinds}))
 }
 
 impl PluginService {
@@ -146,19 +188,18 @@ impl PluginService {
                 self.link.auto_restart.store(enabled, Ordering::Relaxed);
                 done()
             }
-            methods::IO_INJECT_TEXT | methods::IO_INJECT_INTERRUPT => {
+            methods::IO_INJECT_TEXT
+            | methods::IO_INJECT_INTERRUPT
+            | methods::IO_INJECT_TEXT_NO_MEM => {
                 let channel = params["channel"].as_str().unwrap_or(plugin);
                 let text = params["text"].as_str().ok_or_else(|| {
                     HandlerError::invalid_arguments(format!("{method}: text must be a string"))
                 })?;
-                let priority: Option<Priority> = params["options"]
-                    .get("priority")
-                    .and_then(|p| serde_json::from_value(p.clone()).ok());
-                let interrupt = method == methods::IO_INJECT_INTERRUPT;
-                self.port
-                    .inject(plugin, channel, text, interrupt, priority)?;
+                let how = injection(method, &params);
+                self.port.inject(plugin, channel, text, how)?;
                 done()
             }
+            methods::IO_INJECT_INPUT_SYNC => self.inject_sync(&params),
             methods::IO_SUBMIT
             | methods::IO_REPLY
             | methods::IO_STOP
@@ -179,6 +220,27 @@ impl PluginService {
                 let reason = params["reason"].as_str().unwrap_or_default();
                 self.port.memory_forget(plugin, id, reason)
             }
+            methods::DOC_QUERY => {
+                let text = params["text"].as_str().ok_or_else(|| {
+                    HandlerError::invalid_arguments(format!("{method}: text must be a string"))
+                })?;
+                let top_k = params["top_k"].as_u64().unwrap_or(3).clamp(1, 100) as usize;
+                let found = self.port.memory_search(text, top_k)?;
+                Ok(json!({"docs": found["items"]}))
+            }
+            methods::DOC_REMOVE => {
+                let id = params["id"].as_i64().ok_or_else(|| {
+                    HandlerError::invalid_arguments(format!("{method}: id must be an integer"))
+                })?;
+                let gone = self.port.memory_forget(plugin, id, method)?;
+                Ok(json!({"removed": gone["forgotten"]}))
+            }
+            methods::DOC_STATS => self.port.doc_stats(),
+            methods::EVENTS_SUBSCRIBE | methods::EVENTS_UNSUBSCRIBE => event_types(method, &params),
+            methods::PLUGIN_LIST_LOADED
+            | methods::PLUGIN_IS_DISABLED
+            | methods::PLUGIN_RELOAD_ONE => self.plugins(method, &params),
+            m if by_tool(m).is_some() => self.by_tool(method, params),
             methods::LLM_LIST_SOURCES | methods::LLM_COMPLETE => self.llm(method, &params),
             m if m.starts_with("settings.") => self.settings(method, &params),
             methods::ARENA_ALLOC => {

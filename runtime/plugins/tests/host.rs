@@ -229,8 +229,11 @@ fn a_granted_interrupt_reaches_the_kernel_clamped_to_l3() {
             vec![(
                 "conformance".to_owned(),
                 "wake up".to_owned(),
-                true,
-                Some(hearth_rpc::Priority::L3)
+                hearth_plugin_host::Injection {
+                    interrupt: true,
+                    priority: Some(hearth_rpc::Priority::L3),
+                    no_memory: false,
+                }
             )]
         );
         host.shutdown();

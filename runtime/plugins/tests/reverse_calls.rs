@@ -96,6 +96,60 @@ fn llm_calls_complete_through_the_kernel_when_granted() {
 }
 
 #[test]
+fn inputs_kept_out_of_memory_say_so_and_a_sync_input_waits_for_its_reply() {
+    watchdog(Duration::from_secs(60), || {
+        let fx = Fixture::new();
+        let (host, _settings) = start(&fx, r#"["io"]"#);
+        call(
+            &fx,
+            "io.injectTextNoMem",
+            json!({"channel": "side", "text": "quiet"}),
+        )
+        .expect("no-memory inject");
+        call(
+            &fx,
+            "io.injectText",
+            json!({"text": "hushed", "options": {"no_memory": true}}),
+        )
+        .expect("inject with the option");
+        call(&fx, "io.injectText", json!({"text": "loud"})).expect("plain inject");
+        let got = call(&fx, "io.injectInputSync", json!({"text": "how are you"})).expect("a reply");
+        assert_eq!(
+            got,
+            json!({"reply": "answer to how are you", "request_id": "r0"})
+        );
+        let err = call(&fx, "io.injectInputSync", json!({"text": "fail"})).expect_err("failed");
+        assert!(err.contains("the model broke"), "{err}");
+        let seen: Vec<(String, bool)> = fx
+            .seen
+            .injected
+            .lock()
+            .unwrap()
+            .iter()
+            .map(|(_, text, how)| (text.clone(), how.no_memory))
+            .collect();
+        assert_eq!(
+            seen,
+            [
+                ("quiet".to_owned(), true),
+                ("hushed".to_owned(), true),
+                ("loud".to_owned(), false),
+                ("how are you".to_owned(), false),
+                ("fail".to_owned(), false),
+            ]
+        );
+        assert_eq!(
+            fx.seen.submitted.lock().unwrap()[0].1,
+            2,
+            "the reply was asked for until it came"
+        );
+        let err = call(&fx, "doc.query", json!({"text": "x"})).expect_err("not granted");
+        assert!(err.contains("\"doc_memory\""), "{err}");
+        host.shutdown();
+    });
+}
+
+#[test]
 fn a_plugin_reads_and_writes_only_its_own_settings_unless_granted() {
     watchdog(Duration::from_secs(60), || {
         let fx = Fixture::new();

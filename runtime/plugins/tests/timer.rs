@@ -45,8 +45,11 @@ fn a_due_timer_interrupts_at_l3_and_pending_timers_survive_a_restart() {
             vec![(
                 "timer".into(),
                 "Reminder: tea".into(),
-                true,
-                Some(Priority::L3)
+                hearth_plugin_host::Injection {
+                    interrupt: true,
+                    priority: Some(Priority::L3),
+                    no_memory: false,
+                }
             )]
         );
         host.shutdown();

@@ -294,6 +294,7 @@ impl Daemon {
             replies: Default::default(),
             audit: audit::AuditLog::new(&cfg.data_dir),
             memory: kernel.memory(),
+            kernel_tools: tables.tools.defs().into_iter().map(|d| d.name).collect(),
             control: Default::default(),
         });
         if cfg.bundled_plugins {

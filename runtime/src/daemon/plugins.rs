@@ -8,7 +8,7 @@ use hearth_ipc::{EventKind, SegmentConfig};
 use hearth_kernel::events::EventBus;
 use hearth_kernel::ingress::KernelHandle;
 use hearth_kernel::input::{InputEvent, Reply, Trust};
-use hearth_plugin_host::{DataPlane, KernelPort, PluginError};
+use hearth_plugin_host::{DataPlane, Injection, KernelPort, PluginError, wire_error};
 use std::time::Duration;
 
 use hearth_llm::provider::{ChatRequest, Message, Role, complete_text};
@@ -47,6 +47,9 @@ pub(super) struct KernelPlugins {
     pub(super) replies: ChannelReplies,
     /// Where forgetting a memory is recorded.
     pub(super) audit: super::audit::AuditLog,
+    /// The names of the kernel's own tools, taken before any plugin, Lua script, skill or MCP
+    /// server could register one: the tools plugin methods such as `knowledge.search` run.
+    pub(super) kernel_tools: std::collections::BTreeSet<String>,
     /// Cold context's search by meaning and keywords (`None`: memory is off).
     pub(super) memory: Option<hearth_kernel::memory_service::MemoryService>,
     /// The operator's control (status, sources, plugins), set once the host exists.
@@ -59,28 +62,25 @@ impl KernelPlugins {
         let text = self
             .tools
             .execute(&ctx, tool, args)
-            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("{tool}: {e}")))?;
+            .map_err(|e| wire_error(tool, e))?;
         Ok(json!({"text": text}))
     }
 }
 
 /// An input a plugin injects or submits: external trust, the plugin named in the payload, an
-/// interrupt at `priority` (L1 when unset).
-fn plugin_input(
-    plugin: &str,
-    channel: &str,
-    text: &str,
-    interrupt: bool,
-    priority: Option<Priority>,
-) -> InputEvent {
-    let input = InputEvent::text(channel, text)
+/// interrupt at its priority (L1 when unset), kept out of memory when it says so.
+fn plugin_input(plugin: &str, channel: &str, text: &str, how: Injection) -> InputEvent {
+    let mut input = InputEvent::text(channel, text)
         .with_trust(Trust::External)
         .with_payload("plugin", json!(plugin));
-    if !interrupt {
+    if how.no_memory {
+        input = input.with_payload("no_memory", json!(true));
+    }
+    if !how.interrupt {
         return input;
     }
     input
-        .with_payload("priority", json!(priority.unwrap_or(Priority::L1)))
+        .with_payload("priority", json!(how.priority.unwrap_or(Priority::L1)))
         .with_payload("interrupt", json!(true))
 }
 
@@ -99,12 +99,11 @@ impl KernelPort for KernelPlugins {
         plugin: &str,
         channel: &str,
         text: &str,
-        interrupt: bool,
-        priority: Option<Priority>,
+        how: Injection,
     ) -> Result<(), HandlerError> {
-        let input = plugin_input(plugin, channel, text, interrupt, priority);
+        let input = plugin_input(plugin, channel, text, how);
         // Nobody waits for the reply of an injected input; it goes to the channel's output.
-        if interrupt {
+        if how.interrupt {
             drop(self.handle.interrupt(input));
         } else {
             drop(self.handle.submit(input));
@@ -141,15 +140,14 @@ impl KernelPort for KernelPlugins {
         plugin: &str,
         channel: &str,
         text: &str,
-        interrupt: bool,
-        priority: Option<Priority>,
+        how: Injection,
     ) -> Result<Value, HandlerError> {
-        let mut input = plugin_input(plugin, channel, text, interrupt, priority);
+        let mut input = plugin_input(plugin, channel, text, how);
         let request_id = input.request_id.clone();
         // Kept before the submit, so a reply that comes at once is not lost.
         self.replies.expect(&request_id, input.reply_channel());
         // A refusal (denied, store stopped) has been answered on the reply channel already.
-        let _ = self.handle.submit_durably(input, interrupt);
+        let _ = self.handle.submit_durably(input, how.interrupt);
         Ok(json!({"request_id": request_id, "tag": stream_tag(&request_id)}))
     }
 
@@ -308,6 +306,36 @@ impl KernelPort for KernelPlugins {
             self.publish("memory_forgotten", &record);
         }
         Ok(json!({"forgotten": forgotten}))
+    }
+
+    fn builtin_tool(
+        &self,
+        plugin: &str,
+        tool: &str,
+        args: &Value,
+        timeout: Duration,
+    ) -> Result<Value, HandlerError> {
+        // Only the kernel's own tools: one a plugin registered is that plugin's, not the kernel's.
+        if !self.kernel_tools.contains(tool) {
+            return Err(HandlerError::new(
+                ErrorKind::Unavailable,
+                format!("{tool} is not running in this daemon (graph or knowledge memory off?)"),
+            ));
+        }
+        tracing::debug!(plugin, tool, "kernel tool run for a plugin");
+        let ctx = CallContext::kernel(timeout);
+        self.tools
+            .execute(&ctx, tool, args)
+            .map_err(|e| wire_error(tool, e))
+    }
+
+    fn doc_stats(&self) -> Result<Value, HandlerError> {
+        let entries = self
+            .durable
+            .with_store(|store| store.cold_count())
+            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
+            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("doc.stats: {e}")))?;
+        Ok(json!({"entries": entries}))
     }
 
     fn llm_sources(&self) -> Result<Value, HandlerError> {

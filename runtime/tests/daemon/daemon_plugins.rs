@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 /// A binary of the SDK crate, next to `hearthd` in the target dir.
-fn sdk_binary(relative: &str) -> PathBuf {
+pub(crate) fn sdk_binary(relative: &str) -> PathBuf {
     let bin = Path::new(env!("CARGO_BIN_EXE_hearthd"));
     let path = bin.parent().expect("target dir").join(relative);
     assert!(
@@ -20,7 +20,7 @@ fn sdk_binary(relative: &str) -> PathBuf {
     path
 }
 
-fn plugin_dir(root: &Path, name: &str, entry: &Path) -> PathBuf {
+pub(crate) fn plugin_dir(root: &Path, name: &str, entry: &Path) -> PathBuf {
     let dir = root.join(name);
     std::fs::create_dir_all(&dir).expect("plugin dir");
     let manifest = format!(
@@ -42,7 +42,7 @@ fn state_of(daemon: &Daemon, name: &str) -> Option<Value> {
     list(daemon).into_iter().find(|p| p["name"] == name)
 }
 
-fn wait_state(daemon: &Daemon, name: &str, state: &str) -> Value {
+pub(crate) fn wait_state(daemon: &Daemon, name: &str, state: &str) -> Value {
     let deadline = Instant::now() + Duration::from_secs(20);
     loop {
         if let Some(p) = state_of(daemon, name).filter(|p| p["state"] == state) {

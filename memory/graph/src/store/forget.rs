@@ -205,6 +205,51 @@ impl GraphStore {
         self.scrub();
         Ok(ids.len())
     }
+
+    /// The soft purge: every relation `criteria` select that holds now ends now — kept as past
+    /// history with its sources (`why` still explains it, recall shows it as past), never
+    /// returned as current. One that has not begun yet (a plan dated later) never held, so it
+    /// is forgotten instead. Returns how many ended or went; refused as [`GraphStore::purge`]
+    /// is, so a criterion that matches nothing never widens it. Relations already past are
+    /// left as they were (0 is an answer, not an error: the criteria matched). `now` is the
+    /// end of what held (Unix ms).
+    pub fn end_matching(
+        &mut self,
+        criteria: &PurgeCriteria,
+        now: i64,
+    ) -> Result<usize, GraphError> {
+        const OP: &str = "end_matching";
+        let tx = self.conn.transaction().ctx(OP, &self.path)?;
+        let path = self.path.as_path();
+        let mut ended = 0;
+        for id in purge_targets(&tx, path, criteria)? {
+            let begins: Option<i64> = tx
+                .query_row(
+                    "SELECT valid_from_ms FROM relations WHERE id = ?1 \
+                     AND valid_to_ms IS NULL AND superseded_ms IS NULL",
+                    [id],
+                    |r| r.get(0),
+                )
+                .optional()
+                .ctx(OP, path)?;
+            match begins {
+                None => continue,
+                Some(from) if from > now => {
+                    forget_in(&tx, path, FactId::Relation(id), now)?;
+                }
+                Some(_) => {
+                    tx.execute(
+                        "UPDATE relations SET valid_to_ms = ?2 WHERE id = ?1",
+                        params![id, now],
+                    )
+                    .ctx(OP, path)?;
+                }
+            }
+            ended += 1;
+        }
+        tx.commit().ctx(OP, path)?;
+        Ok(ended)
+    }
 }
 
 /// The ids of the relations `criteria` select (superseded ones included: a purge leaves no

@@ -55,8 +55,8 @@ fn invalid_names_and_predicates_are_rejected_with_reasons() {
     );
 }
 
-#[test]
-fn purge_never_widens() {
+/// The user likes tea and jazz and lives in Porto; their sister Ana likes tea too.
+fn two_people_who_like_tea() -> crate::support::TestGraph {
     let mut g = graph();
     g.graph
         .distill_items(&[
@@ -64,6 +64,12 @@ fn purge_never_widens() {
             item(2, T0 + 1, "My sister Ana likes tea."),
         ])
         .unwrap();
+    g
+}
+
+#[test]
+fn purge_never_widens() {
+    let mut g = two_people_who_like_tea();
     let before = g.graph.stats().unwrap();
     let refused =
         |g: &mut crate::support::TestGraph, c: PurgeCriteria| g.graph.purge(&c).unwrap_err();
@@ -180,4 +186,76 @@ fn the_file_is_private_and_durable() {
         .unwrap();
     assert_eq!(journal, "wal");
     drop(g);
+}
+
+#[test]
+fn a_soft_purge_ends_what_holds_keeps_its_history_and_never_widens() {
+    let mut g = two_people_who_like_tea();
+    // A plan dated later never held: ending it would leave it "current" until its start.
+    let later = hearth_graph::Fact {
+        valid_from: Some(hearth_graph::ResolvedDate {
+            start_ms: 4_000_000_000_000,
+            end_ms: 4_000_086_400_000,
+            phrase: "next year".into(),
+        }),
+        ..fact(USER, "likes", "opera")
+    };
+    let st = Statement {
+        sentence: "From next year I will like opera.".into(),
+        facts: vec![later],
+        events: vec![],
+    };
+    g.graph.tell(&[st], &source(None)).unwrap();
+    let before = g.graph.stats().unwrap();
+    let now = T0 + 30 * crate::support::DAY;
+    let user_likes = PurgeCriteria {
+        subject: Some(USER.into()),
+        predicate: Some("likes".into()),
+        ..Default::default()
+    };
+    let misspelt = PurgeCriteria {
+        subject: Some("Bob".into()),
+        predicate: Some("likes".into()),
+        ..Default::default()
+    };
+    assert!(matches!(
+        g.graph.end_matching(&misspelt, now),
+        Err(GraphError::MatchesNothing { .. })
+    ));
+    assert!(matches!(
+        g.graph.end_matching(&PurgeCriteria::default(), now),
+        Err(GraphError::NoCriteria)
+    ));
+    assert_eq!(
+        g.graph.stats().unwrap(),
+        before,
+        "a refused purge ends nothing"
+    );
+
+    assert_eq!(g.graph.end_matching(&user_likes, now).unwrap(), 3);
+    let hits = g.graph.recall("tea jazz opera", now, 20).unwrap();
+    let mine: Vec<_> = hits
+        .iter()
+        .filter(|h| h.subject == USER && h.predicate == "likes")
+        .collect();
+    assert_eq!(mine.len(), 2, "tea and jazz stay as history: {hits:?}");
+    assert!(
+        mine.iter()
+            .all(|h| h.status == hearth_graph::FactStatus::Past && h.object != "opera"),
+        "ended, and the plan that never held is gone: {mine:?}"
+    );
+    assert!(
+        hits.iter().any(|h| h.subject == "Ana"
+            && h.object == "tea"
+            && h.status == hearth_graph::FactStatus::Current),
+        "Ana's tea is not the user's"
+    );
+    let why = g.graph.why(mine[0].id).unwrap();
+    assert!(!why.sources.is_empty(), "an ended fact keeps its sources");
+    assert_eq!(
+        g.graph.end_matching(&user_likes, now).unwrap(),
+        0,
+        "nothing holds any more"
+    );
+    crate::support::assert_invariants(g.graph.path());
 }

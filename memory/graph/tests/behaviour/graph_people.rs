@@ -190,3 +190,23 @@ fn a_forgotten_trait_leaves_the_person_view() {
     let left: Vec<_> = ana.facts.iter().map(|f| f.predicate.as_str()).collect();
     assert_eq!(left, ["job"]);
 }
+
+#[test]
+fn people_are_listed_most_mentioned_first_and_things_are_not_people() {
+    let mut g = graph();
+    assert!(g.graph.people(10).unwrap().is_empty());
+    g.graph
+        .relate("Ana", "sister of", "Rui", "", &said("t1", T0))
+        .unwrap();
+    g.graph
+        .set_trait("Ana", "favourite colour", "green", "", &said("t2", T0 + 1))
+        .unwrap();
+    g.graph
+        .set_trait("Ana", "job", "baker", "", &said("t3", T0 + 2))
+        .unwrap();
+    let people = g.graph.people(10).unwrap();
+    let names: Vec<&str> = people.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["Ana", "Rui"], "green and baker are not people");
+    assert!(people[0].1 > people[1].1, "{people:?}");
+    assert_eq!(g.graph.people(1).unwrap().len(), 1, "the limit holds");
+}

@@ -4,8 +4,8 @@
 mod support;
 
 use hearth_lua_plugins::MAX_REVERSE_CALLS;
-use hearth_plugin_host::{KernelPort, RestartPolicy};
-use hearth_rpc::{Grants, HandlerError as RpcError, Priority};
+use hearth_plugin_host::{Injection, KernelPort, RestartPolicy};
+use hearth_rpc::{Grants, HandlerError as RpcError};
 use hearth_stages::{CallContext, Stage, StageContext};
 use hearth_testkit::within;
 use serde_json::{Value, json};
@@ -28,8 +28,7 @@ impl KernelPort for Memory {
         plugin: &str,
         _channel: &str,
         _text: &str,
-        _interrupt: bool,
-        _priority: Option<Priority>,
+        _how: Injection,
     ) -> Result<(), RpcError> {
         Err(RpcError::new(
             hearth_rpc::ErrorKind::Unavailable,

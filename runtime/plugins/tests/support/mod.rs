@@ -9,8 +9,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use hearth_plugin_host::session::{Tables, Timeouts};
-use hearth_plugin_host::{DataPlane, HostConfig, KernelPort, PluginHost, RestartPolicy};
-use hearth_rpc::Priority;
+use hearth_plugin_host::{DataPlane, HostConfig, Injection, KernelPort, PluginHost, RestartPolicy};
 use serde_json::Value;
 
 #[path = "../../../../ipc/rpc/tests/support/watchdog.rs"]
@@ -31,8 +30,8 @@ pub fn sdk_binary(relative: &str) -> PathBuf {
     path
 }
 
-/// One injected input: channel, text, whether an interrupt, priority.
-pub type Injected = (String, String, bool, Option<Priority>);
+/// One injected or submitted input: channel, text, and how it entered.
+pub type Injected = (String, String, Injection);
 
 /// What the kernel port saw.
 #[derive(Default)]
@@ -41,6 +40,8 @@ pub struct Recorder {
     pub injected: Mutex<Vec<Injected>>,
     /// Memory commits: plugin, content, summary.
     pub committed: Mutex<Vec<(String, String, String)>>,
+    /// Submitted inputs by request id: the text and how often `io.reply` asked for it.
+    pub submitted: Mutex<Vec<(String, u32)>>,
 }
 
 impl Recorder {
@@ -70,16 +71,47 @@ impl KernelPort for RecordingPort {
         _plugin: &str,
         channel: &str,
         text: &str,
-        interrupt: bool,
-        priority: Option<Priority>,
+        how: Injection,
     ) -> Result<(), hearth_rpc::HandlerError> {
-        self.0.injected.lock().unwrap().push((
-            channel.to_owned(),
-            text.to_owned(),
-            interrupt,
-            priority,
-        ));
+        self.0
+            .injected
+            .lock()
+            .unwrap()
+            .push((channel.to_owned(), text.to_owned(), how));
         Ok(())
+    }
+
+    /// Recorded as injected; its reply comes on the second `io.reply` (an error for "fail").
+    fn submit(
+        &self,
+        plugin: &str,
+        channel: &str,
+        text: &str,
+        how: Injection,
+    ) -> Result<Value, hearth_rpc::HandlerError> {
+        self.inject(plugin, channel, text, how)?;
+        let mut submitted = self.0.submitted.lock().unwrap();
+        submitted.push((text.to_owned(), 0));
+        Ok(serde_json::json!({"request_id": format!("r{}", submitted.len() - 1), "tag": 7}))
+    }
+
+    fn reply(
+        &self,
+        request_id: &str,
+        _timeout: Duration,
+    ) -> Result<Value, hearth_rpc::HandlerError> {
+        let n: usize = request_id[1..].parse().expect("an id submit gave");
+        let mut submitted = self.0.submitted.lock().unwrap();
+        let (text, polls) = &mut submitted[n];
+        *polls += 1;
+        if *polls < 2 {
+            return Ok(serde_json::json!({"done": false}));
+        }
+        let failed = text == "fail";
+        Ok(
+            serde_json::json!({"done": true, "content": format!("answer to {text}"),
+            "error": failed, "skipped": false, "reason": failed.then_some("the model broke")}),
+        )
     }
 
     fn memory_recall(

@@ -1,0 +1,256 @@
+//! A plugin process reaches the kernel's memory, knowledge base, social graph and plugin
+//! manager through its reverse calls (SPEC §6.3), under a real `hearthd`: the model first tells
+//! the kernel's tools a trait, a relation, a document and a note; then the conformance
+//! plugin's `call` tool asks for them by the original's method names and gets them back, a
+//! purge with a criterion the kernel does not know is refused whole, and a soft purge leaves
+//! the trait as past history.
+
+use crate::daemon_plugins::{plugin_dir, sdk_binary, wait_state};
+use crate::harness::{Daemon, source, stderr, within};
+use hearth_testkit::llm_server::{LlmServer, Script};
+use serde_json::{Value, json};
+use std::time::Duration;
+
+/// One turn in which the model calls `calls` in order; the results of those calls, parsed
+/// (JSON, or the error text as a string).
+fn turn(daemon: &Daemon, llm: &LlmServer, text: &str, calls: Vec<(&str, Value)>) -> Vec<Value> {
+    let n = calls.len();
+    llm.push_for(
+        text,
+        Script::Tools(calls.into_iter().map(|(t, a)| (t.to_owned(), a)).collect()),
+    );
+    llm.push_for(text, Script::text("Done."));
+    let out = daemon.run(&["send", text]);
+    assert!(out.status.success(), "{text}: {}", stderr(&out));
+    let seen = llm.seen();
+    let tools: Vec<Value> = seen.last().expect("a request").body["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            let t = m["content"].as_str().unwrap_or_default();
+            serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.to_owned()))
+        })
+        .collect();
+    tools[tools.len() - n..].to_vec()
+}
+
+/// The conformance plugin's `call` tool asking the kernel for `method` with `params`.
+fn call(method: &str, params: Value) -> (&'static str, Value) {
+    ("call", json!({"method": method, "params": params}))
+}
+
+#[test]
+fn a_plugin_reads_and_purges_what_the_kernel_remembers_by_the_originals_methods() {
+    within(Duration::from_secs(120), || {
+        let llm = LlmServer::start();
+        let conformance = sdk_binary("hearth-plugin-conformance");
+        let toml = format!("memory_model = false\n{}", source("llm", &llm.base_url, 0));
+        let daemon = Daemon::start_with(&toml, |dir| {
+            plugin_dir(&dir.join("plugins"), "conformance", &conformance);
+        });
+        wait_state(&daemon, "conformance", "running");
+
+        let told = turn(
+            &daemon,
+            &llm,
+            "remember a few things",
+            vec![
+                (
+                    "person_set_trait",
+                    json!({"name": "me", "trait": "favourite colour", "value": "green",
+                           "sentence": "my favourite colour is green"}),
+                ),
+                (
+                    "person_relate",
+                    json!({"person_a": "Ana", "relation": "sister of", "person_b": "me"}),
+                ),
+                (
+                    "knowledge_create",
+                    json!({"name": "recipes/bread",
+                           "content": "Bread needs flour, water, salt and a sourdough starter."}),
+                ),
+                (
+                    "doc_commit",
+                    json!({"content": "The spare key is under the blue flower pot."}),
+                ),
+            ],
+        );
+        assert!(told[..3].iter().all(Value::is_object), "{told:?}");
+        assert!(
+            told[3].as_str().is_some_and(|t| t.starts_with("stored")),
+            "{told:?}"
+        );
+
+        let got = turn(
+            &daemon,
+            &llm,
+            "what do plugins see",
+            vec![
+                call(
+                    "social.getTrait",
+                    json!({"name": "me", "trait": "favourite colour"}),
+                ),
+                call("social.listPersons", json!({})),
+                call("social.getRelations", json!({"name": "Ana"})),
+                call("knowledge.search", json!({"query": "sourdough"})),
+                call("knowledge.list", json!({})),
+                call("doc.query", json!({"text": "spare key", "top_k": 2})),
+                call("doc.stats", json!({})),
+                call("memory.introspect", json!({})),
+                call("plugin.listLoaded", json!({})),
+                call("plugin.isDisabled", json!({"name": "conformance"})),
+                call(
+                    "events.subscribe",
+                    json!({"types": ["agent_output", "nonsense"]}),
+                ),
+            ],
+        );
+        let [
+            trait_,
+            persons,
+            relations,
+            search,
+            list,
+            docs,
+            stats,
+            introspect,
+            loaded,
+            disabled,
+            subscribe,
+        ] = got.as_slice()
+        else {
+            panic!("eleven results: {got:?}")
+        };
+        assert_eq!(trait_["values"][0]["object"], "green", "{trait_}");
+        assert_eq!(trait_["values"][0]["status"], "current", "{trait_}");
+        let names: Vec<&str> = persons["persons"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .filter_map(|p| p["name"].as_str())
+            .collect();
+        assert!(names.contains(&"Ana"), "{persons}");
+        assert_eq!(
+            relations["relations"][0]["relation"], "sister_of",
+            "{relations}"
+        );
+        assert!(
+            search["results"]
+                .as_str()
+                .is_some_and(|r| r.contains("recipes/bread")),
+            "{search}"
+        );
+        assert_eq!(list["names"], json!(["recipes/bread"]), "{list}");
+        assert!(
+            docs["docs"][0]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("blue flower pot")),
+            "{docs}"
+        );
+        assert!(stats["entries"].as_u64().is_some_and(|n| n >= 1), "{stats}");
+        assert_eq!(introspect["available"], true, "{introspect}");
+        assert!(
+            loaded["plugins"]
+                .as_array()
+                .is_some_and(|p| p.iter().any(|p| p["name"] == "conformance")),
+            "{loaded}"
+        );
+        assert_eq!(disabled, &json!({"disabled": false}));
+        let refused = subscribe.as_str().unwrap_or_default();
+        assert!(
+            refused.contains("nonsense") && refused.contains("agent_output"),
+            "an unknown type is named, with the known ones: {subscribe}"
+        );
+
+        let purged = turn(
+            &daemon,
+            &llm,
+            "forget my colour",
+            vec![
+                call(
+                    "memory.purge",
+                    json!({"criteria": {"subject_contains": "u", "predicate": "favourite_colour"}}),
+                ),
+                call(
+                    "memory.purge",
+                    json!({"criteria": {"subject": "user", "predicate": "favourite_colour"}}),
+                ),
+                call(
+                    "social.getTrait",
+                    json!({"name": "me", "trait": "favourite colour"}),
+                ),
+            ],
+        );
+        let refused = purged[0].as_str().unwrap_or_default();
+        assert!(
+            refused.contains("subject_contains"),
+            "an unknown criterion refuses the purge: {}",
+            purged[0]
+        );
+        assert_eq!(purged[1], json!({"purged": 1, "mode": "soft"}));
+        assert_eq!(purged[2]["values"][0]["object"], "green", "{}", purged[2]);
+        assert_eq!(
+            purged[2]["values"][0]["status"], "past",
+            "a soft purge keeps it as history: {}",
+            purged[2]
+        );
+
+        let key = docs["docs"][0]["id"].as_i64().expect("the note's id");
+        let wrote = turn(
+            &daemon,
+            &llm,
+            "tidy up",
+            vec![
+                call("doc.remove", json!({"id": key})),
+                call("doc.remove", json!({"id": key})),
+                call("doc.query", json!({"text": "spare key"})),
+                call(
+                    "doc.insert",
+                    json!({"doc": {"content": "The bins go out on Tuesday."}}),
+                ),
+                call(
+                    "knowledge.add",
+                    json!({"name": "notes/plants", "content": "Water the basil."}),
+                ),
+                call(
+                    "knowledge.add",
+                    json!({"name": "notes/plants", "content": "again"}),
+                ),
+                call("social.getPerson", json!({"name": "Ana"})),
+                call("social.getNetwork", json!({"name": "me"})),
+            ],
+        );
+        assert_eq!(wrote[0], json!({"removed": true}));
+        assert_eq!(wrote[1], json!({"removed": false}), "gone already");
+        assert!(
+            wrote[2]["docs"]
+                .as_array()
+                .is_some_and(|d| d.iter().all(|d| d["id"] != key)),
+            "{}",
+            wrote[2]
+        );
+        assert!(
+            wrote[3]["text"]
+                .as_str()
+                .is_some_and(|t| t.starts_with("stored")),
+            "{}",
+            wrote[3]
+        );
+        assert_eq!(wrote[4], json!({"name": "notes/plants", "replaced": false}));
+        assert!(
+            wrote[5]
+                .as_str()
+                .is_some_and(|e| e.contains("notes/plants")),
+            "an existing document is not replaced unasked: {}",
+            wrote[5]
+        );
+        assert_eq!(wrote[6]["name"], "Ana", "{}", wrote[6]);
+        assert!(
+            wrote[7]["links"].as_array().is_some_and(|l| !l.is_empty()),
+            "{}",
+            wrote[7]
+        );
+    });
+}
