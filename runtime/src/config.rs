@@ -21,6 +21,10 @@ pub struct AgentConfig {
     /// The language of the kernel's texts (errors, stops, placeholders): `auto` picks it per
     /// input from the share of CJK characters, `zh` or `en` fixes it.
     pub language: String,
+    /// The LLM source tried first while it is available (by name); empty: by priority. Set
+    /// at run time by `hearth settings set core.agent.source NAME` or a plugin's
+    /// `llm.setSource`.
+    pub source: String,
 }
 
 impl AgentConfig {
@@ -40,6 +44,7 @@ impl Default for AgentConfig {
             max_context_size: 30,
             utc_offset_secs: None,
             language: "auto".into(),
+            source: String::new(),
         }
     }
 }

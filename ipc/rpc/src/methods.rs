@@ -119,3 +119,8 @@ pub const EVENTS_UNSUBSCRIBE: &str = "events.unsubscribe";
 pub const PLUGIN_RELOAD_ONE: &str = "plugin.reloadOne";
 /// Plugin → kernel: whether a plugin is disabled `{name}` → `{disabled}`.
 pub const PLUGIN_IS_DISABLED: &str = "plugin.isDisabled";
+/// Plugin → kernel: try this LLM source first from now on `{source}` (`""`: by priority);
+/// kept across restarts → `{source}`.
+pub const LLM_SET_SOURCE: &str = "llm.setSource";
+/// Plugin → kernel: the LLM source the next request tries first → `{source}`.
+pub const LLM_CURRENT_SOURCE: &str = "llm.currentSource";

@@ -161,6 +161,18 @@ pub trait KernelPort: Send + Sync + 'static {
         Err(not_served("llm.listSources"))
     }
 
+    /// `llm.currentSource`: the LLM source the next request tries first → `{source}`.
+    fn llm_current_source(&self) -> Result<Value, HandlerError> {
+        Err(not_served("llm.currentSource"))
+    }
+
+    /// `llm.setSource`: `plugin` asks that `source` be tried first while it is available
+    /// (`""`: by priority again), kept across restarts → `{source}`.
+    fn llm_set_source(&self, plugin: &str, source: &str) -> Result<Value, HandlerError> {
+        let _ = (plugin, source);
+        Err(not_served("llm.setSource"))
+    }
+
     /// `llm.complete`: one completion of `messages` (`[{role, content}]`) through the kernel's
     /// sources (with their fallback), within `timeout` → `{text}`.
     fn llm_complete(

@@ -208,10 +208,16 @@ impl PluginService {
         self.port.memory_commit(plugin, content, summary)
     }
 
-    /// `llm.listSources` / `llm.complete`.
+    /// `llm.listSources`, `llm.currentSource`, `llm.setSource`, `llm.complete`.
     pub(crate) fn llm(&self, method: &str, params: &Value) -> Result<Value, HandlerError> {
-        if method == methods::LLM_LIST_SOURCES {
-            return self.port.llm_sources();
+        match method {
+            methods::LLM_LIST_SOURCES => return self.port.llm_sources(),
+            methods::LLM_CURRENT_SOURCE => return self.port.llm_current_source(),
+            methods::LLM_SET_SOURCE => {
+                let source = field(method, params, "source")?;
+                return self.port.llm_set_source(&self.link.name, source);
+            }
+            _ => {}
         }
         let messages: Vec<ChatMessage> = serde_json::from_value(params["messages"].clone())
             .map_err(|e| {

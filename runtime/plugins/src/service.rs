@@ -241,7 +241,10 @@ impl PluginService {
             | methods::PLUGIN_IS_DISABLED
             | methods::PLUGIN_RELOAD_ONE => self.plugins(method, &params),
             m if by_tool(m).is_some() => self.by_tool(method, params),
-            methods::LLM_LIST_SOURCES | methods::LLM_COMPLETE => self.llm(method, &params),
+            methods::LLM_LIST_SOURCES
+            | methods::LLM_COMPLETE
+            | methods::LLM_CURRENT_SOURCE
+            | methods::LLM_SET_SOURCE => self.llm(method, &params),
             m if m.starts_with("settings.") => self.settings(method, &params),
             methods::ARENA_ALLOC => {
                 let req: ArenaAlloc = decode(method, params)?;

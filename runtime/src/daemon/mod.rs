@@ -217,6 +217,9 @@ impl Daemon {
             Arc::new(settings::open(&base).map_err(|e| DaemonError::Settings(e.to_string()))?);
         let cfg = settings::effective(&base, &registry, None).map_err(DaemonError::Settings)?;
         let sources = Sources::start(&cfg).map_err(DaemonError::Sources)?;
+        if let Err(e) = sources.prefer(&cfg.agent.source) {
+            tracing::warn!("agent.source ignored: {e}");
+        }
         let turn = TurnConfig {
             system_prompt: cfg.agent.system_prompt.clone(),
             max_tool_turns: cfg.agent.max_tool_turns,
@@ -325,6 +328,7 @@ impl Daemon {
                 Some(LiveParts {
                     tools: registries.tools.clone(),
                     plugins: plugins.clone(),
+                    sources: sources.clone(),
                 }),
             ),
             data_dir: cfg.data_dir.clone(),

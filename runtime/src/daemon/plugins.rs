@@ -16,6 +16,7 @@ use hearth_rpc::{ErrorKind, HandlerError, Priority};
 use hearth_stages::{CallContext, ToolRegistry};
 
 use super::channel_replies::{ChannelReplies, reply_json};
+use super::settings_service::{SOURCE_KEY, SettingsOp};
 use super::sources::Sources;
 use crate::socket::{Control, Request, control_answer};
 use hearth_kernel::durable::Durable;
@@ -340,6 +341,31 @@ impl KernelPort for KernelPlugins {
 
     fn llm_sources(&self) -> Result<Value, HandlerError> {
         Ok(json!({"sources": self.sources.status()}))
+    }
+
+    fn llm_current_source(&self) -> Result<Value, HandlerError> {
+        Ok(json!({"source": self.sources.current()}))
+    }
+
+    /// Kept as the `core.agent.source` setting, so it is checked, applied at once and still
+    /// chosen after a restart, exactly as `hearth settings set` would.
+    fn llm_set_source(&self, plugin: &str, source: &str) -> Result<Value, HandlerError> {
+        let Some(control) = self.control.get() else {
+            return Err(HandlerError::new(
+                ErrorKind::Unavailable,
+                "llm.setSource: the daemon is still starting",
+            ));
+        };
+        let op = SettingsOp::Set {
+            key: SOURCE_KEY.to_owned(),
+            value: Some(json!(source)),
+            text: None,
+        };
+        control.settings(op).map_err(|e| {
+            HandlerError::invalid_arguments(format!("llm.setSource {source:?}: {e}"))
+        })?;
+        tracing::info!(plugin, source, "LLM source chosen by a plugin");
+        Ok(json!({"source": self.sources.current()}))
     }
 
     fn llm_complete(

@@ -77,6 +77,12 @@ const CORE: &[CoreKey] = &[
         "The language of the kernel's own texts: auto, en or zh.",
     ),
     core(
+        "core.agent.source",
+        SettingKind::String,
+        Live,
+        "The LLM source tried first while it is available, by name (empty: by priority).",
+    ),
+    core(
         "core.embedded.enabled",
         Bool,
         Restart,

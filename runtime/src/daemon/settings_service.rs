@@ -32,6 +32,9 @@ pub enum SettingsOp {
     Reset(String),
 }
 
+/// The key of the LLM source tried first.
+pub const SOURCE_KEY: &str = "core.agent.source";
+
 /// Why a settings request failed.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -58,6 +61,8 @@ pub struct LiveParts {
     pub tools: Arc<ToolRegistry>,
     /// Reloads the plugin whose key changed.
     pub plugins: Arc<PluginHost>,
+    /// Takes `core.agent.source` at once.
+    pub sources: Arc<super::sources::Sources>,
 }
 
 /// The settings registry with the configuration it sits over.
@@ -131,6 +136,14 @@ impl SettingsService {
             effective(&self.base, &self.settings, Some((key, &value)))
                 .map_err(SettingsServiceError::Invalid)?;
         }
+        // A source preference names a source of the running daemon: checked before it is kept.
+        if full.as_str() == SOURCE_KEY
+            && let (Some(live), Some(name)) = (&self.live, value.as_str())
+        {
+            live.sources
+                .check_preference(name)
+                .map_err(|e| SettingsServiceError::Invalid(e.to_string()))?;
+        }
         self.settings
             .set_defined_as(&kernel, key, SetValue::Json(&value))?;
         let applied = self.apply(key)?;
@@ -155,6 +168,10 @@ impl SettingsService {
                 let cfg = effective(&self.base, &self.settings, None)
                     .map_err(SettingsServiceError::Invalid)?;
                 live.tools.set_policy(cfg.tools);
+                if let Err(e) = live.sources.prefer(&cfg.agent.source) {
+                    // Kept, yet naming no source any more (removed since): priority order.
+                    tracing::warn!("{SOURCE_KEY}: {e}");
+                }
                 Ok(Applies::Live.describe().into())
             }
             (None, other) => Ok(other.describe().into()),

@@ -215,8 +215,41 @@ impl Sources {
             .map_or(Value::Null, |s| serde_json::to_value(s).unwrap_or_default())
     }
 
+    /// Tries source `name` first while it is available (`""`: by priority again); refuses
+    /// a name no source has.
+    pub fn prefer(&self, name: &str) -> Result<(), SourceError> {
+        let name = Some(name.trim()).filter(|n| !n.is_empty());
+        self.manager
+            .prefer(name)
+            .map_err(|e| SourceError::Invalid(e.to_string()))?;
+        tracing::info!(
+            source = name.unwrap_or("(by priority)"),
+            "LLM source preference set"
+        );
+        Ok(())
+    }
+
+    /// Whether `name` could be preferred: blank (by priority) or a registered source's name.
+    pub fn check_preference(&self, name: &str) -> Result<(), SourceError> {
+        let name = name.trim();
+        let known: Vec<String> = self.manager.sources().into_iter().map(|s| s.name).collect();
+        if name.is_empty() || known.iter().any(|k| k == name) {
+            return Ok(());
+        }
+        Err(SourceError::Invalid(format!(
+            "no LLM source is named {name:?} (sources: {})",
+            known.join(", ")
+        )))
+    }
+
+    /// The source the next request tries first.
+    pub fn current(&self) -> Option<String> {
+        self.manager.current()
+    }
+
     /// Sources with their availability (keys never shown).
     pub fn status(&self) -> Value {
+        let current = self.current();
         let configs = self.configs.lock();
         let list: Vec<Value> = self
             .manager
@@ -224,6 +257,7 @@ impl Sources {
             .into_iter()
             .map(|s| {
                 let mut v = serde_json::to_value(&s).unwrap_or_default();
+                v["current"] = json!(current.as_deref() == Some(s.name.as_str()));
                 if let Some(cfg) = configs.get(&s.name) {
                     v["base_url"] = json!(cfg.base_url);
                     v["adapter"] = json!(cfg.adapter);

@@ -6,7 +6,7 @@
 //! the trait as past history.
 
 use crate::daemon_plugins::{plugin_dir, sdk_binary, wait_state};
-use crate::harness::{Daemon, source, stderr, within};
+use crate::harness::{Daemon, source, stderr, tool_results, within};
 use hearth_testkit::llm_server::{LlmServer, Script};
 use serde_json::{Value, json};
 use std::time::Duration;
@@ -22,17 +22,7 @@ fn turn(daemon: &Daemon, llm: &LlmServer, text: &str, calls: Vec<(&str, Value)>)
     llm.push_for(text, Script::text("Done."));
     let out = daemon.run(&["send", text]);
     assert!(out.status.success(), "{text}: {}", stderr(&out));
-    let seen = llm.seen();
-    let tools: Vec<Value> = seen.last().expect("a request").body["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter(|m| m["role"] == "tool")
-        .map(|m| {
-            let t = m["content"].as_str().unwrap_or_default();
-            serde_json::from_str(t).unwrap_or_else(|_| Value::String(t.to_owned()))
-        })
-        .collect();
+    let tools = tool_results(llm);
     tools[tools.len() - n..].to_vec()
 }
 

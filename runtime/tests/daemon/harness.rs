@@ -309,3 +309,16 @@ pub fn tool_turn(
         .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
         .collect()
 }
+
+/// The tool results of the last request `server` was sent, each parsed (JSON, or the text
+/// as a string: an error).
+pub fn tool_results(server: &LlmServer) -> Vec<serde_json::Value> {
+    messages(server.seen().last().expect("a request"))
+        .into_iter()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| {
+            let t = m["content"].as_str().unwrap_or_default();
+            serde_json::from_str(t).unwrap_or_else(|_| serde_json::Value::String(t.to_owned()))
+        })
+        .collect()
+}

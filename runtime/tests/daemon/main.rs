@@ -28,6 +28,7 @@ mod daemon_settings;
 mod daemon_shutdown;
 mod daemon_skills;
 mod daemon_socket;
+mod daemon_source_choice;
 mod daemon_stop;
 mod daemon_stream_order;
 mod daemon_systemd;

@@ -129,6 +129,8 @@ pub struct SourceStatus {
     pub context_window: usize,
     /// Whether it is the default source.
     pub is_default: bool,
+    /// Whether the user chose it to be tried first ([`ProviderManager::prefer`]).
+    pub preferred: bool,
     /// Whether it takes calls now (not cooling down).
     pub available: bool,
     /// Rejected our credentials (401/403); stays unavailable until re-registered (or until a
@@ -149,6 +151,16 @@ struct Source {
     health: Availability,
 }
 
+/// A source name no registered source has.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("no LLM source is named {name:?} (sources: {})", known.join(", "))]
+pub struct UnknownSource {
+    /// The name asked for.
+    pub name: String,
+    /// The names there are.
+    pub known: Vec<String>,
+}
+
 /// A source picked for one call, copied out so no lock is held while it streams.
 struct Candidate {
     name: String,
@@ -162,6 +174,8 @@ pub struct ProviderManager {
     config: ManagerConfig,
     clock: Arc<dyn Clock>,
     sources: Mutex<Vec<Source>>,
+    /// The source the user chose to try first while it is available (`llm.setSource`).
+    preferred: Mutex<Option<String>>,
     /// Where the images a request refers to come from, for a source that takes them.
     images: Option<Images>,
 }
@@ -199,6 +213,7 @@ impl ProviderManager {
             config,
             clock,
             sources: Mutex::new(Vec::new()),
+            preferred: Mutex::new(None),
             images: None,
         }
     }
@@ -233,9 +248,31 @@ impl ProviderManager {
         sources.len() != before
     }
 
+    /// Tries `name` first (after a source serving a model a request names) while it is
+    /// available; `None` goes back to priority order. A name no source has is refused.
+    pub fn prefer(&self, name: Option<&str>) -> Result<(), UnknownSource> {
+        let sources = self.sources.lock();
+        if let Some(name) = name
+            && !sources.iter().any(|s| s.info.name == name)
+        {
+            return Err(UnknownSource {
+                name: name.to_owned(),
+                known: sources.iter().map(|s| s.info.name.clone()).collect(),
+            });
+        }
+        *self.preferred.lock() = name.map(str::to_owned);
+        Ok(())
+    }
+
+    /// The source the next request that names no model tries first.
+    pub fn current(&self) -> Option<String> {
+        self.plan("").into_iter().next().map(|c| c.name)
+    }
+
     /// Every source in registration order.
     pub fn sources(&self) -> Vec<SourceStatus> {
         let now = self.clock.now();
+        let preferred = self.preferred.lock().clone();
         self.sources
             .lock()
             .iter()
@@ -246,6 +283,7 @@ impl ProviderManager {
                 priority: s.info.priority,
                 context_window: s.info.context_window,
                 is_default: i == 0,
+                preferred: preferred.as_deref() == Some(s.info.name.as_str()),
                 available: s.health.is_available(now),
                 permanent: s.health.permanent,
                 fail_count: s.health.fail_count,
@@ -266,12 +304,14 @@ impl ProviderManager {
     /// gets the real error rather than "no provider".
     fn plan(&self, model: &str) -> Vec<Candidate> {
         let now = self.clock.now();
+        let preferred = self.preferred.lock().clone();
         let sources = self.sources.lock();
         let wanted = (!model.is_empty() && model != AUTO_MODEL).then_some(model);
         let mut order: Vec<(usize, &Source)> = sources.iter().enumerate().collect();
         order.sort_by_key(|&(i, s)| {
             (
                 Reverse(wanted.is_some_and(|m| s.info.model == m)),
+                Reverse(preferred.as_deref() == Some(s.info.name.as_str())),
                 Reverse(s.info.priority),
                 i != 0,
                 s.info.name.as_str(),
@@ -736,6 +776,31 @@ mod tests {
         assert_eq!(m.candidates("x"), ["e", "a", "b", "d", "c"]);
         assert_eq!(m.candidates("m1"), ["d", "c", "a", "b", "e"]);
         assert_eq!(m.candidates("unknown"), ["a", "b", "d", "c", "e"]);
+    }
+
+    #[test]
+    fn a_preferred_source_goes_first_while_it_is_available_and_a_named_model_still_wins() {
+        let (m, clock) = manager();
+        m.register(SourceInfo::new("local", "small"), scripted([]));
+        m.register(
+            SourceInfo::new("cloud", "big").with_priority(5),
+            scripted([]),
+        );
+        m.register(SourceInfo::new("spare", "small"), scripted([]));
+        assert_eq!(m.current().as_deref(), Some("cloud"));
+        let e = m.prefer(Some("nope")).expect_err("unknown");
+        assert_eq!(e.known, ["local", "cloud", "spare"]);
+        m.prefer(Some("spare")).expect("known");
+        assert_eq!(m.candidates(""), ["spare", "cloud", "local"]);
+        assert_eq!(m.current().as_deref(), Some("spare"));
+        assert_eq!(m.candidates("big"), ["cloud", "spare", "local"]);
+        assert!(status_of(&m, "spare").preferred && !status_of(&m, "cloud").preferred);
+        m.mark_unavailable("spare", &ProviderError::Other("down".into()));
+        assert_eq!(m.current().as_deref(), Some("cloud"), "cooling: skipped");
+        clock.advance(31 * SECOND);
+        assert_eq!(m.current().as_deref(), Some("spare"), "back once it cooled");
+        m.prefer(None).expect("back to priority");
+        assert_eq!(m.candidates(""), ["cloud", "local", "spare"]);
     }
 
     #[test]

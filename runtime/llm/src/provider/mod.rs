@@ -25,7 +25,7 @@ pub use complete::complete_text;
 pub use lua_source::{BaseUrl, LuaSource, classify_status};
 pub use manager::{
     Clock, ERROR_FINISH_REASONS, ManagerConfig, ProviderManager, SourceInfo, SourceStatus,
-    SystemClock,
+    SystemClock, UnknownSource,
 };
 pub use media_parts::{Images, MediaReader, RECENT_IMAGE_BYTES, shown_to};
 pub use openai_stream::{NativeChunk, parse_openai_stream_chunk};
