@@ -3,9 +3,7 @@
 //! limits what an input may do, across a restart too.
 
 use crate::support::{Harness, REPLY_WAIT, within};
-use hearth_kernel::durable::Durable;
-use hearth_kernel::events::EventBus;
-use hearth_kernel::graph::{self, GraphConfig, Kernel, Registries};
+use hearth_kernel::graph::{Kernel, Registries};
 use hearth_kernel::input::{InputEvent, Trust, skip};
 use hearth_kernel::turn::TurnConfig;
 use hearth_kernel::turn::texts::{self, Lang};
@@ -322,26 +320,9 @@ fn an_external_caller_may_not_stop_or_claim_consolidation() {
 
 /// A durable kernel over `db` whose model never answers.
 fn durable_kernel(db: &Path) -> (Kernel, Arc<ScriptedProvider>) {
-    let events = EventBus::with_default_ring("test");
-    let (durable, recovered) = Durable::open(db, events.clone()).expect("store opens");
-    let provider = Arc::new(ScriptedProvider::new([
-        ScriptStep::HangAfter(vec![]),
-        ScriptStep::HangAfter(vec![]),
-    ]));
-    let cfg = GraphConfig {
-        agent_id: "test".into(),
-        ..GraphConfig::unpinned(2)
-    };
-    let kernel = graph::build_with(
-        cfg,
-        provider.clone(),
-        Registries::default(),
-        events,
-        Some((durable, recovered)),
-        None,
-    )
-    .expect("kernel starts");
-    (kernel, provider)
+    let steps = vec![ScriptStep::HangAfter(vec![]), ScriptStep::HangAfter(vec![])];
+    let h = Harness::durable(steps, Registries::default(), db);
+    (h.kernel, h.provider)
 }
 
 /// The level an L4 interrupt of `trust` runs at after the kernel restarted with it pending.

@@ -54,6 +54,29 @@ impl Harness {
         Self { kernel, provider }
     }
 
+    /// As [`Harness::with_config`], with the journal in `db`: replies and their events are
+    /// published by the store's owner after the commit, as in the daemon.
+    pub fn durable(steps: Vec<ScriptStep>, registries: Registries, db: &std::path::Path) -> Self {
+        let provider = Arc::new(ScriptedProvider::new(steps));
+        let events = hearth_kernel::events::EventBus::with_default_ring("test");
+        let (durable, recovered) =
+            hearth_kernel::durable::Durable::open(db, events.clone()).expect("store opens");
+        let cfg = GraphConfig {
+            agent_id: "test".into(),
+            ..GraphConfig::unpinned(2)
+        };
+        let kernel = graph::build_with(
+            cfg,
+            provider.clone(),
+            registries,
+            events,
+            Some((durable, recovered)),
+            None,
+        )
+        .expect("kernel starts");
+        Self { kernel, provider }
+    }
+
     pub fn ask(&self, text: &str) -> Reply {
         self.kernel
             .handle()
