@@ -177,6 +177,59 @@ impl Host {
         field(methods::IO_INJECT_INPUT_SYNC, result, "reply")
     }
 
+    /// From inside a tool's handler (through its [`CallContext::host`]): media that join this
+    /// call's result when the tool answers (`io.setToolBlocks`), replacing any set before.
+    /// `blocks` are content blocks as for [`Host::inject_media`]; the kernel stores them and
+    /// shows them to a source that takes images, and the model reads their marker lines.
+    ///
+    /// [`CallContext::host`]: crate::CallContext::host
+    pub fn set_tool_blocks(&self, blocks: Vec<Value>) -> Result<(), ToolError> {
+        self.call(methods::IO_SET_TOOL_BLOCKS, json!({"blocks": blocks}))
+            .map(drop)
+    }
+
+    /// Injects an input that brings media (`io.injectMedia`, capability `io`): `blocks` are
+    /// content blocks in the chat form, such as `{"type": "image_url", "image_url": {"url":
+    /// "data:image/png;base64,…"}}`; they reach the model with this turn's message and are kept
+    /// in the kernel's media store. `text` may be empty.
+    pub fn inject_media(
+        &self,
+        channel: &str,
+        text: &str,
+        blocks: Vec<Value>,
+        options: &InjectOptions,
+    ) -> Result<(), ToolError> {
+        self.inject_with(methods::IO_INJECT_MEDIA, channel, text, blocks, options)
+            .map(drop)
+    }
+
+    /// [`Host::inject_media`] as an interrupt (`io.injectInterruptMedia`, capability `io`).
+    pub fn inject_interrupt_media(
+        &self,
+        channel: &str,
+        text: &str,
+        blocks: Vec<Value>,
+        options: &InjectOptions,
+    ) -> Result<(), ToolError> {
+        let method = methods::IO_INJECT_INTERRUPT_MEDIA;
+        self.inject_with(method, channel, text, blocks, options)
+            .map(drop)
+    }
+
+    /// [`Host::inject_media`], waiting for the reply text (`io.injectMediaSync`, capability
+    /// `io`).
+    pub fn inject_media_sync(
+        &self,
+        channel: &str,
+        text: &str,
+        blocks: Vec<Value>,
+        options: &InjectOptions,
+    ) -> Result<String, ToolError> {
+        let method = methods::IO_INJECT_MEDIA_SYNC;
+        let result = self.inject_with(method, channel, text, blocks, options)?;
+        field(method, result, "reply")
+    }
+
     /// Submits an input on `channel` and answers at once (`io.submit`, capability `io`): its
     /// request id and the stream tag its deltas carry on the event ring (follow them with
     /// [`EventStream::with_tag`](crate::EventStream::with_tag)); the reply comes from
@@ -310,14 +363,26 @@ impl Host {
         text: &str,
         options: &InjectOptions,
     ) -> Result<Value, ToolError> {
+        self.inject_with(method, channel, text, Vec::new(), options)
+    }
+
+    fn inject_with(
+        &self,
+        method: &str,
+        channel: &str,
+        text: &str,
+        blocks: Vec<Value>,
+        options: &InjectOptions,
+    ) -> Result<Value, ToolError> {
         let mut opts = json!({"no_memory": options.no_memory});
         if let Some(p) = options.priority {
             opts["priority"] = serde_json::to_value(p).expect("a priority serialises");
         }
-        self.call(
-            method,
-            json!({"channel": channel, "text": text, "options": opts}),
-        )
+        let mut params = json!({"channel": channel, "text": text, "options": opts});
+        if !blocks.is_empty() {
+            params["blocks"] = Value::Array(blocks);
+        }
+        self.call(method, params)
     }
 }
 

@@ -52,6 +52,10 @@ pub struct WireContext {
     /// Whether the caller may cancel the call (`$/cancel`) before its deadline.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cancellable: bool,
+    /// The one `tool.invoke` this is (set by the kernel for tool calls only): what
+    /// `io.setToolBlocks` names to add media to that call's result.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub call_id: String,
 }
 
 impl WireContext {
@@ -74,6 +78,7 @@ mod tests {
             trust: Trust::External,
             timeout_ms: Some(1500),
             cancellable: true,
+            call_id: String::new(),
         };
         let s = serde_json::to_string(&ctx).expect("serialises");
         assert_eq!(

@@ -38,12 +38,24 @@ pub const IO_INJECT_TEXT: &str = "io.injectText";
 pub const IO_INJECT_INTERRUPT: &str = "io.injectInterrupt";
 /// Plugin → kernel: inject an input and wait for its reply → `{reply}`.
 pub const IO_INJECT_INPUT_SYNC: &str = "io.injectInputSync";
+/// Plugin → kernel: inject an input that brings media `{channel, text, blocks, options?}`: the
+/// blocks reach the model with this turn's message and are kept in the media store.
+pub const IO_INJECT_MEDIA: &str = "io.injectMedia";
+/// Plugin → kernel: [`IO_INJECT_MEDIA`], and wait for its reply → `{reply, request_id}`.
+pub const IO_INJECT_MEDIA_SYNC: &str = "io.injectMediaSync";
+/// Plugin → kernel, from inside a tool's call: media to add to that call's result `{blocks,
+/// ctx: {call_id}}` → `{}`.
+pub const IO_SET_TOOL_BLOCKS: &str = "io.setToolBlocks";
+/// Plugin → kernel: an interrupt that brings media (the params of [`IO_INJECT_MEDIA`]).
+pub const IO_INJECT_INTERRUPT_MEDIA: &str = "io.injectInterruptMedia";
 /// Plugin → kernel: graph recall `{query, depth}` → `{entities, relations}`.
 pub const MEMORY_RECALL: &str = "memory.recall";
 /// Plugin → kernel: document search `{text, top_k}` → `{docs}`.
 pub const DOC_QUERY: &str = "doc.query";
 /// Plugin → kernel: the plugin's own setting `{key}` → `{value}`.
 pub const SETTINGS_GET: &str = "settings.get";
+/// Plugin → kernel: the plugin's own data directory → `{dir}` (created, owner-only).
+pub const SETTINGS_DATA_DIR: &str = "settings.dataDir";
 /// Plugin → kernel: set the plugin's own setting `{key, value}`.
 pub const SETTINGS_SET: &str = "settings.set";
 /// Plugin → kernel: subscribe to event types `{types}`.

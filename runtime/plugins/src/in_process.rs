@@ -69,6 +69,7 @@ impl InProcessHost {
                 tables: self.tables.clone(),
                 port: Arc::clone(&self.port),
                 settings: self.settings.clone(),
+                home: None,
             },
         }
     }

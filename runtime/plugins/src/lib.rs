@@ -36,6 +36,7 @@ mod stage_lock;
 mod state;
 pub mod status;
 pub mod supervisor;
+mod tool_blocks;
 mod tool_proxy;
 
 pub use data_plane::DataPlane;

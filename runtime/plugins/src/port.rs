@@ -16,7 +16,7 @@ fn not_served(what: &str) -> HandlerError {
 }
 
 /// How a plugin's input enters the kernel.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Injection {
     /// An interrupt (it preempts the running task by its priority) rather than a plain input.
     pub interrupt: bool,
@@ -24,6 +24,10 @@ pub struct Injection {
     pub priority: Option<Priority>,
     /// The turn is kept out of long-term memory (`io.injectTextNoMem`, `options.no_memory`).
     pub no_memory: bool,
+    /// Media the input brings (`io.injectMedia*`, `io.submit`'s `blocks`): content blocks in
+    /// the chat form, `{"type": "image_url", "image_url": {"url": "data:image/png;base64,…"}}`,
+    /// stored in the media store before the input is journaled.
+    pub media: Vec<Value>,
 }
 
 /// A stages-crate handler error as the wire's typed error: the kind kept, the sentence too.
@@ -46,7 +50,9 @@ pub trait KernelPort: Send + Sync + 'static {
     /// Publishes event `kind` (`plugin_crashed`, …) with `payload`.
     fn publish(&self, kind: &str, payload: &Value);
 
-    /// Injects `text` from `plugin` on `channel`, as `how` says.
+    /// Injects `text` from `plugin` on `channel`, as `how` says. `Ok` once the input is
+    /// journaled and queued; an input refused on the way (its media cannot be stored, its
+    /// trust does not allow it, the queue is full) is the call's error.
     fn inject(
         &self,
         plugin: &str,

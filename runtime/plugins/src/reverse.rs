@@ -1,6 +1,7 @@
 //! The reverse calls that reach kernel services: memory and LLM through the [`KernelPort`],
 //! settings through the settings registry. The capability gate has run before any of these.
 
+use std::os::unix::fs::DirBuilderExt;
 use std::time::{Duration, Instant};
 
 use hearth_rpc::{ErrorKind, HandlerError, Priority, methods};
@@ -10,7 +11,7 @@ use serde_json::{Value, json};
 
 use crate::by_tool::by_tool;
 use crate::port::Injection;
-use crate::service::PluginService;
+use crate::service::{PluginService, injected_text, injection, media_blocks};
 
 /// How long `llm.complete` may take when the call carries no deadline.
 const LLM_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -48,31 +49,15 @@ const TOOL_DEFAULT_TIMEOUT: Duration = Duration::from_secs(30);
 impl PluginService {
     /// A channel's own calls: `io.submit`, `io.reply`, `io.stop`, `io.history`, and
     /// `kernel.control` (the operator's requests a web page makes).
-    pub(crate) fn channel(&self, method: &str, params: &Value) -> Result<Value, HandlerError> {
+    pub(crate) fn channel(&self, method: &str, params: Value) -> Result<Value, HandlerError> {
+        if method == methods::IO_SUBMIT {
+            return self.submit(params);
+        }
         let plugin = self.link.name.as_str();
         let channel = params["channel"].as_str().unwrap_or(plugin);
         match method {
-            methods::IO_SUBMIT => {
-                let text = field(method, params, "text")?;
-                let priority: Option<Priority> = params["priority"]
-                    .as_str()
-                    .map(|p| {
-                        serde_json::from_value(json!(p)).map_err(|_| {
-                            HandlerError::invalid_arguments(format!(
-                                "{method}: priority {p:?} is not L1..L4"
-                            ))
-                        })
-                    })
-                    .transpose()?;
-                let how = Injection {
-                    interrupt: params["interrupt"].as_bool().unwrap_or(false),
-                    priority,
-                    no_memory: params["no_memory"] == true,
-                };
-                self.port.submit(plugin, channel, text, how)
-            }
             methods::IO_REPLY => {
-                let id = field(method, params, "request_id")?;
+                let id = field(method, &params, "request_id")?;
                 let wait = params["timeout_ms"]
                     .as_u64()
                     .map_or(REPLY_WAIT_MAX, Duration::from_millis)
@@ -84,26 +69,58 @@ impl PluginService {
                 let limit = params["limit"].as_u64().unwrap_or(50).clamp(1, 500) as usize;
                 self.port.history(channel, limit)
             }
-            _ => self.port.control(plugin, params),
+            _ => self.port.control(plugin, &params),
         }
     }
 
-    /// `io.injectInputSync`: the input is submitted as `io.submit` would, and its reply waited
-    /// for within the call's deadline (`ctx.timeout_ms`, else [`SYNC_DEFAULT_TIMEOUT`]) →
-    /// `{reply}`. An answer that ended in an error or was skipped is the call's error.
-    pub(crate) fn inject_sync(&self, params: &Value) -> Result<Value, HandlerError> {
-        const METHOD: &str = methods::IO_INJECT_INPUT_SYNC;
+    /// `io.submit`: the input (with the media of its optional `blocks`) is journaled and
+    /// queued; its request id and stream tag come back at once.
+    fn submit(&self, mut params: Value) -> Result<Value, HandlerError> {
+        const METHOD: &str = methods::IO_SUBMIT;
+        let media = match params.get("blocks") {
+            None | Some(Value::Null) => Vec::new(),
+            Some(_) => media_blocks(METHOD, &mut params)?,
+        };
         let plugin = self.link.name.as_str();
         let channel = params["channel"].as_str().unwrap_or(plugin);
-        let text = field(METHOD, params, "text")?;
-        let options = &params["options"];
+        let text = field(METHOD, &params, "text")?;
+        let priority: Option<Priority> = params["priority"]
+            .as_str()
+            .map(|p| {
+                serde_json::from_value(json!(p)).map_err(|_| {
+                    HandlerError::invalid_arguments(format!(
+                        "{METHOD}: priority {p:?} is not L1..L4"
+                    ))
+                })
+            })
+            .transpose()?;
         let how = Injection {
-            interrupt: false,
-            priority: None,
-            no_memory: options["no_memory"] == true,
+            interrupt: params["interrupt"].as_bool().unwrap_or(false),
+            priority,
+            no_memory: params["no_memory"] == true,
+            media,
         };
+        self.port.submit(plugin, channel, text, how)
+    }
+
+    /// `io.injectInputSync` and `io.injectMediaSync`: the input is submitted as `io.submit`
+    /// would, and its reply waited for within the call's deadline (`ctx.timeout_ms`, else
+    /// [`SYNC_DEFAULT_TIMEOUT`]) → `{reply, request_id}`. An answer that ended in an error or
+    /// was skipped (its media could not be stored, say) is the call's error.
+    pub(crate) fn inject_sync(
+        &self,
+        method: &str,
+        mut params: Value,
+    ) -> Result<Value, HandlerError> {
+        let plugin = self.link.name.as_str();
+        let mut how = injection(method, &mut params)?;
+        // A plain input: the original's sync injection never preempts.
+        how.interrupt = false;
+        how.priority = None;
+        let channel = params["channel"].as_str().unwrap_or(plugin);
+        let text = injected_text(method, &params, &how)?;
         let submitted = self.port.submit(plugin, channel, text, how)?;
-        let id = field(METHOD, &submitted, "request_id")?.to_owned();
+        let id = field(method, &submitted, "request_id")?.to_owned();
         let deadline = Instant::now()
             + params["ctx"]["timeout_ms"]
                 .as_u64()
@@ -119,7 +136,7 @@ impl PluginService {
                         .unwrap_or("no reason given");
                     return Err(HandlerError::new(
                         ErrorKind::Failed,
-                        format!("{METHOD}: input {id} was not answered: {why}"),
+                        format!("{method}: input {id} was not answered: {why}"),
                     ));
                 }
                 return Ok(json!({"reply": reply["content"], "request_id": id}));
@@ -127,7 +144,7 @@ impl PluginService {
             if left.is_zero() {
                 return Err(HandlerError::new(
                     ErrorKind::TimedOut,
-                    format!("{METHOD}: input {id} is still running; ask io.reply for its answer"),
+                    format!("{method}: input {id} is still running; ask io.reply for its answer"),
                 ));
             }
         }
@@ -299,6 +316,26 @@ impl PluginService {
                 let list = settings.list_as(&who, &base).map_err(err)?;
                 Ok(json!({"settings": list}))
             }
+            // Everything it may read, secrets hidden: with `settings_cross` (the gate's
+            // group), every namespace.
+            "settings.dump" => {
+                let mut all = settings.list_as(&who, "core.").map_err(err)?;
+                all.extend(settings.list_as(&who, "plugin.").map_err(err)?);
+                Ok(json!({"settings": all}))
+            }
+            // The plugins that have settings: defined, in the file, or set.
+            "settings.plugins" => {
+                let names: std::collections::BTreeSet<String> = settings
+                    .list_as(&who, "plugin.")
+                    .map_err(err)?
+                    .into_iter()
+                    .filter_map(|s| {
+                        let key = s.key.strip_prefix("plugin.")?;
+                        Some(key.split_once('.')?.0.to_owned())
+                    })
+                    .collect();
+                Ok(json!({"plugins": names}))
+            }
             "settings.defs" => {
                 let base = who.resolve_prefix(prefix).map_err(err)?;
                 Ok(json!({"defs": settings.defs(&base)}))
@@ -321,5 +358,32 @@ impl PluginService {
                 format!("{other} is not served by this daemon yet"),
             )),
         }
+    }
+
+    /// `settings.dataDir`: the plugin's own data directory, `data/` in its plugin directory,
+    /// created owner-only on first ask → `{dir}`. It goes with the plugin when it is removed.
+    pub(crate) fn data_dir(&self) -> Result<Value, HandlerError> {
+        const METHOD: &str = methods::SETTINGS_DATA_DIR;
+        let Some(home) = &self.home else {
+            return Err(HandlerError::new(
+                ErrorKind::Unavailable,
+                format!(
+                    "{METHOD}: plugin {} has no directory of its own",
+                    self.link.name
+                ),
+            ));
+        };
+        let dir = home.join("data");
+        std::fs::DirBuilder::new()
+            .recursive(true)
+            .mode(0o700)
+            .create(&dir)
+            .map_err(|e| {
+                HandlerError::new(
+                    ErrorKind::Failed,
+                    format!("{METHOD}: {} could not be created: {e}", dir.display()),
+                )
+            })?;
+        Ok(json!({"dir": dir}))
     }
 }

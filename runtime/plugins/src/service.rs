@@ -27,6 +27,9 @@ pub(crate) struct PluginService {
     pub(crate) tables: Tables,
     pub(crate) port: Arc<dyn KernelPort>,
     pub(crate) settings: Option<Arc<Settings>>,
+    /// The plugin's own directory (`<data_dir>/plugins/<name>`, its working directory); `None`
+    /// for a plugin that runs in the daemon's process.
+    pub(crate) home: Option<std::path::PathBuf>,
 }
 
 fn decode<T: DeserializeOwned>(method: &str, params: Value) -> Result<T, HandlerError> {
@@ -40,16 +43,59 @@ fn done() -> Result<Value, HandlerError> {
 }
 
 /// How an `io.inject*` call's input enters: an interrupt or not, its priority (clamped
-/// already), and whether it is kept out of memory (`io.injectTextNoMem` or
-/// `options.no_memory`).
-fn injection(method: &str, params: &Value) -> Injection {
+/// already), whether it is kept out of memory (`io.injectTextNoMem` or `options.no_memory`),
+/// and the media it brings (the `blocks` of the `io.inject*Media*` methods).
+pub(crate) fn injection(method: &str, params: &mut Value) -> Result<Injection, HandlerError> {
     let options = &params["options"];
-    Injection {
-        interrupt: method == methods::IO_INJECT_INTERRUPT,
+    let mut how = Injection {
+        interrupt: method == methods::IO_INJECT_INTERRUPT
+            || method == methods::IO_INJECT_INTERRUPT_MEDIA,
         priority: options
             .get("priority")
             .and_then(|p| serde_json::from_value(p.clone()).ok()),
         no_memory: method == methods::IO_INJECT_TEXT_NO_MEM || options["no_memory"] == true,
+        media: Vec::new(),
+    };
+    let brings_media = matches!(
+        method,
+        methods::IO_INJECT_MEDIA
+            | methods::IO_INJECT_MEDIA_SYNC
+            | methods::IO_INJECT_INTERRUPT_MEDIA
+    );
+    if brings_media {
+        how.media = media_blocks(method, params)?;
+    }
+    Ok(how)
+}
+
+/// The `blocks` of a media injection, moved out of the params (they may hold megabytes of
+/// base64): a non-empty list of content-block objects. What each block holds is checked where
+/// it is stored, before the input is journaled.
+pub(crate) fn media_blocks(method: &str, params: &mut Value) -> Result<Vec<Value>, HandlerError> {
+    match params.get_mut("blocks").map(Value::take) {
+        Some(Value::Array(blocks)) if !blocks.is_empty() && blocks.iter().all(Value::is_object) => {
+            Ok(blocks)
+        }
+        _ => Err(HandlerError::invalid_arguments(format!(
+            "{method}: blocks must be a non-empty list of content blocks, such as \
+             {{\"type\": \"image_url\", \"image_url\": {{\"url\": \"data:image/png;base64,…\"}}}}"
+        ))),
+    }
+}
+
+/// The text of an injection: required, but a media injection may leave it out (the media are
+/// the message).
+pub(crate) fn injected_text<'a>(
+    method: &str,
+    params: &'a Value,
+    how: &Injection,
+) -> Result<&'a str, HandlerError> {
+    match params["text"].as_str() {
+        Some(text) => Ok(text),
+        None if !how.media.is_empty() && params["text"].is_null() => Ok(""),
+        None => Err(HandlerError::invalid_arguments(format!(
+            "{method}: text must be a string"
+        ))),
     }
 }
 
@@ -190,21 +236,34 @@ impl PluginService {
             }
             methods::IO_INJECT_TEXT
             | methods::IO_INJECT_INTERRUPT
-            | methods::IO_INJECT_TEXT_NO_MEM => {
+            | methods::IO_INJECT_TEXT_NO_MEM
+            | methods::IO_INJECT_MEDIA
+            | methods::IO_INJECT_INTERRUPT_MEDIA => {
+                let how = injection(method, &mut params)?;
                 let channel = params["channel"].as_str().unwrap_or(plugin);
-                let text = params["text"].as_str().ok_or_else(|| {
-                    HandlerError::invalid_arguments(format!("{method}: text must be a string"))
-                })?;
-                let how = injection(method, &params);
+                let text = injected_text(method, &params, &how)?;
                 self.port.inject(plugin, channel, text, how)?;
                 done()
             }
-            methods::IO_INJECT_INPUT_SYNC => self.inject_sync(&params),
+            methods::IO_SET_TOOL_BLOCKS => {
+                let blocks = media_blocks(method, &mut params)?;
+                let call = params["ctx"]["call_id"].as_str().unwrap_or_default();
+                if !self.link.tool_blocks.set(call, blocks) {
+                    return Err(HandlerError::invalid_arguments(format!(
+                        "{method}: {call:?} is not a running tool call of plugin {plugin}; \
+                         call it from inside a tool's handler, with the call's ctx"
+                    )));
+                }
+                done()
+            }
+            methods::IO_INJECT_INPUT_SYNC | methods::IO_INJECT_MEDIA_SYNC => {
+                self.inject_sync(method, params)
+            }
             methods::IO_SUBMIT
             | methods::IO_REPLY
             | methods::IO_STOP
             | methods::IO_HISTORY
-            | methods::KERNEL_CONTROL => self.channel(method, &params),
+            | methods::KERNEL_CONTROL => self.channel(method, params),
             methods::MEMORY_RECALL | methods::MEMORY_COMMIT => self.memory(method, &params),
             methods::MEMORY_SEARCH => {
                 let query = params["query"].as_str().ok_or_else(|| {
@@ -245,6 +304,7 @@ impl PluginService {
             | methods::LLM_COMPLETE
             | methods::LLM_CURRENT_SOURCE
             | methods::LLM_SET_SOURCE => self.llm(method, &params),
+            methods::SETTINGS_DATA_DIR => self.data_dir(),
             m if m.starts_with("settings.") => self.settings(method, &params),
             methods::ARENA_ALLOC => {
                 let req: ArenaAlloc = decode(method, params)?;

@@ -91,6 +91,8 @@ pub(crate) struct Link {
     /// The handlers of a plugin that runs in the daemon's process: the proxies call these
     /// instead of a peer.
     pub(crate) local: Option<Arc<dyn InProcess>>,
+    /// Its running tool calls and the media each was given (`io.setToolBlocks`).
+    pub(crate) tool_blocks: crate::tool_blocks::ToolBlocks,
 }
 
 impl Link {
@@ -119,6 +121,7 @@ impl Link {
             area: AtomicBool::new(false),
             pid: AtomicU32::new(0),
             local,
+            tool_blocks: Default::default(),
         }
     }
 
@@ -366,12 +369,18 @@ impl Supervised for PluginSession {
         }
         *self.link.exit.lock() = None;
         self.link.auto_restart.store(true, Ordering::Relaxed);
+        // One guard for both: a struct literal keeps its temporaries to the end.
+        let (grants, home) = {
+            let manifest = self.manifest.lock();
+            (manifest.grants(), manifest.dir.clone())
+        };
         let service = PluginService {
             link: Arc::clone(&self.link),
-            grants: self.manifest.lock().grants(),
+            grants,
             tables: self.tables.clone(),
             port: Arc::clone(&self.port),
             settings: self.settings.clone(),
+            home: Some(home),
         };
         let config = ConnectionConfig {
             name: name.clone(),

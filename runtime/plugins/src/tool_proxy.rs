@@ -21,6 +21,7 @@ use crate::data_plane::INLINE_LIMIT;
 use crate::in_process::InProcess;
 use crate::session::Link;
 use crate::stage_area;
+use crate::tool_blocks::with_blocks;
 
 /// How long a call that saw the pipe close waits to learn how the process ended.
 const EXIT_GRACE: Duration = Duration::from_secs(2);
@@ -34,10 +35,13 @@ pub(crate) struct ToolProxy {
 impl ToolHandler for ToolProxy {
     fn call(&self, ctx: &CallContext, args: &Value) -> Result<Value, HandlerError> {
         let what = format!("tool {}", self.tool);
+        let open = self.link.tool_blocks.open();
+        let mut wire = wire_context(ctx, self.link.call_timeout);
+        wire.call_id = open.id().to_owned();
         let mut params = ToolInvoke {
             name: self.tool.clone(),
             args: args.clone(),
-            ctx: wire_context(ctx, self.link.call_timeout),
+            ctx: wire,
             args_frame: None,
         };
         let arena = self.link.arena();
@@ -68,7 +72,8 @@ impl ToolHandler for ToolProxy {
         };
         let result = answer?;
         let from_frame = from_frame.map_err(|e| refused(&self.link, &what, &e))?;
-        self.result(&what, result, from_frame)
+        let result = self.result(&what, result, from_frame)?;
+        Ok(with_blocks(result, open.take()))
     }
 }
 
@@ -211,6 +216,7 @@ pub(crate) fn wire_context(ctx: &CallContext, timeout: Duration) -> WireContext 
         },
         timeout_ms: Some(ctx.remaining().min(timeout).as_millis() as u64),
         cancellable: false,
+        call_id: String::new(),
     }
 }
 

@@ -233,6 +233,7 @@ fn a_granted_interrupt_reaches_the_kernel_clamped_to_l3() {
                     interrupt: true,
                     priority: Some(hearth_rpc::Priority::L3),
                     no_memory: false,
+                    media: Vec::new(),
                 }
             )]
         );

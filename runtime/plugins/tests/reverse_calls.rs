@@ -149,6 +149,89 @@ fn inputs_kept_out_of_memory_say_so_and_a_sync_input_waits_for_its_reply() {
     });
 }
 
+/// The media injections carry their blocks to the kernel port (as interrupts, clamped to L3,
+/// for `io.injectInterruptMedia`); a media injection without blocks, or with blocks that are
+/// not content-block objects, is refused before it reaches the kernel.
+#[test]
+fn media_injections_bring_their_blocks_and_need_some() {
+    watchdog(Duration::from_secs(60), || {
+        let fx = Fixture::new();
+        let (host, _settings) = start(&fx, r#"["io"]"#);
+        let photo =
+            json!({"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0K"}});
+        call(
+            &fx,
+            "io.injectMedia",
+            json!({"channel": "camera", "text": "the door", "blocks": [photo]}),
+        )
+        .expect("inject media");
+        call(
+            &fx,
+            "io.injectInterruptMedia",
+            json!({"channel": "camera", "blocks": [photo], "options": {"priority": "L4"}}),
+        )
+        .expect("an interrupt without text");
+        let got = call(
+            &fx,
+            "io.injectMediaSync",
+            json!({"text": "what is this", "blocks": [photo, photo]}),
+        )
+        .expect("a reply");
+        assert_eq!(got["reply"], "answer to what is this");
+        call(
+            &fx,
+            "io.submit",
+            json!({"text": "and this", "blocks": [photo]}),
+        )
+        .expect("submitted with media");
+        for bad in [
+            json!({"text": "no blocks"}),
+            json!({"blocks": []}),
+            json!({"blocks": ["data:image/png;base64,AA"]}),
+            json!({"blocks": [photo], "text": 7}),
+        ] {
+            let err = call(&fx, "io.injectMedia", bad.clone()).expect_err("refused");
+            assert!(
+                err.contains("io.injectMedia")
+                    && (err.contains("blocks must be") || err.contains("text must be")),
+                "{bad}: {err}"
+            );
+        }
+        let seen = fx.seen.injected.lock().unwrap().clone();
+        let brief: Vec<_> = seen
+            .iter()
+            .map(|(channel, text, how)| {
+                (
+                    channel.as_str(),
+                    text.as_str(),
+                    how.interrupt,
+                    how.priority,
+                    how.media.len(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            brief,
+            [
+                ("camera", "the door", false, None, 1),
+                ("camera", "", true, Some(hearth_rpc::Priority::L3), 1),
+                ("conformance", "what is this", false, None, 2),
+                ("conformance", "and this", false, None, 1),
+            ]
+        );
+        assert_eq!(seen[0].2.media[0], photo, "the block as the plugin sent it");
+
+        // From inside a tool's call, the blocks join that call's result.
+        let got = call(&fx, "io.setToolBlocks", json!({"blocks": [photo]})).expect("set");
+        assert_eq!(got, json!([{"type": "text", "text": "{}"}, photo]));
+        let got = call(&fx, "io.injectText", json!({"text": "later"})).expect("inject");
+        assert_eq!(got, json!({}), "blocks go with their own call only");
+        let err = call(&fx, "io.setToolBlocks", json!({"blocks": "a photo"})).expect_err("bad");
+        assert!(err.contains("blocks must be"), "{err}");
+        host.shutdown();
+    });
+}
+
 #[test]
 fn a_plugin_reads_and_writes_only_its_own_settings_unless_granted() {
     watchdog(Duration::from_secs(60), || {
@@ -207,6 +290,28 @@ fn a_plugin_reads_and_writes_only_its_own_settings_unless_granted() {
             "{listed}"
         );
         assert_eq!(settings.get("core.workers").unwrap(), json!(2), "untouched");
+        for method in ["settings.dump", "settings.plugins"] {
+            let err = call(&fx, method, json!({})).expect_err("not granted");
+            assert!(err.contains("settings_cross"), "{err}");
+        }
+        // Its own data directory, in its plugin directory, owner-only, the same each time.
+        let dir = call(&fx, "settings.dataDir", json!({})).expect("core")["dir"].clone();
+        let dir = std::path::PathBuf::from(dir.as_str().expect("a path"));
+        assert!(
+            dir.ends_with("plugins/conformance/data"),
+            "{}",
+            dir.display()
+        );
+        use std::os::unix::fs::PermissionsExt;
+        let mode = std::fs::metadata(&dir)
+            .expect("created")
+            .permissions()
+            .mode();
+        assert_eq!(mode & 0o777, 0o700);
+        assert_eq!(
+            call(&fx, "settings.dataDir", json!({})).expect("again")["dir"],
+            dir.to_str().expect("utf-8")
+        );
         host.shutdown();
     });
 }
@@ -233,6 +338,31 @@ fn settings_cross_reaches_core_and_other_plugins_keys() {
         let err =
             call(&fx, "settings.registerDef", json!({"def": def})).expect_err("own defs only");
         assert!(err.contains("may not access"), "{err}");
+        // Every namespace, secrets hidden; and the plugins that have settings.
+        let secret = hearth_settings::SettingDef::new(
+            "plugin.mail.password",
+            SettingKind::String,
+            json!(""),
+            "The mail password",
+        )
+        .secret();
+        settings.define(secret).unwrap();
+        settings
+            .set("plugin.mail.password", json!("hunter2"))
+            .unwrap();
+        let dump = call(&fx, "settings.dump", json!({})).expect("dump");
+        let keys: Vec<&str> = dump["settings"]
+            .as_array()
+            .expect("a list")
+            .iter()
+            .filter_map(|s| s["key"].as_str())
+            .collect();
+        for key in ["core.workers", "plugin.files.roots", "plugin.mail.password"] {
+            assert!(keys.contains(&key), "{key} in {keys:?}");
+        }
+        assert!(!dump.to_string().contains("hunter2"), "{dump}");
+        let plugins = call(&fx, "settings.plugins", json!({})).expect("plugins");
+        assert_eq!(plugins, json!({"plugins": ["files", "mail"]}));
         host.shutdown();
     });
 }

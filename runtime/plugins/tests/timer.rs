@@ -49,6 +49,7 @@ fn a_due_timer_interrupts_at_l3_and_pending_timers_survive_a_restart() {
                     interrupt: true,
                     priority: Some(Priority::L3),
                     no_memory: false,
+                    media: Vec::new(),
                 }
             )]
         );

@@ -9,6 +9,7 @@ mod channel_replies;
 mod data_dir;
 mod mcp_servers;
 mod memory_control;
+mod plugin_accept;
 mod plugins;
 mod settings;
 mod settings_service;

@@ -69,13 +69,17 @@ impl KernelPlugins {
 }
 
 /// An input a plugin injects or submits: external trust, the plugin named in the payload, an
-/// interrupt at its priority (L1 when unset), kept out of memory when it says so.
+/// interrupt at its priority (L1 when unset), kept out of memory when it says so, with the
+/// media it brings (stored by the journal's owner before the input is journaled).
 fn plugin_input(plugin: &str, channel: &str, text: &str, how: Injection) -> InputEvent {
     let mut input = InputEvent::text(channel, text)
         .with_trust(Trust::External)
         .with_payload("plugin", json!(plugin));
     if how.no_memory {
         input = input.with_payload("no_memory", json!(true));
+    }
+    if !how.media.is_empty() {
+        input = input.with_payload("media_blocks", Value::Array(how.media));
     }
     if !how.interrupt {
         return input;
@@ -102,14 +106,9 @@ impl KernelPort for KernelPlugins {
         text: &str,
         how: Injection,
     ) -> Result<(), HandlerError> {
+        let interrupt = how.interrupt;
         let input = plugin_input(plugin, channel, text, how);
-        // Nobody waits for the reply of an injected input; it goes to the channel's output.
-        if how.interrupt {
-            drop(self.handle.interrupt(input));
-        } else {
-            drop(self.handle.submit(input));
-        }
-        Ok(())
+        super::plugin_accept::accept(&self.handle, input, interrupt)
     }
 
     fn memory_recall(
@@ -143,12 +142,14 @@ impl KernelPort for KernelPlugins {
         text: &str,
         how: Injection,
     ) -> Result<Value, HandlerError> {
+        let interrupt = how.interrupt;
         let mut input = plugin_input(plugin, channel, text, how);
         let request_id = input.request_id.clone();
         // Kept before the submit, so a reply that comes at once is not lost.
         self.replies.expect(&request_id, input.reply_channel());
-        // A refusal (denied, store stopped) has been answered on the reply channel already.
-        let _ = self.handle.submit_durably(input, how.interrupt);
+        // A refusal (denied, store stopped, media that cannot be stored) has been answered on
+        // the reply channel already.
+        let _ = self.handle.submit_durably(input, interrupt);
         Ok(json!({"request_id": request_id, "tag": stream_tag(&request_id)}))
     }
 

@@ -20,6 +20,7 @@ mod daemon_mcp;
 mod daemon_media;
 mod daemon_memory;
 mod daemon_people;
+mod daemon_plugin_media;
 mod daemon_plugin_memory;
 mod daemon_plugins;
 mod daemon_real_model;

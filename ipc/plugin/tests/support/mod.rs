@@ -245,6 +245,7 @@ impl TestHost {
             trust: Trust::Kernel,
             timeout_ms: Some(10_000),
             cancellable: true,
+            call_id: String::new(),
         };
         let params = json!({"name": name, "args": args, "ctx": ctx});
         self.peer
