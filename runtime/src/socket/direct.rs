@@ -31,6 +31,7 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// The requests whose deltas the publisher writes, by request id.
 #[derive(Debug)]
@@ -39,6 +40,11 @@ pub(super) struct DirectStreams {
     /// The reactor's doorbell and its id in the publisher's list: spared while the publisher
     /// writes, rung when it stops.
     reactor_bell: (u64, Doorbell),
+    /// Deltas the publisher took on (wrote whole, or began and handed the rest back), and
+    /// deltas the reactor handed to a connection: each delta of a followed answer is counted
+    /// once, by its writer, and `hearth status` shows them, so who writes is observable.
+    by_publisher: AtomicU64,
+    by_reactor: AtomicU64,
 }
 
 /// One connection's socket, lent to the publisher for one request, and what it wrote.
@@ -77,7 +83,22 @@ impl DirectStreams {
         Self {
             lent: Mutex::default(),
             reactor_bell,
+            by_publisher: AtomicU64::new(0),
+            by_reactor: AtomicU64::new(0),
         }
+    }
+
+    /// Counts a delta the reactor handed to its connection.
+    pub(super) fn reactor_wrote(&self) {
+        self.by_reactor.fetch_add(1, Ordering::Relaxed);
+    }
+
+    /// How many deltas each writer has written since start: `{publisher, reactor}`.
+    pub(super) fn counts(&self) -> serde_json::Value {
+        serde_json::json!({
+            "publisher": self.by_publisher.load(Ordering::Relaxed),
+            "reactor": self.by_reactor.load(Ordering::Relaxed),
+        })
     }
 
     /// Whether the publisher writes the deltas of `request_id` (lent, and not stopped).
@@ -193,7 +214,12 @@ impl DeltaTap for DirectStreams {
             reset: delta.reset,
         }
         .write_to(&mut entry.line);
-        match write_some(stream, &entry.line) {
+        let written = write_some(stream, &entry.line);
+        // Its delta from here on, even unwritten (the reactor then sends the rest it hands back).
+        if written.is_ok() {
+            self.by_publisher.fetch_add(1, Ordering::Relaxed);
+        }
+        match written {
             Ok(sent) if sent == entry.line.len() => entry.through = Some(seq),
             Ok(sent) => {
                 entry.through = Some(seq);

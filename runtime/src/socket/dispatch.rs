@@ -94,8 +94,19 @@ fn submit(reactor: &mut Reactor, token: usize, mut input: InputEvent, interrupt:
 fn control(reactor: &mut Reactor, token: usize, request: Request) -> Started {
     let control = reactor.control.clone();
     let wake = reactor.wake.clone();
+    // The socket's own part of a status, taken here on the reactor's thread.
+    let socket = matches!(request, Request::Status).then(|| {
+        serde_json::json!({
+            "connections": reactor.conns.len(),
+            "streaming": reactor.follows.len(),
+            "deltas_written": reactor.direct.counts(),
+        })
+    });
     let queued = reactor.control_worker.run(move || {
-        let answer = control_answer(&*control, request);
+        let mut answer = control_answer(&*control, request);
+        if let (Some(socket), Answer::Status { status }) = (socket, &mut answer) {
+            status["socket"] = socket;
+        }
         if wake.notices.send(Notice::Answer { token, answer }).is_ok() {
             let _ = wake.waker.wake();
         }

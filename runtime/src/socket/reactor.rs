@@ -542,10 +542,14 @@ impl<P: Fn() -> u64> Deliver<'_, P> {
                         reasoning,
                         reset,
                     };
-                    if let Err(e) = conn.send_delta(&line, self.now) {
-                        // The sweep closes it, which also abandons the answer nobody reads now.
-                        tracing::debug!("client connection ended: {e}");
-                        conn.closing = true;
+                    match conn.send_delta(&line, self.now) {
+                        Ok(_) => self.direct.reactor_wrote(),
+                        Err(e) => {
+                            // The sweep closes it, which also abandons the answer nobody
+                            // reads now.
+                            tracing::debug!("client connection ended: {e}");
+                            conn.closing = true;
+                        }
                     }
                 }
                 if !conn.out.is_clear() || conn.closing {

@@ -34,7 +34,8 @@ fn a_paused_reader_gets_every_delta_in_order_when_the_socket_changes_hands() {
             .collect();
         server.push(Script::Text {
             pieces: pieces.clone(),
-            delay: Duration::ZERO,
+            // Paced, so the socket's thread catches up and lends the socket before the pause.
+            delay: Duration::from_millis(1),
         });
         let daemon = Daemon::start(&source("remote", &server.base_url, 0));
         let mut raw = Raw::connect(&daemon.socket);
@@ -54,7 +55,27 @@ fn a_paused_reader_gets_every_delta_in_order_when_the_socket_changes_hands() {
             terminal["content"].as_str().map(str::trim),
             Some(text.trim())
         );
+        let (publisher, reactor) = writers(&daemon);
+        assert_eq!(publisher + reactor, 1000, "each delta written once");
+        assert!(
+            publisher > 0,
+            "the provider's thread wrote while the client kept up"
+        );
+        assert!(
+            reactor > 0,
+            "the socket's thread took over when it fell behind"
+        );
     });
+}
+
+/// How many deltas the provider's thread and the socket's thread wrote, from `hearth status`.
+fn writers(daemon: &Daemon) -> (u64, u64) {
+    let out = daemon.run(&["status"]);
+    assert!(out.status.success(), "{}", crate::harness::stderr(&out));
+    let status: Value = serde_json::from_slice(&out.stdout).expect("status JSON");
+    let written = &status["socket"]["deltas_written"];
+    let count = |who: &str| written[who].as_u64().unwrap_or_else(|| panic!("{status}"));
+    (count("publisher"), count("reactor"))
 }
 
 /// Clients streaming one after another each get their own answer's deltas only, all of them,
@@ -102,5 +123,11 @@ fn concurrent_clients_each_stream_only_their_own_answer() {
         answers.sort();
         answers.dedup();
         assert_eq!(answers.len(), CLIENTS, "each client its own answer");
+        let (publisher, reactor) = writers(&daemon);
+        assert_eq!(
+            publisher + reactor,
+            200 * CLIENTS as u64,
+            "each delta written once"
+        );
     });
 }
