@@ -335,6 +335,25 @@ impl Daemon {
             data_dir: cfg.data_dir.clone(),
         });
         let _ = port.control.set(control.clone());
+        // Skills and Lua scripts load in the daemon's process in milliseconds (a script's run
+        // is bounded by its instruction budget): their tools are registered before the first
+        // client is served, so a turn right after start-up sees them.
+        let (skills, _skipped) = hearth_skills::load_dir(&cfg.data_dir.join("skills"));
+        hearth_skills::register_skill_auto_load(&registries.stages, skills.clone());
+        if let Err(e) = hearth_skills::register_skill_load(&registries.tools, skills) {
+            tracing::error!("skills not offered: {e}");
+        }
+        let lua_host = plugins.in_process_host();
+        let lua: Vec<_> = plugins
+            .scripts()
+            .iter()
+            .filter_map(hearth_lua_plugins::LuaPluginConfig::from_manifest)
+            .filter_map(|script| {
+                hearth_lua_plugins::LuaPlugin::start(script, &lua_host)
+                    .inspect_err(|e| tracing::error!("{e}"))
+                    .ok()
+            })
+            .collect();
         let path = cfg.socket_path();
         let socket = SocketServer::bind(
             &path,
@@ -354,22 +373,6 @@ impl Daemon {
             Err(e) => tracing::error!("no plugin started: {e}"),
         }
         mcp.start_all(&mcp_servers::entries(&cfg.mcp, &cfg.data_dir));
-        let (skills, _skipped) = hearth_skills::load_dir(&cfg.data_dir.join("skills"));
-        hearth_skills::register_skill_auto_load(&registries.stages, skills.clone());
-        if let Err(e) = hearth_skills::register_skill_load(&registries.tools, skills) {
-            tracing::error!("skills not offered: {e}");
-        }
-        let lua_host = plugins.in_process_host();
-        let lua = plugins
-            .scripts()
-            .iter()
-            .filter_map(hearth_lua_plugins::LuaPluginConfig::from_manifest)
-            .filter_map(|script| {
-                hearth_lua_plugins::LuaPlugin::start(script, &lua_host)
-                    .inspect_err(|e| tracing::error!("{e}"))
-                    .ok()
-            })
-            .collect();
         Ok(Self {
             kernel,
             socket,

@@ -71,6 +71,9 @@ pub(super) struct Follow {
     /// A delta of its answer has been read: it streams now. Only then is its socket lent, so
     /// requests waiting in the kernel's queue hold no second descriptor.
     pub(super) streaming: bool,
+    /// Its socket was lent and has not come back yet: no lend is tried (and no lock taken for
+    /// it) on each wake until it does.
+    pub(super) lent: bool,
 }
 
 /// Everything the reactor thread owns.
@@ -379,6 +382,7 @@ impl Reactor {
             ack,
             admitted: !ack,
             streaming: false,
+            lent: false,
         };
         if self
             .follows
@@ -492,16 +496,18 @@ impl<P: Fn() -> u64> Deliver<'_, P> {
     /// Lends the socket of every streaming connection with nothing waiting to the publisher,
     /// when the feed stands at `position` and nothing more has been published (see
     /// [`direct`](super::direct)).
-    fn lend_clear(&self, position: u64) {
-        for (request_id, follow) in self.follows.iter() {
+    fn lend_clear(&mut self, position: u64) {
+        for (request_id, follow) in self.follows.iter_mut() {
             if let Some(conn) = self.conns.get(&follow.token)
+                && !follow.lent
                 && follow.admitted
                 && follow.streaming
                 && conn.out.is_clear()
                 && !conn.closing
                 && matches!(&conn.busy, Busy::Stream(id) if id == request_id)
             {
-                self.direct
+                follow.lent = self
+                    .direct
                     .lend(request_id, &conn.stream, position, &self.published);
             }
         }
@@ -534,6 +540,7 @@ impl<P: Fn() -> u64> Deliver<'_, P> {
                 };
                 let claim = self.direct.claim(&request_id, seq);
                 if let Some(rest) = claim.rest {
+                    follow.lent = false;
                     conn.out.push_rest(rest);
                 }
                 if !claim.written {
@@ -561,12 +568,16 @@ impl<P: Fn() -> u64> Deliver<'_, P> {
                 // one whose deltas the publisher writes (it lost none: the feed had read
                 // everything when its socket was lent), and a lent socket comes back first so
                 // the notice is written after its deltas.
-                for (request_id, follow) in self.follows.iter() {
-                    if self.direct.is_writing(request_id) {
+                for (request_id, follow) in self.follows.iter_mut() {
+                    if follow.lent && self.direct.is_writing(request_id) {
                         continue;
                     }
                     if let Some(conn) = self.conns.get_mut(&follow.token) {
-                        if let Some(rest) = self.direct.end(request_id) {
+                        // A socket not lent has no rest to hand back: no lock for it.
+                        if follow.lent
+                            && let Some(rest) = self.direct.end(request_id)
+                        {
+                            follow.lent = false;
                             conn.out.push_rest(rest);
                         }
                         conn.out.note_missed(missed);
