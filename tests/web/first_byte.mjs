@@ -3,11 +3,10 @@
 // submit to the first `delta` event. Prints {"first_byte_ms": [...]}; the bench reports it.
 //
 // usage: node first_byte.mjs BASE_URL PASSWORD ROUNDS
-import { chromium } from "playwright-core";
+import { launch } from "./launch.mjs";
 
 const [base, password, rounds] = process.argv.slice(2);
-const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
-const browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox"] });
+const browser = await launch();
 try {
   const page = await browser.newPage();
   await page.goto(base);

@@ -3,12 +3,11 @@
 // and the long one, resumed and complete. Prints one JSON line; the Rust test decides.
 //
 // usage: node interrupt.mjs BASE_URL PASSWORD SHOTS_DIR
-import { chromium } from "playwright-core";
+import { launch } from "./launch.mjs";
 
 const [base, password, shots] = process.argv.slice(2);
-const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const seen = {};
-const browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox"] });
+const browser = await launch();
 try {
   const page = await browser.newPage({ viewport: { width: 390, height: 800 } });
   await page.goto(base);

@@ -5,13 +5,12 @@
 // with what it saw; the Rust test decides.
 //
 // usage: node page.mjs BASE_URL PASSWORD SHOTS_DIR SOURCE_URL
-import { chromium } from "playwright-core";
+import { launch } from "./launch.mjs";
 
 const [base, password, shots, sourceUrl] = process.argv.slice(2);
 const SOURCE_KEY = "sk-page-secret-0123456789";
-const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const seen = {};
-const browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox"] });
+const browser = await launch();
 try {
   // A phone-sized screen: the page must work there.
   const page = await browser.newPage({ viewport: { width: 390, height: 800 } });

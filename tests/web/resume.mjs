@@ -5,15 +5,14 @@
 // Prints one JSON line last; the Rust test decides.
 //
 // usage: node resume.mjs BASE_URL PASSWORD SHOTS_DIR
-import { chromium } from "playwright-core";
+import { launch } from "./launch.mjs";
 import { createInterface } from "node:readline";
 
 const [base, password, shots] = process.argv.slice(2);
-const executablePath = process.env.CHROMIUM || "/usr/bin/chromium";
 const lines = createInterface({ input: process.stdin });
 const told = () => new Promise((resolve) => lines.once("line", resolve));
 const seen = {};
-const browser = await chromium.launch({ executablePath, headless: true, args: ["--no-sandbox"] });
+const browser = await launch();
 try {
   const page = await browser.newPage({ viewport: { width: 390, height: 800 } });
   await page.goto(base);
