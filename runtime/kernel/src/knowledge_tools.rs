@@ -101,17 +101,29 @@ pub fn register(tools: &ToolRegistry, settings: KnowledgeSettings, dense: DenseS
             "Search the user's knowledge base (their own documents and notes) by meaning and keywords.",
             json!({"type": "object", "properties": {
                 "query": {"type": "string"},
-                "top_k": {"type": "integer", "description": "How many documents (default 5)"}
+                "top_k": {"type": "integer", "description": "How many documents (default 5)"},
+                "hits": {"type": "boolean", "description": "Also answer each hit's name, category, passage and score (default false)"}
             }, "required": ["query"]}),
             |k, a| {
                 let query = text(a, "query")?;
                 let top = a["top_k"].as_u64().unwrap_or(DEFAULT_TOP_K).clamp(1, 20) as usize;
                 let hits = k.with(|kb| kb.search(&query, top))?;
-                Ok(Value::String(if hits.is_empty() {
+                let text = if hits.is_empty() {
                     "No document matches.".into()
                 } else {
                     render_hits(&hits)
-                }))
+                };
+                if a["hits"] != true {
+                    return Ok(Value::String(text));
+                }
+                let hits: Vec<Value> = hits
+                    .iter()
+                    .map(|h| {
+                        json!({"name": h.name, "category": h.category,
+                               "passage": h.snippet, "score": h.score})
+                    })
+                    .collect();
+                Ok(json!({"text": text, "hits": hits}))
             },
             true,
         ),

@@ -69,6 +69,14 @@ fn direct(method: &str, params: Value) -> Result<Value, HandlerError> {
     Ok(json!({"name": name, "depth": 1}))
 }
 
+/// A knowledge search answered with its hits as well as its text.
+fn with_hits(_: &str, mut params: Value) -> Result<Value, HandlerError> {
+    if let Value::Object(args) = &mut params {
+        args.insert("hits".into(), Value::Bool(true));
+    }
+    Ok(params)
+}
+
 /// The knowledge base's names, flat.
 fn flat(_: &str, _: Value) -> Result<Value, HandlerError> {
     Ok(json!({"flat": true}))
@@ -109,8 +117,8 @@ pub(crate) const BY_TOOL: &[ByTool] = &[
     ByTool {
         method: methods::KNOWLEDGE_SEARCH,
         tool: "knowledge_search",
-        args: same,
-        answer: |text| json!({"results": text}),
+        args: with_hits,
+        answer: |found| json!({"results": found["text"], "hits": found["hits"]}),
     },
     ByTool {
         method: methods::KNOWLEDGE_ADD,

@@ -132,6 +132,16 @@ fn a_plugin_reads_and_purges_what_the_kernel_remembers_by_the_originals_methods(
                 .is_some_and(|r| r.contains("recipes/bread")),
             "{search}"
         );
+        let hit = &search["hits"][0];
+        assert_eq!(hit["name"], "recipes/bread", "{search}");
+        assert_eq!(hit["category"], "recipes", "{search}");
+        assert!(
+            hit["passage"]
+                .as_str()
+                .is_some_and(|p| p.contains("sourdough"))
+                && hit["score"].is_number(),
+            "{search}"
+        );
         assert_eq!(list["names"], json!(["recipes/bread"]), "{list}");
         assert!(
             docs["docs"][0]["text"]
