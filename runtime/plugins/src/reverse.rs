@@ -9,7 +9,7 @@ use hearth_settings::{Access, SettingDef, SettingsError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::by_tool::by_tool;
+use crate::by_tool::ByTool;
 use crate::port::Injection;
 use crate::service::{PluginService, injected_text, injection, media_blocks};
 
@@ -175,14 +175,9 @@ impl PluginService {
         })
     }
 
-    /// A method served by one of the kernel's tools ([`crate::by_tool`]).
-    pub(crate) fn by_tool(&self, method: &str, mut params: Value) -> Result<Value, HandlerError> {
-        let row = by_tool(method).ok_or_else(|| {
-            HandlerError::new(
-                ErrorKind::Unavailable,
-                format!("{method}: no tool serves it"),
-            )
-        })?;
+    /// A method served by one of the kernel's tools: `row` says which ([`crate::by_tool`]).
+    pub(crate) fn by_tool(&self, row: &ByTool, mut params: Value) -> Result<Value, HandlerError> {
+        let method = row.method;
         let timeout = params["ctx"]["timeout_ms"]
             .as_u64()
             .map_or(TOOL_DEFAULT_TIMEOUT, Duration::from_millis);

@@ -143,6 +143,9 @@ impl PluginService {
         gate(method, &self.grants)?;
         clamp_inject_params(method, &mut params, Trust::External);
         let plugin = self.link.name.as_str();
+        if let Some(row) = by_tool(method) {
+            return self.by_tool(row, params);
+        }
         match method {
             methods::TOOL_REGISTER => {
                 let reg: ToolRegister = decode(method, params)?;
@@ -299,7 +302,6 @@ impl PluginService {
             methods::PLUGIN_LIST_LOADED
             | methods::PLUGIN_IS_DISABLED
             | methods::PLUGIN_RELOAD_ONE => self.plugins(method, &params),
-            m if by_tool(m).is_some() => self.by_tool(method, params),
             methods::LLM_LIST_SOURCES
             | methods::LLM_COMPLETE
             | methods::LLM_CURRENT_SOURCE

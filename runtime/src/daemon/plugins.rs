@@ -18,7 +18,7 @@ use hearth_stages::{CallContext, ToolRegistry};
 use super::channel_replies::{ChannelReplies, reply_json};
 use super::settings_service::{SOURCE_KEY, SettingsOp};
 use super::sources::Sources;
-use crate::socket::{Control, Request, control_answer};
+use crate::socket::{Control, ControlError, Request, control_answer};
 use hearth_kernel::durable::Durable;
 use hearth_kernel::events::stream_tag;
 use serde_json::{Value, json};
@@ -58,13 +58,23 @@ pub(super) struct KernelPlugins {
 }
 
 impl KernelPlugins {
-    fn memory_tool(&self, tool: &str, args: &Value) -> Result<Value, HandlerError> {
-        let ctx = CallContext::kernel(MEMORY_TIMEOUT);
-        let text = self
-            .tools
-            .execute(&ctx, tool, args)
-            .map_err(|e| wire_error(tool, e))?;
+    /// A memory tool's text for `plugin`'s call, as `{text}`.
+    fn memory_tool(&self, plugin: &str, tool: &str, args: &Value) -> Result<Value, HandlerError> {
+        let text = self.builtin_tool(plugin, tool, args, MEMORY_TIMEOUT)?;
         Ok(json!({"text": text}))
+    }
+
+    /// Runs `op` on the store's owner thread for the reverse call `what`: `Unavailable` when
+    /// the store has stopped, `Failed` with the store's error.
+    fn on_store<T: Send + 'static, E: std::fmt::Display + Send + 'static>(
+        &self,
+        what: &str,
+        op: impl FnOnce(&mut hearth_memory::Store) -> Result<T, E> + Send + 'static,
+    ) -> Result<T, HandlerError> {
+        self.durable
+            .with_store(op)
+            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
+            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("{what}: {e}")))
     }
 }
 
@@ -113,11 +123,12 @@ impl KernelPort for KernelPlugins {
 
     fn memory_recall(
         &self,
-        _plugin: &str,
+        plugin: &str,
         query: &str,
         top_k: usize,
     ) -> Result<Value, HandlerError> {
         self.memory_tool(
+            plugin,
             "coldcontext_query",
             &json!({"query": query, "top_k": top_k}),
         )
@@ -125,11 +136,12 @@ impl KernelPort for KernelPlugins {
 
     fn memory_commit(
         &self,
-        _plugin: &str,
+        plugin: &str,
         content: &str,
         summary: &str,
     ) -> Result<Value, HandlerError> {
         self.memory_tool(
+            plugin,
             "doc_commit",
             &json!({"content": content, "summary": summary}),
         )
@@ -159,11 +171,7 @@ impl KernelPort for KernelPlugins {
         }
         // Not submitted by this daemon instance: the journal knows how it ended, if it did.
         let id = request_id.to_owned();
-        let entry = self
-            .durable
-            .with_store(move |store| store.journal_get(&id))
-            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
-            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("io.reply: {e}")))?;
+        let entry = self.on_store("io.reply", move |store| store.journal_get(&id))?;
         let Some(entry) = entry else {
             return Err(HandlerError::invalid_arguments(format!(
                 "io.reply: no input {request_id:?} is known"
@@ -193,19 +201,15 @@ impl KernelPort for KernelPlugins {
         let source = channel.to_owned();
         // The journal keeps recalled items by id; their texts are read from cold context here,
         // on the store's thread, in the same pass.
-        let entries = self
-            .durable
-            .with_store(move |store| {
-                let mut entries = store.journal_recent(&source, limit)?;
-                for e in &mut entries {
-                    if let Some(recalled) = e.reply.as_mut().and_then(|r| r.get_mut("recalled")) {
-                        hearth_kernel::recalled::resolve_texts(recalled, |id| store.cold_text(id))?;
-                    }
+        let entries = self.on_store("io.history", move |store| {
+            let mut entries = store.journal_recent(&source, limit)?;
+            for e in &mut entries {
+                if let Some(recalled) = e.reply.as_mut().and_then(|r| r.get_mut("recalled")) {
+                    hearth_kernel::recalled::resolve_texts(recalled, |id| store.cold_text(id))?;
                 }
-                Ok::<_, hearth_memory::StoreError>(entries)
-            })
-            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
-            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("io.history: {e}")))?;
+            }
+            Ok::<_, hearth_memory::StoreError>(entries)
+        })?;
         let turns: Vec<Value> = entries
             .into_iter()
             .map(|e| {
@@ -266,33 +270,26 @@ impl KernelPort for KernelPlugins {
             return Ok(json!({"items": items}));
         }
         let tokens = hearth_memory::query_tokens(query);
-        let items = self
-            .durable
-            .with_store(
-                move |store| -> Result<Vec<Value>, hearth_memory::StoreError> {
-                    let mut items = Vec::new();
-                    for (id, score) in store.cold_fts(&tokens, top_k)? {
-                        if let Some(e) = store.cold_get(id)? {
-                            items.push(json!({
-                                "id": id, "score": score, "keyword": score, "text": e.text,
-                                "at_ms": e.event.timestamp_ms,
-                            }));
-                        }
+        let items = self.on_store(
+            "memory.search",
+            move |store| -> Result<Vec<Value>, hearth_memory::StoreError> {
+                let mut items = Vec::new();
+                for (id, score) in store.cold_fts(&tokens, top_k)? {
+                    if let Some(e) = store.cold_get(id)? {
+                        items.push(json!({
+                            "id": id, "score": score, "keyword": score, "text": e.text,
+                            "at_ms": e.event.timestamp_ms,
+                        }));
                     }
-                    Ok(items)
-                },
-            )
-            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
-            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("memory.search: {e}")))?;
+                }
+                Ok(items)
+            },
+        )?;
         Ok(json!({"items": items}))
     }
 
     fn memory_forget(&self, plugin: &str, id: i64, reason: &str) -> Result<Value, HandlerError> {
-        let removed = self
-            .durable
-            .with_store(move |store| store.cold_remove(&[id]))
-            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
-            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("memory.forget: {e}")))?;
+        let removed = self.on_store("memory.forget", move |store| store.cold_remove(&[id]))?;
         // Committed before the audit says so; the audit then survives a crash on its own.
         let forgotten = removed > 0;
         if forgotten {
@@ -321,7 +318,7 @@ impl KernelPort for KernelPlugins {
         if !self.kernel_tools.contains(tool) {
             return Err(HandlerError::new(
                 ErrorKind::Unavailable,
-                format!("{tool} is not running in this daemon (graph or knowledge memory off?)"),
+                format!("{tool} is not running in this daemon (is its memory off?)"),
             ));
         }
         tracing::debug!(plugin, tool, "kernel tool run for a plugin");
@@ -332,11 +329,7 @@ impl KernelPort for KernelPlugins {
     }
 
     fn doc_stats(&self) -> Result<Value, HandlerError> {
-        let entries = self
-            .durable
-            .with_store(|store| store.cold_count())
-            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
-            .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("doc.stats: {e}")))?;
+        let entries = self.on_store("doc.stats", |store| store.cold_count())?;
         Ok(json!({"entries": entries}))
     }
 
@@ -363,7 +356,17 @@ impl KernelPort for KernelPlugins {
             text: None,
         };
         control.settings(op).map_err(|e| {
-            HandlerError::invalid_arguments(format!("llm.setSource {source:?}: {e}"))
+            use super::settings_service::SettingsServiceError as S;
+            use hearth_settings::SettingsError as E;
+            let kind = match &e {
+                ControlError::Settings(S::Invalid(_))
+                | ControlError::Settings(S::Settings(E::BadKey { .. } | E::WrongType { .. })) => {
+                    ErrorKind::InvalidArguments
+                }
+                ControlError::Settings(S::Settings(E::Denied { .. })) => ErrorKind::Denied,
+                _ => ErrorKind::Failed,
+            };
+            HandlerError::new(kind, format!("llm.setSource {source:?}: {e}"))
         })?;
         tracing::info!(plugin, source, "LLM source chosen by a plugin");
         Ok(json!({"source": self.sources.current()}))

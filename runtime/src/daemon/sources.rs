@@ -232,14 +232,12 @@ impl Sources {
     /// Whether `name` could be preferred: blank (by priority) or a registered source's name.
     pub fn check_preference(&self, name: &str) -> Result<(), SourceError> {
         let name = name.trim();
-        let known: Vec<String> = self.manager.sources().into_iter().map(|s| s.name).collect();
-        if name.is_empty() || known.iter().any(|k| k == name) {
+        if name.is_empty() {
             return Ok(());
         }
-        Err(SourceError::Invalid(format!(
-            "no LLM source is named {name:?} (sources: {})",
-            known.join(", ")
-        )))
+        self.manager
+            .check(name)
+            .map_err(|e| SourceError::Invalid(e.to_string()))
     }
 
     /// The source the next request tries first.

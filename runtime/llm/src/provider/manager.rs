@@ -252,16 +252,17 @@ impl ProviderManager {
     /// available; `None` goes back to priority order. A name no source has is refused.
     pub fn prefer(&self, name: Option<&str>) -> Result<(), UnknownSource> {
         let sources = self.sources.lock();
-        if let Some(name) = name
-            && !sources.iter().any(|s| s.info.name == name)
-        {
-            return Err(UnknownSource {
-                name: name.to_owned(),
-                known: sources.iter().map(|s| s.info.name.clone()).collect(),
-            });
+        if let Some(name) = name {
+            known_source(&sources, name)?;
         }
         *self.preferred.lock() = name.map(str::to_owned);
         Ok(())
+    }
+
+    /// Whether a source is named `name`: what [`prefer`](Self::prefer) would refuse, asked
+    /// before a preference is stored.
+    pub fn check(&self, name: &str) -> Result<(), UnknownSource> {
+        known_source(&self.sources.lock(), name)
     }
 
     /// The source the next request that names no model tries first.
@@ -608,6 +609,17 @@ fn pause(cancel: &CancelToken, d: Duration) -> bool {
 
 fn ceil_secs(d: Duration) -> u64 {
     d.as_secs() + u64::from(d.subsec_nanos() > 0)
+}
+
+/// `Ok` when one of `sources` is named `name`; the names there are otherwise.
+fn known_source(sources: &[Source], name: &str) -> Result<(), UnknownSource> {
+    if sources.iter().any(|s| s.info.name == name) {
+        return Ok(());
+    }
+    Err(UnknownSource {
+        name: name.to_owned(),
+        known: sources.iter().map(|s| s.info.name.clone()).collect(),
+    })
 }
 
 #[cfg(test)]
