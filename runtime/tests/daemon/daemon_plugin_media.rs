@@ -5,7 +5,7 @@
 //! the reason, as the call's error, and no turn runs for it.
 
 use crate::daemon_plugins::{plugin_dir, sdk_binary, wait_state};
-use crate::harness::{Daemon, messages, source, stderr, tool_results, within};
+use crate::harness::{Daemon, messages, source, stderr, tool_results_in, within};
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use hearth_testkit::llm_server::{LlmServer, Script};
@@ -57,7 +57,10 @@ fn a_plugins_picture_reaches_the_model_with_the_turn_it_starts() {
         llm.push_for("who is at the door?", Script::text("A visitor."));
         let out = daemon.run(&["send", asked]);
         assert!(out.status.success(), "{}", stderr(&out));
-        let results = tool_results(&llm);
+        // The injected turn may already have asked the model: read the injecting turn's own
+        // second request, not the last one.
+        let seen = llm.wait_requests(2, Duration::from_secs(20));
+        let results = tool_results_in(&seen[1]);
         assert_eq!(results[0], json!({}), "{results:?}");
         let refused = results[1].as_str().unwrap_or_default();
         assert!(

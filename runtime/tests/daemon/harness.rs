@@ -313,7 +313,13 @@ pub fn tool_turn(
 /// The tool results of the last request `server` was sent, each parsed (JSON, or the text
 /// as a string: an error).
 pub fn tool_results(server: &LlmServer) -> Vec<serde_json::Value> {
-    messages(server.seen().last().expect("a request"))
+    tool_results_in(server.seen().last().expect("a request"))
+}
+
+/// The tool results one given request carried, each parsed as JSON when it is JSON: for a test
+/// where a later turn's request may already have arrived.
+pub fn tool_results_in(request: &hearth_testkit::llm_server::Seen) -> Vec<serde_json::Value> {
+    messages(request)
         .into_iter()
         .filter(|m| m["role"] == "tool")
         .map(|m| {
