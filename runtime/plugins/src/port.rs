@@ -127,6 +127,20 @@ pub trait KernelPort: Send + Sync + 'static {
         Err(not_served("kernel.control"))
     }
 
+    /// `plugin.listLoaded|isDisabled|reloadOne` for `plugin`: the operator's plugin `action`
+    /// (`list`, `info`, `reload`) on `name` → the host's answer (`list`: `{plugins}`; `info`:
+    /// the plugin's row; `reload`: `{ok}`). A name no plugin has is invalid arguments; a
+    /// reload that fails is a failure, with the host's reason.
+    fn plugin_action(
+        &self,
+        plugin: &str,
+        action: &str,
+        name: Option<&str>,
+    ) -> Result<Value, HandlerError> {
+        let _ = (plugin, action, name);
+        Err(not_served("plugin.*"))
+    }
+
     /// `memory.search`: cold-context entries matching `query` by keyword, best first, at most
     /// `top_k` → `{items: [{id, score, text, source, created_ms, last_access_ms,
     /// access_count}]}`.
@@ -135,11 +149,18 @@ pub trait KernelPort: Send + Sync + 'static {
         Err(not_served("memory.search"))
     }
 
-    /// `memory.forget`: deletes cold-context entry `id` for `plugin` (committed before the
-    /// answer, and recorded in the audit log with `reason`) → `{forgotten: bool}`.
-    fn memory_forget(&self, plugin: &str, id: i64, reason: &str) -> Result<Value, HandlerError> {
+    /// `memory.forget` and `doc.remove` (`method`, which names the call in errors): deletes
+    /// cold-context entry `id` for `plugin` (committed before the answer, and recorded in the
+    /// audit log with `reason`) → `{forgotten: bool}`.
+    fn memory_forget(
+        &self,
+        plugin: &str,
+        method: &str,
+        id: i64,
+        reason: &str,
+    ) -> Result<Value, HandlerError> {
         let _ = (plugin, id, reason);
-        Err(not_served("memory.forget"))
+        Err(not_served(method))
     }
 
     /// One of the kernel's own tools run for `plugin`'s reverse call, within `timeout` → the

@@ -4,14 +4,14 @@
 use std::os::unix::fs::DirBuilderExt;
 use std::time::{Duration, Instant};
 
-use hearth_rpc::{ErrorKind, HandlerError, Priority, methods};
+use hearth_rpc::{ErrorKind, HandlerError, methods};
 use hearth_settings::{Access, SettingDef, SettingsError};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::by_tool::ByTool;
 use crate::port::Injection;
-use crate::service::{PluginService, injected_text, injection, media_blocks};
+use crate::service::{PluginService, injected_text, injection, media_blocks, priority};
 
 /// How long `llm.complete` may take when the call carries no deadline.
 const LLM_DEFAULT_TIMEOUT: Duration = Duration::from_secs(120);
@@ -84,16 +84,7 @@ impl PluginService {
         let plugin = self.link.name.as_str();
         let channel = params["channel"].as_str().unwrap_or(plugin);
         let text = field(METHOD, &params, "text")?;
-        let priority: Option<Priority> = params["priority"]
-            .as_str()
-            .map(|p| {
-                serde_json::from_value(json!(p)).map_err(|_| {
-                    HandlerError::invalid_arguments(format!(
-                        "{METHOD}: priority {p:?} is not L1..L4"
-                    ))
-                })
-            })
-            .transpose()?;
+        let priority = priority(METHOD, &params["priority"])?;
         let how = Injection {
             interrupt: params["interrupt"].as_bool().unwrap_or(false),
             priority,
@@ -113,6 +104,19 @@ impl PluginService {
         mut params: Value,
     ) -> Result<Value, HandlerError> {
         let plugin = self.link.name.as_str();
+        // Tasks run one at a time: an input injected from inside a running tool call waits for
+        // that call's task, which waits for this call, until the tool's timeout ends both.
+        let call = params["ctx"]["call_id"].as_str().unwrap_or_default();
+        if !call.is_empty() && self.link.tool_blocks.running(call) {
+            return Err(HandlerError::new(
+                ErrorKind::Failed,
+                format!(
+                    "{method}: called from inside a running tool call, whose turn must end \
+                     before the injected input can run; use io.injectText (or io.submit) \
+                     and ask io.reply once the tool has answered"
+                ),
+            ));
+        }
         let mut how = injection(method, &mut params)?;
         // A plain input: the original's sync injection never preempts.
         how.interrupt = false;
@@ -159,15 +163,10 @@ impl PluginService {
             methods::PLUGIN_IS_DISABLED => ("info", Some(field(method, params, "name")?)),
             _ => ("reload", Some(field(method, params, "name")?)),
         };
-        let request = json!({"request": {"op": "plugin", "action": action, "name": name}});
-        let answer = self.port.control(plugin, &request)?;
-        if answer["type"] == "error" {
-            let message = answer["message"].as_str().unwrap_or("refused");
-            return Err(HandlerError::invalid_arguments(format!(
-                "{method}: {message}"
-            )));
-        }
-        let plugins = &answer["plugins"];
+        let plugins = self
+            .port
+            .plugin_action(plugin, action, name)
+            .map_err(|e| HandlerError::new(e.kind, format!("{method}: {}", e.message)))?;
         Ok(match method {
             methods::PLUGIN_LIST_LOADED => json!({"plugins": plugins["plugins"]}),
             methods::PLUGIN_IS_DISABLED => json!({"disabled": plugins["enabled"] == false}),

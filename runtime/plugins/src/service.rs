@@ -6,8 +6,8 @@ use std::sync::atomic::Ordering;
 
 use hearth_rpc::{
     ArenaAlloc, ArenaBlock, ErrorKind, Grants, HandlerError, Incoming, InputRegister, LogParams,
-    OutputRegister, Peer, Service, StageRegister, ToolRegister, Trust, clamp_inject_params, gate,
-    methods,
+    OutputRegister, Peer, Priority, Service, StageRegister, ToolRegister, Trust,
+    clamp_inject_params, gate, methods,
 };
 use hearth_stages::{Caps, HandlerSpec, Scope, Stage, ToolDef};
 use serde::de::DeserializeOwned;
@@ -50,9 +50,7 @@ pub(crate) fn injection(method: &str, params: &mut Value) -> Result<Injection, H
     let mut how = Injection {
         interrupt: method == methods::IO_INJECT_INTERRUPT
             || method == methods::IO_INJECT_INTERRUPT_MEDIA,
-        priority: options
-            .get("priority")
-            .and_then(|p| serde_json::from_value(p.clone()).ok()),
+        priority: priority(method, &options["priority"])?,
         no_memory: method == methods::IO_INJECT_TEXT_NO_MEM || options["no_memory"] == true,
         media: Vec::new(),
     };
@@ -66,6 +64,19 @@ pub(crate) fn injection(method: &str, params: &mut Value) -> Result<Injection, H
         how.media = media_blocks(method, params)?;
     }
     Ok(how)
+}
+
+/// An input's optional `priority` (`"L1"`..`"L4"`): anything else is refused rather than
+/// quietly run at the default, so a plugin learns its option was never applied.
+pub(crate) fn priority(method: &str, value: &Value) -> Result<Option<Priority>, HandlerError> {
+    if value.is_null() {
+        return Ok(None);
+    }
+    serde_json::from_value(value.clone())
+        .map(Some)
+        .map_err(|_| {
+            HandlerError::invalid_arguments(format!("{method}: priority {value} is not L1..L4"))
+        })
 }
 
 /// The `blocks` of a media injection, moved out of the params (they may hold megabytes of
@@ -280,7 +291,7 @@ impl PluginService {
                     HandlerError::invalid_arguments(format!("{method}: id must be an integer"))
                 })?;
                 let reason = params["reason"].as_str().unwrap_or_default();
-                self.port.memory_forget(plugin, id, reason)
+                self.port.memory_forget(plugin, method, id, reason)
             }
             methods::DOC_QUERY => {
                 let text = params["text"].as_str().ok_or_else(|| {
@@ -294,7 +305,7 @@ impl PluginService {
                 let id = params["id"].as_i64().ok_or_else(|| {
                     HandlerError::invalid_arguments(format!("{method}: id must be an integer"))
                 })?;
-                let gone = self.port.memory_forget(plugin, id, method)?;
+                let gone = self.port.memory_forget(plugin, method, id, method)?;
                 Ok(json!({"removed": gone["forgotten"]}))
             }
             methods::DOC_STATS => self.port.doc_stats(),

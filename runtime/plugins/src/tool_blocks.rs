@@ -44,6 +44,11 @@ impl ToolBlocks {
             None => false,
         }
     }
+
+    /// Whether `call_id` is a tool call of this plugin that has not answered yet.
+    pub(crate) fn running(&self, call_id: &str) -> bool {
+        self.calls.lock().contains_key(call_id)
+    }
 }
 
 impl OpenCall<'_> {

@@ -113,6 +113,21 @@ fn inputs_kept_out_of_memory_say_so_and_a_sync_input_waits_for_its_reply() {
         )
         .expect("inject with the option");
         call(&fx, "io.injectText", json!({"text": "loud"})).expect("plain inject");
+        // A priority that is not L1..L4 is refused, never run at the default.
+        for (method, params) in [
+            (
+                "io.injectText",
+                json!({"text": "odd", "options": {"priority": "urgent"}}),
+            ),
+            (
+                "io.injectText",
+                json!({"text": "odd", "options": {"priority": 3}}),
+            ),
+            ("io.submit", json!({"text": "odd", "priority": "L9"})),
+        ] {
+            let err = call(&fx, method, params).expect_err("a malformed priority");
+            assert!(err.contains("is not L1..L4"), "{method}: {err}");
+        }
         let got = call(&fx, "io.injectInputSync", json!({"text": "how are you"})).expect("a reply");
         assert_eq!(
             got,

@@ -73,7 +73,12 @@ impl KernelPlugins {
     ) -> Result<T, HandlerError> {
         self.durable
             .with_store(op)
-            .ok_or_else(|| HandlerError::new(ErrorKind::Unavailable, "the store has stopped"))?
+            .ok_or_else(|| {
+                HandlerError::new(
+                    ErrorKind::Unavailable,
+                    format!("{what}: the store has stopped"),
+                )
+            })?
             .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("{what}: {e}")))
     }
 }
@@ -228,6 +233,31 @@ impl KernelPort for KernelPlugins {
         Ok(json!({"turns": turns}))
     }
 
+    fn plugin_action(
+        &self,
+        plugin: &str,
+        action: &str,
+        name: Option<&str>,
+    ) -> Result<Value, HandlerError> {
+        let Some(control) = self.control.get() else {
+            return Err(HandlerError::new(
+                ErrorKind::Unavailable,
+                "the daemon is still starting",
+            ));
+        };
+        tracing::info!(plugin, action, name, "plugin request from a plugin");
+        control.plugin(action, name).map_err(|e| {
+            let kind = match &e {
+                ControlError::Invalid(_)
+                | ControlError::Plugin(PluginError::NotInstalled { .. }) => {
+                    ErrorKind::InvalidArguments
+                }
+                _ => ErrorKind::Failed,
+            };
+            HandlerError::new(kind, e.to_string())
+        })
+    }
+
     fn control(&self, plugin: &str, request: &Value) -> Result<Value, HandlerError> {
         let Some(control) = self.control.get() else {
             return Err(HandlerError::new(
@@ -288,18 +318,21 @@ impl KernelPort for KernelPlugins {
         Ok(json!({"items": items}))
     }
 
-    fn memory_forget(&self, plugin: &str, id: i64, reason: &str) -> Result<Value, HandlerError> {
-        let removed = self.on_store("memory.forget", move |store| store.cold_remove(&[id]))?;
+    fn memory_forget(
+        &self,
+        plugin: &str,
+        method: &str,
+        id: i64,
+        reason: &str,
+    ) -> Result<Value, HandlerError> {
+        let removed = self.on_store(method, move |store| store.cold_remove(&[id]))?;
         // Committed before the audit says so; the audit then survives a crash on its own.
         let forgotten = removed > 0;
         if forgotten {
             let record = json!({"at_ms": hearth_engine::now_ms(), "op": "forget", "id": id,
                 "by": plugin, "reason": reason});
             self.audit.record(&record).map_err(|e| {
-                HandlerError::new(
-                    ErrorKind::Failed,
-                    format!("memory.forget: the audit log: {e}"),
-                )
+                HandlerError::new(ErrorKind::Failed, format!("{method}: the audit log: {e}"))
             })?;
             tracing::warn!(plugin, id, reason, "memory entry forgotten");
             self.publish("memory_forgotten", &record);

@@ -137,3 +137,35 @@ fn blocks_a_plugins_tool_sets_join_its_result() {
         );
     });
 }
+
+/// `io.injectInputSync` from inside a plugin's own tool call would wait for the turn that
+/// waits for the tool: it is refused at once, saying what to use instead, and the turn goes on
+/// long before the tool's timeout.
+#[test]
+fn a_sync_injection_from_inside_a_tool_call_is_refused_at_once() {
+    within(Duration::from_secs(90), || {
+        let (llm, daemon) = start();
+        llm.push(Script::Tools(vec![(
+            "call".to_owned(),
+            json!({"method": "io.injectInputSync", "params": {"text": "are you there?"}}),
+        )]));
+        llm.push(Script::text("Done."));
+        let started = std::time::Instant::now();
+        let out = daemon.run(&["send", "ask yourself"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "answered without waiting for the tool's timeout: {:?}",
+            started.elapsed()
+        );
+        let seen = llm.wait_requests(2, Duration::from_secs(10));
+        let results = tool_results_in(&seen[1]);
+        let refused = results[0].as_str().unwrap_or_default();
+        assert!(
+            refused.contains("inside a running tool call") && refused.contains("io.injectText"),
+            "{results:?}"
+        );
+        std::thread::sleep(Duration::from_millis(300));
+        assert_eq!(llm.seen().len(), 2, "nothing was injected");
+    });
+}

@@ -91,6 +91,7 @@ fn a_plugin_reads_and_purges_what_the_kernel_remembers_by_the_originals_methods(
                 call("memory.introspect", json!({})),
                 call("plugin.listLoaded", json!({})),
                 call("plugin.isDisabled", json!({"name": "conformance"})),
+                call("plugin.reloadOne", json!({"name": "nobody"})),
                 call(
                     "events.subscribe",
                     json!({"types": ["agent_output", "nonsense"]}),
@@ -108,10 +109,11 @@ fn a_plugin_reads_and_purges_what_the_kernel_remembers_by_the_originals_methods(
             introspect,
             loaded,
             disabled,
+            unknown,
             subscribe,
         ] = got.as_slice()
         else {
-            panic!("eleven results: {got:?}")
+            panic!("twelve results: {got:?}")
         };
         assert_eq!(trait_["values"][0]["object"], "green", "{trait_}");
         assert_eq!(trait_["values"][0]["status"], "current", "{trait_}");
@@ -158,6 +160,11 @@ fn a_plugin_reads_and_purges_what_the_kernel_remembers_by_the_originals_methods(
             "{loaded}"
         );
         assert_eq!(disabled, &json!({"disabled": false}));
+        let refused = unknown.as_str().unwrap_or_default();
+        assert!(
+            refused.contains("plugin.reloadOne") && refused.contains("\"nobody\""),
+            "the host's reason, naming the plugin: {unknown}"
+        );
         let refused = subscribe.as_str().unwrap_or_default();
         assert!(
             refused.contains("nonsense") && refused.contains("agent_output"),
