@@ -34,6 +34,15 @@ fn call(fx: &Fixture, method: &str, params: Value) -> Result<Value, String> {
         .call_tool("call", &json!({"method": method, "params": params}))
 }
 
+/// A call the plugin makes as itself, not from inside the tool's call (a sync injection from
+/// inside its own tool call is refused: its turn would wait for the tool).
+fn call_detached(fx: &Fixture, method: &str, params: Value) -> Result<Value, String> {
+    fx.tables.tools.call_tool(
+        "call",
+        &json!({"method": method, "params": params, "detached": true}),
+    )
+}
+
 #[test]
 fn memory_calls_reach_the_kernel_port_and_llm_calls_are_denied_without_the_capability() {
     watchdog(Duration::from_secs(60), || {
@@ -128,12 +137,16 @@ fn inputs_kept_out_of_memory_say_so_and_a_sync_input_waits_for_its_reply() {
             let err = call(&fx, method, params).expect_err("a malformed priority");
             assert!(err.contains("is not L1..L4"), "{method}: {err}");
         }
-        let got = call(&fx, "io.injectInputSync", json!({"text": "how are you"})).expect("a reply");
+        let err = call(&fx, "io.injectInputSync", json!({"text": "hi"})).expect_err("in its call");
+        assert!(err.contains("inside a running tool call"), "{err}");
+        let got = call_detached(&fx, "io.injectInputSync", json!({"text": "how are you"}))
+            .expect("a reply");
         assert_eq!(
             got,
             json!({"reply": "answer to how are you", "request_id": "r0"})
         );
-        let err = call(&fx, "io.injectInputSync", json!({"text": "fail"})).expect_err("failed");
+        let err =
+            call_detached(&fx, "io.injectInputSync", json!({"text": "fail"})).expect_err("failed");
         assert!(err.contains("the model broke"), "{err}");
         let seen: Vec<(String, bool)> = fx
             .seen
@@ -186,7 +199,7 @@ fn media_injections_bring_their_blocks_and_need_some() {
             json!({"channel": "camera", "blocks": [photo], "options": {"priority": "L4"}}),
         )
         .expect("an interrupt without text");
-        let got = call(
+        let got = call_detached(
             &fx,
             "io.injectMediaSync",
             json!({"text": "what is this", "blocks": [photo, photo]}),

@@ -31,12 +31,17 @@ use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// The requests whose deltas the publisher writes, by request id.
 #[derive(Debug)]
 pub(super) struct DirectStreams {
     lent: Mutex<HashMap<String, Lent>>,
+    /// How many requests `lent` holds, stored under its lock whenever it changes. Only the
+    /// reactor adds or removes entries (the publisher changes them in place), so on the
+    /// reactor's thread this count is exact: with none, a delta's writer is known without the
+    /// lock, and a client the reactor writes to costs no lock per delta.
+    entries: AtomicUsize,
     /// The reactor's doorbell and its id in the publisher's list: spared while the publisher
     /// writes, rung when it stops.
     reactor_bell: (u64, Doorbell),
@@ -82,6 +87,7 @@ impl DirectStreams {
     pub(super) fn new(reactor_bell: (u64, Doorbell)) -> Self {
         Self {
             lent: Mutex::default(),
+            entries: AtomicUsize::new(0),
             reactor_bell,
             by_publisher: AtomicU64::new(0),
             by_reactor: AtomicU64::new(0),
@@ -103,7 +109,7 @@ impl DirectStreams {
 
     /// Whether the publisher writes the deltas of `request_id` (lent, and not stopped).
     pub(super) fn is_writing(&self, request_id: &str) -> bool {
-        self.lent.lock().get(request_id).is_some_and(Lent::writing)
+        self.any_lent() && self.lent.lock().get(request_id).is_some_and(Lent::writing)
     }
 
     /// Lends `socket` to the publisher for the deltas of `request_id` published from now on,
@@ -132,7 +138,18 @@ impl DirectStreams {
                 line: Vec::new(),
             },
         );
+        self.count(&lent);
         true
+    }
+
+    /// Whether any request is in the table (exact on the reactor's thread, see `entries`).
+    fn any_lent(&self) -> bool {
+        self.entries.load(Ordering::Relaxed) > 0
+    }
+
+    /// Stores the table's size; called under its lock after every insert or removal.
+    fn count(&self, lent: &HashMap<String, Lent>) {
+        self.entries.store(lent.len(), Ordering::Relaxed);
     }
 
     /// Who writes the delta `seq` of `request_id` (see [`Claim`]). The reactor claims a
@@ -141,12 +158,16 @@ impl DirectStreams {
     /// the socket comes back (with the rest of a half-written line) when the reactor reaches
     /// that last one, or passes it.
     pub(super) fn claim(&self, request_id: &str, seq: u64) -> Claim {
+        let theirs_alone = Claim {
+            written: false,
+            rest: None,
+        };
+        if !self.any_lent() {
+            return theirs_alone;
+        }
         let mut lent = self.lent.lock();
         let Some(entry) = lent.get(request_id) else {
-            return Claim {
-                written: false,
-                rest: None,
-            };
+            return theirs_alone;
         };
         let written = entry.through.is_some_and(|t| seq <= t);
         let last = entry.through.is_none_or(|t| seq >= t);
@@ -158,6 +179,7 @@ impl DirectStreams {
         }
         // Nothing after this delta is the publisher's (or, defensively, it never saw this one).
         let entry = lent.remove(request_id).expect("looked up above");
+        self.count(&lent);
         Claim {
             written,
             rest: entry.stream.map(|_| entry.rest.unwrap_or_default()),
@@ -167,6 +189,9 @@ impl DirectStreams {
     /// Takes the socket of `request_id` back, if it is lent: the bytes to queue first. What the
     /// publisher wrote stays known until the reactor has read it (see [`DirectStreams::claim`]).
     pub(super) fn end(&self, request_id: &str) -> Option<Vec<u8>> {
+        if !self.any_lent() {
+            return None;
+        }
         let mut lent = self.lent.lock();
         let entry = lent.get_mut(request_id)?;
         let rest = entry
@@ -175,6 +200,7 @@ impl DirectStreams {
             .map(|_| entry.rest.take().unwrap_or_default());
         if entry.through.is_none() {
             lent.remove(request_id);
+            self.count(&lent);
         }
         rest
     }
@@ -182,8 +208,13 @@ impl DirectStreams {
     /// [`DirectStreams::end`], and forgets the request: for a request whose deltas have all
     /// been read, or whose connection is gone.
     pub(super) fn forget(&self, request_id: &str) -> Option<Vec<u8>> {
+        if !self.any_lent() {
+            return None;
+        }
         let rest = self.end(request_id);
-        self.lent.lock().remove(request_id);
+        let mut lent = self.lent.lock();
+        lent.remove(request_id);
+        self.count(&lent);
         rest
     }
 }
@@ -402,5 +433,38 @@ mod tests {
         let mut got = read_all(&mut peer);
         got.extend_from_slice(&rest);
         assert_eq!(got, line(&big).repeat((stopped_at - 15) as usize));
+    }
+
+    /// With no socket lent, the reactor learns a delta is its own to write, and that nothing
+    /// comes back, without the lock the publisher holds while it publishes.
+    #[test]
+    fn with_nothing_lent_the_reactor_takes_no_lock() {
+        let streams = std::sync::Arc::new(streams());
+        let held = streams.lent.lock();
+        let (tx, rx) = std::sync::mpsc::channel();
+        let reactor = std::sync::Arc::clone(&streams);
+        std::thread::spawn(move || {
+            let claim = reactor.claim("r", 1);
+            let writing = reactor.is_writing("r");
+            let back = (reactor.end("r"), reactor.forget("r"));
+            let _ = tx.send((claim, writing, back));
+        });
+        let got = rx
+            .recv_timeout(std::time::Duration::from_secs(5))
+            .expect("answered while the publisher holds the lock");
+        drop(held);
+        let not_lent = Claim {
+            written: false,
+            rest: None,
+        };
+        assert_eq!(got, (not_lent, false, (None, None)));
+
+        // Once one request is lent, every other's claim asks under the lock, and the count
+        // follows the table back to empty.
+        let (ours, _peer) = pair();
+        assert!(streams.lend("r", &ours, 0, || 0));
+        assert!(streams.any_lent());
+        assert_eq!(streams.forget("r"), Some(Vec::new()));
+        assert!(!streams.any_lent());
     }
 }

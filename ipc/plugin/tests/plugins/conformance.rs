@@ -103,11 +103,19 @@ impl Plugin for Conformance {
                 .inject_interrupt("conformance", "wake up", &options)?;
             Ok(json!("injected"))
         })?;
+        // `detached: true` makes the call as the plugin itself, outside the tool's call (no
+        // `ctx`), as a plugin's own thread would.
+        let plugin = reg.host().clone();
         reg.tool(
             ToolDef::new("call", "Calls any kernel method."),
-            |ctx, args| {
+            move |ctx, args| {
                 let method = args["method"].as_str().unwrap_or_default();
-                ctx.host().call(method, args["params"].clone())
+                let host = if args["detached"] == true {
+                    &plugin
+                } else {
+                    ctx.host()
+                };
+                host.call(method, args["params"].clone())
             },
         )?;
         reg.tool(
