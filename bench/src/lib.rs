@@ -2,6 +2,8 @@
 //! same-run baseline comparison every bench prints (DESIGN §5: budgets are ratios to a floor
 //! measured in the same run, because absolute times drift on a shared machine).
 
+#![deny(missing_docs)]
+
 pub mod counting_alloc;
 pub mod sse_feed;
 
@@ -31,6 +33,7 @@ pub struct Samples {
 }
 
 impl Samples {
+    /// The samples, sorted; a bench must have taken at least one.
     pub fn new(mut samples: Vec<Duration>) -> Self {
         assert!(!samples.is_empty(), "a bench needs at least one sample");
         samples.sort_unstable();
@@ -43,26 +46,32 @@ impl Samples {
         self.sorted[rank.clamp(1, self.sorted.len()) - 1]
     }
 
+    /// The median.
     pub fn p50(&self) -> Duration {
         self.percentile(50.0)
     }
 
+    /// The 99th percentile.
     pub fn p99(&self) -> Duration {
         self.percentile(99.0)
     }
 
+    /// The fastest sample.
     pub fn min(&self) -> Duration {
         self.sorted[0]
     }
 
+    /// The slowest sample.
     pub fn max(&self) -> Duration {
         self.sorted[self.sorted.len() - 1]
     }
 
+    /// How many samples.
     pub fn len(&self) -> usize {
         self.sorted.len()
     }
 
+    /// Never true once built; kept beside `len`.
     pub fn is_empty(&self) -> bool {
         self.sorted.is_empty()
     }
@@ -81,6 +90,7 @@ impl Samples {
     }
 }
 
+/// `d` in microseconds.
 pub fn us(d: Duration) -> f64 {
     d.as_secs_f64() * 1e6
 }

@@ -17,6 +17,7 @@ pub struct WebClient {
 }
 
 impl WebClient {
+    /// A client of the web plugin at `127.0.0.1:port`, authorised by `key`.
     pub fn new(port: u16, key: &str) -> Self {
         Self {
             port,
