@@ -10,6 +10,7 @@ use hearth_rpc::{
     clamp_inject_params, gate, methods,
 };
 use hearth_stages::{Caps, HandlerSpec, Scope, Stage, ToolDef};
+use serde::Deserialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
 
@@ -72,11 +73,9 @@ pub(crate) fn priority(method: &str, value: &Value) -> Result<Option<Priority>, 
     if value.is_null() {
         return Ok(None);
     }
-    serde_json::from_value(value.clone())
-        .map(Some)
-        .map_err(|_| {
-            HandlerError::invalid_arguments(format!("{method}: priority {value} is not L1..L4"))
-        })
+    Priority::deserialize(value).map(Some).map_err(|_| {
+        HandlerError::invalid_arguments(format!("{method}: priority {value} is not L1..L4"))
+    })
 }
 
 /// The `blocks` of a media injection, moved out of the params (they may hold megabytes of

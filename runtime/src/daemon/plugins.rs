@@ -18,7 +18,7 @@ use hearth_stages::{CallContext, ToolRegistry};
 use super::channel_replies::{ChannelReplies, reply_json};
 use super::settings_service::{SOURCE_KEY, SettingsOp};
 use super::sources::Sources;
-use crate::socket::{Control, ControlError, Request, control_answer};
+use crate::socket::{Control, Request, control_answer};
 use hearth_kernel::durable::Durable;
 use hearth_kernel::events::stream_tag;
 use serde_json::{Value, json};
@@ -66,6 +66,16 @@ impl KernelPlugins {
 
     /// Runs `op` on the store's owner thread for the reverse call `what`: `Unavailable` when
     /// the store has stopped, `Failed` with the store's error.
+    /// The daemon's control, once the socket has set it up (`what` names the call).
+    fn control_ready(&self, what: &str) -> Result<&Arc<dyn Control>, HandlerError> {
+        self.control.get().ok_or_else(|| {
+            HandlerError::new(
+                ErrorKind::Unavailable,
+                format!("{what}: the daemon is still starting"),
+            )
+        })
+    }
+
     fn on_store<T: Send + 'static, E: std::fmt::Display + Send + 'static>(
         &self,
         what: &str,
@@ -82,6 +92,10 @@ impl KernelPlugins {
             .map_err(|e| HandlerError::new(ErrorKind::Failed, format!("{what}: {e}")))
     }
 }
+
+/// The operator's plugin actions a plugin may ask for; installing or removing code is the
+/// local operator's, on the CLI.
+const PLUGIN_ACTIONS: [&str; 5] = ["list", "info", "enable", "disable", "reload"];
 
 /// An input a plugin injects or submits: external trust, the plugin named in the payload, an
 /// interrupt at its priority (L1 when unset), kept out of memory when it says so, with the
@@ -239,40 +253,27 @@ impl KernelPort for KernelPlugins {
         action: &str,
         name: Option<&str>,
     ) -> Result<Value, HandlerError> {
-        let Some(control) = self.control.get() else {
+        let control = self.control_ready("plugin")?;
+        if !PLUGIN_ACTIONS.contains(&action) {
             return Err(HandlerError::new(
-                ErrorKind::Unavailable,
-                "the daemon is still starting",
+                ErrorKind::Denied,
+                format!("plugin {action} is not offered to plugins"),
             ));
-        };
+        }
         tracing::info!(plugin, action, name, "plugin request from a plugin");
-        control.plugin(action, name).map_err(|e| {
-            let kind = match &e {
-                ControlError::Invalid(_)
-                | ControlError::Plugin(PluginError::NotInstalled { .. }) => {
-                    ErrorKind::InvalidArguments
-                }
-                _ => ErrorKind::Failed,
-            };
-            HandlerError::new(kind, e.to_string())
-        })
+        control
+            .plugin(action, name)
+            .map_err(|e| HandlerError::new(e.kind(), e.to_string()))
     }
 
     fn control(&self, plugin: &str, request: &Value) -> Result<Value, HandlerError> {
-        let Some(control) = self.control.get() else {
-            return Err(HandlerError::new(
-                ErrorKind::Unavailable,
-                "kernel.control: the daemon is still starting",
-            ));
-        };
+        let control = self.control_ready("kernel.control")?;
         let request: Request = serde_json::from_value(request["request"].clone())
             .map_err(|e| HandlerError::invalid_arguments(format!("kernel.control: {e}")))?;
         match &request {
             Request::Status | Request::SourceList | Request::SourceAdd { .. } => {}
             Request::SourceRemove { .. } | Request::SourceTest { .. } => {}
-            // Installing or removing code is the local operator's, on the CLI.
-            Request::Plugin { action, .. }
-                if ["list", "info", "enable", "disable", "reload"].contains(&action.as_str()) => {}
+            Request::Plugin { action, .. } if PLUGIN_ACTIONS.contains(&action.as_str()) => {}
             other => {
                 return Err(HandlerError::new(
                     ErrorKind::Denied,
@@ -377,30 +378,15 @@ impl KernelPort for KernelPlugins {
     /// Kept as the `core.agent.source` setting, so it is checked, applied at once and still
     /// chosen after a restart, exactly as `hearth settings set` would.
     fn llm_set_source(&self, plugin: &str, source: &str) -> Result<Value, HandlerError> {
-        let Some(control) = self.control.get() else {
-            return Err(HandlerError::new(
-                ErrorKind::Unavailable,
-                "llm.setSource: the daemon is still starting",
-            ));
-        };
+        let control = self.control_ready("llm.setSource")?;
         let op = SettingsOp::Set {
             key: SOURCE_KEY.to_owned(),
             value: Some(json!(source)),
             text: None,
         };
-        control.settings(op).map_err(|e| {
-            use super::settings_service::SettingsServiceError as S;
-            use hearth_settings::SettingsError as E;
-            let kind = match &e {
-                ControlError::Settings(S::Invalid(_))
-                | ControlError::Settings(S::Settings(E::BadKey { .. } | E::WrongType { .. })) => {
-                    ErrorKind::InvalidArguments
-                }
-                ControlError::Settings(S::Settings(E::Denied { .. })) => ErrorKind::Denied,
-                _ => ErrorKind::Failed,
-            };
-            HandlerError::new(kind, format!("llm.setSource {source:?}: {e}"))
-        })?;
+        control
+            .settings(op)
+            .map_err(|e| HandlerError::new(e.kind(), format!("llm.setSource {source:?}: {e}")))?;
         tracing::info!(plugin, source, "LLM source chosen by a plugin");
         Ok(json!({"source": self.sources.current()}))
     }

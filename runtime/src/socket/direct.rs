@@ -27,7 +27,7 @@ use super::protocol::DeltaLine;
 use super::write_some::write_some;
 use hearth_ipc::{Doorbell, EventKind};
 use hearth_kernel::events::{Delta, DeltaTap};
-use parking_lot::Mutex;
+use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
@@ -71,6 +71,12 @@ impl Lent {
     fn writing(&self) -> bool {
         self.stream.is_some() && self.rest.is_none()
     }
+
+    /// The bytes to queue before anything else when the socket comes back; `None` when it
+    /// came back earlier.
+    fn into_rest(self) -> Option<Vec<u8>> {
+        self.stream.map(|_| self.rest.unwrap_or_default())
+    }
 }
 
 /// Who writes a delta the reactor read off the ring.
@@ -109,7 +115,8 @@ impl DirectStreams {
 
     /// Whether the publisher writes the deltas of `request_id` (lent, and not stopped).
     pub(super) fn is_writing(&self, request_id: &str) -> bool {
-        self.any_lent() && self.lent.lock().get(request_id).is_some_and(Lent::writing)
+        self.table()
+            .is_some_and(|lent| lent.get(request_id).is_some_and(Lent::writing))
     }
 
     /// Lends `socket` to the publisher for the deltas of `request_id` published from now on,
@@ -147,6 +154,12 @@ impl DirectStreams {
         self.entries.load(Ordering::Relaxed) > 0
     }
 
+    /// The table, locked, for the reactor's reads and removals; `None` without the lock when
+    /// it holds no request.
+    fn table(&self) -> Option<MutexGuard<'_, HashMap<String, Lent>>> {
+        self.any_lent().then(|| self.lent.lock())
+    }
+
     /// Stores the table's size; called under its lock after every insert or removal.
     fn count(&self, lent: &HashMap<String, Lent>) {
         self.entries.store(lent.len(), Ordering::Relaxed);
@@ -162,10 +175,9 @@ impl DirectStreams {
             written: false,
             rest: None,
         };
-        if !self.any_lent() {
+        let Some(mut lent) = self.table() else {
             return theirs_alone;
-        }
-        let mut lent = self.lent.lock();
+        };
         let Some(entry) = lent.get(request_id) else {
             return theirs_alone;
         };
@@ -182,17 +194,14 @@ impl DirectStreams {
         self.count(&lent);
         Claim {
             written,
-            rest: entry.stream.map(|_| entry.rest.unwrap_or_default()),
+            rest: entry.into_rest(),
         }
     }
 
     /// Takes the socket of `request_id` back, if it is lent: the bytes to queue first. What the
     /// publisher wrote stays known until the reactor has read it (see [`DirectStreams::claim`]).
     pub(super) fn end(&self, request_id: &str) -> Option<Vec<u8>> {
-        if !self.any_lent() {
-            return None;
-        }
-        let mut lent = self.lent.lock();
+        let mut lent = self.table()?;
         let entry = lent.get_mut(request_id)?;
         let rest = entry
             .stream
@@ -208,14 +217,10 @@ impl DirectStreams {
     /// [`DirectStreams::end`], and forgets the request: for a request whose deltas have all
     /// been read, or whose connection is gone.
     pub(super) fn forget(&self, request_id: &str) -> Option<Vec<u8>> {
-        if !self.any_lent() {
-            return None;
-        }
-        let rest = self.end(request_id);
-        let mut lent = self.lent.lock();
-        lent.remove(request_id);
+        let mut lent = self.table()?;
+        let entry = lent.remove(request_id)?;
         self.count(&lent);
-        rest
+        entry.into_rest()
     }
 }
 

@@ -88,6 +88,28 @@ pub enum ControlError {
     Memory(String),
 }
 
+impl ControlError {
+    /// The kind a plugin's call is answered with: the request's own fault (a bad name, key or
+    /// value) is invalid arguments, a setting the caller may not change is denied, anything
+    /// else a failure.
+    pub fn kind(&self) -> hearth_rpc::ErrorKind {
+        use crate::daemon::SettingsServiceError as S;
+        use hearth_plugin_host::PluginError as P;
+        use hearth_rpc::ErrorKind;
+        use hearth_settings::SettingsError as E;
+        match self {
+            ControlError::Invalid(_)
+            | ControlError::Plugin(P::NotInstalled { .. })
+            | ControlError::Settings(S::Invalid(_))
+            | ControlError::Settings(S::Settings(E::BadKey { .. } | E::WrongType { .. })) => {
+                ErrorKind::InvalidArguments
+            }
+            ControlError::Settings(S::Settings(E::Denied { .. })) => ErrorKind::Denied,
+            _ => ErrorKind::Failed,
+        }
+    }
+}
+
 /// What the owner of the socket has decided, read by the reactor on every wake.
 #[derive(Debug)]
 pub(super) struct ServerState {

@@ -162,7 +162,9 @@ fn a_plugin_reads_and_purges_what_the_kernel_remembers_by_the_originals_methods(
         assert_eq!(disabled, &json!({"disabled": false}));
         let refused = unknown.as_str().unwrap_or_default();
         assert!(
-            refused.contains("plugin.reloadOne") && refused.contains("\"nobody\""),
+            refused.contains("plugin.reloadOne")
+                && refused.contains("\"nobody\"")
+                && refused.contains("(invalid arguments)"),
             "the host's reason, naming the plugin: {unknown}"
         );
         let refused = subscribe.as_str().unwrap_or_default();
