@@ -67,8 +67,8 @@ bench: setup
 	done; \
 	[ $$found = 1 ] || echo "recall: no dev set in $(RECALL_DATA) (see its README); skipping the recall benchmark"
 
-# Model-checks with loom: the event ring's slot protocol, the arena's generation check, and the
-# engine's park/wake handshake.
+# Model-checks with loom: the event ring's slot protocol and its readers' wake handshakes (futex
+# and doorbell), the arena's generation check, and the engine's park/wake handshake.
 loom:
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-ipc --release --test loom_ring --lib
 	LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-engine --release --lib loom_park

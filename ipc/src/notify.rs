@@ -66,11 +66,35 @@ pub(crate) fn wait(_word: &AtomicU32, _expected: u32, timeout: Duration, _proces
 #[cfg(all(not(loom), not(any(target_os = "linux", target_os = "android"))))]
 pub(crate) fn wake_all(_word: &AtomicU32, _process_shared: bool) {}
 
-/// Under loom, a park is a yield: the model checks the slot protocol, not the kernel.
+/// Under loom the futex is simulated by one mutex and condition variable shared by every word
+/// (a futex may wake spuriously, so sharing one is allowed): `wait` compares the word under
+/// the mutex and sleeps on the condition variable, `wake_all` notifies under the mutex, so a
+/// wake that comes after the comparison always reaches the sleeper, as the kernel's
+/// futex-bucket lock guarantees. The timeout is ignored: a reader whose wake the ring's
+/// handshake lost sleeps with nobody left to wake it, which loom reports as a deadlock
+/// instead of a late return.
 #[cfg(loom)]
-pub(crate) fn wait(_word: &AtomicU32, _expected: u32, _timeout: Duration, _process_shared: bool) {
-    loom::thread::yield_now();
+mod simulated {
+    use loom::sync::{Condvar, Mutex};
+
+    loom::lazy_static! {
+        /// The one futex bucket of a model run (loom rebuilds it for every interleaving).
+        pub(super) static ref BUCKET: (Mutex<()>, Condvar) = (Mutex::new(()), Condvar::new());
+    }
 }
 
 #[cfg(loom)]
-pub(crate) fn wake_all(_word: &AtomicU32, _process_shared: bool) {}
+pub(crate) fn wait(word: &AtomicU32, expected: u32, _timeout: Duration, _process_shared: bool) {
+    let (lock, sleepers) = &*simulated::BUCKET;
+    let bucket = lock.lock().expect("the simulated bucket is never poisoned");
+    if word.load(crate::sync::Ordering::SeqCst) == expected {
+        drop(sleepers.wait(bucket));
+    }
+}
+
+#[cfg(loom)]
+pub(crate) fn wake_all(_word: &AtomicU32, _process_shared: bool) {
+    let (lock, sleepers) = &*simulated::BUCKET;
+    let _bucket = lock.lock().expect("the simulated bucket is never poisoned");
+    sleepers.notify_all();
+}

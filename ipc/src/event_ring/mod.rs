@@ -132,5 +132,7 @@ impl std::fmt::Debug for EventRing {
     }
 }
 
+#[cfg(all(test, loom))]
+mod loom_wake;
 #[cfg(all(test, not(loom)))]
 mod tests;

@@ -4,7 +4,7 @@ use std::cell::Cell;
 use std::fmt;
 use std::marker::PhantomData;
 
-use crate::sync::{Arc, Ordering, fence};
+use crate::sync::{Arc, Ordering, fence, handshake_fence};
 use crate::{Doorbell, Doorbells, EventKind, PublishError, notify};
 
 use super::layout::{BUSY_STAMP, pack_meta, padded_len};
@@ -145,6 +145,7 @@ impl Publisher {
     #[inline]
     fn wake_parked(&mut self, spare: Option<u64>) {
         let header = self.shared.header();
+        handshake_fence();
         // SYNC: both pair with the `fetch_add(SeqCst)` of `parked` in `Reader::park` and of
         // `bell_parked` in `Reader::arm` (the Dekker pairs named above and in DESIGN §1.7).
         let futex = header.parked.load(Ordering::SeqCst) != 0;

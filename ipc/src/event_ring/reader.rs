@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::{Duration, Instant};
 
-use crate::sync::{Arc, Ordering, fence, spin_hint};
+use crate::sync::{Arc, Ordering, fence, handshake_fence, spin_hint};
 use crate::{Doorbell, EventKind, KindMask, notify};
 
 use super::RingConfig;
@@ -216,6 +216,7 @@ impl Reader {
             .header()
             .bell_parked
             .fetch_add(1, Ordering::SeqCst);
+        handshake_fence();
         Armed { reader: self }
     }
 
@@ -325,12 +326,13 @@ impl Reader {
         }
     }
 
-    fn park(&self, timeout: Duration) {
+    pub(super) fn park(&self, timeout: Duration) {
         let header = self.shared.header();
         // SYNC: pairs with the SeqCst load of `parked` in `Publisher::publish` / `drop`
         // (Dekker: either the publisher sees this reader parked, or the `write_seq` /
         // `closed` load below sees the publish).
         header.parked.fetch_add(1, Ordering::SeqCst);
+        handshake_fence();
         // SYNC: pairs with `wake_epoch.fetch_add(SeqCst)` in `Publisher::wake`; reading the
         // epoch before re-checking means a wake that lands in between changes the word, so
         // FUTEX_WAIT returns at once instead of sleeping through it.
