@@ -268,16 +268,25 @@ impl KernelPort for KernelPlugins {
 
     fn control(&self, plugin: &str, request: &Value) -> Result<Value, HandlerError> {
         let control = self.control_ready("kernel.control")?;
+        let op = request["request"]["op"]
+            .as_str()
+            .unwrap_or_default()
+            .to_owned();
         let request: Request = serde_json::from_value(request["request"].clone())
             .map_err(|e| HandlerError::invalid_arguments(format!("kernel.control: {e}")))?;
         match &request {
             Request::Status | Request::SourceList | Request::SourceAdd { .. } => {}
             Request::SourceRemove { .. } | Request::SourceTest { .. } => {}
             Request::Plugin { action, .. } if PLUGIN_ACTIONS.contains(&action.as_str()) => {}
+            // Named by its op (and action), never printed whole: a request may carry a secret.
             other => {
+                let what = match other {
+                    Request::Plugin { action, .. } => format!("plugin {action}"),
+                    _ => op,
+                };
                 return Err(HandlerError::new(
                     ErrorKind::Denied,
-                    format!("kernel.control: {other:?} is not offered to plugins"),
+                    format!("kernel.control: {what} is not offered to plugins"),
                 ));
             }
         }

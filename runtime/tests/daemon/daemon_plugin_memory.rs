@@ -96,6 +96,14 @@ fn a_plugin_reads_and_purges_what_the_kernel_remembers_by_the_originals_methods(
                     "events.subscribe",
                     json!({"types": ["agent_output", "nonsense"]}),
                 ),
+                call(
+                    "kernel.control",
+                    json!({"request": {"op": "plugin", "action": "install", "name": "/tmp"}}),
+                ),
+                call(
+                    "kernel.control",
+                    json!({"request": {"op": "plugin", "action": "remove", "name": "conformance"}}),
+                ),
             ],
         );
         let [
@@ -111,9 +119,11 @@ fn a_plugin_reads_and_purges_what_the_kernel_remembers_by_the_originals_methods(
             disabled,
             unknown,
             subscribe,
+            install,
+            remove,
         ] = got.as_slice()
         else {
-            panic!("twelve results: {got:?}")
+            panic!("fourteen results: {got:?}")
         };
         assert_eq!(trait_["values"][0]["object"], "green", "{trait_}");
         assert_eq!(trait_["values"][0]["status"], "current", "{trait_}");
@@ -172,6 +182,17 @@ fn a_plugin_reads_and_purges_what_the_kernel_remembers_by_the_originals_methods(
             refused.contains("nonsense") && refused.contains("agent_output"),
             "an unknown type is named, with the known ones: {subscribe}"
         );
+        // Installing or removing code stays the local operator's, even for a plugin that may
+        // manage plugins: the refusal is `denied` and names the action.
+        for (action, answer) in [("plugin install", install), ("plugin remove", remove)] {
+            let refused = answer.as_str().unwrap_or_default();
+            assert!(
+                refused.contains("not offered to plugins")
+                    && refused.contains(action)
+                    && refused.contains("(denied)"),
+                "{action} refused as denied: {answer}"
+            );
+        }
 
         let purged = turn(
             &daemon,
