@@ -126,6 +126,21 @@ impl Host {
         field(methods::MEMORY_FORGET, result, "forgotten")
     }
 
+    /// Keeps an event this plugin saw in long-term memory (`textmemory.append`, capability
+    /// `text_memory`): `input` said by `source` (this plugin when `None`) at `timestamp_ms`
+    /// (now when `None`); committed before it answers with the entry's id, which
+    /// [`memory_forget`](Self::memory_forget) takes.
+    pub fn text_memory_append(
+        &self,
+        input: &str,
+        source: Option<&str>,
+        timestamp_ms: Option<i64>,
+    ) -> Result<i64, ToolError> {
+        let event = json!({"input": input, "source": source, "timestamp_ms": timestamp_ms});
+        let result = self.call(methods::TEXTMEMORY_APPEND, json!({"event": event}))?;
+        field(methods::TEXTMEMORY_APPEND, result, "id")
+    }
+
     /// Document search (`doc.query`, capability `doc_memory`): the matching documents.
     pub fn memory_query(&self, text: &str, top_k: usize) -> Result<Vec<Value>, ToolError> {
         let result = self.call(methods::DOC_QUERY, json!({"text": text, "top_k": top_k}))?;

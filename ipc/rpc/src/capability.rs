@@ -95,7 +95,7 @@ pub const METHOD_CAPABILITIES: &[(&str, &str)] = &[
     (methods::KNOWLEDGE_SEARCH, KNOWLEDGE),
     (methods::KNOWLEDGE_ADD, KNOWLEDGE),
     (methods::KNOWLEDGE_LIST, KNOWLEDGE),
-    ("textmemory.append", TEXT_MEMORY),
+    (methods::TEXTMEMORY_APPEND, TEXT_MEMORY),
     ("settings.getCore", SETTINGS_CROSS),
     ("settings.setCore", SETTINGS_CROSS),
     ("settings.listCore", SETTINGS_CROSS),

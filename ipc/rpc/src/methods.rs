@@ -109,6 +109,10 @@ pub const DOC_INSERT_WITH_MEDIA: &str = "doc.insertWithMedia";
 pub const DOC_REMOVE: &str = "doc.remove";
 /// Plugin → kernel: how many entries long-term memory holds → `{entries}`.
 pub const DOC_STATS: &str = "doc.stats";
+/// Plugin → kernel: keep an event the plugin saw (a message in a group chat, a line of a
+/// device's log) in long-term memory `{event: {input, response?, source?, timestamp_ms?}}`
+/// → `{id}`.
+pub const TEXTMEMORY_APPEND: &str = "textmemory.append";
 /// Plugin → kernel: the knowledge base by meaning and keywords `{query, top_k?}` → `{results}`.
 pub const KNOWLEDGE_SEARCH: &str = "knowledge.search";
 /// Plugin → kernel: write a knowledge base document `{name, content, replace?}`.

@@ -103,6 +103,13 @@ pub(crate) enum MemoryOp {
         media: Vec<String>,
         reply: Sender<Result<String, MemoryError>>,
     },
+    /// An event kept straight in cold context, never in the window (`textmemory.append`):
+    /// `archived_from` records who kept it.
+    Remember {
+        event: ContextEvent,
+        archived_from: String,
+        reply: Sender<Result<i64, MemoryError>>,
+    },
     /// An item of the media store, by digest or the prefix a marker shows: its description and
     /// where the store keeps its blob (the store owner resolves it, `media.db` keeping its one
     /// owner; the asker reads the bytes on its own thread).
@@ -310,6 +317,22 @@ impl MemoryService {
         rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))?
     }
 
+    /// Keeps `event` in cold context as it is, with its own time and source, without passing
+    /// through the window (blocking; answered once committed) → the entry's id.
+    /// `archived_from` says who kept it (`plugin:<name>`).
+    pub fn remember(&self, event: ContextEvent, archived_from: String) -> Result<i64, MemoryError> {
+        let (reply, rx) = crossbeam_channel::bounded(1);
+        let op = MemoryOp::Remember {
+            event,
+            archived_from,
+            reply,
+        };
+        if !self.durable.memory(op) {
+            return Err(MemoryError::Stopped(NOT_RUNNING));
+        }
+        rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))?
+    }
+
     /// An item of the media store with its bytes, by digest or a marker's prefix (blocking).
     /// The bytes are read and checked against the digest on the caller's thread: a 16 MiB blob
     /// never holds up the journal's writer.
@@ -437,7 +460,10 @@ impl MemoryState {
     pub(crate) fn embeds(&self, op: &MemoryOp) -> bool {
         let work = matches!(
             op,
-            MemoryOp::Pass { .. } | MemoryOp::Query { .. } | MemoryOp::Commit { .. }
+            MemoryOp::Pass { .. }
+                | MemoryOp::Query { .. }
+                | MemoryOp::Commit { .. }
+                | MemoryOp::Remember { .. }
         );
         work && matches!(&self.phase, Phase::Ready(r) if r.embeds)
     }
@@ -544,6 +570,18 @@ impl MemoryState {
                 ready.backfill = ready.has_companion;
                 after.push(answer_after_commit(reply, stored));
             }
+            MemoryOp::Remember {
+                event,
+                archived_from,
+                reply,
+            } => {
+                let kept = cold
+                    .archive_events(vec![event], &archived_from, now)
+                    .map_err(MemoryError::from)
+                    .map(|ids| ids.first().copied().unwrap_or_default());
+                ready.backfill = ready.has_companion;
+                after.push(answer_after_commit(reply, kept));
+            }
             MemoryOp::Media { reply, .. } => {
                 // The store owner answers these before they reach the memory service.
                 let _ = reply.send(Err(MemoryError::Stopped("the media store is not open")));
@@ -581,6 +619,9 @@ impl MemoryState {
             MemoryOp::Search { reply, .. } => {
                 let _ = reply.send(Err(MemoryError::Stopped(why)));
             }
+            MemoryOp::Remember { reply, .. } => {
+                let _ = reply.send(Err(MemoryError::Stopped(why)));
+            }
             MemoryOp::Media { reply, .. } => {
                 let _ = reply.send(Err(MemoryError::Stopped(why)));
             }
@@ -595,9 +636,9 @@ impl MemoryState {
 }
 
 /// A tool's answer, sent once the commit holding its writes is known.
-fn answer_after_commit(
-    reply: Sender<Result<String, MemoryError>>,
-    result: Result<String, MemoryError>,
+fn answer_after_commit<T: Send + 'static>(
+    reply: Sender<Result<T, MemoryError>>,
+    result: Result<T, MemoryError>,
 ) -> Then {
     Box::new(move |committed| {
         let answer = match committed {
@@ -783,8 +824,7 @@ fn commit(
     };
     let event = ContextEvent::new(now, "manual", summary).with_response(content);
     let tokens = estimate_tokens(&event.response);
-    let stored = cold.append(vec![event])?;
-    let ids = cold.archive(&stored, "manual", now)?;
+    let ids = cold.archive_events(vec![event], "manual", now)?;
     Ok(format!(
         "stored as memory {} ({tokens} tokens)",
         ids.first().copied().unwrap_or_default()

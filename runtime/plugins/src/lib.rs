@@ -36,6 +36,7 @@ mod stage_lock;
 mod state;
 pub mod status;
 pub mod supervisor;
+pub mod text_event;
 mod tool_blocks;
 mod tool_proxy;
 
@@ -48,3 +49,4 @@ pub use port::{Injection, KernelPort, NoKernel, wire_error};
 pub use restart::{CrashHistory, RestartDecision, RestartPolicy};
 pub use stage_lock::STAGE_LOCK_WAIT;
 pub use status::{PluginState, PluginStatus};
+pub use text_event::TextEvent;

@@ -163,6 +163,17 @@ pub trait KernelPort: Send + Sync + 'static {
         Err(not_served(method))
     }
 
+    /// `textmemory.append`: keeps `event` from `plugin` in long-term memory, committed before
+    /// the answer → `{id}` (the cold-context entry, for `memory.forget`).
+    fn text_memory_append(
+        &self,
+        plugin: &str,
+        event: crate::TextEvent,
+    ) -> Result<Value, HandlerError> {
+        let _ = (plugin, event);
+        Err(not_served("textmemory.append"))
+    }
+
     /// One of the kernel's own tools run for `plugin`'s reverse call, within `timeout` → the
     /// tool's result. The methods the kernel serves with its tools (`knowledge.*`, `social.*`,
     /// `memory.introspect|merge|purge`, `doc.insert*`) go through here, so a plugin's call

@@ -308,6 +308,15 @@ impl PluginService {
                 Ok(json!({"removed": gone["forgotten"]}))
             }
             methods::DOC_STATS => self.port.doc_stats(),
+            methods::TEXTMEMORY_APPEND => {
+                let event = crate::text_event::text_event(
+                    method,
+                    plugin,
+                    &params,
+                    hearth_engine::now_ms(),
+                )?;
+                self.port.text_memory_append(plugin, event)
+            }
             methods::EVENTS_SUBSCRIBE | methods::EVENTS_UNSUBSCRIBE => event_types(method, &params),
             methods::PLUGIN_LIST_LOADED
             | methods::PLUGIN_IS_DISABLED

@@ -93,6 +93,17 @@ impl KernelPlugins {
     }
 }
 
+/// A memory service's error as a reverse call's: a stopped service is unavailable, a refused
+/// request invalid, anything else a failure.
+fn memory_error(what: &str, e: &hearth_kernel::MemoryError) -> HandlerError {
+    let kind = match e {
+        hearth_kernel::MemoryError::Stopped(_) => ErrorKind::Unavailable,
+        hearth_kernel::MemoryError::InvalidArguments(_) => ErrorKind::InvalidArguments,
+        _ => ErrorKind::Failed,
+    };
+    HandlerError::new(kind, format!("{what}: {e}"))
+}
+
 /// The operator's plugin actions a plugin may ask for; installing or removing code is the
 /// local operator's, on the CLI.
 const PLUGIN_ACTIONS: [&str; 5] = ["list", "info", "enable", "disable", "reload"];
@@ -300,13 +311,9 @@ impl KernelPort for KernelPlugins {
     /// effects), each item with its id, scores and time; keywords only when memory is off.
     fn memory_search(&self, query: &str, top_k: usize) -> Result<Value, HandlerError> {
         if let Some(memory) = &self.memory {
-            let items = memory.search(query.to_owned(), top_k).map_err(|e| {
-                let kind = match e {
-                    hearth_kernel::MemoryError::Stopped(_) => ErrorKind::Unavailable,
-                    _ => ErrorKind::Failed,
-                };
-                HandlerError::new(kind, format!("memory.search: {e}"))
-            })?;
+            let items = memory
+                .search(query.to_owned(), top_k)
+                .map_err(|e| memory_error("memory.search", &e))?;
             return Ok(json!({"items": items}));
         }
         let tokens = hearth_memory::query_tokens(query);
@@ -326,6 +333,28 @@ impl KernelPort for KernelPlugins {
             },
         )?;
         Ok(json!({"items": items}))
+    }
+
+    fn text_memory_append(
+        &self,
+        plugin: &str,
+        event: hearth_plugin_host::TextEvent,
+    ) -> Result<Value, HandlerError> {
+        let what = "textmemory.append";
+        let Some(memory) = &self.memory else {
+            return Err(HandlerError::new(
+                ErrorKind::Unavailable,
+                format!("{what}: long-term memory is off in this daemon"),
+            ));
+        };
+        let at = event.timestamp_ms.unwrap_or_else(hearth_engine::now_ms);
+        let kept = hearth_memory::ContextEvent::new(at, event.source, event.input)
+            .with_response(event.response);
+        let id = memory
+            .remember(kept, format!("plugin:{plugin}"))
+            .map_err(|e| memory_error(what, &e))?;
+        tracing::debug!(plugin, id, "event kept in long-term memory");
+        Ok(json!({"id": id}))
     }
 
     fn memory_forget(

@@ -45,14 +45,17 @@ fn mentions(answer: &str, term: &str) -> bool {
 #[test]
 fn ordinary_first_messages_are_answered_not_the_channel_or_the_prompt() {
     within(Duration::from_secs(590), || {
-        // Greedy decoding: the model's likeliest answer, not one draw of many. Recall by
-        // keywords only: what a turn recalls must not depend on when the embedding model
-        // finished loading on a busy machine, or the prompt (and the answer) would.
-        let daemon = Daemon::start(
-            "memory_model = false\n[embedded]\nenabled = true\nthreads = 1\nctx = 4096\ntemperature = 0\n",
-        );
         let mut derailed = Vec::new();
         for message in FIRST_MESSAGES {
+            // Each the first message of a fresh daemon, so the prompt is the same on every run:
+            // a later turn's prompt shows the earlier ones with the clock time they were said,
+            // and a 135M model's greedy answer changes with those digits. Greedy decoding: the
+            // model's likeliest answer, not one draw of many. Recall by keywords only: what a
+            // turn recalls must not depend on when the embedding model finished loading on a
+            // busy machine, or the prompt (and the answer) would.
+            let daemon = Daemon::start(
+                "memory_model = false\n[embedded]\nenabled = true\nthreads = 1\nctx = 4096\ntemperature = 0\n",
+            );
             let out = daemon.run(&["send", message]);
             assert!(out.status.success(), "{message}: {}", stderr(&out));
             let answer = String::from_utf8_lossy(&out.stdout).into_owned();

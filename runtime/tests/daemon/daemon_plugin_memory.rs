@@ -26,6 +26,18 @@ fn turn(daemon: &Daemon, llm: &LlmServer, text: &str, calls: Vec<(&str, Value)>)
     tools[tools.len() - n..].to_vec()
 }
 
+/// A daemon with keyword memory, the loopback model and the conformance plugin running.
+fn start() -> (LlmServer, Daemon) {
+    let llm = LlmServer::start();
+    let conformance = sdk_binary("hearth-plugin-conformance");
+    let toml = format!("memory_model = false\n{}", source("llm", &llm.base_url, 0));
+    let daemon = Daemon::start_with(&toml, |dir| {
+        plugin_dir(&dir.join("plugins"), "conformance", &conformance);
+    });
+    wait_state(&daemon, "conformance", "running");
+    (llm, daemon)
+}
+
 /// The conformance plugin's `call` tool asking the kernel for `method` with `params`.
 fn call(method: &str, params: Value) -> (&'static str, Value) {
     ("call", json!({"method": method, "params": params}))
@@ -34,13 +46,7 @@ fn call(method: &str, params: Value) -> (&'static str, Value) {
 #[test]
 fn a_plugin_reads_and_purges_what_the_kernel_remembers_by_the_originals_methods() {
     within(Duration::from_secs(120), || {
-        let llm = LlmServer::start();
-        let conformance = sdk_binary("hearth-plugin-conformance");
-        let toml = format!("memory_model = false\n{}", source("llm", &llm.base_url, 0));
-        let daemon = Daemon::start_with(&toml, |dir| {
-            plugin_dir(&dir.join("plugins"), "conformance", &conformance);
-        });
-        wait_state(&daemon, "conformance", "running");
+        let (llm, daemon) = start();
 
         let told = turn(
             &daemon,
@@ -282,5 +288,79 @@ fn a_plugin_reads_and_purges_what_the_kernel_remembers_by_the_originals_methods(
             "{}",
             wrote[7]
         );
+    });
+}
+
+/// `textmemory.append` keeps an event a plugin saw (here a message of a family chat) in
+/// long-term memory under its own speaker and time: found by a search with the id the call
+/// answered, forgotten by that id; a malformed event, or one that speaks as the agent, keeps
+/// nothing and says why.
+#[test]
+fn a_plugin_keeps_an_event_it_saw_in_long_term_memory() {
+    within(Duration::from_secs(120), || {
+        let (llm, daemon) = start();
+        let now = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .expect("clock")
+            .as_millis() as i64;
+        let said_at = now - 3 * 86_400_000;
+
+        let kept = turn(
+            &daemon,
+            &llm,
+            "log the family chat",
+            vec![
+                call(
+                    "textmemory.append",
+                    json!({"event": {"source": "Ana", "timestamp_ms": said_at,
+                        "input": "The boiler was serviced on Tuesday by Mr Costa."}}),
+                ),
+                call(
+                    "textmemory.append",
+                    json!({"event": {"source": "agent", "input": "I serviced it myself."}}),
+                ),
+                call("textmemory.append", json!({"event": {"input": "  "}})),
+                call(
+                    "memory.search",
+                    json!({"query": "boiler serviced Costa", "top_k": 5}),
+                ),
+            ],
+        );
+        let id = kept[0]["id"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{}", kept[0]));
+        for (refused, why) in [
+            (&kept[1], "agent's own turns"),
+            (&kept[2], "must not be blank"),
+        ] {
+            let text = refused.as_str().unwrap_or_default();
+            assert!(
+                text.contains(why) && text.contains("(invalid arguments)"),
+                "{refused}"
+            );
+        }
+        let items = kept[3]["items"].as_array().expect("items");
+        assert_eq!(items.len(), 1, "only the kept event: {}", kept[3]);
+        assert_eq!(items[0]["id"], id, "{}", kept[3]);
+        assert_eq!(items[0]["at_ms"], said_at, "its own time: {}", kept[3]);
+        assert!(
+            items[0]["text"]
+                .as_str()
+                .is_some_and(|t| t.contains("Mr Costa")),
+            "{}",
+            kept[3]
+        );
+
+        let forgot = turn(
+            &daemon,
+            &llm,
+            "forget the boiler",
+            vec![
+                call("memory.forget", json!({"id": id, "reason": "asked"})),
+                call("memory.search", json!({"query": "boiler serviced Costa"})),
+            ],
+        );
+        assert_eq!(forgot[0], json!({"forgotten": true}));
+        assert_eq!(forgot[1]["items"], json!([]), "{}", forgot[1]);
     });
 }
