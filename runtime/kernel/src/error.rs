@@ -38,12 +38,17 @@ pub enum GraphMemoryError {
     /// The memory service is not running (no store, or it has stopped).
     #[error("memory is not running: {0}")]
     Stopped(&'static str),
+    /// The media a fact was told with: one the store does not hold (or not uniquely), or the
+    /// store failing; the fact was not stored.
+    #[error(transparent)]
+    Media(MemoryError),
 }
 
 impl From<GraphMemoryError> for hearth_stages::HandlerError {
     fn from(e: GraphMemoryError) -> Self {
         use hearth_graph::GraphError as G;
         match e {
+            GraphMemoryError::Media(e) => e.into(),
             GraphMemoryError::Unavailable(_) | GraphMemoryError::Stopped(_) => {
                 Self::Unavailable(e.to_string())
             }

@@ -87,6 +87,10 @@ pub enum GraphRequest {
         object: String,
         /// The words it was said in (provenance).
         sentence: String,
+        /// Media kept with the fact, as digests or the prefixes markers show: the store owner
+        /// checks them and writes their markers into `sentence` before the request runs, so
+        /// `memory_why` shows what the fact was told with.
+        media: Vec<String>,
     },
     /// Correct the value of a fact.
     Edit {
@@ -559,12 +563,9 @@ impl GraphMemory {
                 predicate,
                 object,
                 sentence,
+                ..
             } => {
-                let sentence = if sentence.trim().is_empty() {
-                    format!("{subject} {predicate} {object}")
-                } else {
-                    sentence
-                };
+                let sentence = told_sentence(&subject, &predicate, &object, sentence);
                 let statement = hearth_graph::Statement {
                     sentence,
                     facts: vec![hearth_graph::Fact {
@@ -735,6 +736,21 @@ impl GraphMemory {
 /// `d` in milliseconds, saturating (the clock the graph's schedules are kept in).
 pub(crate) fn ms(d: Duration) -> i64 {
     i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
+}
+
+/// The provenance sentence of a fact told directly: the words it was told in, or the fact
+/// itself spelled out when there were none.
+pub(crate) fn told_sentence(
+    subject: &str,
+    predicate: &str,
+    object: &str,
+    sentence: String,
+) -> String {
+    if sentence.trim().is_empty() {
+        format!("{subject} {predicate} {object}")
+    } else {
+        sentence
+    }
 }
 
 fn told_directly(now_ms: i64) -> FactSource {

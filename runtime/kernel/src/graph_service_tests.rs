@@ -191,6 +191,7 @@ fn commit_and_edit_keep_history() {
             predicate: "works_at".into(),
             object: "Acme".into(),
             sentence: "I work at Acme".into(),
+            media: Vec::new(),
         },
         T0,
     );
@@ -212,6 +213,7 @@ fn commit_and_edit_keep_history() {
             predicate: "Works At!".into(),
             object: "X".into(),
             sentence: String::new(),
+            media: Vec::new(),
         },
         T0,
     );
@@ -644,6 +646,7 @@ fn look_alike_names_go_to_the_model_which_decides_merge_or_apart() {
                 predicate: "visited".into(),
                 object: object.into(),
                 sentence: format!("{subject} visited {object}"),
+                media: Vec::new(),
             },
             T0,
         );

@@ -86,21 +86,7 @@ pub fn register(tools: &ToolRegistry, memory: &MemoryService) {
     let registered = tools.register(def, move |call: &CallContext, args: &Value| {
         let content = args["content"].as_str().unwrap_or_default().to_string();
         let summary = args["summary"].as_str().unwrap_or_default().to_string();
-        let media = match &args["media"] {
-            Value::Null => Vec::new(),
-            Value::Array(items) => items
-                .iter()
-                .map(|v| v.as_str().map(str::to_owned))
-                .collect::<Option<Vec<String>>>()
-                .ok_or_else(|| {
-                    HandlerError::InvalidArguments("`media` is a list of digests".into())
-                })?,
-            _ => {
-                return Err(HandlerError::InvalidArguments(
-                    "`media` is a list of digests".into(),
-                ));
-            }
-        };
+        let media = media_arg(args)?;
         call.check()?;
         m.commit(content, summary, media)
             .map(Value::String)
@@ -112,6 +98,21 @@ pub fn register(tools: &ToolRegistry, memory: &MemoryService) {
     // Without a graph they could only answer that there is none, and every schema is prefill.
     if memory.has_graph() {
         register_graph_tools(tools, memory);
+    }
+}
+
+/// The `media` argument of `doc_commit` and `memory_commit`: digests, or the prefixes the
+/// markers show (none when absent).
+fn media_arg(args: &Value) -> Result<Vec<String>, HandlerError> {
+    let not_a_list = || HandlerError::InvalidArguments("`media` is a list of digests".into());
+    match &args["media"] {
+        Value::Null => Ok(Vec::new()),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect::<Option<Vec<String>>>()
+            .ok_or_else(not_a_list),
+        _ => Err(not_a_list()),
     }
 }
 
@@ -207,7 +208,9 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
                 "subject": {"type": "string", "description": "Who or what (\"user\" for the user)"},
                 "predicate": {"type": "string", "description": "lower-case identifier, e.g. lives_in"},
                 "object": {"type": "string"},
-                "sentence": {"type": "string", "description": "The words it was said in"}
+                "sentence": {"type": "string", "description": "The words it was said in"},
+                "media": {"type": "array", "items": {"type": "string"},
+                          "description": "Images or files the fact is about, by the sha256 their [image …] line shows"}
             }, "required": ["subject", "predicate", "object"]}),
             |a| {
                 Ok(GraphRequest::Commit {
@@ -215,6 +218,7 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
                     predicate: required(a, "predicate")?,
                     object: required(a, "object")?,
                     sentence: arg(a, "sentence").unwrap_or_default(),
+                    media: media_arg(a)?,
                 })
             },
             false,

@@ -216,11 +216,42 @@ fn a_note_keeps_the_media_it_names_and_an_unknown_one_is_refused() {
                     "doc_commit",
                     json!({"content": "a dog", "media": "not a list"}),
                 ),
+                (
+                    "memory_commit",
+                    json!({"subject": "Ben", "predicate": "owns", "object": "red bicycle",
+                        "sentence": "Ben's bicycle is red.",
+                        "media": [format!("sha256:{}", &digest[..12])]}),
+                ),
+                (
+                    "memory_commit",
+                    json!({"subject": "Ben", "predicate": "owns", "object": "green kayak",
+                        "media": ["sha256:000000000000"]}),
+                ),
             ],
         );
         assert!(results[0].starts_with("stored as memory"), "{results:?}");
         assert!(results[1].contains("no media 000000000000"), "{results:?}");
         assert!(results[2].contains("list of digests"), "{results:?}");
+        assert!(results[4].contains("no media 000000000000"), "{results:?}");
+
+        // The fact keeps the kernel's marker in the words it was told in; the refused one is
+        // not stored at all.
+        let told: serde_json::Value = serde_json::from_str(&results[3]).expect("a tell report");
+        let fact = told["inserted"][0].as_str().expect("the fact's id");
+        let why = daemon.run(&["memory", "why", fact]);
+        assert!(why.status.success(), "{}", stderr(&why));
+        let why = String::from_utf8_lossy(&why.stdout);
+        assert!(
+            why.contains("Ben's bicycle is red.")
+                && why.contains(&format!("sha256:{}]", &digest[..12])),
+            "{why}"
+        );
+        let kayak = daemon.run(&["memory", "search", "kayak"]);
+        assert!(
+            !String::from_utf8_lossy(&kayak.stdout).contains("green kayak"),
+            "{}",
+            String::from_utf8_lossy(&kayak.stdout)
+        );
 
         // The note in cold context carries the kernel's marker for the picture.
         let store = StoreReader::open(daemon.dir.join("memory.db")).expect("store");

@@ -5,7 +5,9 @@
 //! synced commit (or an idle [`SYNC_LATER`] later, a checkpoint) makes it durable. A write that fails rolls back alone (its savepoint); a group SQLite rolled back as a
 //! whole (a full disk) fails every op that ran in it, and the ops not yet run go to the next.
 
+use crate::GraphMemoryError;
 use crate::events::EventBus;
+use crate::graph_service::{GraphRequest, told_sentence};
 use crate::input::{InputEvent, Reply, ReplyHandle};
 use crate::memory_service::{MemoryOp, MemoryState};
 use crossbeam_channel::Sender;
@@ -340,7 +342,8 @@ impl Owner {
 
 impl Owner {
     /// An acceptance with its input's media stored and referenced by digest (the input handed
-    /// on gets the same payload as the journal), a note with the markers of the media it names;
+    /// on gets the same payload as the journal), a note or a fact told directly with the
+    /// markers of the media it names;
     /// `None` when they could not be stored or found, the caller already told why, and for a
     /// read of an item, answered here. Every other op as it is.
     fn take_media(&mut self, op: Op) -> Option<Op> {
@@ -361,6 +364,37 @@ impl Owner {
                     })),
                     Err(why) => {
                         let _ = reply.send(Err(why));
+                        None
+                    }
+                };
+            }
+            Op::Memory(MemoryOp::Graph {
+                request:
+                    GraphRequest::Commit {
+                        subject,
+                        predicate,
+                        object,
+                        sentence,
+                        media,
+                    },
+                reply,
+            }) if !media.is_empty() => {
+                return match self.media.refs(&media) {
+                    Ok(refs) => {
+                        let sentence = told_sentence(&subject, &predicate, &object, sentence);
+                        Some(Op::Memory(MemoryOp::Graph {
+                            request: GraphRequest::Commit {
+                                sentence: crate::input_media::with_markers(&sentence, &refs),
+                                subject,
+                                predicate,
+                                object,
+                                media: Vec::new(),
+                            },
+                            reply,
+                        }))
+                    }
+                    Err(why) => {
+                        let _ = reply.send(Err(GraphMemoryError::Media(why)));
                         None
                     }
                 };
