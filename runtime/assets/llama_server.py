@@ -108,6 +108,12 @@ def build_params(xllamacpp, args):
     params.ui = False
     # The host-memory prompt cache defaults to 8 GiB; a home box has less to spare.
     params.cache_ram_mib = 256
+    # Ollama's default repeat penalty (1.1 over the last 64 tokens) as the server's default for
+    # requests that set none: without it the small model loops on one sentence until the
+    # token limit (hearth bench: 6 of 30 answers at temperature 0.7, 3 of 6 greedy; none of 30
+    # with it, 1 of 6 greedy).
+    params.sampling.penalty_repeat = 1.1
+    params.sampling.penalty_last_n = 64
     if args.chat_template_file:
         with open(args.chat_template_file, encoding="utf-8") as f:
             params.chat_template = f.read()
