@@ -110,8 +110,8 @@ def build_params(xllamacpp, args):
     params.cache_ram_mib = 256
     # Ollama's default repeat penalty (1.1 over the last 64 tokens) as the server's default for
     # requests that set none: without it the small model loops on one sentence until the
-    # token limit (hearth bench: 6 of 30 answers at temperature 0.7, 3 of 6 greedy; none of 30
-    # with it, 1 of 6 greedy).
+    # token limit (bench/scripts/embedded_repetition.py: 8 of 30 first answers at temperature
+    # 0.7, none with it; ARCHITECTURE, "Embedded model").
     params.sampling.penalty_repeat = 1.1
     params.sampling.penalty_last_n = 64
     if args.chat_template_file:

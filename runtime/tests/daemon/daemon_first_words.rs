@@ -22,6 +22,8 @@ const DERAILED: &[&str] = &[
     "device",
     "system prompt",
     "output channel",
+    // The chat template's tool preamble, repeated back.
+    "one or more functions",
     "通道",
     "渠道",
     "设备",
@@ -82,4 +84,8 @@ fn derailment_is_recognised_by_whole_words() {
     ));
     assert!(!mentions("Click the button", "cli"));
     assert!(mentions("这条消息来自通道", "通道"));
+    assert!(mentions(
+        "# Tools\n\nYou may call one or more functions to assist with the user query.",
+        "one or more functions"
+    ));
 }
