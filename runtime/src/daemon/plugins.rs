@@ -93,17 +93,6 @@ impl KernelPlugins {
     }
 }
 
-/// A memory service's error as a reverse call's: a stopped service is unavailable, a refused
-/// request invalid, anything else a failure.
-fn memory_error(what: &str, e: &hearth_kernel::MemoryError) -> HandlerError {
-    let kind = match e {
-        hearth_kernel::MemoryError::Stopped(_) => ErrorKind::Unavailable,
-        hearth_kernel::MemoryError::InvalidArguments(_) => ErrorKind::InvalidArguments,
-        _ => ErrorKind::Failed,
-    };
-    HandlerError::new(kind, format!("{what}: {e}"))
-}
-
 /// The operator's plugin actions a plugin may ask for; installing or removing code is the
 /// local operator's, on the CLI.
 const PLUGIN_ACTIONS: [&str; 5] = ["list", "info", "enable", "disable", "reload"];
@@ -313,7 +302,7 @@ impl KernelPort for KernelPlugins {
         if let Some(memory) = &self.memory {
             let items = memory
                 .search(query.to_owned(), top_k)
-                .map_err(|e| memory_error("memory.search", &e))?;
+                .map_err(|e| wire_error("memory.search", e.into()))?;
             return Ok(json!({"items": items}));
         }
         let tokens = hearth_memory::query_tokens(query);
@@ -352,7 +341,7 @@ impl KernelPort for KernelPlugins {
             .with_response(event.response);
         let id = memory
             .remember(kept, format!("plugin:{plugin}"))
-            .map_err(|e| memory_error(what, &e))?;
+            .map_err(|e| wire_error(what, e.into()))?;
         tracing::debug!(plugin, id, "event kept in long-term memory");
         Ok(json!({"id": id}))
     }
