@@ -59,7 +59,10 @@ pub fn text_event(
                 s.len()
             ))),
             Some(Value::String(s)) => Ok(s.clone()),
-            Some(other) => Err(bad(format!("event.{name} must be a string, not {other}"))),
+            Some(other) => Err(bad(format!(
+                "event.{name} must be a string, not {}",
+                kind_of(other)
+            ))),
         }
     };
     let input = text("input")?;
@@ -68,10 +71,16 @@ pub fn text_event(
     if input.trim().is_empty() {
         return Err(bad("event.input (what was said) must not be blank".into()));
     }
+    // A plugin's own name is checked too: a plugin named "agent" may not speak as the agent.
     let source = match event.get("source") {
-        None | Some(Value::Null) => plugin.to_owned(),
+        None | Some(Value::Null) => source_name(plugin).map_err(bad)?,
         Some(Value::String(s)) => source_name(s).map_err(bad)?,
-        Some(other) => return Err(bad(format!("event.source must be a string, not {other}"))),
+        Some(other) => {
+            return Err(bad(format!(
+                "event.source must be a string, not {}",
+                kind_of(other)
+            )));
+        }
     };
     let timestamp_ms = match event.get("timestamp_ms").or_else(|| event.get("timestamp")) {
         None | Some(Value::Null) => None,
@@ -79,8 +88,12 @@ pub fn text_event(
             t.as_i64()
                 .filter(|t| (0..=now_ms + FUTURE_SKEW_MS).contains(t))
                 .ok_or_else(|| {
+                    let got = match t {
+                        Value::Number(n) => n.to_string(),
+                        other => kind_of(other).to_owned(),
+                    };
                     bad(format!(
-                        "event.timestamp_ms must be Unix milliseconds, not after now ({now_ms}); got {t}"
+                        "event.timestamp_ms must be Unix milliseconds, not after now ({now_ms}); got {got}"
                     ))
                 })?,
         ),
@@ -91,6 +104,18 @@ pub fn text_event(
         response,
         timestamp_ms,
     })
+}
+
+/// What kind of JSON value `v` is, for an error that must not echo a large value back.
+fn kind_of(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
 }
 
 /// A speaker name as memory keeps it: trimmed, not blank, short, no control characters, not
@@ -211,6 +236,16 @@ mod tests {
                 "{params}: {err}"
             );
         }
+        let err = text_event(
+            "textmemory.append",
+            "agent",
+            &json!({"event": {"input": "x"}}),
+            NOW,
+        )
+        .expect_err("a plugin named agent");
+        assert!(err.to_string().contains("agent's own"), "{err}");
+        let err = parse(json!({"event": {"input": ["a", "b"]}})).expect_err("an array");
+        assert!(err.ends_with("not an array"), "{err}");
         // A clock a little ahead is fine.
         assert!(parse(json!({"event": {"input": "x", "timestamp_ms": NOW + 1_000}})).is_ok());
     }
