@@ -39,6 +39,7 @@ pub mod supervisor;
 pub mod text_event;
 mod tool_blocks;
 mod tool_proxy;
+mod triples;
 
 pub use data_plane::DataPlane;
 pub use error::PluginError;

@@ -22,6 +22,13 @@ fn field<'a>(method: &str, params: &'a Value, name: &str) -> Result<&'a str, Han
     })
 }
 
+/// How long a call served by a kernel tool may take: its `ctx.timeout_ms`, or 30 s.
+fn call_timeout(params: &Value) -> Duration {
+    params["ctx"]["timeout_ms"]
+        .as_u64()
+        .map_or(TOOL_DEFAULT_TIMEOUT, Duration::from_millis)
+}
+
 fn settings_error(method: &str, e: SettingsError) -> HandlerError {
     let kind = match e {
         SettingsError::Denied { .. } => ErrorKind::Denied,
@@ -177,9 +184,7 @@ impl PluginService {
     /// A method served by one of the kernel's tools: `row` says which ([`crate::by_tool`]).
     pub(crate) fn by_tool(&self, row: &ByTool, mut params: Value) -> Result<Value, HandlerError> {
         let method = row.method;
-        let timeout = params["ctx"]["timeout_ms"]
-            .as_u64()
-            .map_or(TOOL_DEFAULT_TIMEOUT, Duration::from_millis);
+        let timeout = call_timeout(&params);
         if params.is_null() {
             params = json!({});
         }
@@ -213,6 +218,22 @@ impl PluginService {
             };
             let top_k = params["top_k"].as_u64().unwrap_or(3).clamp(1, 50) as usize;
             return self.port.memory_recall(plugin, &query, top_k);
+        }
+        if let Some(triples) = params.get("triples") {
+            let facts = crate::triples::facts(method, triples)?;
+            let timeout = call_timeout(params);
+            // Each fact through the model's own tool, so a plugin's fact obeys its rules; one
+            // the graph refuses is reported in its place and does not undo the others.
+            let results: Vec<Value> = facts
+                .iter()
+                .map(|args| {
+                    self.port
+                        .builtin_tool(plugin, "memory_commit", args, timeout)
+                        .unwrap_or_else(|e| json!({"error": e.message}))
+                })
+                .collect();
+            let committed = results.iter().filter(|r| r.get("error").is_none()).count();
+            return Ok(json!({"committed": committed, "results": results}));
         }
         let content = field(method, params, "content")?;
         let summary = params["summary"].as_str().unwrap_or_default();

@@ -364,3 +364,64 @@ fn a_plugin_keeps_an_event_it_saw_in_long_term_memory() {
         assert_eq!(forgot[1]["items"], json!([]), "{}", forgot[1]);
     });
 }
+
+/// The original's `memory.commit {triples}` tells the graph facts directly, each through the
+/// model's own `memory_commit` (a predicate it refuses is reported in that triple's place);
+/// a malformed list stores nothing.
+#[test]
+fn a_plugin_tells_the_graph_facts_as_triples() {
+    within(Duration::from_secs(120), || {
+        let (llm, daemon) = start();
+        let told = turn(
+            &daemon,
+            &llm,
+            "tell the graph",
+            vec![
+                call(
+                    "memory.commit",
+                    json!({"triples": [
+                        {"subject": "Ana", "predicate": "lives_in", "object": "Braga",
+                         "sentence": "Ana lives in Braga."},
+                        ["Ana", "Works At!", "Acme"],
+                    ]}),
+                ),
+                call(
+                    "memory.commit",
+                    json!({"triples": [["Ben", "lives_in", "Faro"], ["Ben", "likes"]]}),
+                ),
+            ],
+        );
+        assert_eq!(told[0]["committed"], 1, "{}", told[0]);
+        let results = told[0]["results"].as_array().expect("results");
+        assert!(
+            results[0]["inserted"]
+                .as_array()
+                .is_some_and(|ids| ids.len() == 1),
+            "{}",
+            told[0]
+        );
+        assert!(
+            results[1]["error"]
+                .as_str()
+                .is_some_and(|e| e.contains("Works At!")),
+            "the refused predicate is reported in its place: {}",
+            told[0]
+        );
+        let refused = told[1].as_str().unwrap_or_default();
+        assert!(
+            refused.contains("triples[1]") && refused.contains("(invalid arguments)"),
+            "{}",
+            told[1]
+        );
+        let search = |what: &str| {
+            let out = daemon.run(&["memory", "search", what]);
+            assert!(out.status.success(), "{}", stderr(&out));
+            String::from_utf8_lossy(&out.stdout).into_owned()
+        };
+        assert!(search("Braga").contains("Braga"));
+        assert!(
+            !search("Faro").contains("Faro"),
+            "nothing of the refused list is stored"
+        );
+    });
+}
