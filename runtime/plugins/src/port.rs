@@ -62,7 +62,8 @@ pub trait KernelPort: Send + Sync + 'static {
     ) -> Result<(), HandlerError>;
 
     /// `memory.recall`: long-term memory matching `query` for `plugin`, at most `top_k` items →
-    /// `{text}` (the memories as the kernel renders them for a prompt).
+    /// `{text}` (the memories as the kernel renders them for a prompt; the host adds the
+    /// graph's facts from [`KernelPort::graph_recall`]).
     fn memory_recall(
         &self,
         plugin: &str,
@@ -71,6 +72,14 @@ pub trait KernelPort: Send + Sync + 'static {
     ) -> Result<Value, HandlerError> {
         let _ = (plugin, query, top_k);
         Err(not_served("memory.recall"))
+    }
+
+    /// The knowledge graph's facts for `query`, at most `k`, current and past, each as the
+    /// graph shows it (`{id, subject, predicate, object, status, sentence, …}`); a look that
+    /// changes nothing (the facts are not marked as shown to the model) → a list.
+    fn graph_recall(&self, query: &str, k: usize) -> Result<Value, HandlerError> {
+        let _ = (query, k);
+        Err(not_served("the knowledge graph"))
     }
 
     /// `memory.commit`: stores `content` (with an optional one-line `summary`) in long-term

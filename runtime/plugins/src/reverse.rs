@@ -22,6 +22,25 @@ fn field<'a>(method: &str, params: &'a Value, name: &str) -> Result<&'a str, Han
     })
 }
 
+/// The most facts `memory.recall` brings from the graph (the `memory_recall` tool's limit).
+const GRAPH_RECALL_MAX: usize = 20;
+
+/// The names the facts are about, subjects and objects, each once, in the facts' order.
+fn entities(facts: &Value) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for fact in facts.as_array().into_iter().flatten() {
+        for side in ["subject", "object"] {
+            if let Some(name) = fact[side]
+                .as_str()
+                .filter(|n| !names.iter().any(|m| m == n))
+            {
+                names.push(name.to_owned());
+            }
+        }
+    }
+    names
+}
+
 /// How long a call served by a kernel tool may take: its `ctx.timeout_ms`, or 30 s.
 fn call_timeout(params: &Value) -> Duration {
     params["ctx"]["timeout_ms"]
@@ -217,7 +236,19 @@ impl PluginService {
                 }
             };
             let top_k = params["top_k"].as_u64().unwrap_or(3).clamp(1, 50) as usize;
-            return self.port.memory_recall(plugin, &query, top_k);
+            let mut answer = self.port.memory_recall(plugin, &query, top_k)?;
+            // The original answered with the graph's entities and relations: they come beside
+            // the text, empty where there is no graph (its `depth` is the graph's own, 2).
+            let facts = self
+                .port
+                .graph_recall(&query, top_k.min(GRAPH_RECALL_MAX))
+                .unwrap_or_else(|e| {
+                    tracing::debug!(plugin, "{method}: no facts: {}", e.message);
+                    Value::Array(Vec::new())
+                });
+            answer["entities"] = json!(entities(&facts));
+            answer["relations"] = facts;
+            return Ok(answer);
         }
         if let Some(triples) = params.get("triples") {
             let facts = crate::triples::facts(method, triples)?;
@@ -400,5 +431,21 @@ impl PluginService {
                 )
             })?;
         Ok(json!({"dir": dir}))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn entities_are_the_facts_names_each_once_in_order() {
+        let facts = json!([
+            {"subject": "Ana", "predicate": "lives_in", "object": "Braga"},
+            {"subject": "Ben", "predicate": "knows", "object": "Ana"},
+            {"subject": "Ana", "predicate": "likes"},
+        ]);
+        assert_eq!(entities(&facts), ["Ana", "Braga", "Ben"]);
+        assert!(entities(&json!({"unavailable": "no graph"})).is_empty());
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use hearth_ipc::{EventKind, SegmentConfig};
 use hearth_kernel::events::EventBus;
+use hearth_kernel::graph_service::GraphRequest;
 use hearth_kernel::ingress::KernelHandle;
 use hearth_kernel::input::{InputEvent, Reply, Trust};
 use hearth_plugin_host::{DataPlane, Injection, KernelPort, PluginError, wire_error};
@@ -322,6 +323,23 @@ impl KernelPort for KernelPlugins {
             },
         )?;
         Ok(json!({"items": items}))
+    }
+
+    fn graph_recall(&self, query: &str, k: usize) -> Result<Value, HandlerError> {
+        let what = "memory.recall";
+        let Some(memory) = &self.memory else {
+            return Err(HandlerError::new(
+                ErrorKind::Unavailable,
+                format!("{what}: long-term memory is off in this daemon"),
+            ));
+        };
+        memory
+            .graph(GraphRequest::Recall {
+                query: query.to_owned(),
+                k,
+                for_model: false,
+            })
+            .map_err(|e| wire_error(what, e.into()))
     }
 
     fn text_memory_append(

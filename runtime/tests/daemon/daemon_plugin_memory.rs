@@ -367,7 +367,8 @@ fn a_plugin_keeps_an_event_it_saw_in_long_term_memory() {
 
 /// The original's `memory.commit {triples}` tells the graph facts directly, each through the
 /// model's own `memory_commit` (a predicate it refuses is reported in that triple's place);
-/// a malformed list stores nothing.
+/// a malformed list stores nothing; the original's `memory.recall {query: [names], depth}`
+/// gets them back as relations.
 #[test]
 fn a_plugin_tells_the_graph_facts_as_triples() {
     within(Duration::from_secs(120), || {
@@ -422,6 +423,29 @@ fn a_plugin_tells_the_graph_facts_as_triples() {
         assert!(
             !search("Faro").contains("Faro"),
             "nothing of the refused list is stored"
+        );
+
+        // The original's recall shape: a list of names and a depth; the graph's facts come
+        // back as relations, with the names they are about, beside the memories' text.
+        let recalled = turn(
+            &daemon,
+            &llm,
+            "what do you know of Ana",
+            vec![call("memory.recall", json!({"query": ["Ana"], "depth": 2}))],
+        );
+        let recalled = &recalled[0];
+        assert!(recalled["text"].is_string(), "{recalled}");
+        let relations = recalled["relations"].as_array().expect("relations");
+        assert!(
+            relations.iter().any(|r| r["subject"] == "Ana"
+                && r["object"] == "Braga"
+                && r["status"] == "current"),
+            "{recalled}"
+        );
+        let entities = recalled["entities"].as_array().expect("entities");
+        assert!(
+            entities.contains(&json!("Ana")) && entities.contains(&json!("Braga")),
+            "{recalled}"
         );
     });
 }
