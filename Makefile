@@ -49,9 +49,9 @@ lint:
 bench: setup
 	$(CARGO) build --release -p hearth-runtime -p hearth-plugin-web --bins
 	$(CARGO) bench -p hearth-bench
-	@echo "embedded model: loops and capped answers, with its server's repeat penalty and without"
+	@echo "embedded model: loops, capped answers, prompt reading and plain facts; without its tool list (its default), without the repeat penalty"
 	python3 bench/scripts/embedded_repetition.py ./target/release/hearthd ./target/release/hearth \
-		--arm no-penalty='{"repeat_penalty": 1.0}'
+		--arm no-tools='{"tools": null, "tool_choice": null}' --arm no-penalty='{"repeat_penalty": 1.0}'
 	@echo "distill: the shipped labelled sentences, rules against the default source's model"
 	./target/release/hearth bench distill || { echo "distill: no model answered; the rules alone:"; \
 		./target/release/hearth bench distill --no-model; }

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""How often the embedded model loops or runs to its token cap, with and without a sampling setting.
+"""How often the embedded model loops or runs to its token cap, per sampling or request setting.
 
 Usage: embedded_repetition.py HEARTHD HEARTH [--temp T] [--seeds 11,12,13] [--arm NAME=JSON ...]
 
@@ -8,9 +8,12 @@ model records the body), then sends that request with each of a few ordinary fir
 llama.cpp's server started by the project's own launcher, once per arm and seed, at Hearth's cap
 of 384 tokens. The arm "server-default" sends no sampling field (the launcher's defaults apply,
 as for the daemon's requests); every other arm adds its JSON fields to the request
-(`--arm no-penalty='{"repeat_penalty": 1.0}'`). Reported per arm:
-answers cut at the cap, and answers that repeat one sentence three times or more (a loop). All
-arms run in one session on the same server, so they share the machine's load.
+(`--arm no-penalty='{"repeat_penalty": 1.0}'`; a field set to null is left out of the request,
+so `--arm no-tools='{"tools": null, "tool_choice": null}'` sends none). Reported per arm:
+answers cut at the cap, answers that repeat one sentence three times or more (a loop), the
+longest time the server took to read a prompt, and how many of eight plain factual questions
+it answered right (the answer matches the expected word). All arms run in one session on the
+same server, so they share the machine's load.
 
 Needs `make setup` (the model and the server's venv in the user cache dir).
 """
@@ -39,6 +42,17 @@ MESSAGES = [
     "Give me a tip for growing basil indoors.",
 ]
 CAP = 384
+# Questions a small model should still get right, with a pattern its answer must match.
+FACTS = [
+    ("What is the capital of France?", "paris"),
+    ("What is the capital of Japan?", "tokyo"),
+    ("How many days are in a week?", "seven|7"),
+    ("What color is the sky on a clear day?", "blue"),
+    ("Which planet do we live on?", "earth"),
+    ("What is 2 plus 2?", "four|4"),
+    ("Who wrote Romeo and Juliet?", "shakespeare"),
+    ("What is the largest ocean?", "pacific"),
+]
 
 
 def capture_request(hearthd, hearth):
@@ -117,23 +131,35 @@ def main():
 
     captured = capture_request(args.hearthd, args.hearth)
     proc, url = start_model()
+
+    def ask(message, seed, fields, cap):
+        body = dict(captured, messages=[captured["messages"][0], {"role": "user", "content": message}],
+                    max_tokens=cap, temperature=args.temp, stream=False, seed=seed, **fields)
+        body.pop("stream_options", None)
+        body = {k: v for k, v in body.items() if v is not None}
+        request = urllib.request.Request(url + "/v1/chat/completions", data=json.dumps(body).encode(),
+                                         headers={"Content-Type": "application/json"})
+        return json.loads(urllib.request.urlopen(request, timeout=600).read())
+
     try:
         for name, fields in arms.items():
-            capped = looped = total = 0
+            capped = looped = total = right = asked = 0
+            reading = []
             for message in MESSAGES:
                 for seed in seeds:
-                    body = dict(captured, messages=[captured["messages"][0], {"role": "user", "content": message}],
-                                max_tokens=CAP, temperature=args.temp, stream=False, seed=seed, **fields)
-                    body.pop("stream_options", None)
-                    request = urllib.request.Request(url + "/v1/chat/completions", data=json.dumps(body).encode(),
-                                                     headers={"Content-Type": "application/json"})
-                    answer = json.loads(urllib.request.urlopen(request, timeout=600).read())
+                    answer = ask(message, seed, fields, CAP)
+                    reading.append(answer.get("timings", {}).get("prompt_ms", 0) / 1000)
                     choice = answer["choices"][0]
                     total += 1
                     capped += choice["finish_reason"] == "length"
                     looped += loops(choice["message"].get("content") or "") >= 3
-            print(f"{name:12} temperature {args.temp}: looped {looped} of {total}, cut at {CAP} tokens {capped} of {total}",
-                  flush=True)
+            for question, expected in FACTS:
+                for seed in seeds:
+                    text = ask(question, seed, fields, 128)["choices"][0]["message"].get("content") or ""
+                    asked += 1
+                    right += bool(re.search(expected, text.lower()))
+            print(f"{name:12} temperature {args.temp}: looped {looped} of {total}, cut at {CAP} tokens {capped} of {total}, "
+                  f"prompt read in {max(reading):.1f} s at most, facts right {right} of {asked}", flush=True)
     finally:
         proc.terminate()
 

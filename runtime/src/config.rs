@@ -64,6 +64,10 @@ pub struct EmbeddedConfig {
     /// Sampling temperature; `None` = the default of every source (0.7). 0 gives the same
     /// answer to the same prompt.
     pub temperature: Option<f64>,
+    /// Offer the model the kernel's tools (default off: the bundled 135M model cannot call
+    /// them unprompted, and reading their list made its first answer ~6 s slower on two
+    /// cores and about "the tool").
+    pub tools: bool,
 }
 
 impl Default for EmbeddedConfig {
@@ -74,6 +78,7 @@ impl Default for EmbeddedConfig {
             ctx: 4096,
             cache_dir: None,
             temperature: None,
+            tools: false,
         }
     }
 }

@@ -255,6 +255,9 @@ struct SourceArgs {
     /// The model takes images (sent as OpenAI `image_url` parts; the `openai` adapter).
     #[arg(long)]
     vision: bool,
+    /// The model cannot call tools: its requests go without the tool list.
+    #[arg(long)]
+    no_tools: bool,
 }
 
 fn main() -> ExitCode {
@@ -367,6 +370,7 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
                 priority: a.priority,
                 context_window: a.context_window,
                 vision: a.vision,
+                no_tools: a.no_tools,
                 ..SourceConfig::default()
             },
         },

@@ -154,6 +154,7 @@ impl Sources {
             // A 135M model rambles: keep its answers short enough to stream in seconds.
             max_tokens: EMBEDDED_MAX_TOKENS,
             temperature: cfg.embedded.temperature,
+            no_tools: !cfg.embedded.tools,
             ..SourceConfig::default()
         };
         self.register(source, Some(Arc::new(move || url.get())))?;

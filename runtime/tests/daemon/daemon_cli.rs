@@ -293,3 +293,36 @@ fn a_sources_temperature_reaches_its_server() {
         assert_eq!(plain.seen()[0].body["temperature"], json!(0.7));
     });
 }
+
+/// A source configured `no_tools` (the embedded default's setting) gets its requests without
+/// the tool list, while a source without it is offered the tools as before.
+#[test]
+fn a_source_that_takes_no_tools_is_sent_none() {
+    within(Duration::from_secs(60), || {
+        let plain = LlmServer::start();
+        let daemon = Daemon::start(&format!(
+            "{}no_tools = true\n",
+            source("plain", &plain.base_url, 0)
+        ));
+        plain.push(Script::text("Hello there."));
+        let out = daemon.run(&["send", "hello"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert!(stdout(&out).contains("Hello there."), "{}", stdout(&out));
+        let body = &plain.seen()[0].body;
+        assert!(
+            body.get("tools").is_none() && body.get("tool_choice").is_none(),
+            "no tool list for a source that takes none: {body}"
+        );
+
+        let tooled = LlmServer::start();
+        let daemon = Daemon::start(&source("tooled", &tooled.base_url, 0));
+        tooled.push(Script::text("Hello there."));
+        let out = daemon.run(&["send", "hello"]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let body = &tooled.seen()[0].body;
+        assert!(
+            body["tools"].as_array().is_some_and(|t| !t.is_empty()),
+            "{body}"
+        );
+    });
+}

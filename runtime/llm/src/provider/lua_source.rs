@@ -73,7 +73,7 @@ impl LuaSource {
     }
 
     /// The request as this source sends it: its model when the caller left it open, the
-    /// source's sampling settings, streaming on.
+    /// source's sampling settings, no tools for a source that takes none, streaming on.
     fn prepare(&self, request: &ChatRequest) -> ChatRequest {
         let mut req = request.clone();
         if req.model.is_empty() || req.model.eq_ignore_ascii_case("AUTO") {
@@ -84,6 +84,10 @@ impl LuaSource {
         }
         if self.cfg.max_tokens > 0 {
             req.max_tokens = self.cfg.max_tokens;
+        }
+        if self.cfg.no_tools {
+            req.tools.clear();
+            req.tool_choice = None;
         }
         req.stream = true;
         req

@@ -78,6 +78,10 @@ pub struct SourceConfig {
     /// sees the marker lines alone.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub vision: bool,
+    /// The model is offered no tools: its requests go without the tool list, for a model that
+    /// cannot call tools (it would only spend the list's tokens reading it and talk about it).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub no_tools: bool,
 }
 
 impl SourceConfig {
