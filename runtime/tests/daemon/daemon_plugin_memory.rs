@@ -324,6 +324,12 @@ fn a_plugin_keeps_an_event_it_saw_in_long_term_memory() {
                     "memory.search",
                     json!({"query": "boiler serviced Costa", "top_k": 5}),
                 ),
+                // The Rust SDK's typed helper, from a tool of the plugin.
+                (
+                    "remember",
+                    json!({"input": "The gas meter reads 4711.", "source": "Ben"}),
+                ),
+                call("memory.search", json!({"query": "gas meter 4711"})),
             ],
         );
         let id = kept[0]["id"]
@@ -339,6 +345,10 @@ fn a_plugin_keeps_an_event_it_saw_in_long_term_memory() {
                 "{refused}"
             );
         }
+        let helper = kept[4]["id"]
+            .as_i64()
+            .unwrap_or_else(|| panic!("{}", kept[4]));
+        assert_eq!(kept[5]["items"][0]["id"], helper, "{}", kept[5]);
         let items = kept[3]["items"].as_array().expect("items");
         assert_eq!(items.len(), 1, "only the kept event: {}", kept[3]);
         assert_eq!(items[0]["id"], id, "{}", kept[3]);

@@ -119,6 +119,17 @@ impl Plugin for Conformance {
             },
         )?;
         reg.tool(
+            ToolDef::new("remember", "Keeps what was said in long-term memory."),
+            |ctx, args| {
+                let id = ctx.host().text_memory_append(
+                    args["input"].as_str().unwrap_or_default(),
+                    args["source"].as_str(),
+                    args["timestamp_ms"].as_i64(),
+                )?;
+                Ok(json!({"id": id}))
+            },
+        )?;
+        reg.tool(
             ToolDef::new("wait_cancel", "Runs until cancelled.").cancellable(),
             {
                 let cancelled = Arc::clone(&self.cancelled);
