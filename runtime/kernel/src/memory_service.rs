@@ -276,11 +276,7 @@ impl MemoryService {
 
     /// Recall for the `coldcontext_query` tool (blocking; tools run on the tool pool).
     pub fn query(&self, query: String, k: usize) -> Result<String, MemoryError> {
-        let (reply, rx) = crossbeam_channel::bounded(1);
-        if !self.durable.memory(MemoryOp::Query { query, k, reply }) {
-            return Err(MemoryError::Stopped(NOT_RUNNING));
-        }
-        rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))?
+        self.ask(|reply| MemoryOp::Query { query, k, reply })
     }
 
     /// The `k` cold items nearest `query` by meaning and keywords, fused, best first, each with
@@ -290,11 +286,7 @@ impl MemoryService {
         query: String,
         k: usize,
     ) -> Result<Vec<crate::recalled::RecalledItem>, MemoryError> {
-        let (reply, rx) = crossbeam_channel::bounded(1);
-        if !self.durable.memory(MemoryOp::Search { query, k, reply }) {
-            return Err(MemoryError::Stopped(NOT_RUNNING));
-        }
-        rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))?
+        self.ask(|reply| MemoryOp::Search { query, k, reply })
     }
 
     /// Stores a note in cold context for the `doc_commit` tool; answered once it is committed.
@@ -304,46 +296,45 @@ impl MemoryService {
         summary: String,
         media: Vec<String>,
     ) -> Result<String, MemoryError> {
-        let (reply, rx) = crossbeam_channel::bounded(1);
-        let op = MemoryOp::Commit {
+        self.ask(|reply| MemoryOp::Commit {
             content,
             summary,
             media,
             reply,
-        };
-        if !self.durable.memory(op) {
-            return Err(MemoryError::Stopped(NOT_RUNNING));
-        }
-        rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))?
+        })
     }
 
     /// Keeps `event` in cold context as it is, with its own time and source, without passing
     /// through the window (blocking; answered once committed) → the entry's id.
     /// `archived_from` says who kept it (`plugin:<name>`).
     pub fn remember(&self, event: ContextEvent, archived_from: String) -> Result<i64, MemoryError> {
-        let (reply, rx) = crossbeam_channel::bounded(1);
-        let op = MemoryOp::Remember {
+        self.ask(|reply| MemoryOp::Remember {
             event,
             archived_from,
             reply,
-        };
-        if !self.durable.memory(op) {
-            return Err(MemoryError::Stopped(NOT_RUNNING));
-        }
-        rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))?
+        })
     }
 
     /// An item of the media store with its bytes, by digest or a marker's prefix (blocking).
     /// The bytes are read and checked against the digest on the caller's thread: a 16 MiB blob
     /// never holds up the journal's writer.
     pub fn media(&self, name: String) -> Result<MediaItem, MemoryError> {
-        let (reply, rx) = crossbeam_channel::bounded(1);
-        if !self.durable.memory(MemoryOp::Media { name, reply }) {
-            return Err(MemoryError::Stopped(NOT_RUNNING));
-        }
-        let (item, dir) = rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))??;
+        let (item, dir) = self.ask(|reply| MemoryOp::Media { name, reply })?;
         let data = hearth_media::read_blob(&dir, &item.digest)?;
         Ok(MediaItem { item, data })
+    }
+
+    /// Sends the op `make` builds around its reply channel to the store's owner and waits for
+    /// the answer: `Stopped` when the owner is not running or stops before answering.
+    fn ask<T>(
+        &self,
+        make: impl FnOnce(Sender<Result<T, MemoryError>>) -> MemoryOp,
+    ) -> Result<T, MemoryError> {
+        let (reply, rx) = crossbeam_channel::bounded(1);
+        if !self.durable.memory(make(reply)) {
+            return Err(MemoryError::Stopped(NOT_RUNNING));
+        }
+        rx.recv().map_err(|_| MemoryError::Stopped(STOPPED))?
     }
 
     /// A request to the graph memory (blocking; tools run on the tool pool, control requests
@@ -575,10 +566,7 @@ impl MemoryState {
                 archived_from,
                 reply,
             } => {
-                let kept = cold
-                    .archive_events(vec![event], &archived_from, now)
-                    .map_err(MemoryError::from)
-                    .map(|ids| ids.first().copied().unwrap_or_default());
+                let kept = keep(cold, event, &archived_from, now);
                 ready.backfill = ready.has_companion;
                 after.push(answer_after_commit(reply, kept));
             }
@@ -824,11 +812,19 @@ fn commit(
     };
     let event = ContextEvent::new(now, "manual", summary).with_response(content);
     let tokens = estimate_tokens(&event.response);
-    let ids = cold.archive_events(vec![event], "manual", now)?;
-    Ok(format!(
-        "stored as memory {} ({tokens} tokens)",
-        ids.first().copied().unwrap_or_default()
-    ))
+    let id = keep(cold, event, "manual", now)?;
+    Ok(format!("stored as memory {id} ({tokens} tokens)"))
+}
+
+/// Archives one event straight into cold context (never through the window) → its cold id.
+fn keep(
+    cold: &mut ColdContext,
+    event: ContextEvent,
+    archived_from: &str,
+    now: i64,
+) -> Result<i64, MemoryError> {
+    let ids = cold.archive_events(vec![event], archived_from, now)?;
+    Ok(ids.first().copied().unwrap_or_default())
 }
 
 #[cfg(test)]

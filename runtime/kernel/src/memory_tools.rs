@@ -116,6 +116,10 @@ fn media_arg(args: &Value) -> Result<Vec<String>, HandlerError> {
     }
 }
 
+/// The most facts one graph recall brings to a caller that reads them all (the model's
+/// `memory_recall`, a plugin's `memory.recall`).
+pub const MAX_RECALLED_FACTS: usize = 20;
+
 /// A string argument, trimmed; `None` when absent or blank.
 fn arg(args: &Value, name: &str) -> Option<String> {
     args[name]
@@ -405,7 +409,10 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
         capability,
         move |call: &CallContext, args: &Value| {
             let query = required(args, "query")?;
-            let k = args["top_k"].as_u64().unwrap_or(5).clamp(1, 20) as usize;
+            let k = args["top_k"]
+                .as_u64()
+                .unwrap_or(5)
+                .clamp(1, MAX_RECALLED_FACTS as u64) as usize;
             call.check()?;
             let facts = m
                 .graph(GraphRequest::Recall {

@@ -74,7 +74,8 @@ pub trait KernelPort: Send + Sync + 'static {
         Err(not_served("memory.recall"))
     }
 
-    /// The knowledge graph's facts for `query`, at most `k`, current and past, each as the
+    /// The knowledge graph's facts for `query`, at most `k` (the kernel may bound it further),
+    /// current and past, each as the
     /// graph shows it (`{id, subject, predicate, object, status, sentence, …}`); a look that
     /// changes nothing (the facts are not marked as shown to the model) → a list.
     fn graph_recall(&self, query: &str, k: usize) -> Result<Value, HandlerError> {

@@ -22,9 +22,6 @@ fn field<'a>(method: &str, params: &'a Value, name: &str) -> Result<&'a str, Han
     })
 }
 
-/// The most facts `memory.recall` brings from the graph (the `memory_recall` tool's limit).
-const GRAPH_RECALL_MAX: usize = 20;
-
 /// The names the facts are about, subjects and objects, each once, in the facts' order.
 fn entities(facts: &Value) -> Vec<String> {
     let mut names: Vec<String> = Vec::new();
@@ -239,13 +236,15 @@ impl PluginService {
             let mut answer = self.port.memory_recall(plugin, &query, top_k)?;
             // The original answered with the graph's entities and relations: they come beside
             // the text, empty where there is no graph (its `depth` is the graph's own, 2).
-            let facts = self
-                .port
-                .graph_recall(&query, top_k.min(GRAPH_RECALL_MAX))
-                .unwrap_or_else(|e| {
+            let facts = self.port.graph_recall(&query, top_k).unwrap_or_else(|e| {
+                // No graph is the usual reason; a graph that fails is worth a warning.
+                if e.kind == ErrorKind::Unavailable {
                     tracing::debug!(plugin, "{method}: no facts: {}", e.message);
-                    Value::Array(Vec::new())
-                });
+                } else {
+                    tracing::warn!(plugin, "{method}: no facts: {}", e.message);
+                }
+                Value::Array(Vec::new())
+            });
             answer["entities"] = json!(entities(&facts));
             answer["relations"] = facts;
             return Ok(answer);

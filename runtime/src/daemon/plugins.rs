@@ -9,6 +9,8 @@ use hearth_kernel::events::EventBus;
 use hearth_kernel::graph_service::GraphRequest;
 use hearth_kernel::ingress::KernelHandle;
 use hearth_kernel::input::{InputEvent, Reply, Trust};
+use hearth_kernel::memory_service::MemoryService;
+use hearth_kernel::memory_tools::MAX_RECALLED_FACTS;
 use hearth_plugin_host::{DataPlane, Injection, KernelPort, PluginError, wire_error};
 use std::time::Duration;
 
@@ -65,8 +67,6 @@ impl KernelPlugins {
         Ok(json!({"text": text}))
     }
 
-    /// Runs `op` on the store's owner thread for the reverse call `what`: `Unavailable` when
-    /// the store has stopped, `Failed` with the store's error.
     /// The daemon's control, once the socket has set it up (`what` names the call).
     fn control_ready(&self, what: &str) -> Result<&Arc<dyn Control>, HandlerError> {
         self.control.get().ok_or_else(|| {
@@ -77,6 +77,19 @@ impl KernelPlugins {
         })
     }
 
+    /// The memory service, unless this daemon runs without long-term memory (`what` names
+    /// the call).
+    fn memory_on(&self, what: &str) -> Result<&MemoryService, HandlerError> {
+        self.memory.as_ref().ok_or_else(|| {
+            HandlerError::new(
+                ErrorKind::Unavailable,
+                format!("{what}: long-term memory is off in this daemon"),
+            )
+        })
+    }
+
+    /// Runs `op` on the store's owner thread for the reverse call `what`: `Unavailable` when
+    /// the store has stopped, `Failed` with the store's error.
     fn on_store<T: Send + 'static, E: std::fmt::Display + Send + 'static>(
         &self,
         what: &str,
@@ -327,16 +340,10 @@ impl KernelPort for KernelPlugins {
 
     fn graph_recall(&self, query: &str, k: usize) -> Result<Value, HandlerError> {
         let what = "memory.recall";
-        let Some(memory) = &self.memory else {
-            return Err(HandlerError::new(
-                ErrorKind::Unavailable,
-                format!("{what}: long-term memory is off in this daemon"),
-            ));
-        };
-        memory
+        self.memory_on(what)?
             .graph(GraphRequest::Recall {
                 query: query.to_owned(),
-                k,
+                k: k.clamp(1, MAX_RECALLED_FACTS),
                 for_model: false,
             })
             .map_err(|e| wire_error(what, e.into()))
@@ -348,12 +355,7 @@ impl KernelPort for KernelPlugins {
         event: hearth_plugin_host::TextEvent,
     ) -> Result<Value, HandlerError> {
         let what = "textmemory.append";
-        let Some(memory) = &self.memory else {
-            return Err(HandlerError::new(
-                ErrorKind::Unavailable,
-                format!("{what}: long-term memory is off in this daemon"),
-            ));
-        };
+        let memory = self.memory_on(what)?;
         let at = event.timestamp_ms.unwrap_or_else(hearth_engine::now_ms);
         let kept = hearth_memory::ContextEvent::new(at, event.source, event.input)
             .with_response(event.response);

@@ -5,11 +5,11 @@
 //! synced commit (or an idle [`SYNC_LATER`] later, a checkpoint) makes it durable. A write that fails rolls back alone (its savepoint); a group SQLite rolled back as a
 //! whole (a full disk) fails every op that ran in it, and the ops not yet run go to the next.
 
-use crate::GraphMemoryError;
 use crate::events::EventBus;
 use crate::graph_service::{GraphRequest, told_sentence};
 use crate::input::{InputEvent, Reply, ReplyHandle};
 use crate::memory_service::{MemoryOp, MemoryState};
+use crate::{GraphMemoryError, MemoryError};
 use crossbeam_channel::Sender;
 use hearth_ipc::EventKind;
 use hearth_memory::{ColdContext, EventRecord, FrameRecord, Store, StoreError};
@@ -341,6 +341,13 @@ impl Owner {
 }
 
 impl Owner {
+    /// `text` with a marker line for each item of the media store `media` names (digests or
+    /// marker prefixes), or why one cannot be named.
+    fn with_markers(&mut self, text: &str, media: &[String]) -> Result<String, MemoryError> {
+        let refs = self.media.refs(media)?;
+        Ok(crate::input_media::with_markers(text, &refs))
+    }
+
     /// An acceptance with its input's media stored and referenced by digest (the input handed
     /// on gets the same payload as the journal), a note or a fact told directly with the
     /// markers of the media it names;
@@ -355,9 +362,9 @@ impl Owner {
                 media,
                 reply,
             }) if !media.is_empty() => {
-                return match self.media.refs(&media) {
-                    Ok(refs) => Some(Op::Memory(MemoryOp::Commit {
-                        content: crate::input_media::with_markers(&content, &refs),
+                return match self.with_markers(&content, &media) {
+                    Ok(content) => Some(Op::Memory(MemoryOp::Commit {
+                        content,
                         summary,
                         media: Vec::new(),
                         reply,
@@ -379,20 +386,18 @@ impl Owner {
                     },
                 reply,
             }) if !media.is_empty() => {
-                return match self.media.refs(&media) {
-                    Ok(refs) => {
-                        let sentence = told_sentence(&subject, &predicate, &object, sentence);
-                        Some(Op::Memory(MemoryOp::Graph {
-                            request: GraphRequest::Commit {
-                                sentence: crate::input_media::with_markers(&sentence, &refs),
-                                subject,
-                                predicate,
-                                object,
-                                media: Vec::new(),
-                            },
-                            reply,
-                        }))
-                    }
+                let sentence = told_sentence(&subject, &predicate, &object, sentence);
+                return match self.with_markers(&sentence, &media) {
+                    Ok(sentence) => Some(Op::Memory(MemoryOp::Graph {
+                        request: GraphRequest::Commit {
+                            sentence,
+                            subject,
+                            predicate,
+                            object,
+                            media: Vec::new(),
+                        },
+                        reply,
+                    })),
                     Err(why) => {
                         let _ = reply.send(Err(GraphMemoryError::Media(why)));
                         None
