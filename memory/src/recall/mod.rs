@@ -39,6 +39,7 @@ pub use fusion::{
     standard_score_fusion,
 };
 pub use terms::{index_tokens, query_tokens, search_terms};
+pub use time_expr::{ResolvedDate, resolve_date};
 pub use vector_text::{
     AGENT_SOURCE, COLD_STORAGE_SOURCE, PlainText, VectorTextRules, clean_text, text_for_vector,
 };

@@ -1,7 +1,7 @@
 //! What both distillers share: sentences of a turn, the clause left when its time phrase is
 //! taken out, and where a named object ends.
 
-use super::dates::{ResolvedDate, resolve_date};
+use hearth_memory::{ResolvedDate, resolve_date};
 
 /// One sentence of a turn, ready for pattern matching.
 #[derive(Clone, Debug)]
@@ -48,8 +48,11 @@ fn clause(sentence: &str, said_ms: i64, utc_offset_secs: i64) -> Clause {
     let date = resolve_date(sentence, said_ms, utc_offset_secs);
     let mut text = sentence.replace(['\u{2019}', '\u{2018}'], "'");
     if let Some(d) = &date {
-        // The phrase was found in the lower-cased sentence; ASCII folding keeps byte offsets.
-        if let Some(at) = text.to_ascii_lowercase().find(&d.phrase) {
+        // Found case-blind: ASCII folding keeps byte offsets.
+        if let Some(at) = text
+            .to_ascii_lowercase()
+            .find(&d.phrase.to_ascii_lowercase())
+        {
             let gap = if d.phrase.is_ascii() { " " } else { "" };
             text.replace_range(at..at + d.phrase.len(), gap);
         }

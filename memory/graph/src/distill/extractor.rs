@@ -8,9 +8,9 @@
 //! labelled set are measured in the crate's tests, next to the rules alone.
 
 use super::clause::{Clause, chinese_object, english_object, word_matches};
-use super::dates::ResolvedDate;
 use super::rules::USER;
 use crate::{EventSpec, Fact, FactMode, Statement};
+use hearth_memory::ResolvedDate;
 
 /// A verb phrase and what it states.
 struct Verb {
@@ -430,7 +430,7 @@ mod tests {
             ("visited", "Kyoto")
         );
         assert_eq!(st.events[0].what, "went to Kyoto");
-        assert_eq!(st.events[0].when.phrase, "in march");
+        assert_eq!(st.events[0].when.phrase, "in March");
         assert_eq!(triples("我买了一辆车"), vec![t("user", "owns", "车")]);
     }
 }

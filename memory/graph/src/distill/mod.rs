@@ -8,7 +8,6 @@
 
 mod clause;
 mod cursor;
-mod dates;
 mod extractor;
 mod model;
 mod rules;
@@ -20,7 +19,7 @@ use crate::store::{facts_tell_in, now_ms};
 use crate::{FactSource, GraphError, GraphStore, Statement, TellReport};
 
 pub use cursor::ItemState;
-pub use dates::{ResolvedDate, resolve_date};
+pub use hearth_memory::{ResolvedDate, resolve_date};
 pub use model::{MODEL_BATCH, ModelOutcome, model_prompt, parse_model_answer};
 pub use rules::USER;
 pub(crate) use rules::names_the_speaker;

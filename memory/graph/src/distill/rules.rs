@@ -4,8 +4,8 @@
 //! "I no longer…", "actually…".
 
 use super::clause::{Clause, chinese_object, english_object, word_matches};
-use super::dates::ResolvedDate;
 use crate::{EventSpec, Fact, FactMode, Statement};
+use hearth_memory::ResolvedDate;
 
 /// The name the speaker is stored under.
 pub const USER: &str = "user";

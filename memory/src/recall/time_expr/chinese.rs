@@ -2,15 +2,21 @@
 
 use super::*;
 
-pub(super) fn find(query: &str, cal: &Calendar, found: &mut Vec<(usize, TimeWindow)>) {
-    let offsets: Vec<usize> = query.char_indices().map(|(at, _)| at).collect();
-    let cs: Vec<char> = query.chars().collect();
+pub(super) fn find(text: &str, cal: &Calendar, found: &mut Vec<Found>) {
+    let offsets: Vec<usize> = text.char_indices().map(|(at, _)| at).collect();
+    let cs: Vec<char> = text.chars().collect();
     let mut i = 0;
     while i < cs.len() {
         match chinese_at(&cs, i, cal) {
-            Some((used, window)) => {
-                found.extend(window.map(|w| (offsets[i], w)));
-                i += used.max(1);
+            Some((used, phrase)) => {
+                let used = used.max(1);
+                let end = offsets.get(i + used).copied().unwrap_or(text.len());
+                found.push(Found {
+                    start: offsets[i],
+                    end,
+                    phrase,
+                });
+                i += used;
             }
             // A number that starts nothing is skipped whole, so "二十五月" is not read as "五月".
             None => i += numeral_run(&cs, i).max(1),
@@ -36,20 +42,25 @@ const NOT_BEFORE_YESTERDAY: &str = "之以提目眼面事生";
 
 fn chinese_at(cs: &[char], i: usize, cal: &Calendar) -> Match {
     let s = |k: usize, lit: &str| spells(cs, i + k, lit);
+    let days = |from: i64, to: i64| TimePhrase::Days { from, to };
     if s(0, "前几天") {
-        return Some((3, cal.ago(vague(3), Unit::Day)));
+        let (count, unit) = (vague(3), Unit::Day);
+        return Some((3, TimePhrase::Ago { count, unit }));
     }
     if s(0, "大前天") {
-        return Some((3, cal.relative(-3, -2)));
+        return Some((3, days(-3, -2)));
     }
     if s(0, "前天") && !(i > 0 && NOT_BEFORE_YESTERDAY.contains(cs[i - 1])) {
-        return Some((2, cal.relative(-2, -1)));
+        return Some((2, days(-2, -1)));
     }
     if let Some(n) = spells_any(cs, i, &["昨天", "昨日", "昨晚"]) {
-        return Some((n, cal.relative(-1, 0)));
+        return Some((n, days(-1, 0)));
+    }
+    if let Some(n) = spells_any(cs, i, &["今天", "今日", "今晚"]) {
+        return Some((n, days(0, 1)));
     }
     if let Some(n) = spells_any(cs, i, &["上个周末", "上周末"]) {
-        return Some((n, cal.last_weekend()));
+        return Some((n, TimePhrase::LastWeekend));
     }
     if cs[i] == '上'
         && let Some(n) = spells_any(
@@ -59,15 +70,15 @@ fn chinese_at(cs: &[char], i: usize, cal: &Calendar) -> Match {
         )
     {
         return Some(match cs.get(i + 1 + n).copied().and_then(chinese_weekday) {
-            Some(weekday) => (n + 2, cal.last_weekday(weekday)),
-            None => (n + 1, cal.relative(-14, -3)),
+            Some(weekday) => (n + 2, TimePhrase::WeekdayLastWeek(weekday)),
+            None => (n + 1, TimePhrase::LastWeek),
         });
     }
     if let Some(n) = spells_any(cs, i, &["上个月", "上月"]) {
-        return Some((n, cal.last_month()));
+        return Some((n, TimePhrase::LastMonth));
     }
     if let Some(n) = spells_any(cs, i, &["这个月", "本月", "这月"]) {
-        return Some((n, cal.this_month()));
+        return Some((n, TimePhrase::ThisMonth));
     }
     let this_week = [
         "这个星期",
@@ -80,19 +91,26 @@ fn chinese_at(cs: &[char], i: usize, cal: &Calendar) -> Match {
         "本周",
     ];
     if let Some(n) = spells_any(cs, i, &this_week) {
-        return Some((n, cal.relative(-7, 1)));
+        return Some((n, TimePhrase::ThisWeek));
     }
-    if let found @ Some(_) = chinese_past(cs, i, cal) {
+    if let found @ Some(_) = chinese_past(cs, i) {
         return found;
     }
-    if let found @ Some(_) = chinese_ago(cs, i, cal) {
+    if let found @ Some(_) = chinese_ago(cs, i) {
         return found;
+    }
+    // "去年" alone is the year; "去年三月" is a month of it, read from the month on.
+    if let Some(back) = ["今年", "去年", "前年"].iter().position(|y| s(0, y)) {
+        return Some(match chinese_calendar(cs, i + 2, cal) {
+            Some((used, phrase)) => (used + 2, phrase),
+            None => (2, TimePhrase::Year(cal.year - back as i64)),
+        });
     }
     chinese_calendar(cs, i, cal)
 }
 
 /// "最近N天", "过去N周", "这N天" (also "最近这几天", "过去的一年").
-fn chinese_past(cs: &[char], i: usize, cal: &Calendar) -> Match {
+fn chinese_past(cs: &[char], i: usize) -> Match {
     let mut j = match spells_any(cs, i, &["最近", "过去"]) {
         Some(n) => n + spells_any(cs, i + n, &["的", "这"]).unwrap_or(0),
         None if cs[i] == '这' => 1,
@@ -101,11 +119,11 @@ fn chinese_past(cs: &[char], i: usize, cal: &Calendar) -> Match {
     let (count, n) = chinese_count(cs, i + j)?;
     j += n;
     let (unit, n, _) = chinese_unit(cs, i + j)?;
-    Some((j + n, cal.past(count.n, unit)))
+    Some((j + n, TimePhrase::Past { n: count.n, unit }))
 }
 
 /// "N天前", "两周前", "三个月之前", "几年前".
-fn chinese_ago(cs: &[char], i: usize, cal: &Calendar) -> Match {
+fn chinese_ago(cs: &[char], i: usize) -> Match {
     let (count, n) = chinese_count(cs, i)?;
     let (unit, u, bare_month) = chinese_unit(cs, i + n)?;
     // "2019年前" is a calendar year, not two thousand years.
@@ -119,7 +137,7 @@ fn chinese_ago(cs: &[char], i: usize, cal: &Calendar) -> Match {
         &["前", "之前", "以前"]
     };
     let b = spells_any(cs, i + n + u, before)?;
-    Some((n + u + b, cal.ago(count, unit)))
+    Some((n + u + b, TimePhrase::Ago { count, unit }))
 }
 
 /// "三月", "3月份", "十一月", "3月15日", "三月十五号", "2022年3月", "去年三月".
@@ -140,25 +158,33 @@ fn chinese_calendar(cs: &[char], i: usize, cal: &Calendar) -> Match {
             _ => None,
         };
     }
+    // "2021年" alone is the year ("2019年前", before it, is not).
+    let whole_year = match year {
+        Some(y) if j > 0 && spells_any(cs, i + j, &["前", "以前", "之前"]).is_none() => {
+            Some((j, TimePhrase::Year(y)))
+        }
+        _ => None,
+    };
     // "两月" is two months, never February.
     if cs.get(i + j) == Some(&'两') {
-        return None;
+        return whole_year;
     }
-    let (m, n) = chinese_exact(cs, i + j)?;
-    j += n;
-    if !(1..=12).contains(&m) || cs.get(i + j) != Some(&'月') {
-        return None;
+    let Some((month, n)) = chinese_exact(cs, i + j) else {
+        return whole_year;
+    };
+    if !(1..=12).contains(&month) || cs.get(i + j + n) != Some(&'月') {
+        return whole_year;
     }
-    j += 1;
+    j += n + 1;
     if cs.get(i + j) == Some(&'份') {
-        return Some((j + 1, cal.month(m, year)));
+        return Some((j + 1, TimePhrase::Month { month, year }));
     }
-    if let Some((d, n)) = chinese_exact(cs, i + j)
+    if let Some((day, n)) = chinese_exact(cs, i + j)
         && matches!(cs.get(i + j + n), Some('日' | '号'))
     {
-        return Some((j + n + 1, cal.date(m, d, year)));
+        return Some((j + n + 1, TimePhrase::Date { month, day, year }));
     }
-    Some((j, cal.month(m, year)))
+    Some((j, TimePhrase::Month { month, year }))
 }
 
 fn chinese_unit(cs: &[char], i: usize) -> Option<(Unit, usize, bool)> {

@@ -2,25 +2,37 @@
 
 use super::*;
 
-pub(super) fn find(query: &str, cal: &Calendar, found: &mut Vec<(usize, TimeWindow)>) {
-    let tokens = english_words(query);
-    let words: Vec<&str> = tokens.iter().map(|(_, w)| w.as_str()).collect();
+pub(super) fn find(text: &str, cal: &Calendar, found: &mut Vec<Found>) {
+    let tokens = english_words(text);
+    let words: Vec<&str> = tokens.iter().map(|t| t.word.as_str()).collect();
     let mut i = 0;
     while i < words.len() {
         match english_at(&words, i, cal) {
-            Some((used, window)) => {
-                found.extend(window.map(|w| (tokens[i].0, w)));
-                i += used.max(1);
+            Some((used, phrase)) => {
+                let used = used.max(1);
+                found.push(Found {
+                    start: tokens[i].start,
+                    end: tokens[(i + used).min(tokens.len()) - 1].end,
+                    phrase,
+                });
+                i += used;
             }
             None => i += 1,
         }
     }
 }
 
+/// A word of the text, lower-cased, and its byte range there.
+struct Token {
+    start: usize,
+    end: usize,
+    word: String,
+}
+
 /// Runs of ASCII letters and digits, and separately runs of other alphanumerics (CJK), with
-/// their byte offsets: "我yesterday去了" still yields "yesterday", and "3天前" does not yield a
+/// their byte ranges: "我yesterday去了" still yields "yesterday", and "3天前" does not yield a
 /// bare "3" glued to English words.
-fn english_words(query: &str) -> Vec<(usize, String)> {
+fn english_words(text: &str) -> Vec<Token> {
     let class = |c: char| {
         if c.is_ascii_alphanumeric() {
             1
@@ -30,14 +42,21 @@ fn english_words(query: &str) -> Vec<(usize, String)> {
             0
         }
     };
-    let mut words: Vec<(usize, String)> = Vec::new();
+    let mut words: Vec<Token> = Vec::new();
     let mut last = 0;
-    for (at, c) in query.char_indices() {
+    for (at, c) in text.char_indices() {
         let k = class(c);
         if k != 0 {
             match words.last_mut() {
-                Some((_, word)) if k == last => word.push(c.to_ascii_lowercase()),
-                _ => words.push((at, c.to_ascii_lowercase().to_string())),
+                Some(token) if k == last => token.word.push(c.to_ascii_lowercase()),
+                _ => words.push(Token {
+                    start: at,
+                    end: at,
+                    word: c.to_ascii_lowercase().to_string(),
+                }),
+            }
+            if let Some(token) = words.last_mut() {
+                token.end = at + c.len_utf8();
             }
         }
         last = k;
@@ -50,31 +69,49 @@ fn english_at(w: &[&str], i: usize, cal: &Calendar) -> Match {
     let lead = usize::from(at(0) == "the");
     // The longer phrase owns its "yesterday".
     if at(lead) == "day" && at(lead + 1) == "before" && at(lead + 2) == "yesterday" {
-        return Some((lead + 3, cal.relative(-2, -1)));
+        return Some((lead + 3, TimePhrase::Days { from: -2, to: -1 }));
     }
-    if at(0) == "yesterday" {
-        return Some((1, cal.relative(-1, 0)));
+    match at(0) {
+        "yesterday" => return Some((1, TimePhrase::Days { from: -1, to: 0 })),
+        "today" | "tonight" => return Some((1, TimePhrase::Days { from: 0, to: 1 })),
+        _ => {}
     }
     if let Some((count, n)) = english_count(w, i)
         && let Some(unit) = english_unit(at(n))
         && at(n + 1) == "ago"
     {
-        return Some((n + 2, cal.ago(count, unit)));
+        return Some((n + 2, TimePhrase::Ago { count, unit }));
     }
     if let found @ Some(_) = english_last(w, i, cal) {
         return found;
     }
     if at(0) == "this" {
         match at(1) {
-            "week" => return Some((2, cal.relative(-7, 1))),
-            "month" => return Some((2, cal.this_month())),
+            "week" => return Some((2, TimePhrase::ThisWeek)),
+            "month" => return Some((2, TimePhrase::ThisMonth)),
             _ => {}
         }
     }
-    english_calendar(w, i, cal)
+    // A preposition belongs to the phrase it introduces: "in March", "during 2021", "on Monday".
+    if matches!(at(0), "in" | "during" | "on") {
+        if at(0) == "on"
+            && let Some(weekday) = weekday_name(at(1))
+        {
+            return Some((2, TimePhrase::OnWeekday(weekday)));
+        }
+        if at(0) != "on"
+            && let Some(year) = year_number(at(1))
+            && month_name(at(2)).is_none()
+        {
+            return Some((2, TimePhrase::Year(year)));
+        }
+        return english_calendar(w, i + 1).map(|(used, phrase)| (used + 1, phrase));
+    }
+    english_calendar(w, i)
 }
 
-/// "last/past weekend", "last Tuesday", "[the] last/past [N] days", "last week", "last month".
+/// "last/past weekend", "last Tuesday", "[the] last/past [N] days", "last week", "last month",
+/// "last year".
 fn english_last(w: &[&str], i: usize, cal: &Calendar) -> Match {
     let at = |k: usize| w.get(i + k).copied().unwrap_or("");
     let the = at(0) == "the";
@@ -85,63 +122,69 @@ fn english_last(w: &[&str], i: usize, cal: &Calendar) -> Match {
     }
     let next = at(lead + 1);
     if next == "weekend" {
-        return Some((lead + 2, cal.last_weekend()));
+        return Some((lead + 2, TimePhrase::LastWeekend));
     }
     if next == "week" && at(lead + 2) == "end" {
-        return Some((lead + 3, cal.last_weekend()));
+        return Some((lead + 3, TimePhrase::LastWeekend));
     }
     if word == "last"
         && let Some(weekday) = weekday_name(next)
     {
-        return Some((lead + 2, cal.last_weekday(weekday)));
+        return Some((lead + 2, TimePhrase::LastWeekday(weekday)));
     }
     if let Some((count, n)) = english_count(w, i + lead + 1)
         && let Some(unit) = english_unit(at(lead + 1 + n))
     {
-        return Some((lead + n + 2, cal.past(count.n, unit)));
+        return Some((lead + n + 2, TimePhrase::Past { n: count.n, unit }));
     }
     // "the last week" and "past week" mean the last seven days; a bare "last week" means the
     // calendar week before this one.
     if let Some(unit) = english_unit(next)
         && (the || word == "past")
     {
-        return Some((lead + 2, cal.past(1, unit)));
+        return Some((lead + 2, TimePhrase::Past { n: 1, unit }));
     }
     if !the {
         match next {
-            "week" => return Some((2, cal.relative(-14, -3))),
-            "month" => return Some((2, cal.last_month())),
+            "week" => return Some((2, TimePhrase::LastWeek)),
+            "month" => return Some((2, TimePhrase::LastMonth)),
+            "year" => return Some((2, TimePhrase::Year(cal.year - 1))),
             _ => {}
         }
     }
     None
 }
 
-/// Month names and dates: "in March", "March 15th", "15th of March", "March 2022".
-fn english_calendar(w: &[&str], i: usize, cal: &Calendar) -> Match {
+/// Month names and dates: "March", "March 15th", "15th of March", "March 2022".
+fn english_calendar(w: &[&str], i: usize) -> Match {
     let at = |k: usize| w.get(i + k).copied().unwrap_or("");
-    if let Some(m) = month_name(at(0)) {
-        if let Some((d, _)) = day_of_month(at(1)) {
+    if let Some(month) = month_name(at(0)) {
+        if let Some((day, _)) = day_of_month(at(1)) {
             let year = year_number(at(2));
-            return Some((2 + usize::from(year.is_some()), cal.date(m, d, year)));
+            let used = 2 + usize::from(year.is_some());
+            return Some((used, TimePhrase::Date { month, day, year }));
         }
         if let Some(year) = year_number(at(1)) {
-            return Some((2, cal.month(m, Some(year))));
+            let year = Some(year);
+            return Some((2, TimePhrase::Month { month, year }));
         }
         // "may" is far more often the verb; only a preposition makes it the month.
         let after_preposition = i > 0 && matches!(w[i - 1], "in" | "during" | "of");
-        return (m != 5 || after_preposition).then(|| (1, cal.month(m, None)));
+        let phrase = TimePhrase::Month { month, year: None };
+        return (month != 5 || after_preposition).then_some((1, phrase));
     }
-    let (d, ordinal) = day_of_month(at(0))?;
+    let (day, ordinal) = day_of_month(at(0))?;
     if at(1) == "of"
-        && let Some(m) = month_name(at(2))
+        && let Some(month) = month_name(at(2))
     {
         let year = year_number(at(3));
-        return Some((3 + usize::from(year.is_some()), cal.date(m, d, year)));
+        let used = 3 + usize::from(year.is_some());
+        return Some((used, TimePhrase::Date { month, day, year }));
     }
-    let m = month_name(at(1)).filter(|&m| ordinal || m != 5)?;
+    let month = month_name(at(1)).filter(|&m| ordinal || m != 5)?;
     let year = year_number(at(2));
-    Some((2 + usize::from(year.is_some()), cal.date(m, d, year)))
+    let used = 2 + usize::from(year.is_some());
+    Some((used, TimePhrase::Date { month, day, year }))
 }
 
 /// A count starting at word `i` and how many words it used.

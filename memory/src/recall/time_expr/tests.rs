@@ -1,4 +1,5 @@
 use super::*;
+use crate::recall::clock::{civil_from_days, days_from_civil, days_in_month, weekday_from_days};
 use proptest::prelude::*;
 
 /// Unix ms of `y-m-d h:mi` UTC.
@@ -241,8 +242,9 @@ fn chinese_weeks_and_weekdays() {
     for q in ["上周末", "上个周末去哪了"] {
         assert_eq!(windows(q), one("2023-04-29..2023-05-01"), "{q}");
     }
+    // Tuesday of last week (25 April), not this week's (2 May) as "last Tuesday" would be.
     for q in ["上周二我和谁吃了午饭", "上星期二", "上个星期二", "上礼拜二"] {
-        assert_eq!(windows(q), one("2023-05-01..2023-05-04"), "{q}");
+        assert_eq!(windows(q), one("2023-04-24..2023-04-27"), "{q}");
     }
     assert_eq!(windows("上周日"), windows("last Sunday"));
     assert_eq!(windows("上星期天"), windows("last Sunday"));
@@ -286,6 +288,26 @@ fn chinese_the_past_n_units() {
     assert_eq!(windows("这几天"), windows("the past few days"));
     assert_eq!(windows("最近一个月"), windows("the past month"));
     assert_eq!(windows("最近这两天"), windows("the past 2 days"));
+}
+
+#[test]
+fn today_years_and_on_a_weekday() {
+    // The present, or a day that tense would have to pick: no window to search.
+    for q in [
+        "what did I buy today",
+        "今天",
+        "a film for tonight",
+        "on Saturday mornings",
+    ] {
+        assert_eq!(windows(q), Vec::<String>::new(), "{q}");
+    }
+    assert_eq!(windows("last year"), one("2021-12-31..2023-01-04"));
+    assert_eq!(windows("去年"), windows("last year"));
+    assert_eq!(windows("in 2021"), one("2020-12-31..2022-01-04"));
+    assert_eq!(windows("2021年"), windows("in 2021"));
+    assert_eq!(windows("2021年前"), Vec::<String>::new());
+    // "去年五月" is one phrase, a month of last year, not the year and a month.
+    assert_eq!(windows("去年五月"), one("2022-04-30..2022-06-04"));
 }
 
 #[test]
