@@ -17,7 +17,11 @@
 //!   turn: it keeps the unwritten rest, writes nothing more, and rings the reactor.
 //! - **Claim**: the reactor still reads every delta off the ring. For each it asks who wrote it;
 //!   when the publisher stopped, the socket comes back to the reactor with the rest, which is
-//!   queued before anything else.
+//!   queued before anything else. A delta before the last one the publisher wrote needs no
+//!   lock to answer: the publisher marks how far it wrote ([`WrittenMark`]) after each write,
+//!   and a later delta written means this one was written whole (it stops at its first short
+//!   write and writes nothing after). Being woken only by other events, the reactor reads lent
+//!   deltas in batches, so it takes the lock about once per batch, for the newest.
 //! - **End**: before the reactor writes any other line to the connection (its terminal line,
 //!   a lag notice) or closes it, it takes the socket back the same way.
 //!
@@ -31,6 +35,7 @@ use parking_lot::{Mutex, MutexGuard};
 use std::collections::HashMap;
 use std::os::fd::AsFd;
 use std::os::unix::net::UnixStream;
+use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// The requests whose deltas the publisher writes, by request id.
@@ -52,6 +57,26 @@ pub(super) struct DirectStreams {
     by_reactor: AtomicU64,
 }
 
+/// How far the publisher wrote a lent request's deltas, readable without the table's lock:
+/// one more than the ring sequence of the last delta it wrote or began (0: none yet). Stored
+/// after each write, so it only grows while the socket is lent.
+#[derive(Clone, Debug, Default)]
+pub(super) struct WrittenMark(Arc<AtomicU64>);
+
+impl WrittenMark {
+    /// Whether the publisher wrote a delta after `seq` of this request: then `seq` was written
+    /// whole, and the answer under the lock would be "written, nothing comes back".
+    pub(super) fn passed(&self, seq: u64) -> bool {
+        // SYNC: pairs with the Release store in `DirectStreams::around`, made after the write
+        // of the delta it counts.
+        self.0.load(Ordering::Acquire) > seq.saturating_add(1)
+    }
+
+    fn set(&self, seq: u64) {
+        self.0.store(seq.saturating_add(1), Ordering::Release);
+    }
+}
+
 /// One connection's socket, lent to the publisher for one request, and what it wrote.
 #[derive(Debug)]
 struct Lent {
@@ -60,6 +85,8 @@ struct Lent {
     stream: Option<UnixStream>,
     /// The last ring sequence the publisher wrote, whole or in part.
     through: Option<u64>,
+    /// `through`, for the reactor's claims without the lock.
+    mark: WrittenMark,
     /// The publisher stopped: the part of its last delta the peer did not take.
     rest: Option<Vec<u8>>,
     /// The line being written; reused from delta to delta.
@@ -121,32 +148,33 @@ impl DirectStreams {
 
     /// Lends `socket` to the publisher for the deltas of `request_id` published from now on,
     /// when the ring feed has read everything published (`position == published()`, checked
-    /// while no delta can be published). False when it has not: the reactor goes on writing.
+    /// while no delta can be published): how far the publisher writes, for claims without the
+    /// lock. `None` when it has not: the reactor goes on writing.
     pub(super) fn lend(
         &self,
         request_id: &str,
         socket: &impl AsFd,
         position: u64,
         published: impl Fn() -> u64,
-    ) -> bool {
+    ) -> Option<WrittenMark> {
         let mut lent = self.lent.lock();
         if lent.contains_key(request_id) || published() != position {
-            return false;
+            return None;
         }
-        let Ok(fd) = socket.as_fd().try_clone_to_owned() else {
-            return false;
-        };
+        let fd = socket.as_fd().try_clone_to_owned().ok()?;
+        let mark = WrittenMark::default();
         lent.insert(
             request_id.to_owned(),
             Lent {
                 stream: Some(UnixStream::from(fd)),
                 through: None,
+                mark: mark.clone(),
                 rest: None,
                 line: Vec::new(),
             },
         );
         self.count(&lent);
-        true
+        Some(mark)
     }
 
     /// Whether any request is in the table (exact on the reactor's thread, see `entries`).
@@ -256,9 +284,13 @@ impl DeltaTap for DirectStreams {
             self.by_publisher.fetch_add(1, Ordering::Relaxed);
         }
         match written {
-            Ok(sent) if sent == entry.line.len() => entry.through = Some(seq),
+            Ok(sent) if sent == entry.line.len() => {
+                entry.through = Some(seq);
+                entry.mark.set(seq);
+            }
             Ok(sent) => {
                 entry.through = Some(seq);
+                entry.mark.set(seq);
                 entry.rest = Some(entry.line[sent..].to_vec());
                 self.reactor_bell.1.ring();
             }
@@ -329,9 +361,12 @@ mod tests {
     fn a_lent_socket_gets_its_requests_deltas_from_the_publisher() {
         let (ours, mut peer) = pair();
         let streams = streams();
-        assert!(!streams.lend("r", &ours, 4, || 5), "one delta not read yet");
-        assert!(streams.lend("r", &ours, 5, || 5));
-        assert!(!streams.lend("r", &ours, 5, || 5), "lent already");
+        assert!(
+            streams.lend("r", &ours, 4, || 5).is_none(),
+            "one delta not read yet"
+        );
+        assert!(streams.lend("r", &ours, 5, || 5).is_some());
+        assert!(streams.lend("r", &ours, 5, || 5).is_none(), "lent already");
 
         publish(&streams, "r", "hello", 5);
         publish(&streams, "other", "not yours", 6);
@@ -361,7 +396,7 @@ mod tests {
     fn a_full_peer_ends_the_publishers_turn_and_the_rest_comes_back() {
         let (ours, mut peer) = pair();
         let streams = streams();
-        assert!(streams.lend("r", &ours, 0, || 0));
+        assert!(streams.lend("r", &ours, 0, || 0).is_some());
         let big = "y".repeat(48 * 1024);
         let mut seq = 0;
         let rest = loop {
@@ -393,7 +428,7 @@ mod tests {
     fn a_reactor_that_reads_late_writes_nothing_twice() {
         let (ours, mut peer) = pair();
         let streams = streams();
-        assert!(streams.lend("r", &ours, 10, || 10));
+        let mark = streams.lend("r", &ours, 10, || 10).expect("lent");
         for seq in 10..15 {
             publish(&streams, "r", "word", seq);
         }
@@ -408,6 +443,8 @@ mod tests {
             rest: None,
         };
         for seq in 10..15 {
+            // The mark answers for every delta but the last without the lock, as the lock would.
+            assert_eq!(mark.passed(seq), seq < 14, "delta {seq}");
             assert_eq!(streams.claim("r", seq), written, "delta {seq}");
         }
         let not_lent = Claim {
@@ -415,7 +452,9 @@ mod tests {
             rest: None,
         };
         assert_eq!(streams.claim("r", 15), not_lent);
-        assert!(streams.lend("r", &ours, 16, || 16), "lent again once read");
+        let mark = streams
+            .lend("r", &ours, 16, || 16)
+            .expect("lent again once read");
 
         // A full peer: the publisher stops mid-line; the reactor, reading late, skips what was
         // written and gets the rest at the half-written delta.
@@ -428,8 +467,13 @@ mod tests {
         }
         let stopped_at = seq - 1;
         for early in 16..stopped_at {
+            assert!(mark.passed(early), "delta {early}");
             assert_eq!(streams.claim("r", early), written, "delta {early}");
         }
+        assert!(
+            !mark.passed(stopped_at),
+            "the half-written delta asks under the lock"
+        );
         let claim = streams.claim("r", stopped_at);
         assert!(claim.written);
         let rest = claim.rest.expect("the socket comes back");
@@ -467,9 +511,152 @@ mod tests {
         // Once one request is lent, every other's claim asks under the lock, and the count
         // follows the table back to empty.
         let (ours, _peer) = pair();
-        assert!(streams.lend("r", &ours, 0, || 0));
+        assert!(streams.lend("r", &ours, 0, || 0).is_some());
         assert!(streams.any_lent());
         assert_eq!(streams.forget("r"), Some(Vec::new()));
         assert!(!streams.any_lent());
+    }
+
+    /// The publisher and the reactor on their own threads, as in the daemon: the publisher
+    /// writes each delta while lent and stops at a full socket; the reactor claims every delta
+    /// after it is published (by the mark when it can, under the lock otherwise), writes what
+    /// is its own after any rest that comes back, and lends the socket again once it has caught
+    /// up. Deltas come in bursts (the reactor falls behind, as when it is woken late) with
+    /// pauses (it catches up and lends), and a slow peer fills the socket. The peer must receive
+    /// every line exactly once, in order, whoever wrote it.
+    #[test]
+    fn two_writers_deliver_every_delta_once_and_in_order() {
+        use std::io::Write;
+        use std::sync::mpsc;
+        use std::time::{Duration, Instant};
+
+        const DELTAS: u64 = 1_200;
+        const BURST: u64 = 24;
+        let content = |seq: u64| {
+            let pad = "x".repeat(1_000 + (seq as usize * 37) % 3_000);
+            format!("{seq:05}{pad}")
+        };
+        let deadline = Instant::now() + Duration::from_secs(60);
+        let (ours, mut peer) = pair();
+        let streams = Arc::new(streams());
+        let published = Arc::new(AtomicU64::new(0));
+        // How many deltas the reactor has handled (lend attempt included).
+        let handled = Arc::new(AtomicU64::new(0));
+        let (seqs_tx, seqs_rx) = mpsc::channel::<u64>();
+
+        let publisher = {
+            let streams = Arc::clone(&streams);
+            let (published, handled) = (Arc::clone(&published), Arc::clone(&handled));
+            std::thread::spawn(move || {
+                for seq in 0..DELTAS {
+                    let text = content(seq);
+                    let delta = Delta {
+                        content: &text,
+                        channel: "cli",
+                        request_id: "r",
+                        reset: false,
+                    };
+                    streams.around(EventKind::ContentDelta, &delta, &mut |_| {
+                        published.store(seq + 1, Ordering::SeqCst);
+                        seqs_tx.send(seq).expect("reactor alive");
+                        Some(seq)
+                    });
+                    if seq % BURST == BURST - 1 {
+                        while handled.load(Ordering::SeqCst) <= seq {
+                            assert!(Instant::now() < deadline, "reactor stalled");
+                            std::thread::sleep(Duration::from_micros(100));
+                        }
+                    }
+                }
+            })
+        };
+
+        let reactor = {
+            let streams = Arc::clone(&streams);
+            let (published, handled) = (Arc::clone(&published), Arc::clone(&handled));
+            let mut ours = ours;
+            std::thread::spawn(move || {
+                let mut mark: Option<WrittenMark> = None;
+                let (mut by_mark, mut rests) = (0u64, 0u64);
+                let flush = |ours: &mut UnixStream, bytes: &[u8]| {
+                    let mut sent = 0;
+                    while sent < bytes.len() {
+                        match ours.write(&bytes[sent..]) {
+                            Ok(n) => sent += n,
+                            Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {
+                                assert!(Instant::now() < deadline, "peer stalled");
+                                std::thread::sleep(Duration::from_micros(200));
+                            }
+                            Err(e) => panic!("reactor write: {e}"),
+                        }
+                    }
+                };
+                for seq in 0..DELTAS {
+                    assert_eq!(seqs_rx.recv().expect("publisher alive"), seq);
+                    let claim = match &mark {
+                        Some(m) if m.passed(seq) => {
+                            by_mark += 1;
+                            Claim {
+                                written: true,
+                                rest: None,
+                            }
+                        }
+                        _ => streams.claim("r", seq),
+                    };
+                    if let Some(rest) = claim.rest {
+                        mark = None;
+                        rests += 1;
+                        flush(&mut ours, &rest);
+                    }
+                    if !claim.written {
+                        flush(&mut ours, &line(&content(seq)));
+                    }
+                    // Caught up and nothing owed: lend again, as `lend_clear` does.
+                    if mark.is_none() && !streams.is_writing("r") {
+                        let at = || published.load(Ordering::SeqCst);
+                        mark = streams.lend("r", &ours, seq + 1, at);
+                    }
+                    handled.store(seq + 1, Ordering::SeqCst);
+                }
+                if let Some(rest) = streams.forget("r") {
+                    flush(&mut ours, &rest);
+                }
+                (by_mark, rests)
+            })
+        };
+
+        let expected: Vec<u8> = (0..DELTAS).flat_map(|seq| line(&content(seq))).collect();
+        let mut got = Vec::with_capacity(expected.len());
+        let mut chunk = vec![0u8; 8 * 1024];
+        while got.len() < expected.len() {
+            assert!(Instant::now() < deadline, "stalled at {} bytes", got.len());
+            match peer.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => got.extend_from_slice(&chunk[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+                Err(e) => panic!("peer read: {e}"),
+            }
+            // A slow client: the socket fills and the publisher's writes come up short.
+            std::thread::sleep(Duration::from_micros(500));
+        }
+        publisher.join().expect("publisher");
+        let (by_mark, rests) = reactor.join().expect("reactor");
+        assert!(
+            got == expected,
+            "{} bytes received, {} expected",
+            got.len(),
+            expected.len()
+        );
+        let counts = streams.counts();
+        // Every path was taken: the publisher wrote, the reactor knew it by the mark, and a
+        // full socket handed a half-written line back.
+        assert!(
+            counts["publisher"].as_u64().is_some_and(|n| n > 0),
+            "{counts}"
+        );
+        assert!(
+            by_mark > 0 && rests > 0,
+            "by the mark {by_mark}, rests {rests}"
+        );
     }
 }

@@ -6,7 +6,7 @@
 
 use super::bind::Bound;
 use super::connection::{Busy, Connection, Expiry, Line};
-use super::direct::DirectStreams;
+use super::direct::{Claim, DirectStreams, WrittenMark};
 use super::dispatch::{self, Started};
 use super::protocol::{Answer, DeltaLine, Request, RequestError};
 use super::reap;
@@ -71,9 +71,9 @@ pub(super) struct Follow {
     /// A delta of its answer has been read: it streams now. Only then is its socket lent, so
     /// requests waiting in the kernel's queue hold no second descriptor.
     pub(super) streaming: bool,
-    /// Its socket was lent and has not come back yet: no lend is tried (and no lock taken for
-    /// it) on each wake until it does.
-    pub(super) lent: bool,
+    /// Its socket was lent and has not come back yet (how far the publisher wrote): no lend is
+    /// tried (and no lock taken for it) on each wake until it does.
+    pub(super) lent: Option<WrittenMark>,
 }
 
 /// Everything the reactor thread owns.
@@ -382,7 +382,7 @@ impl Reactor {
             ack,
             admitted: !ack,
             streaming: false,
-            lent: false,
+            lent: None,
         };
         if self
             .follows
@@ -499,7 +499,7 @@ impl<P: Fn() -> u64> Deliver<'_, P> {
     fn lend_clear(&mut self, position: u64) {
         for (request_id, follow) in self.follows.iter_mut() {
             if let Some(conn) = self.conns.get(&follow.token)
-                && !follow.lent
+                && follow.lent.is_none()
                 && follow.admitted
                 && follow.streaming
                 && conn.out.is_clear()
@@ -538,9 +538,16 @@ impl<P: Fn() -> u64> Deliver<'_, P> {
                 let Some(conn) = self.conns.get_mut(&follow.token) else {
                     return;
                 };
-                let claim = self.direct.claim(&request_id, seq);
+                let claim = match &follow.lent {
+                    // Written whole by the publisher, known without its lock (see `direct`).
+                    Some(mark) if mark.passed(seq) => Claim {
+                        written: true,
+                        rest: None,
+                    },
+                    _ => self.direct.claim(&request_id, seq),
+                };
                 if let Some(rest) = claim.rest {
-                    follow.lent = false;
+                    follow.lent = None;
                     conn.out.push_rest(rest);
                 }
                 if !claim.written {
@@ -569,15 +576,15 @@ impl<P: Fn() -> u64> Deliver<'_, P> {
                 // everything when its socket was lent), and a lent socket comes back first so
                 // the notice is written after its deltas.
                 for (request_id, follow) in self.follows.iter_mut() {
-                    if follow.lent && self.direct.is_writing(request_id) {
+                    if follow.lent.is_some() && self.direct.is_writing(request_id) {
                         continue;
                     }
                     if let Some(conn) = self.conns.get_mut(&follow.token) {
                         // A socket not lent has no rest to hand back: no lock for it.
-                        if follow.lent
+                        if follow.lent.is_some()
                             && let Some(rest) = self.direct.end(request_id)
                         {
-                            follow.lent = false;
+                            follow.lent = None;
                             conn.out.push_rest(rest);
                         }
                         conn.out.note_missed(missed);
