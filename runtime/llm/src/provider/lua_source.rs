@@ -75,22 +75,34 @@ impl LuaSource {
     /// The request as this source sends it: its model when the caller left it open, the
     /// source's sampling settings, no tools for a source that takes none, streaming on.
     fn prepare(&self, request: &ChatRequest) -> ChatRequest {
-        let mut req = request.clone();
-        if req.model.is_empty() || req.model.eq_ignore_ascii_case("AUTO") {
-            req.model.clone_from(&self.cfg.model);
+        let model = if request.model.is_empty() || request.model.eq_ignore_ascii_case("AUTO") {
+            self.cfg.model.clone()
+        } else {
+            request.model.clone()
+        };
+        let max_tokens = match self.cfg.max_tokens {
+            0 => request.max_tokens,
+            limit => limit,
+        };
+        // A source that takes no tools never copies their schemas (they can be most of a
+        // request's bytes).
+        let offered = !self.cfg.no_tools;
+        ChatRequest {
+            model,
+            messages: request.messages.clone(),
+            temperature: request
+                .temperature
+                .or(Some(self.cfg.temperature.unwrap_or(DEFAULT_TEMPERATURE))),
+            max_tokens,
+            stream: true,
+            tools: if offered {
+                request.tools.clone()
+            } else {
+                Vec::new()
+            },
+            tool_choice: request.tool_choice.clone().filter(|_| offered),
+            disable_thinking: request.disable_thinking,
         }
-        if req.temperature.is_none() {
-            req.temperature = Some(self.cfg.temperature.unwrap_or(DEFAULT_TEMPERATURE));
-        }
-        if self.cfg.max_tokens > 0 {
-            req.max_tokens = self.cfg.max_tokens;
-        }
-        if self.cfg.no_tools {
-            req.tools.clear();
-            req.tool_choice = None;
-        }
-        req.stream = true;
-        req
     }
 
     fn adapter_err(&self, e: impl std::fmt::Display) -> ProviderError {
@@ -281,6 +293,7 @@ impl ChatProvider for LuaSource {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::provider::{Message, ToolSpec};
 
     #[test]
     fn overflow_is_recognised_per_api_wording() {
@@ -307,5 +320,57 @@ mod tests {
             classify_status(500, "oops".into()),
             ProviderError::Status { status: 500, .. }
         ));
+    }
+
+    fn source(tune: impl FnOnce(&mut SourceConfig)) -> LuaSource {
+        let mut cfg = SourceConfig {
+            name: "s".into(),
+            base_url: "http://127.0.0.1:9".into(),
+            model: "its-model".into(),
+            adapter: "openai".into(),
+            ..SourceConfig::default()
+        };
+        tune(&mut cfg);
+        let adapter = Adapter::load(
+            "openai.lua",
+            crate::adapter::bundled::source("openai").unwrap(),
+        )
+        .expect("adapter loads");
+        LuaSource::new(cfg, Arc::new(adapter), HttpClient::new())
+    }
+
+    /// What a source changes in a request: its model when none was asked for, its sampling
+    /// settings, streaming; the tools only for a source that takes none.
+    #[test]
+    fn a_request_is_prepared_for_its_source() {
+        let tool = ToolSpec {
+            name: "system_time".into(),
+            description: "the time".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        };
+        let mut asked = ChatRequest::new(vec![Message::user("hi")], vec![tool]);
+        asked.stream = false;
+        let takes_tools = source(|c| c.max_tokens = 99).prepare(&asked);
+        assert_eq!(takes_tools.model, "its-model");
+        assert_eq!(takes_tools.max_tokens, 99);
+        assert_eq!(takes_tools.temperature, Some(DEFAULT_TEMPERATURE));
+        assert!(takes_tools.stream);
+        assert_eq!(takes_tools.tools, asked.tools);
+        assert_eq!(takes_tools.tool_choice.as_deref(), Some("auto"));
+        assert_eq!(takes_tools.messages, asked.messages);
+
+        asked.model = "asked-model".into();
+        asked.temperature = Some(0.1);
+        let none = source(|c| c.no_tools = true).prepare(&asked);
+        assert_eq!(
+            (none.model.as_str(), none.temperature),
+            ("asked-model", Some(0.1))
+        );
+        assert_eq!(
+            none.max_tokens, 4096,
+            "the request's own limit when the source sets none"
+        );
+        assert!(none.tools.is_empty() && none.tool_choice.is_none());
+        assert_eq!(none.messages, asked.messages);
     }
 }
