@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::error_code::{ErrorKind, ErrorObject, HandlerError};
-use crate::message::Id;
+use crate::id::Id;
 
 /// Why one frame was rejected. The stream goes on after any of these: the reader has already
 /// skipped to the next newline.

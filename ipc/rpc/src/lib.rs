@@ -46,6 +46,7 @@ mod error;
 mod error_code;
 mod frame;
 mod handshake;
+mod id;
 mod message;
 pub mod methods;
 mod params;
@@ -67,7 +68,8 @@ pub use handshake::{
     HANDSHAKE_TIMEOUT, HandshakeParams, HandshakeResult, PROTOCOL_VERSION, STOP_TIMEOUT,
     SUPPORTED_VERSIONS, accept, choose_version, handshake,
 };
-pub use message::{Id, Message, Notification, Request, Response};
+pub use id::Id;
+pub use message::{Message, Notification, Request, Response};
 pub use params::{
     ArenaAlloc, ArenaBlock, InitParams, InputRegister, InvokeResult, LogParams, OutputInvoke,
     OutputRegister, SharedFrame, SharedRef, StageInvoke, StageRegister, StageResult, ToolInvoke,

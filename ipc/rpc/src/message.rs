@@ -6,8 +6,7 @@ use serde_json::Value;
 use crate::error::FrameError;
 use crate::error_code::ErrorObject;
 
-/// A request id. Hearth's ids are unsigned integers; a frame without an id is a notification.
-pub type Id = u64;
+use crate::id::Id;
 
 /// A call that expects exactly one response with the same id.
 #[derive(Debug, Clone, PartialEq)]

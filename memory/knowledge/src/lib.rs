@@ -38,7 +38,6 @@
 
 mod base;
 pub mod bench;
-mod clock;
 mod docs;
 mod error;
 mod index;
@@ -62,5 +61,6 @@ pub use limits::{
 };
 pub use name::{CONTENT_FILE, category_of, validate_name};
 pub use search::{KnowledgeHit, render_hits};
-pub use sync::{Skipped, SyncReport};
+pub use sync::SyncReport;
 pub use tree::tree;
+pub use walk::Skipped;

@@ -12,17 +12,8 @@ use std::collections::HashMap;
 use crate::index::DocRow;
 use crate::indexer::{Content, Embedded, read_content};
 use crate::limits::MAX_DOCUMENTS;
-use crate::walk::{Found, walk};
+use crate::walk::{Found, Skipped, walk};
 use crate::{KnowledgeBase, KnowledgeError};
-
-/// Something under the root that is not indexed, and why.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Skipped {
-    /// Its path under the root (a document name, or the directory passed over).
-    pub path: String,
-    /// Why it is not indexed.
-    pub reason: String,
-}
 
 /// What one [`sync`](KnowledgeBase::sync) did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

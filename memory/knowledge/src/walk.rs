@@ -17,7 +17,15 @@ use crate::error::IoContext;
 use crate::index::Stat;
 use crate::limits::{MAX_DOCUMENTS, MAX_WALK_DEPTH};
 use crate::name::{CONTENT_FILE, walk_segment_problem};
-use crate::sync::Skipped;
+
+/// Something under the root that is not indexed, and why.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Skipped {
+    /// Its path under the root (a document name, or the directory passed over).
+    pub path: String,
+    /// Why it is not indexed.
+    pub reason: String,
+}
 
 /// A document on disk.
 pub(crate) struct Found {

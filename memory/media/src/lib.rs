@@ -51,8 +51,4 @@ pub use store::{
 };
 
 /// Milliseconds since the Unix epoch by the system clock: when Hearth recorded something.
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
+pub(crate) use hearth_engine::now_ms;

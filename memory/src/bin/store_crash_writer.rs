@@ -8,18 +8,13 @@
 //! write it announces is durable, so whatever the test reads must survive the kill. It exits by
 //! itself after `max seconds` (default 30), so a test that dies first leaves no writer behind.
 
+use hearth_engine::now_ms;
 use std::error::Error;
 use std::io::{self, Write};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::time::{Duration, Instant};
 
 use hearth_memory::{ColdMove, ContextEvent, DenseVector, EventRecord, Store};
 use serde_json::json;
-
-fn now_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-}
 
 fn say(out: &mut impl Write, what: &str, id: &str) -> io::Result<()> {
     writeln!(out, "{what} {id}")?;

@@ -19,7 +19,8 @@ use crate::embed::Embedder;
 use crate::prune::{DenseRef, PruneEvent, PruneQuery, plan_prune};
 use crate::recall::RecallError;
 use crate::recall::clock::format_minute;
-use crate::recall::dense_index::{DenseHit, DenseIndex, EntryMeta};
+use crate::recall::dense_index::{DenseHit, DenseIndex};
+use crate::recall::entry_meta::EntryMeta;
 use crate::recall::excerpt::excerpt;
 use crate::recall::fusion::{
     DEFAULT_RRF_K, Fused, FusionMethod, Population, Scored, above_chance_fusion,

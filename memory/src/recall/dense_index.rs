@@ -6,32 +6,10 @@
 
 use std::collections::HashMap;
 
-use crate::recall::named_speakers::speaker_key;
-use crate::recall::priors::Speaker;
+use crate::recall::entry_meta::EntryMeta;
 use crate::simd::{Kernel, QuantMatrix, ScoreMoments, SimdError, TopK};
 use crate::store::VectorColumn;
 use crate::{StoreError, StoreReader};
-
-/// What recall weighs about an entry besides its vector, kept beside it so a scan needs no
-/// store lookups.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct EntryMeta {
-    pub timestamp_ms: i64,
-    pub speaker: Speaker,
-    /// [`speaker_key`] of the entry's source.
-    pub source_key: u64,
-}
-
-impl EntryMeta {
-    /// The meta of an entry said at `timestamp_ms` by `source`.
-    pub(crate) fn new(timestamp_ms: i64, source: &str) -> Self {
-        Self {
-            timestamp_ms,
-            speaker: Speaker::of_source(source),
-            source_key: speaker_key(source),
-        }
-    }
-}
 
 /// A dense hit: cold id, cosine to the query, the entry's meta.
 pub(crate) type DenseHit = (i64, f32, EntryMeta);

@@ -13,6 +13,7 @@ mod bm25;
 mod clock;
 mod cold_context;
 mod dense_index;
+mod entry_meta;
 mod error;
 mod excerpt;
 mod fusion;

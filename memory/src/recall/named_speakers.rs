@@ -9,21 +9,7 @@
 
 use std::collections::{BTreeSet, HashSet};
 
-use crate::recall::priors::Speaker;
-
-/// The key of a speaker: a hash of its source, trimmed and lower-cased as [`Speakers::add`]
-/// keeps a name (the whole string lower-cased: a final sigma differs from a letter-by-letter
-/// one), so an entry's meta carries it in eight bytes and a query's named speakers are compared
-/// without strings.
-pub(crate) fn speaker_key(source: &str) -> u64 {
-    source
-        .trim()
-        .to_lowercase()
-        .bytes()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-            (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
-        })
-}
+use crate::recall::entry_meta::{Speaker, speaker_key};
 
 /// The people who speak in a history, lower-cased: every input source but the agent's own.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]

@@ -28,11 +28,10 @@
 use std::collections::HashSet;
 
 use crate::recall::RecallConfig;
-use crate::recall::dense_index::EntryMeta;
+use crate::recall::entry_meta::{EntryMeta, Speaker};
 use crate::recall::named_speakers::Speakers;
 use crate::recall::speaker_focus::asks_about_agent_words;
 use crate::recall::time_expr::{TimeWindow, time_windows};
-use crate::recall::vector_text::{AGENT_SOURCE, COLD_STORAGE_SOURCE};
 
 const MS_PER_DAY: i64 = 86_400_000;
 
@@ -49,27 +48,6 @@ impl RecallConfig {
             user_words_weight: 1.0,
             unnamed_speaker_weight: 1.0,
             ..self
-        }
-    }
-}
-
-/// Whose words a cold entry holds, from its event's source.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Speaker {
-    /// An input: the user (or another channel) talking.
-    User,
-    /// The agent's own reply.
-    Agent,
-    /// An entry brought back from storage: input and reply together.
-    Both,
-}
-
-impl Speaker {
-    pub(crate) fn of_source(source: &str) -> Self {
-        match source {
-            AGENT_SOURCE => Self::Agent,
-            COLD_STORAGE_SOURCE => Self::Both,
-            _ => Self::User,
         }
     }
 }
@@ -279,9 +257,6 @@ mod tests {
         assert!(yours.about_agent());
         assert_eq!(yours.factor(NOW, Speaker::Agent), 1.0);
         assert_eq!(yours.factor(NOW, Speaker::User), config.user_words_weight);
-        assert_eq!(Speaker::of_source(AGENT_SOURCE), Speaker::Agent);
-        assert_eq!(Speaker::of_source(COLD_STORAGE_SOURCE), Speaker::Both);
-        assert_eq!(Speaker::of_source("cli"), Speaker::User);
     }
 
     #[test]

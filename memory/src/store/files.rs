@@ -6,7 +6,6 @@ use std::fs::{self, File, OpenOptions};
 use std::io;
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::error::StoreError;
 
@@ -100,7 +99,7 @@ impl StoreFiles {
     /// Creates `<db>.<what>-<UTC time>/` (0700), with a counter after the time when a directory
     /// of that second already exists.
     pub fn new_aside_dir(&self, op: &'static str, what: &str) -> Result<PathBuf, StoreError> {
-        let stamp = utc_stamp(unix_ms());
+        let stamp = utc_stamp(hearth_engine::now_ms());
         for n in 0u32.. {
             let mut name = self.db.as_os_str().to_owned();
             name.push(format!(".{what}-{stamp}"));
@@ -167,12 +166,6 @@ pub(super) fn io_err(op: &'static str, path: &Path, source: io::Error) -> StoreE
         path: path.to_path_buf(),
         source,
     }
-}
-
-pub(super) fn unix_ms() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 /// `YYYY-MM-DDTHHMMSSZ`: sortable, and without the colons some file systems refuse.

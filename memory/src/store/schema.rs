@@ -10,7 +10,6 @@ use std::path::Path;
 use rusqlite::{Connection, OptionalExtension, TransactionBehavior, params};
 
 use super::error::{SqlContext, StoreError};
-use super::files::unix_ms;
 
 /// `PRAGMA application_id` of a Hearth memory store: the bytes `HRTH` (0x48525448), written in
 /// the database header at offset 68 so `file(1)` and the store itself can tell the file apart
@@ -329,7 +328,7 @@ pub(super) fn migrate(
         })?;
         tx.execute(
             "INSERT INTO schema_version (version, name, applied_ms) VALUES (?1, ?2, ?3)",
-            params![m.version, m.name, unix_ms()],
+            params![m.version, m.name, hearth_engine::now_ms()],
         )
         .ctx(OP, path)?;
         tx.commit().ctx(OP, path)?;

@@ -3,11 +3,17 @@
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Milliseconds since the Unix epoch; 0 if the system clock is before it.
+/// Milliseconds since the Unix epoch; 0 if the system clock is before it. The one reading of
+/// the wall clock every crate of the workspace records times by.
 pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as i64)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+/// A duration in whole milliseconds, as times are recorded (`i64::MAX` past ~292 million years).
+pub fn duration_ms(d: std::time::Duration) -> i64 {
+    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// Days since 1970-01-01 of the proleptic Gregorian date `year-month-day` (H. Hinnant's

@@ -8,13 +8,13 @@
 
 use crate::GraphMemoryError;
 use crate::input::InputEvent;
-use crate::model_distill::{ModelDistill, ModelDistillSettings};
+use crate::model_distill::{ModelDistill, ModelDistillSettings, cold_item};
 use crate::turn_scene::{ScenePeer, TurnScene, local_hour};
-use hearth_engine::Sink;
+use hearth_engine::{Sink, duration_ms};
 use hearth_graph::{
-    ColdItem, DEFAULT_REF_FLOOR, FactHit, FactId, FactSource, FactStatus, GraphStore, Peer,
-    Provenance, RecallLimits, RuleDistiller, SceneFeature, TurnSituation, normalize_scene_key,
-    topic_keywords, turn_features,
+    DEFAULT_REF_FLOOR, FactHit, FactId, FactSource, FactStatus, GraphStore, Peer, Provenance,
+    RecallLimits, RuleDistiller, SceneFeature, TurnSituation, normalize_scene_key, topic_keywords,
+    turn_features,
 };
 use hearth_memory::{ColdContext, estimate_tokens};
 use serde_json::{Value, json};
@@ -240,7 +240,7 @@ impl GraphMemory {
             unavailable,
             interval,
             // The first tick comes one interval after start: at start the window is all new.
-            next_tick_ms: now_ms.saturating_add(ms(interval)),
+            next_tick_ms: now_ms.saturating_add(duration_ms(interval)),
             recalled: VecDeque::new(),
             recalled_set: HashSet::new(),
             ticks: 0,
@@ -268,7 +268,7 @@ impl GraphMemory {
         if self.store.is_none() || now_ms < self.next_tick_ms {
             return;
         }
-        self.next_tick_ms = now_ms.saturating_add(ms(self.interval));
+        self.next_tick_ms = now_ms.saturating_add(duration_ms(self.interval));
         self.ticks += 1;
         match self.heartbeat(cold, now_ms) {
             Ok(0) => {
@@ -286,7 +286,7 @@ impl GraphMemory {
         let (Some(graph), Some(half_life)) = (self.store.as_mut(), self.scene_half_life) else {
             return;
         };
-        match graph.decay_scene_refs(ms(half_life), DEFAULT_REF_FLOOR, now_ms) {
+        match graph.decay_scene_refs(duration_ms(half_life), DEFAULT_REF_FLOOR, now_ms) {
             Ok(d) if d.halved == 0 && d.deleted == 0 => {
                 tracing::debug!("graph heartbeat: no scene ref to fade");
             }
@@ -717,7 +717,7 @@ impl GraphMemory {
             "items_done": s.items_done,
             "items_waiting": s.items_waiting,
             "cursor": graph.distill_cursor()?,
-            "heartbeat_ms": ms(self.interval),
+            "heartbeat_ms": duration_ms(self.interval),
             "ticks": self.ticks,
             "idle_ticks": self.idle_ticks,
             "recalled_kept_out": self.recalled.len(),
@@ -726,16 +726,11 @@ impl GraphMemory {
             "scene_refs": s.scene_refs,
             "recent_scenes": scenes,
             "scene_turns": self.scene_turns,
-            "scene_half_life_ms": self.scene_half_life.map(ms),
+            "scene_half_life_ms": self.scene_half_life.map(duration_ms),
             "scene_refs_halved": self.refs_halved,
             "scene_refs_deleted": self.refs_deleted,
         }))
     }
-}
-
-/// `d` in milliseconds, saturating (the clock the graph's schedules are kept in).
-pub(crate) fn ms(d: Duration) -> i64 {
-    i64::try_from(d.as_millis()).unwrap_or(i64::MAX)
 }
 
 /// The provenance sentence of a fact told directly: the words it was told in, or the fact
@@ -759,16 +754,6 @@ fn told_directly(now_ms: i64) -> FactSource {
         turn_id: format!("tool-{now_ms}"),
         said_ms: now_ms,
     }
-}
-
-/// The user's words of a cold entry; a note stored with `doc_commit` keeps them in its
-/// response, so that is read too.
-pub(crate) fn cold_item(entry: &hearth_memory::ColdEntry) -> ColdItem {
-    let mut item = ColdItem::from(entry);
-    if entry.event.source == "manual" && !entry.event.response.is_empty() {
-        item.text = entry.event.response.clone();
-    }
-    item
 }
 
 fn remember(fifo: &mut VecDeque<FactId>, set: &mut HashSet<FactId>, id: FactId) {

@@ -10,10 +10,10 @@
 //! rule distiller's facts from the same item stand meanwhile (it is the fallback). A tick with
 //! no item due submits nothing, so no token is spent when there is nothing new.
 
-use crate::graph_service::ms;
 use crate::input::{InputEvent, Reply};
 use crossbeam_channel::{Receiver, TryRecvError};
 use hearth_engine::Sink;
+use hearth_engine::duration_ms;
 use hearth_graph::{
     ColdItem, GraphStore, MODEL_BATCH, MergeCandidate, merge_prompt, model_prompt,
     parse_merge_answer, parse_model_answer,
@@ -93,8 +93,10 @@ impl ModelDistill {
         submit: Option<Sink<InputEvent>>,
         now_ms: i64,
     ) -> Self {
-        let first = settings.as_ref().map_or(0, |s| ms(s.interval));
-        let first_merge = settings.as_ref().map_or(0, |s| ms(s.merge_interval));
+        let first = settings.as_ref().map_or(0, |s| duration_ms(s.interval));
+        let first_merge = settings
+            .as_ref()
+            .map_or(0, |s| duration_ms(s.merge_interval));
         Self {
             settings: settings.filter(|_| submit.is_some()),
             submit,
@@ -132,7 +134,7 @@ impl ModelDistill {
                     self.settle(graph, &pending.task, answer.as_deref(), now_ms);
                 }
                 Err(TryRecvError::Empty)
-                    if now_ms.saturating_sub(pending.since_ms) < ms(ANSWER_WAIT) =>
+                    if now_ms.saturating_sub(pending.since_ms) < duration_ms(ANSWER_WAIT) =>
                 {
                     self.pending = Some(pending);
                 }
@@ -149,7 +151,7 @@ impl ModelDistill {
             return;
         };
         if now_ms >= self.next_tick_ms {
-            self.next_tick_ms = now_ms.saturating_add(ms(settings.interval));
+            self.next_tick_ms = now_ms.saturating_add(duration_ms(settings.interval));
             match self.due_items(graph, cold, &settings, now_ms) {
                 Ok(items) if items.is_empty() => {
                     self.idle_ticks += 1;
@@ -160,7 +162,7 @@ impl ModelDistill {
             }
         }
         if now_ms >= self.next_merge_ms {
-            self.next_merge_ms = now_ms.saturating_add(ms(settings.merge_interval));
+            self.next_merge_ms = now_ms.saturating_add(duration_ms(settings.merge_interval));
             match graph.merge_candidates() {
                 Ok(pairs) if pairs.is_empty() => {
                     tracing::debug!("graph: no look-alike names to review; nothing asked");
@@ -179,7 +181,8 @@ impl ModelDistill {
         now_ms: i64,
     ) -> Result<Vec<ColdItem>, crate::GraphMemoryError> {
         let store = cold.store();
-        let candidates = store.cold_find_cold(now_ms, ms(settings.min_idle), COLD_MAX_ACCESS)?;
+        let candidates =
+            store.cold_find_cold(now_ms, duration_ms(settings.min_idle), COLD_MAX_ACCESS)?;
         let mut items = Vec::new();
         // Read a few more ids than a batch: an entry with no words of the user's is passed over.
         for id in graph.model_due(&candidates, now_ms, MODEL_BATCH * 2)? {
@@ -187,7 +190,7 @@ impl ModelDistill {
                 break;
             }
             if let Some(entry) = store.cold_get(id)? {
-                let item = crate::graph_service::cold_item(&entry);
+                let item = cold_item(&entry);
                 if !item.text.trim().is_empty() {
                     items.push(item);
                 }
@@ -301,8 +304,8 @@ impl ModelDistill {
         let (done, waiting) = graph.model_counts().unwrap_or_default();
         json!({
             "on": true,
-            "interval_ms": ms(settings.interval),
-            "min_idle_ms": ms(settings.min_idle),
+            "interval_ms": duration_ms(settings.interval),
+            "min_idle_ms": duration_ms(settings.min_idle),
             "tasks": self.tasks,
             "answered": self.answered,
             "pending": self.pending.as_ref().map(|p| match &p.task {
@@ -312,9 +315,19 @@ impl ModelDistill {
             "idle_ticks": self.idle_ticks,
             "items_done": done,
             "items_waiting": waiting,
-            "merge_interval_ms": ms(settings.merge_interval),
+            "merge_interval_ms": duration_ms(settings.merge_interval),
             "merge_tasks": self.merge_tasks,
             "merged": self.merged,
         })
     }
+}
+
+/// The user's words of a cold entry; a note stored with `doc_commit` keeps them in its
+/// response, so that is read too.
+pub(crate) fn cold_item(entry: &hearth_memory::ColdEntry) -> ColdItem {
+    let mut item = ColdItem::from(entry);
+    if entry.event.source == "manual" && !entry.event.response.is_empty() {
+        item.text = entry.event.response.clone();
+    }
+    item
 }

@@ -11,7 +11,8 @@ use super::slot::{Answer, SPIN, Slot, Woken};
 use super::worker::{Next, next};
 use super::{Peer, lock_ok};
 use crate::error::RpcError;
-use crate::message::{Id, Message, Request};
+use crate::id::Id;
+use crate::message::{Message, Request};
 use crate::stats::Counters;
 
 /// A request on its way; wait for its answer or cancel it. Dropping it abandons the call (the

@@ -150,7 +150,7 @@ fn classify(e: rusqlite::Error, op: &'static str, path: &Path) -> OpenProblem {
 /// `<path>.corrupt-<ms>`; returns the new name.
 fn move_aside(path: &Path) -> Result<PathBuf, KnowledgeError> {
     let mut aside = path.as_os_str().to_owned();
-    aside.push(format!(".corrupt-{}", crate::clock::now_ms()));
+    aside.push(format!(".corrupt-{}", hearth_engine::now_ms()));
     let aside = PathBuf::from(aside);
     std::fs::rename(path, &aside).io_ctx("move aside", path)?;
     for suffix in ["-wal", "-shm"] {

@@ -9,7 +9,7 @@
 //! Output matches `serde_json`'s: object keys sorted, integral floats as integers, strings
 //! escaped the same way.
 
-use super::json::{MAX_DEPTH, Shape, classify, float_number};
+use super::json_shape::{MAX_DEPTH, Shape, classify, float_number};
 use mlua::{Lua, Table, Value as LuaValue};
 
 /// Why a value has no JSON text.

@@ -74,6 +74,7 @@ mod error;
 mod handle;
 mod json;
 mod json_encode;
+mod json_shape;
 mod log_limit;
 pub mod sandbox;
 mod vm;
