@@ -1,8 +1,6 @@
 //! Who said a cold entry and when: what recall weighs about it besides its words, kept beside
 //! its vector (the dense index) and read by the query's priors.
 
-#[cfg(doc)]
-use crate::recall::named_speakers::Speakers;
 use crate::recall::vector_text::{AGENT_SOURCE, COLD_STORAGE_SOURCE};
 
 /// What recall weighs about an entry besides its vector, kept beside it so a scan needs no
@@ -47,7 +45,7 @@ impl Speaker {
     }
 }
 
-/// The key of a speaker: a hash of its source, trimmed and lower-cased as [`Speakers::add`]
+/// The key of a speaker: a hash of its source, trimmed and lower-cased as [`Speakers::add`](crate::recall::named_speakers::Speakers::add)
 /// keeps a name (the whole string lower-cased: a final sigma differs from a letter-by-letter
 /// one), so an entry's meta carries it in eight bytes and a query's named speakers are compared
 /// without strings.

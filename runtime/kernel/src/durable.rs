@@ -15,7 +15,9 @@
 
 mod lanes;
 pub(crate) mod media;
+mod op;
 mod owner;
+pub(crate) mod then;
 
 use crate::KernelError;
 use crate::events::EventBus;
@@ -23,12 +25,14 @@ use crate::input::{InputEvent, Reply, ReplyHandle};
 use hearth_ipc::EventKind;
 use hearth_memory::{ContextEvent, FrameRecord, JournalEntry, Store, StoreError};
 use lanes::LaneSenders;
-use owner::{Acceptance, Op, Owner};
+use op::{Acceptance, Op};
+use owner::Owner;
 
 pub use lanes::KERNEL_LANE;
 pub use media::MAX_MEDIA_BYTES;
 
-pub(crate) use owner::Then;
+pub use op::Offer;
+pub use owner::GROUP_MAX;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
@@ -38,9 +42,6 @@ use std::time::Duration;
 /// that reaches the clients (their `accepted` comes later). The kernel's own writes go on a lane
 /// of their own ([`KERNEL_LANE`]), read first, so a flood of clients never holds the kernel.
 pub const STORE_QUEUE: usize = 1024;
-
-/// At most this many ops share one transaction; the rest wait for the next commit.
-pub const GROUP_MAX: usize = 256;
 
 /// What the kernel found in the store at start-up.
 #[derive(Debug, Default)]
@@ -66,10 +67,6 @@ impl std::fmt::Debug for Durable {
         f.debug_struct("Durable").field("path", &self.path).finish()
     }
 }
-
-/// What becomes of an input once its acceptance is durable: `None` when the kernel's queue took
-/// it, or its handle with the reply to journal as its end (a `queue_full` or `shutdown` skip).
-pub type Offer = Box<dyn FnOnce(InputEvent) -> Option<(ReplyHandle, Reply)> + Send>;
 
 impl Durable {
     /// Opens (or creates) the store and starts its owner thread, `hearth-store`.
@@ -109,7 +106,7 @@ impl Durable {
         };
         self.lanes
             .shared(Op::Accept {
-                entry: owner::Entry::of(input, kind),
+                entry: op::Entry::of(input, kind),
                 then: Acceptance::Wait(done),
             })
             .map_err(|_| gone())?;
@@ -125,7 +122,7 @@ impl Durable {
         kind: &'static str,
         offer: Offer,
     ) -> Result<(), KernelError> {
-        let entry = owner::Entry::of(&input, kind);
+        let entry = op::Entry::of(&input, kind);
         let op = Op::Accept {
             entry,
             then: Acceptance::Offer { input, offer },
@@ -218,7 +215,7 @@ impl Durable {
     }
 
     /// Sends a memory service op to the owner (false when it has stopped).
-    pub(crate) fn memory(&self, op: crate::memory_service::MemoryOp) -> bool {
+    pub(crate) fn memory(&self, op: crate::memory_state::MemoryOp) -> bool {
         self.lanes.kernel(Op::Memory(op)).is_ok()
     }
 
@@ -229,7 +226,7 @@ impl Durable {
         const STOPPED: media::MediaRefusal =
             media::MediaRefusal::Unavailable("the media store's owner has stopped");
         let (reply, rx) = crossbeam_channel::bounded(1);
-        if !self.memory(crate::memory_service::MemoryOp::KeepMedia { blocks, reply }) {
+        if !self.memory(crate::memory_state::MemoryOp::KeepMedia { blocks, reply }) {
             return Err(STOPPED);
         }
         rx.recv().map_err(|_| STOPPED)?

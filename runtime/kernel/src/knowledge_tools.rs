@@ -9,8 +9,8 @@
 //! call, with the recall model once that has loaded; opened before, it is reopened when the
 //! model arrives and the documents gain their vectors then.
 
+use crate::dense_slot::DenseSlot;
 use crate::kernel_tool::{self, KernelTool};
-use crate::memory_service::DenseSlot;
 use hearth_knowledge::{KnowledgeBase, KnowledgeError, render_hits, tree};
 use hearth_stages::{HandlerError, ToolRegistry};
 use parking_lot::Mutex;

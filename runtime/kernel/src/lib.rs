@@ -25,6 +25,7 @@
 
 pub mod admission;
 pub mod completion;
+mod dense_slot;
 pub mod durable;
 mod error;
 pub mod events;
@@ -38,6 +39,7 @@ mod kernel_tool;
 pub mod knowledge_tools;
 pub mod lang;
 pub mod memory_service;
+mod memory_state;
 pub mod memory_tools;
 pub mod model_distill;
 mod model_loads;

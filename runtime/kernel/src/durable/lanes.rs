@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use super::owner::Op;
+use super::op::Op;
 
 /// The bound of the kernel's lane, in ops.
 pub const KERNEL_LANE: usize = 1024;

@@ -8,11 +8,11 @@
 use crate::events::EventBus;
 use crate::graph_service::{GraphRequest, told_sentence};
 use crate::input::{InputEvent, Reply, ReplyHandle};
-use crate::memory_service::{MemoryOp, MemoryState};
+use crate::memory_state::{MemoryOp, MemoryState};
 use crate::{GraphMemoryError, MemoryError};
 use crossbeam_channel::Sender;
 use hearth_ipc::EventKind;
-use hearth_memory::{ColdContext, EventRecord, FrameRecord, Store, StoreError};
+use hearth_memory::{ColdContext, EventRecord, Store, StoreError};
 use serde_json::Value;
 use std::collections::VecDeque;
 use std::path::{Path, PathBuf};
@@ -20,84 +20,14 @@ use std::time::{Duration, Instant};
 
 use super::lanes::{Lanes, Wait};
 use super::media::{MediaIntake, media_dir};
-use super::{GROUP_MAX, Offer};
+use super::op::{Acceptance, Op};
+use super::then::Then;
+
+/// At most this many ops share one transaction; the rest wait for the next commit.
+pub const GROUP_MAX: usize = 256;
 
 /// How long an unsynced commit may wait for a synced one before the owner fsyncs the WAL.
 const SYNC_LATER: Duration = Duration::from_millis(50);
-
-/// What is journaled for an accepted input.
-pub(super) struct Entry {
-    request_id: String,
-    source: String,
-    kind: &'static str,
-    trust: &'static str,
-    payload: Value,
-    received_at_ms: i64,
-}
-
-impl Entry {
-    pub(super) fn of(input: &InputEvent, kind: &'static str) -> Self {
-        Self {
-            request_id: input.request_id.clone(),
-            source: input.source.clone(),
-            kind,
-            trust: input.trust.as_str(),
-            payload: Value::Object(input.payload.clone()),
-            received_at_ms: input.received_at_ms,
-        }
-    }
-}
-
-/// Who learns that an acceptance is durable.
-pub(super) enum Acceptance {
-    /// A caller blocked in [`Durable::accept`](super::Durable::accept).
-    Wait(Sender<Result<(), StoreError>>),
-    /// The input itself, handed on by `offer` once it is journaled.
-    Offer { input: InputEvent, offer: Offer },
-}
-
-/// Work for the owner.
-pub(super) enum Op {
-    Accept {
-        entry: Entry,
-        then: Acceptance,
-    },
-    /// Journal the reply; once committed, send it and publish `outputs`, in order.
-    Reply {
-        handle: ReplyHandle,
-        reply: Reply,
-        outputs: Vec<(EventKind, Value)>,
-    },
-    Event(hearth_memory::ContextEvent),
-    SaveFrame(FrameRecord),
-    RemoveFrame(u64),
-    Memory(MemoryOp),
-    Run(Box<dyn FnOnce(&mut Store) + Send>),
-    /// Answered once every earlier op is committed.
-    Flush(Sender<()>),
-    /// Commit, close the store, answer, stop.
-    Close(Sender<()>),
-}
-
-impl Op {
-    /// Writes nobody is answered about (the working window's appends, a prune or recall
-    /// pass): a group of only these commits without an fsync, made durable by the next synced
-    /// commit — the reply that always follows a turn's append — or within [`SYNC_LATER`].
-    fn may_sync_later(&self) -> bool {
-        matches!(
-            self,
-            Op::Event(_) | Op::Memory(MemoryOp::Append(_) | MemoryOp::Pass { .. })
-        )
-    }
-
-    /// Ops that must find every write sent before them already in the store.
-    pub(super) fn is_barrier(&self) -> bool {
-        matches!(self, Op::Run(_) | Op::Flush(_) | Op::Close(_))
-    }
-}
-
-/// Told the outcome of the commit that holds a write, after it.
-pub(crate) type Then = Box<dyn FnOnce(&Result<(), StoreError>) + Send>;
 
 /// What is done once the group's commit is known.
 enum After {
