@@ -5,9 +5,9 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Instant;
 
-use crate::pipeline::Entry;
 use crate::runner::{Lease, Outcome, RunnerPool, invoke};
-use crate::{CallContext, Stage, StageContext, StageRun};
+use crate::stage_run::{Entry, StageRun};
+use crate::{CallContext, Stage, StageContext};
 
 /// What [`StagePipeline::start`](crate::StagePipeline::start) returns.
 #[must_use = "a pending stage must be run, or its handlers never see the context"]

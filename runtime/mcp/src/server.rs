@@ -4,23 +4,25 @@
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Weak};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hearth_plugin_host::supervisor::{SpawnError, Supervised};
-use hearth_stages::{ToolDef, ToolHandler, ToolOwner, ToolRegistry, ToolSource};
+use hearth_stages::{
+    CallContext, HandlerError, ToolDef, ToolHandler, ToolOwner, ToolRegistry, ToolSource,
+};
 use parking_lot::{Mutex, RwLock};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::McpError;
-use crate::calls::{Calls, NotificationSink};
+use crate::calls::{Calls, NotificationSink, Watch};
 use crate::client::{HANDSHAKE_TIMEOUT, McpClient};
 use crate::config::{Endpoint, McpServerConfig};
 use crate::connection::Connection;
-use crate::http::HttpTransport;
+use crate::http::{HttpTransport, SESSION_GONE};
 use crate::protocol::methods;
 use crate::stdio::StdioTransport;
-use crate::tools::{DEFAULT_CALL_TIMEOUT, McpTool, definition};
+use crate::tools::{DEFAULT_CALL_TIMEOUT, definition, into_result};
 
 /// The supervisor's name of server `name`.
 pub fn supervised_name(name: &str) -> String {
@@ -185,6 +187,61 @@ impl McpServer {
         let _ = child.kill();
         let _ = child.wait();
         attached.map(|()| report)
+    }
+}
+
+/// Calls one remote tool on whatever connection the server has now.
+pub(crate) struct McpTool {
+    pub(crate) server: Weak<Shared>,
+    pub(crate) remote: String,
+}
+
+impl ToolHandler for McpTool {
+    fn call(&self, call: &CallContext, args: &Value) -> Result<Value, HandlerError> {
+        let shared = self
+            .server
+            .upgrade()
+            .ok_or_else(|| HandlerError::Unavailable("the mcp server was removed".into()))?;
+        let first = self.call_once(&shared, call, args);
+        match first {
+            // An HTTP server that restarted forgot the session: initialize again, once.
+            Err(McpError::Remote {
+                code: SESSION_GONE, ..
+            }) if shared.is_http() => {
+                tracing::info!(server = %shared.name(), "the session is gone; connecting again");
+                shared
+                    .reconnect_http()
+                    .map_err(|e| HandlerError::Unavailable(e.to_string()))?;
+                into_result(self.call_once(&shared, call, args))
+            }
+            other => into_result(other),
+        }
+    }
+}
+
+impl McpTool {
+    fn call_once(
+        &self,
+        shared: &Shared,
+        call: &CallContext,
+        args: &Value,
+    ) -> Result<Value, McpError> {
+        let client = shared.client().ok_or_else(|| McpError::Connect {
+            server: shared.name().to_owned(),
+            reason: "not connected".into(),
+        })?;
+        let limit = shared.call_timeout();
+        let cancelled = || call.is_cancelled();
+        let progress = |p: &Value| {
+            tracing::debug!(server = %shared.name(), tool = %self.remote,
+                progress = %p["progress"], total = %p["total"], "tool progress");
+        };
+        let watch = Watch {
+            cancelled: &cancelled,
+            deadline: call.deadline().min(Instant::now() + limit),
+            progress: Some(&progress),
+        };
+        client.call_tool(&self.remote, args, &watch)
     }
 }
 

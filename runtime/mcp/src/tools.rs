@@ -1,20 +1,14 @@
 //! A server's tools in the tool registry: prefixed names, owner and capability marks, and the
 //! handler that calls the server.
 
-use std::sync::Weak;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use hearth_stages::{
-    CallContext, HandlerError, MAX_FUNCTION_NAME_LEN, ToolDef, ToolHandler, valid_function_name,
-};
+use hearth_stages::{HandlerError, MAX_FUNCTION_NAME_LEN, ToolDef, valid_function_name};
 use serde_json::{Value, json};
 
 use crate::McpError;
-use crate::calls::Watch;
 use crate::client::RemoteTool;
 use crate::content::map_call_result;
-use crate::http::SESSION_GONE;
-use crate::server::Shared;
 
 /// How long a tool call may run when neither the task nor the entry sets a limit.
 pub const DEFAULT_CALL_TIMEOUT: Duration = Duration::from_secs(300);
@@ -62,63 +56,8 @@ pub(crate) fn definition(server: &str, tool: &RemoteTool) -> Option<(ToolDef, &'
     Some((def, if read_only { CAP_READ } else { CAP_WRITE }))
 }
 
-/// Calls one remote tool on whatever connection the server has now.
-pub(crate) struct McpTool {
-    pub(crate) server: Weak<Shared>,
-    pub(crate) remote: String,
-}
-
-impl ToolHandler for McpTool {
-    fn call(&self, call: &CallContext, args: &Value) -> Result<Value, HandlerError> {
-        let shared = self
-            .server
-            .upgrade()
-            .ok_or_else(|| HandlerError::Unavailable("the mcp server was removed".into()))?;
-        let first = self.call_once(&shared, call, args);
-        match first {
-            // An HTTP server that restarted forgot the session: initialize again, once.
-            Err(McpError::Remote {
-                code: SESSION_GONE, ..
-            }) if shared.is_http() => {
-                tracing::info!(server = %shared.name(), "the session is gone; connecting again");
-                shared
-                    .reconnect_http()
-                    .map_err(|e| HandlerError::Unavailable(e.to_string()))?;
-                into_result(self.call_once(&shared, call, args))
-            }
-            other => into_result(other),
-        }
-    }
-}
-
-impl McpTool {
-    fn call_once(
-        &self,
-        shared: &Shared,
-        call: &CallContext,
-        args: &Value,
-    ) -> Result<Value, McpError> {
-        let client = shared.client().ok_or_else(|| McpError::Connect {
-            server: shared.name().to_owned(),
-            reason: "not connected".into(),
-        })?;
-        let limit = shared.call_timeout();
-        let cancelled = || call.is_cancelled();
-        let progress = |p: &Value| {
-            tracing::debug!(server = %shared.name(), tool = %self.remote,
-                progress = %p["progress"], total = %p["total"], "tool progress");
-        };
-        let watch = Watch {
-            cancelled: &cancelled,
-            deadline: call.deadline().min(Instant::now() + limit),
-            progress: Some(&progress),
-        };
-        client.call_tool(&self.remote, args, &watch)
-    }
-}
-
 /// A call's outcome as the tool's result or typed error.
-fn into_result(outcome: Result<Value, McpError>) -> Result<Value, HandlerError> {
+pub(crate) fn into_result(outcome: Result<Value, McpError>) -> Result<Value, HandlerError> {
     match outcome {
         Ok(result) => map_call_result(&result),
         Err(McpError::Cancelled { .. }) => Err(HandlerError::Cancelled),

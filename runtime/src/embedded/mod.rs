@@ -20,14 +20,14 @@
 
 mod assets;
 mod error;
+mod options;
 mod process;
 mod server;
 
 pub use assets::{EmbeddedAssets, LAUNCHER_SOURCE, MODEL_FILE};
 pub use error::EmbeddedError;
-pub use server::{
-    BaseUrl, DEFAULT_ALIAS, DEFAULT_CTX, EmbeddedOptions, EmbeddedServer, STOP_GRACE,
-};
+pub use options::{BaseUrl, DEFAULT_ALIAS, DEFAULT_CTX, EmbeddedOptions, STOP_GRACE};
+pub use server::EmbeddedServer;
 
 #[cfg(test)]
 mod tests;

@@ -21,7 +21,8 @@ use nix::{
 };
 use parking_lot::Mutex;
 
-use super::{BaseUrl, EmbeddedAssets, EmbeddedError, EmbeddedOptions};
+use super::options::{BaseUrl, EmbeddedOptions, api_url};
+use super::{EmbeddedAssets, EmbeddedError};
 
 /// The server's name in the supervisor's status and logs.
 pub(crate) const SERVER_NAME: &str = "embedded-llm";
@@ -161,7 +162,7 @@ impl Supervised for LlamaServer {
     fn attach(&self, child: &mut Child) -> Result<(), SpawnError> {
         match self.bring_up(child) {
             Ok(origin) => {
-                let url = super::server::api_url(&origin);
+                let url = api_url(&origin);
                 tracing::info!(%url, pid = child.id(), "embedded LLM server ready");
                 self.base_url.set(url);
                 *self.start_error.lock() = None;

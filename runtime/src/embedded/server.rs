@@ -1,75 +1,22 @@
-//! The embedded server's handle: its options, its address across restarts, and its life under
-//! the daemon's supervisor (the same code that runs every plugin and MCP server).
+//! The embedded server's handle: its life under the daemon's supervisor (the same code that
+//! runs every plugin and MCP server), publishing its address across restarts.
 
 use std::{
-    path::PathBuf,
     sync::Arc,
-    thread,
     time::{Duration, Instant},
 };
 
 use hearth_plugin_host::supervisor::{StopTimeouts, Supervisor};
 use hearth_plugin_host::{PluginState, PluginStatus, RestartPolicy};
-use parking_lot::RwLock;
 use serde_json::Value;
 
+use super::options::{BaseUrl, EmbeddedOptions, STOP_GRACE};
 use super::process::{LlamaServer, SERVER_NAME};
 use super::{EmbeddedAssets, EmbeddedError};
 
-/// Model name the server reports in `/v1/models` and accepts in requests.
-pub const DEFAULT_ALIAS: &str = "smollm2-135m";
-/// Context window in tokens; ~250 MB RSS with the default model.
-pub const DEFAULT_CTX: u32 = 4096;
-/// How long the server gets to stop after SIGTERM before SIGKILL.
-pub const STOP_GRACE: Duration = Duration::from_secs(5);
 const HEALTH_TIMEOUT: Duration = Duration::from_secs(2);
 /// Beyond `start_timeout`: the spawn, and the kill and reap of a start that failed.
 const START_MARGIN: Duration = Duration::from_secs(10);
-
-/// How the server is run.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct EmbeddedOptions {
-    /// CPU threads for decode and prompt reading. More threads than free cores collapses
-    /// throughput, so the default leaves one core to the rest of the daemon.
-    pub threads: usize,
-    /// Context window in tokens (default [`DEFAULT_CTX`]).
-    pub ctx: u32,
-    /// The model name the server reports and accepts (default [`DEFAULT_ALIAS`]).
-    pub alias: String,
-    /// A Jinja chat template replacing the launcher's ChatML-with-tools one.
-    pub chat_template_file: Option<PathBuf>,
-    /// Spawn → healthy, per start or restart (the model loads in 1–2 s on idle cores).
-    pub start_timeout: Duration,
-}
-
-impl Default for EmbeddedOptions {
-    fn default() -> Self {
-        let cores = thread::available_parallelism().map_or(1, usize::from);
-        Self {
-            threads: cores.saturating_sub(1).max(1),
-            ctx: DEFAULT_CTX,
-            alias: DEFAULT_ALIAS.to_string(),
-            chat_template_file: None,
-            start_timeout: Duration::from_secs(60),
-        }
-    }
-}
-
-/// The server's current OpenAI base URL (`http://127.0.0.1:PORT/v1`); a restart may move it to
-/// another port, and every clone sees the new one.
-#[derive(Debug, Clone)]
-pub struct BaseUrl(Arc<RwLock<String>>);
-
-impl BaseUrl {
-    /// The URL as of now.
-    pub fn get(&self) -> String {
-        self.0.read().clone()
-    }
-
-    pub(super) fn set(&self, url: String) {
-        *self.0.write() = url;
-    }
-}
 
 /// The embedded llama.cpp server, kept running until [`Self::stop`] or drop by the same
 /// supervisor rules as a plugin: one wait per child, the parent-death signal, a restart after
@@ -97,7 +44,7 @@ impl EmbeddedServer {
         let limit = opts.start_timeout + START_MARGIN;
         let threads = opts.threads;
         let model = assets.model().display().to_string();
-        let base_url = BaseUrl(Arc::new(RwLock::new(String::new())));
+        let base_url = BaseUrl::default();
         let server = Arc::new(LlamaServer::new(assets, opts, base_url.clone()));
         let supervisor = Arc::new(Supervisor::new(
             RestartPolicy::default(),
@@ -197,26 +144,8 @@ impl Drop for EmbeddedServer {
     }
 }
 
-pub(super) fn api_url(origin: &str) -> String {
-    format!("{origin}/v1")
-}
-
 /// The supervisor's lifecycle events, for the log: the model server's supervisor starts before
 /// the daemon's event bus exists, and the crashes are in the log either way.
 fn log_event(kind: &str, payload: &Value) {
     tracing::info!(target: "hearth::embedded", event = kind, %payload, "embedded LLM server event");
-}
-
-#[cfg(test)]
-mod unit {
-    use super::*;
-
-    #[test]
-    fn default_options_leave_a_core_free_but_use_at_least_one() {
-        let opts = EmbeddedOptions::default();
-        let cores = thread::available_parallelism().map_or(1, usize::from);
-        assert_eq!(opts.threads, (cores - 1).max(1));
-        assert_eq!(opts.ctx, 4096);
-        assert_eq!(opts.alias, "smollm2-135m");
-    }
 }

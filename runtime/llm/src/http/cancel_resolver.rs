@@ -6,7 +6,6 @@
 
 use super::call_scope;
 use super::cancel_connector::no_call;
-use super::client::IDLE_CONNECTION_AGE;
 use super::off_thread::{OffThread, run_cancellable};
 use parking_lot::Mutex;
 use std::net::IpAddr;
@@ -16,22 +15,33 @@ use ureq::http::Uri;
 use ureq::unversioned::resolver::{DefaultResolver, ResolvedSocketAddrs, Resolver};
 use ureq::unversioned::transport::NextTimeout;
 
-/// How long looked-up addresses are used again.
-const REMEMBERED_FOR: Duration = IDLE_CONNECTION_AGE;
-
 /// How many names are remembered at once (a few configured sources).
 const REMEMBERED_NAMES: usize = 16;
 
 /// Resolves for the calling thread's current call.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(super) struct CancelResolver {
     recent: Mutex<Recent>,
 }
 
+impl CancelResolver {
+    /// A resolver that uses looked-up addresses again for `remembered_for` (the client's idle
+    /// connection age: a name is looked up again once its connections are gone).
+    pub(super) fn remembering_for(remembered_for: Duration) -> Self {
+        Self {
+            recent: Mutex::new(Recent {
+                entries: Vec::new(),
+                remembered_for,
+            }),
+        }
+    }
+}
+
 /// Recently looked-up names, bounded, oldest dropped first.
-#[derive(Default)]
 struct Recent {
     entries: Vec<(String, Instant, ResolvedSocketAddrs)>,
+    /// How long looked-up addresses are used again.
+    remembered_for: Duration,
 }
 
 impl std::fmt::Debug for Recent {
@@ -43,10 +53,11 @@ impl std::fmt::Debug for Recent {
 }
 
 impl Recent {
-    /// The addresses of `key` looked up less than [`REMEMBERED_FOR`] before `now`.
+    /// The addresses of `key` looked up less than `remembered_for` before `now`.
     fn get(&mut self, key: &str, now: Instant) -> Option<ResolvedSocketAddrs> {
+        let remembered_for = self.remembered_for;
         self.entries
-            .retain(|(_, at, _)| now.saturating_duration_since(*at) < REMEMBERED_FOR);
+            .retain(|(_, at, _)| now.saturating_duration_since(*at) < remembered_for);
         self.entries
             .iter()
             .find(|(k, _, _)| k == key)
@@ -112,7 +123,7 @@ mod tests {
     use std::net::SocketAddr;
 
     fn addrs(port: u16) -> ResolvedSocketAddrs {
-        let mut out = CancelResolver::default().empty();
+        let mut out = CancelResolver::remembering_for(Duration::ZERO).empty();
         out.push(SocketAddr::from(([127, 0, 0, 1], port)));
         out
     }
@@ -120,10 +131,14 @@ mod tests {
     #[test]
     fn names_are_remembered_for_a_while_and_a_few_at_a_time() {
         let t0 = Instant::now();
-        let mut recent = Recent::default();
+        let remembered_for = Duration::from_secs(15);
+        let mut recent = Recent {
+            entries: Vec::new(),
+            remembered_for,
+        };
         recent.put("a".into(), t0, addrs(1));
-        assert_eq!(recent.get("a", t0 + REMEMBERED_FOR / 2), Some(addrs(1)));
-        assert_eq!(recent.get("a", t0 + REMEMBERED_FOR), None, "expired");
+        assert_eq!(recent.get("a", t0 + remembered_for / 2), Some(addrs(1)));
+        assert_eq!(recent.get("a", t0 + remembered_for), None, "expired");
 
         for n in 0..=REMEMBERED_NAMES {
             recent.put(format!("n{n}"), t0, addrs(u16::try_from(n).unwrap()));

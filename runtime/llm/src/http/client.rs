@@ -276,7 +276,11 @@ fn agent_for(cfg: &HttpClientConfig) -> Agent {
         .user_agent(cfg.user_agent.as_str())
         .build();
     let connector = CancelConnector.chain(SharedTls::default());
-    Agent::with_parts(config, connector, CancelResolver::default())
+    Agent::with_parts(
+        config,
+        connector,
+        CancelResolver::remembering_for(IDLE_CONNECTION_AGE),
+    )
 }
 
 /// The streamed response body.
