@@ -4,6 +4,7 @@
 mod bind;
 mod client;
 mod connection;
+mod control;
 mod direct;
 mod dispatch;
 mod outbox;
@@ -12,10 +13,12 @@ mod reactor;
 mod reap;
 mod ring_feed;
 mod server;
+mod state;
 mod worker;
 mod write_some;
 
 pub use client::{Client, ClientError};
+pub use control::{Control, ControlError};
 pub use dispatch::control_answer;
 pub use protocol::{Answer, Request, RequestError};
-pub use server::{Control, ControlError, SocketServer};
+pub use server::SocketServer;

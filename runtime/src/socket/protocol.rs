@@ -7,6 +7,7 @@
 //! `/stop`, `/status`, `/help`, `/send <text>`. Any other line is refused: a stray protocol (an
 //! HTTP request sent to the socket) never becomes a chat turn.
 
+use hearth_kernel::input::Reply;
 use hearth_llm::provider::SourceConfig;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -279,6 +280,33 @@ impl Answer {
     /// An `error` line carrying `msg`.
     pub fn error(msg: impl Into<String>) -> Self {
         Answer::Error { error: msg.into() }
+    }
+
+    /// The answer to a good `auth` line.
+    pub fn authenticated() -> Self {
+        Answer::Response {
+            content: "authenticated".into(),
+            request_id: String::new(),
+        }
+    }
+
+    /// The terminal line of a reply.
+    pub fn terminal(reply: Reply) -> Answer {
+        if reply.skipped {
+            Answer::Skipped {
+                reason: reply.reason.unwrap_or_default(),
+                request_id: reply.request_id,
+            }
+        } else if reply.error {
+            Answer::Error {
+                error: reply.content,
+            }
+        } else {
+            Answer::Response {
+                content: reply.content,
+                request_id: reply.request_id,
+            }
+        }
     }
 
     /// This answer as one line of JSON, newline included, ready to write to the socket.

@@ -6,12 +6,12 @@
 
 use super::bind::Bound;
 use super::connection::{Busy, Connection, Expiry, Line};
+use super::control::Control;
 use super::direct::{Claim, DirectStreams, WrittenMark};
-use super::dispatch::{self, Started};
 use super::protocol::{Answer, DeltaLine, Request, RequestError};
 use super::reap;
 use super::ring_feed::{Forward, RingFeed};
-use super::server::{Control, ServerState};
+use super::state::ServerState;
 use super::worker::Worker;
 use crate::config::SocketLimits;
 use crossbeam_channel::{Receiver, Sender};
@@ -58,6 +58,15 @@ impl ReplyListener for Wake {
     fn replied(&self) {
         let _ = self.waker.wake();
     }
+}
+
+/// How a request continues (see `dispatch`).
+#[derive(Debug)]
+pub(super) enum Started {
+    /// Its whole answer, now.
+    Answered(Answer),
+    /// The connection waits for this.
+    Busy(Busy),
 }
 
 /// Who streams a request and whether it is told `accepted`.
@@ -261,7 +270,7 @@ impl Reactor {
                     if constant_time_eq(given.as_bytes(), expected.as_bytes()) =>
                 {
                     conn.authed = true;
-                    conn.out.push(&dispatch::authenticated());
+                    conn.out.push(&Answer::authenticated());
                 }
                 _ => {
                     conn.out.push(&Answer::error("unauthorized"));
@@ -283,7 +292,7 @@ impl Reactor {
             ));
             return;
         }
-        match dispatch::start(self, token, request) {
+        match self.start(token, request) {
             Started::Answered(answer) => {
                 if let Some(conn) = self.conns.get_mut(&token) {
                     conn.out.push(&answer);
@@ -372,7 +381,7 @@ impl Reactor {
         if conn.busy == Busy::Stream(reply.request_id.clone()) {
             conn.busy = Busy::Idle;
         }
-        conn.out.push(&dispatch::terminal(reply));
+        conn.out.push(&Answer::terminal(reply));
         self.dirty.insert(follow.token);
     }
 

@@ -4,128 +4,17 @@
 //! other reader sees — read on the reactor's thread and routed by request id.
 
 use super::bind::bind_private;
+use super::control::Control;
 use super::reactor::{LISTENER, RING, Reactor, WAKER, Wake};
 use super::ring_feed::{self, RingFeed};
+use super::state::ServerState;
 use super::worker::Worker;
 use crate::config::SocketLimits;
-use crate::daemon::SettingsOp;
-use hearth_kernel::ingress::KernelHandle;
-use hearth_llm::provider::SourceConfig;
 use mio::{Interest, Poll, Waker};
-use parking_lot::Mutex;
-use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
-
-/// What the socket may ask of the daemon beyond the kernel itself. Every answer the client
-/// sees as an `error` line is a [`ControlError`]; its `Display` is that line's text.
-pub trait Control: Send + Sync + 'static {
-    /// The kernel requests are submitted to.
-    fn kernel(&self) -> &KernelHandle;
-    /// Scheduler snapshot, providers and their availability.
-    fn status(&self) -> Value;
-    /// The configured sources and their state.
-    fn sources(&self) -> Value;
-    /// Adds (and saves) a source; the answer says what was done.
-    fn add_source(&self, source: SourceConfig) -> Result<String, ControlError>;
-    /// Removes (and saves) a source.
-    fn remove_source(&self, name: &str) -> Result<String, ControlError>;
-    /// Sends a short test request through a source.
-    fn test_source(&self, name: &str) -> Result<String, ControlError>;
-    /// A `hearth plugin` action; `name` is the plugin (or the directory, for `install`).
-    fn plugin(&self, action: &str, name: Option<&str>) -> Result<Value, ControlError>;
-    /// A `hearth memory` action on the graph memory; `arg` is the query or the fact id. A
-    /// controller without memory answers that it has none.
-    fn memory(
-        &self,
-        action: &str,
-        arg: Option<&str>,
-        k: Option<usize>,
-    ) -> Result<Value, ControlError> {
-        let _ = (arg, k);
-        Err(ControlError::Memory(format!(
-            "memory {action}: this server has no memory"
-        )))
-    }
-
-    /// A `hearth mcp` request to the running daemon (`sync`).
-    fn mcp(&self, action: &str) -> Result<Value, ControlError> {
-        Err(ControlError::Invalid(format!(
-            "mcp {action}: this server runs no MCP servers"
-        )))
-    }
-
-    /// A `hearth settings` request.
-    fn settings(&self, op: SettingsOp) -> Result<Value, ControlError> {
-        let _ = op;
-        Err(ControlError::Invalid(
-            "this daemon has no settings registry".into(),
-        ))
-    }
-}
-
-/// Why a control request failed.
-#[derive(Debug, thiserror::Error)]
-#[non_exhaustive]
-pub enum ControlError {
-    /// A source could not be added, removed or tested (the message names it and why).
-    #[error(transparent)]
-    Source(#[from] crate::daemon::SourceError),
-    /// A plugin action failed.
-    #[error(transparent)]
-    Plugin(#[from] hearth_plugin_host::PluginError),
-    /// A settings request was refused (the message names the key and why).
-    #[error(transparent)]
-    Settings(#[from] crate::daemon::SettingsServiceError),
-    /// The request itself is wrong: a missing name, an unknown action.
-    #[error("{0}")]
-    Invalid(String),
-    /// The graph memory refused or failed a request (the message says why).
-    #[error("{0}")]
-    Memory(String),
-}
-
-impl ControlError {
-    /// The kind a plugin's call is answered with: the request's own fault (a bad name, key or
-    /// value) is invalid arguments, a setting the caller may not change is denied, anything
-    /// else a failure.
-    pub fn kind(&self) -> hearth_rpc::ErrorKind {
-        use crate::daemon::SettingsServiceError as S;
-        use hearth_plugin_host::PluginError as P;
-        use hearth_rpc::ErrorKind;
-        use hearth_settings::SettingsError as E;
-        match self {
-            ControlError::Invalid(_)
-            | ControlError::Plugin(P::NotInstalled { .. })
-            | ControlError::Settings(S::Invalid(_))
-            | ControlError::Settings(S::Settings(E::BadKey { .. } | E::WrongType { .. })) => {
-                ErrorKind::InvalidArguments
-            }
-            ControlError::Settings(S::Settings(E::Denied { .. })) => ErrorKind::Denied,
-            _ => ErrorKind::Failed,
-        }
-    }
-}
-
-/// What the owner of the socket has decided, read by the reactor on every wake.
-#[derive(Debug)]
-pub(super) struct ServerState {
-    accepting: AtomicBool,
-    drain_until: Mutex<Option<Instant>>,
-}
-
-impl ServerState {
-    pub(super) fn is_accepting(&self) -> bool {
-        self.accepting.load(Ordering::Relaxed)
-    }
-
-    pub(super) fn drain_deadline(&self) -> Option<Instant> {
-        *self.drain_until.lock()
-    }
-}
+use std::time::Duration;
 
 /// The listening socket and its reactor thread; [`finish`](Self::finish) ends both.
 pub struct SocketServer {
@@ -160,10 +49,7 @@ impl SocketServer {
         poll.registry()
             .register(&mut listener, LISTENER, Interest::READABLE)?;
         let waker = Arc::new(Waker::new(poll.registry(), WAKER)?);
-        let state = Arc::new(ServerState {
-            accepting: AtomicBool::new(true),
-            drain_until: Mutex::new(None),
-        });
+        let state = Arc::new(ServerState::accepting());
         let (replies_tx, replies) = crossbeam_channel::bounded(REPLY_QUEUE);
         let (notices_tx, notices) = crossbeam_channel::bounded(NOTICE_QUEUE);
         let worker_queue = limits.max_connections;
@@ -223,7 +109,7 @@ impl SocketServer {
     /// Stops accepting connections and requests, and removes the socket file (if it is still
     /// ours). Open connections keep being served.
     pub fn stop_accepting(&self) {
-        self.state.accepting.store(false, Ordering::Relaxed);
+        self.state.stop_accepting();
         let _ = self.waker.wake();
     }
 
@@ -234,8 +120,7 @@ impl SocketServer {
     }
 
     fn close(&mut self, grace: Duration) {
-        self.state.accepting.store(false, Ordering::Relaxed);
-        *self.state.drain_until.lock() = Some(Instant::now() + grace);
+        self.state.drain_for(grace);
         let _ = self.waker.wake();
         if let Some(reactor) = self.reactor.take() {
             let _ = reactor.join();
