@@ -16,10 +16,11 @@ use crate::manifest::{MANIFEST_FILE, Manifest};
 use crate::order::{Facility, start_order};
 use crate::port::KernelPort;
 use crate::restart::RestartPolicy;
-use crate::session::{PluginSession, Tables, Timeouts};
+use crate::session::{PluginSession, Timeouts};
 use crate::state::{EnabledState, STATE_FILE};
 use crate::status::{PluginState, PluginStatus};
 use crate::supervisor::{StopTimeouts, Supervisor};
+use crate::tables::Tables;
 
 /// How the host runs its plugins.
 #[derive(Debug, Clone)]

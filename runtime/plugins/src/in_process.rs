@@ -9,29 +9,14 @@ use std::time::Duration;
 
 use hearth_rpc::{ErrorKind, Grants, HandlerError as RpcError, methods};
 use hearth_settings::Settings;
-use hearth_stages::{CallContext, HandlerError};
 use serde_json::Value;
 
+use crate::link::Link;
 use crate::port::KernelPort;
 use crate::service::PluginService;
-use crate::session::{Link, Tables};
+use crate::tables::Tables;
 
-/// The handlers of a plugin that runs in the daemon's process.
-pub trait InProcess: Send + Sync + 'static {
-    /// Runs the plugin's handler of stage `stage` on `context` (the stage context as JSON) and
-    /// answers the edited context.
-    fn stage(&self, call: &CallContext, stage: &str, context: Value)
-    -> Result<Value, HandlerError>;
-
-    /// Delivers `message` (`{text, type, meta}`) to the plugin's output channel `channel` and
-    /// answers the channel's own result.
-    fn output(
-        &self,
-        call: &CallContext,
-        channel: &str,
-        message: Value,
-    ) -> Result<Value, HandlerError>;
-}
+pub use crate::in_process_handlers::InProcess;
 
 /// Registrations an in-process plugin makes by declaring them, never as a reverse call: each
 /// needs the plugin's own handler behind it.

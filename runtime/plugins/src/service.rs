@@ -18,8 +18,9 @@ use hearth_settings::Settings;
 
 use crate::by_tool::by_tool;
 use crate::data_plane::DataPlane;
+use crate::link::Link;
 use crate::port::{Injection, KernelPort};
-use crate::session::{Link, Tables};
+use crate::tables::Tables;
 use crate::tool_proxy::{OutputProxy, StageProxy, ToolProxy};
 
 pub(crate) struct PluginService {

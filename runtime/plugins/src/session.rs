@@ -4,7 +4,7 @@
 use std::io::{BufRead, BufReader};
 use std::process::{Child, Command, Stdio};
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use hearth_rpc::{
@@ -12,27 +12,17 @@ use hearth_rpc::{
     methods,
 };
 use hearth_settings::Settings;
-use hearth_stages::{OutputChannels, StagePipeline, ToolRegistry};
-use parking_lot::{Condvar, Mutex};
+use parking_lot::Mutex;
 use serde_json::{Value, json};
 
-use crate::data_plane::{ChildPlane, DataPlane};
-use crate::in_process::InProcess;
+use crate::data_plane::DataPlane;
+use crate::link::Link;
 use crate::manifest::Manifest;
 use crate::port::KernelPort;
 use crate::service::PluginService;
 use crate::supervisor::{SpawnError, Supervised};
 
-/// The kernel tables a plugin registers into.
-#[derive(Clone, Default)]
-pub struct Tables {
-    /// Tools the model may call.
-    pub tools: Arc<ToolRegistry>,
-    /// Stage handlers.
-    pub stages: Arc<StagePipeline>,
-    /// Output channels.
-    pub outputs: Arc<OutputChannels>,
-}
+pub use crate::tables::Tables;
 
 /// Time limits of one plugin's session.
 #[derive(Debug, Clone, Copy)]
@@ -52,156 +42,6 @@ impl Default for Timeouts {
             start: Duration::from_secs(30),
             call: Duration::from_secs(120),
         }
-    }
-}
-
-/// What the proxies in the kernel's tables hold of a plugin: its current connection (none
-/// while it is down) and how its last process ended.
-pub(crate) struct Link {
-    pub(crate) name: String,
-    pub(crate) call_timeout: Duration,
-    peer: Mutex<Option<Peer>>,
-    /// The old process's connection while a reload stops it: its in-flight calls finish on
-    /// it, and it is what `plugin.stop` goes to.
-    draining: Mutex<Option<Peer>>,
-    /// A reload is swapping the process: calls wait for the new connection instead of
-    /// failing, and the registrations stay in the kernel's tables until the new process
-    /// replaces them.
-    reloading: Mutex<bool>,
-    /// Signalled when a connection comes up or a reload ends.
-    peer_changed: Condvar,
-    /// The current process finished `plugin.start`.
-    up: AtomicBool,
-    /// Tools the current process registered (a reload prunes the old ones it did not).
-    pub(crate) tools: Mutex<std::collections::BTreeSet<String>>,
-    exit: Mutex<Option<String>>,
-    exited: Condvar,
-    /// Output channels it registered, to remove on exit (the table has no per-plugin index).
-    pub(crate) channels: Mutex<Vec<String>>,
-    pub(crate) auto_restart: AtomicBool,
-    /// The shared segment, when the daemon offers one.
-    pub(crate) data: Option<Arc<DataPlane>>,
-    /// The current process's share of it (arena owner id, doorbell), from spawn to exit.
-    child: Mutex<Option<ChildPlane>>,
-    /// The current process attached the data plane (its handshake said so): its stage calls
-    /// go through the stage-context area.
-    area: AtomicBool,
-    /// The current process's pid, from its handshake: the writer its area fields must name.
-    pid: AtomicU32,
-    /// The handlers of a plugin that runs in the daemon's process: the proxies call these
-    /// instead of a peer.
-    pub(crate) local: Option<Arc<dyn InProcess>>,
-    /// Its running tool calls and the media each was given (`io.setToolBlocks`).
-    pub(crate) tool_blocks: crate::tool_blocks::ToolBlocks,
-}
-
-impl Link {
-    /// The link of plugin `name`, down until a process comes up; `local` serves its calls in
-    /// the daemon's own process instead (a script plugin, which never has a peer).
-    pub(crate) fn new(
-        name: &str,
-        call_timeout: Duration,
-        local: Option<Arc<dyn InProcess>>,
-    ) -> Link {
-        Link {
-            name: name.to_owned(),
-            call_timeout,
-            peer: Mutex::new(None),
-            draining: Mutex::new(None),
-            reloading: Mutex::new(false),
-            peer_changed: Condvar::new(),
-            up: AtomicBool::new(false),
-            tools: Mutex::new(Default::default()),
-            exit: Mutex::new(None),
-            exited: Condvar::new(),
-            channels: Mutex::new(Vec::new()),
-            auto_restart: AtomicBool::new(true),
-            data: None,
-            child: Mutex::new(None),
-            area: AtomicBool::new(false),
-            pid: AtomicU32::new(0),
-            local,
-            tool_blocks: Default::default(),
-        }
-    }
-
-    pub(crate) fn peer(&self) -> Option<Peer> {
-        self.peer.lock().clone()
-    }
-
-    /// The connection to call on; while a reload swaps the process, waits (at most `timeout`)
-    /// for the new one.
-    pub(crate) fn peer_wait(&self, timeout: Duration) -> Option<Peer> {
-        let deadline = std::time::Instant::now() + timeout;
-        let mut reloading = self.reloading.lock();
-        loop {
-            if let Some(peer) = self.peer() {
-                return Some(peer);
-            }
-            if !*reloading {
-                return None;
-            }
-            if self
-                .peer_changed
-                .wait_until(&mut reloading, deadline)
-                .timed_out()
-            {
-                return self.peer();
-            }
-        }
-    }
-
-    /// Whether a reload is under way.
-    pub(crate) fn is_reloading(&self) -> bool {
-        *self.reloading.lock()
-    }
-
-    fn end_reload(&self) {
-        *self.reloading.lock() = false;
-        self.peer_changed.notify_all();
-    }
-
-    /// The data plane and the current process's arena owner id, while it runs with one.
-    pub(crate) fn arena(&self) -> Option<(&DataPlane, u32)> {
-        let owner = self.child.lock().as_ref()?.owner;
-        Some((self.data.as_deref()?, owner))
-    }
-
-    /// The data plane, the process's arena owner id and its pid, when its stage calls go
-    /// through the stage-context area. A process that gave no pid in its handshake gets the
-    /// inline form: the area names each field's writer by pid, and 0 would match no check.
-    pub(crate) fn stage_area(&self) -> Option<(&DataPlane, u32, u32)> {
-        let pid = self.pid.load(Ordering::Relaxed);
-        if !self.area.load(Ordering::Relaxed) || pid == 0 {
-            return None;
-        }
-        let (data, owner) = self.arena()?;
-        Some((data, owner, pid))
-    }
-
-    /// Gives the previous process's share of the data plane back (its doorbell, its blocks).
-    fn release_child(&self) {
-        if let (Some(data), Some(child)) = (&self.data, self.child.lock().take()) {
-            let freed = data.release(child);
-            if freed > 0 {
-                tracing::debug!(plugin = %self.name, freed, "arena blocks reclaimed");
-            }
-        }
-    }
-
-    pub(crate) fn last_exit(&self) -> Option<String> {
-        self.exit.lock().clone()
-    }
-
-    /// How the process ended, waiting up to `timeout` for the supervisor to reap it: a closed
-    /// pipe is usually seen a moment before the exit.
-    pub(crate) fn wait_exit(&self, timeout: Duration) -> Option<String> {
-        let mut exit = self.exit.lock();
-        if exit.is_none() {
-            self.exited
-                .wait_while_for(&mut exit, |e| e.is_none(), timeout);
-        }
-        exit.clone()
     }
 }
 
@@ -260,19 +100,13 @@ impl PluginSession {
     /// the next process replaces them. The supervisor then stops the old process and starts
     /// this session again with `manifest`.
     pub fn begin_reload(&self, manifest: Manifest) {
-        *self.link.reloading.lock() = true;
-        if let Some(peer) = self.link.peer.lock().take() {
-            *self.link.draining.lock() = Some(peer);
-        }
+        self.link.begin_reload();
         *self.manifest.lock() = manifest;
     }
 
     fn bring_up(&self, peer: &Peer) -> Result<(), SpawnError> {
         let name = &self.name;
-        let data_plane = match (&self.link.data, &*self.link.child.lock()) {
-            (Some(data), Some(child)) => Some(data.offer(child)),
-            _ => None,
-        };
+        let data_plane = self.link.data_plane_offer();
         let data_plane_offered = data_plane.is_some();
         let offer = HandshakeParams {
             protocol_versions: SUPPORTED_VERSIONS.to_vec(),
@@ -283,10 +117,8 @@ impl PluginSession {
         let answer = handshake(peer, &offer, self.timeouts.handshake)
             .map_err(|source| SpawnError::Handshake { source })?;
         tracing::debug!(plugin = %name, sdk = %answer.sdk_version, "handshake done");
-        self.link.pid.store(answer.pid, Ordering::Relaxed);
         self.link
-            .area
-            .store(answer.data_plane && data_plane_offered, Ordering::Relaxed);
+            .handshaken(answer.pid, answer.data_plane && data_plane_offered);
         let init = InitParams {
             name: name.clone(),
             config: self.config.clone(),
@@ -305,7 +137,7 @@ impl PluginSession {
         if !reloading {
             // Tools are invocable as soon as their registration is answered, during
             // plugin.start.
-            *self.link.peer.lock() = Some(peer.clone());
+            self.link.connect(peer);
         }
         peer.call(methods::PLUGIN_START, json!({}), self.timeouts.start)
             .map_err(|source| SpawnError::Request {
@@ -320,10 +152,9 @@ impl PluginSession {
                     self.tables.tools.unregister(&def.name);
                 }
             }
-            *self.link.peer.lock() = Some(peer.clone());
+            self.link.connect(peer);
         }
-        self.link.up.store(true, Ordering::Relaxed);
-        self.link.end_reload();
+        self.link.came_up();
         Ok(())
     }
 }
@@ -340,13 +171,7 @@ impl Supervised for PluginSession {
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        if let Some(data) = &self.link.data {
-            // A spawn that failed after the last command left its share behind.
-            self.link.release_child();
-            let child = data.child()?;
-            data.inherit(&mut cmd, &child);
-            *self.link.child.lock() = Some(child);
-        }
+        self.link.new_child(&mut cmd)?;
         Ok(cmd)
     }
 
@@ -367,8 +192,7 @@ impl Supervised for PluginSession {
                     }
                 });
         }
-        *self.link.exit.lock() = None;
-        self.link.auto_restart.store(true, Ordering::Relaxed);
+        self.link.attached();
         // One guard for both: a struct literal keeps its temporaries to the end.
         let (grants, home) = {
             let manifest = self.manifest.lock();
@@ -392,16 +216,7 @@ impl Supervised for PluginSession {
 
     fn detach(&self, why: &str) {
         let name = &self.name;
-        *self.link.exit.lock() = Some(why.to_owned());
-        self.link.exited.notify_all();
-        // Closing fails every pending call at once: the process is gone even when a grandchild
-        // keeps its stdout open, so end of file may never come.
-        for slot in [&self.link.peer, &self.link.draining] {
-            if let Some(peer) = slot.lock().take() {
-                peer.close();
-            }
-        }
-        let was_up = self.link.up.swap(false, Ordering::Relaxed);
+        let was_up = self.link.detached(why);
         if was_up && self.link.is_reloading() {
             // The old process of a reload: its tools stay for the next one to replace, so
             // calls arriving meanwhile wait instead of finding no tool.
@@ -432,8 +247,7 @@ impl Supervised for PluginSession {
     }
 
     fn request_stop(&self, timeout: Duration) {
-        let draining = self.link.draining.lock().clone();
-        if let Some(peer) = draining.or_else(|| self.link.peer())
+        if let Some(peer) = self.link.stop_target()
             && let Err(e) = peer.call(methods::PLUGIN_STOP, json!({}), timeout)
         {
             tracing::warn!(plugin = %self.name, "plugin.stop: {e}");

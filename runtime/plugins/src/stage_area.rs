@@ -11,8 +11,8 @@ use hearth_stages::{CallContext, HandlerError, StageContext};
 use serde_json::Value;
 
 use crate::data_plane::DataPlane;
-use crate::session::Link;
-use crate::tool_proxy::{invoke, wire_context};
+use crate::invoke::{invoke, wire_context};
+use crate::link::Link;
 
 /// How long a stage call waits for the area while another stage call uses it.
 const AREA_WAIT: Duration = Duration::from_secs(1);
