@@ -8,6 +8,9 @@
 //!
 //! The kernel keeps a mirror of the working window for the timeline; each memory pass answers
 //! with the window as the store now holds it, so the mirror cannot drift.
+//!
+//! This file is the handle the kernel and the tools call ([`MemoryService`]); the ops it sends
+//! and what runs them on the owner are `memory_state.rs`.
 
 use crate::GraphMemoryError;
 use crate::durable::Durable;
