@@ -70,7 +70,7 @@ pub use store::{
     DenseVector, EventRecord, FrameRecord, JournalEntry, KeywordHit, RECALLED_PREFIX, Recovery,
     STATEMENT_CACHE_CAPACITY, STORE_APPLICATION_ID, STORE_BUSY_TIMEOUT, STORE_SCHEMA_VERSION,
     Store, StoreError, StoreHealth, StoreReader, StoredEvent, TableSalvage, WindowStats,
-    keep_statements,
+    keep_statements, switch_to_wal,
 };
 pub use timeline::{TIMELINE_HEADER, format_timeline};
 pub use window::ContextWindow;

@@ -26,6 +26,7 @@ mod schema;
 mod statements;
 #[cfg(test)]
 mod tests;
+mod wal;
 
 use std::cell::Cell;
 use std::ops::Deref;
@@ -47,6 +48,7 @@ pub use journal::JournalEntry;
 pub use recover::{Recovery, TableSalvage};
 pub use schema::{STORE_APPLICATION_ID, STORE_SCHEMA_VERSION};
 pub use statements::{STATEMENT_CACHE_CAPACITY, keep_statements};
+pub use wal::switch_to_wal;
 
 use error::SqlContext;
 
@@ -109,23 +111,12 @@ impl Store {
         keep_statements(&conn).ctx(OP, &path)?;
         // Read the header before anything could write to the file: a foreign or newer database
         // must come back exactly as it was.
-        let found = schema::check_identity(&conn, OP, &path)?.unwrap_or(0);
-        if found > STORE_SCHEMA_VERSION {
-            return Err(StoreError::TooNew {
-                op: OP,
-                path,
-                found,
-                known: STORE_SCHEMA_VERSION,
-            });
-        }
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .ctx(OP, &path)?;
-        if !mode.eq_ignore_ascii_case("wal") {
+        schema::known_version(&conn, OP, &path)?;
+        if let Some(detail) = switch_to_wal(&conn).ctx(OP, &path)? {
             return Err(StoreError::Sqlite {
                 op: OP,
                 path,
-                detail: format!("could not switch to WAL (journal_mode is {mode})"),
+                detail,
             });
         }
         conn.pragma_update(None, "synchronous", "FULL")
@@ -218,15 +209,7 @@ impl StoreReader {
         let conn = Connection::open_with_flags(&path, flags).ctx(OP, &path)?;
         conn.busy_timeout(STORE_BUSY_TIMEOUT).ctx(OP, &path)?;
         keep_statements(&conn).ctx(OP, &path)?;
-        let found = schema::check_identity(&conn, OP, &path)?.unwrap_or(0);
-        if found > STORE_SCHEMA_VERSION {
-            return Err(StoreError::TooNew {
-                op: OP,
-                path,
-                found,
-                known: STORE_SCHEMA_VERSION,
-            });
-        }
+        let found = schema::known_version(&conn, OP, &path)?;
         if found < STORE_SCHEMA_VERSION {
             return Err(StoreError::NotMigrated {
                 op: OP,

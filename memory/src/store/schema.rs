@@ -281,6 +281,25 @@ pub(super) fn check_identity(
     Ok(version)
 }
 
+/// The schema version of a file this build can open (0 for a new one): foreign files and files
+/// of a newer build are refused, untouched.
+pub(super) fn known_version(
+    conn: &Connection,
+    op: &'static str,
+    path: &Path,
+) -> Result<u32, StoreError> {
+    let found = check_identity(conn, op, path)?.unwrap_or(0);
+    if found > STORE_SCHEMA_VERSION {
+        return Err(StoreError::TooNew {
+            op,
+            path: path.to_path_buf(),
+            found,
+            known: STORE_SCHEMA_VERSION,
+        });
+    }
+    Ok(found)
+}
+
 /// Applies every migration above the current version, each in its own transaction. Returns the
 /// version reached. A database newer than the last known migration is refused untouched.
 pub(super) fn migrate(

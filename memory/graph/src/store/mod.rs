@@ -80,14 +80,11 @@ impl GraphStore {
         conn.busy_timeout(GRAPH_BUSY_TIMEOUT).ctx(OP, &path)?;
         hearth_memory::keep_statements(&conn).ctx(OP, &path)?;
         let version = schema::check_identity(&conn, &path)?;
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .ctx(OP, &path)?;
-        if !mode.eq_ignore_ascii_case("wal") {
+        if let Some(detail) = hearth_memory::switch_to_wal(&conn).ctx(OP, &path)? {
             return Err(GraphError::Sqlite {
                 op: OP,
                 path,
-                detail: format!("could not switch to WAL (journal_mode is {mode})"),
+                detail,
             });
         }
         conn.pragma_update(None, "synchronous", "FULL")

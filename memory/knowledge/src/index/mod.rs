@@ -86,14 +86,11 @@ impl Index {
         if let Some(reason) = schema::identity_problem(&conn).map_err(classify)? {
             return Err(OpenProblem::Damaged(reason));
         }
-        let mode: String = conn
-            .query_row("PRAGMA journal_mode = WAL", [], |r| r.get(0))
-            .map_err(classify)?;
-        if !mode.eq_ignore_ascii_case("wal") {
+        if let Some(detail) = hearth_memory::switch_to_wal(&conn).map_err(classify)? {
             return Err(OpenProblem::Fatal(KnowledgeError::Sqlite {
                 op: OP,
                 path: path.to_path_buf(),
-                detail: format!("could not switch to WAL (journal_mode is {mode})"),
+                detail,
             }));
         }
         conn.pragma_update(None, "synchronous", "NORMAL")
