@@ -3,9 +3,12 @@
 //!
 //! - [`ColdContext`] owns the store's `cold` table: `archive` (window → cold, original times
 //!   kept), `recall` / `recall_into` (dense top-k over the current fingerprint's vectors fused
-//!   with FTS5 BM25 — and with a companion model's top-k when one is attached — by reciprocal
-//!   rank; counts an access, never deletes), `auto_inject` (a stable block of related entries
-//!   within the memory budget), `find_cold`, `backfill_companion`.
+//!   with FTS5 BM25 — and with a companion model's top-k when one is attached — by above-chance
+//!   fusion, then weighed by what the query says of time and speakers; counts an access, never
+//!   deletes), `auto_inject` (a stable block of related entries within the memory budget),
+//!   `find_cold`, `backfill_companion`.
+//! - [`resolve_date`] reads a statement's time words literally; recall reads a query's widened
+//!   (one grammar, `time_expr/`).
 //! - [`text_for_vector`] is the one place that decides what text of an event is searched.
 //! - [`OkapiBm25`] is the plain baseline the recall benchmark compares against.
 
