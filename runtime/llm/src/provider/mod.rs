@@ -7,6 +7,7 @@
 mod accumulate;
 mod availability;
 mod complete;
+mod first_chunk_gate;
 mod lua_source;
 mod manager;
 mod media_parts;
@@ -22,10 +23,10 @@ use hearth_engine::CancelToken;
 
 pub use accumulate::{Accumulator, TRUNCATED_ARGS_KEY, parse_tool_arguments};
 pub use complete::complete_text;
+pub use first_chunk_gate::ERROR_FINISH_REASONS;
 pub use lua_source::{BaseUrl, LuaSource, classify_status};
 pub use manager::{
-    Clock, ERROR_FINISH_REASONS, ManagerConfig, ProviderManager, SourceInfo, SourceStatus,
-    SystemClock, UnknownSource,
+    Clock, ManagerConfig, ProviderManager, SourceInfo, SourceStatus, SystemClock, UnknownSource,
 };
 pub use media_parts::{Images, MediaReader, RECENT_IMAGE_BYTES, shown_to};
 pub use openai_stream::{NativeChunk, parse_openai_stream_chunk};
