@@ -4,9 +4,8 @@
 //!
 //! Falling back is only harmless while the caller has seen nothing, so a source's stream is
 //! held back until its first chunk of substance (the first-chunk gate, `first_chunk_gate.rs`).
-//! From then on the call
-//! belongs to that source: a later failure is returned as is and never repeated elsewhere,
-//! because the user would see the answer start twice.
+//! From then on the call belongs to that source: a later failure is returned as is and never
+//! repeated elsewhere, because the user would see the answer start twice.
 
 use super::availability::Availability;
 use super::first_chunk_gate::{Attempt, call_gated};
