@@ -27,7 +27,7 @@ pub enum ScenePeer {
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TurnScene {
     /// The id the turn's context events carry, and so the `turn_id` of the cold items
-    /// distilled from them ([`crate::graph_service::cold_item`]): the input's request id.
+    /// distilled from them ([`crate::model_distill::cold_item`]): the input's request id.
     pub turn_id: String,
     /// The channel the input came from (`chan:` feature, and the declared `chan:<source>`
     /// scene).

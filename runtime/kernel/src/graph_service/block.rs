@@ -1,0 +1,142 @@
+//! The indexer's block: the facts related to a turn and to its scenes, within the memory
+//! budget, in the prompt after the cold-recall block.
+
+use super::*;
+
+impl GraphMemory {
+    /// The block of a turn with no scene.
+    #[cfg(test)]
+    pub(crate) fn block(&self, query: &str, budget: usize, now_ms: i64) -> String {
+        self.block_in(query, None, budget, now_ms)
+    }
+
+    /// The indexer's block for `query`: related facts within `budget` tokens, in a stable
+    /// order (by id) so an unchanged graph gives the same bytes and the prefix caches. Facts
+    /// the model fetched with `memory_recall` are left out.
+    ///
+    /// For a turn in `scene`, the facts of its scenes (by key, then of
+    /// the emergent scenes its situation resembles; at most [`INDEXER_FACTS`]) come first under
+    /// [`SCENE_FACTS_HEADER`], then the query's other facts under the block's usual header,
+    /// all within `budget`, each part sorted by id. Without a scene, or when its scenes hold
+    /// no fact, it is exactly the block without one.
+    pub(crate) fn block_in(
+        &self,
+        query: &str,
+        scene: Option<&SceneNow>,
+        budget: usize,
+        now_ms: i64,
+    ) -> String {
+        let Some(graph) = self.store.as_ref() else {
+            return String::new();
+        };
+        if budget == 0 || query.trim().is_empty() {
+            return String::new();
+        }
+        // Facts the turn's words bear on, not the speaker's every fact: they are in nearly
+        // every fact, and "I" is in nearly every turn.
+        let limits = RecallLimits {
+            expand_speaker: false,
+            ..RecallLimits::default()
+        };
+        let mut hits = match graph.recall_with(query, now_ms, INDEXER_FACTS, limits) {
+            Ok(hits) => hits,
+            Err(e) => {
+                tracing::warn!("graph recall for the prompt failed: {e}");
+                return String::new();
+            }
+        };
+        hits.retain(|h| !self.recalled_set.contains(&h.id));
+        let mut here = scene
+            .map(|s| self.scene_hits(s, now_ms))
+            .unwrap_or_default();
+        if here.is_empty() {
+            return facts_block(&mut hits, budget);
+        }
+        let seen: HashSet<FactId> = here.iter().map(|h| h.id).collect();
+        hits.retain(|h| !seen.contains(&h.id));
+        let first = titled_block(SCENE_FACTS_HEADER, &mut here, budget);
+        // The newline between the two parts is paid for too.
+        let joint = if first.is_empty() {
+            0
+        } else {
+            estimate_tokens("\n")
+        };
+        let left = budget.saturating_sub(estimate_tokens(&first) + joint);
+        let rest = facts_block(&mut hits, left);
+        match (first.is_empty(), rest.is_empty()) {
+            (_, true) => first,
+            (true, false) => rest,
+            (false, false) => format!("{first}\n{rest}"),
+        }
+    }
+
+    /// The open facts of a turn's scenes, heaviest ref first, each once, at most
+    /// [`INDEXER_FACTS`], without those the model fetched itself.
+    fn scene_hits(&self, scene: &SceneNow, now_ms: i64) -> Vec<FactHit> {
+        let Some(graph) = self.store.as_ref() else {
+            return Vec::new();
+        };
+        let keys: Vec<&str> = scene.keys.iter().map(String::as_str).collect();
+        match graph.scene_facts(&keys, &scene.features, INDEXER_FACTS, now_ms) {
+            Ok(mut found) => {
+                found.retain(|hit| !self.recalled_set.contains(&hit.id));
+                found.truncate(INDEXER_FACTS);
+                found
+            }
+            Err(e) => {
+                tracing::warn!("graph recall by scene failed: {e}");
+                Vec::new()
+            }
+        }
+    }
+}
+
+fn day(ms: i64) -> String {
+    hearth_memory::format_minute(ms, 0)
+        .split(' ')
+        .next()
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The indexer's block of `hits` within `budget` tokens: `Known facts (from memory):` and a
+/// line per fact, sorted by id so an unchanged graph gives the same bytes and the prompt
+/// prefix caches; empty when no fact fits. Also what `hearth bench recall --graph` counts.
+pub fn facts_block(hits: &mut [FactHit], budget: usize) -> String {
+    titled_block(FACTS_HEADER, hits, budget)
+}
+
+/// `header` and a line per fact of `hits` that fits `budget` tokens, sorted by id; empty when
+/// none fits.
+fn titled_block(header: &str, hits: &mut [FactHit], budget: usize) -> String {
+    hits.sort_by_key(|h| h.id);
+    let mut out = String::from(header);
+    let mut used = estimate_tokens(header);
+    let mut any = false;
+    for hit in hits.iter() {
+        let line = format!("\n- {}", fact_line(hit));
+        let cost = estimate_tokens(&line);
+        if used + cost > budget {
+            continue;
+        }
+        used += cost;
+        out.push_str(&line);
+        any = true;
+    }
+    if any { out } else { String::new() }
+}
+
+/// One fact as the prompt shows it: `[r3] user lives_in Lisbon (current, since 2026-11-20)`.
+pub(super) fn fact_line(hit: &FactHit) -> String {
+    let when = match (hit.status, hit.valid_to_ms) {
+        (FactStatus::Past, Some(to)) => {
+            format!("past, {} – {}", day(hit.valid_from_ms), day(to))
+        }
+        (FactStatus::Event, _) => format!("event, {}", day(hit.valid_from_ms)),
+        _ => format!("current, since {}", day(hit.valid_from_ms)),
+    };
+    format!(
+        "[{}] {} {} {} ({when})",
+        hit.id, hit.subject, hit.predicate, hit.object
+    )
+}
