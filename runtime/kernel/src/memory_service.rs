@@ -22,7 +22,9 @@ use hearth_engine::Sink;
 use hearth_memory::{ContextEvent, MemoryModels};
 
 pub use crate::dense_slot::DenseSlot;
-pub use crate::memory_state::{MemoryConfig, MemoryDone, MemoryPass, ToolRanking};
+pub use crate::memory_state::{
+    MemoryConfig, MemoryDone, MemoryPass, PassBudget, PassRequest, ToolRanking,
+};
 
 /// Why a request found no service: it was never started, or it is gone.
 const NOT_RUNNING: &str = "no memory store";
@@ -95,31 +97,11 @@ impl MemoryService {
         self.durable.memory(MemoryOp::Append(event));
     }
 
-    /// Enters the turn's `scene` (once: every pass of a scene adds to its strength), prunes
-    /// and/or recalls for `query`, and ranks `tools` against it; the answer arrives as a
+    /// Enters the request's scene (once: every pass of a scene adds to its strength), prunes
+    /// and/or recalls for its query, and ranks its tools against it; the answer arrives as a
     /// [`MemoryDone`].
-    #[allow(clippy::too_many_arguments)]
-    pub fn pass(
-        &self,
-        call: u64,
-        query: String,
-        prune: bool,
-        recall: bool,
-        context_tokens: usize,
-        memory_tokens: usize,
-        tools: Option<ToolRanking>,
-        scene: Option<crate::turn_scene::TurnScene>,
-    ) {
-        self.durable.memory(MemoryOp::Pass {
-            call,
-            query,
-            prune,
-            recall,
-            context_tokens,
-            memory_tokens,
-            tools,
-            scene,
-        });
+    pub fn pass(&self, request: PassRequest) {
+        self.durable.memory(MemoryOp::Pass(request));
     }
 
     /// Recall for the `coldcontext_query` tool (blocking; tools run on the tool pool).

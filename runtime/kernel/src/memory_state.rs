@@ -67,17 +67,7 @@ pub(crate) enum MemoryOp {
     Attach,
     Install(Box<Install>),
     Append(ContextEvent),
-    Pass {
-        call: u64,
-        query: String,
-        prune: bool,
-        recall: bool,
-        context_tokens: usize,
-        memory_tokens: usize,
-        tools: Option<ToolRanking>,
-        /// The turn's situation (`None`: it enters no scene).
-        scene: Option<crate::turn_scene::TurnScene>,
-    },
+    Pass(PassRequest),
     Query {
         query: String,
         k: usize,
@@ -223,7 +213,7 @@ impl MemoryState {
     pub(crate) fn embeds(&self, op: &MemoryOp) -> bool {
         let work = matches!(
             op,
-            MemoryOp::Pass { .. }
+            MemoryOp::Pass(_)
                 | MemoryOp::Query { .. }
                 | MemoryOp::Commit { .. }
                 | MemoryOp::Remember { .. }
@@ -283,28 +273,20 @@ impl MemoryState {
                     tracing::error!("context event not stored: {e}");
                 }
             }
-            MemoryOp::Pass {
+            MemoryOp::Pass(PassRequest {
                 call,
                 query,
-                prune,
-                recall,
-                context_tokens,
-                memory_tokens,
+                budget,
                 tools,
                 scene,
-            } => {
+            }) => {
                 let mut result = pass(
                     cold,
                     &mut ready.graph,
                     cfg,
                     &query,
                     scene.as_ref(),
-                    Budget {
-                        prune,
-                        recall,
-                        context_tokens,
-                        memory_tokens,
-                    },
+                    budget,
                     now,
                 );
                 ready.backfill |=
@@ -370,7 +352,7 @@ impl MemoryState {
         let why = "memory store unavailable";
         match op {
             MemoryOp::Attach | MemoryOp::Install(_) | MemoryOp::Append(_) => {}
-            MemoryOp::Pass { call, .. } => {
+            MemoryOp::Pass(PassRequest { call, .. }) => {
                 tracing::warn!(call, "memory pass refused: {why}");
             }
             MemoryOp::Query { reply, .. } | MemoryOp::Commit { reply, .. } => {
@@ -432,11 +414,30 @@ fn backfill_step(cold: &mut ColdContext) -> bool {
 
 /// What one pass is asked to do, and in how many tokens.
 #[derive(Clone, Copy, Debug)]
-struct Budget {
-    prune: bool,
-    recall: bool,
-    context_tokens: usize,
-    memory_tokens: usize,
+pub struct PassBudget {
+    /// Prune the working window for the query.
+    pub prune: bool,
+    /// Recall cold context for it (the block for the prompt).
+    pub recall: bool,
+    /// The model's context, in tokens, that the window must fit.
+    pub context_tokens: usize,
+    /// The share of it the recalled block may take.
+    pub memory_tokens: usize,
+}
+
+/// One memory pass, as the turn engine asks for it.
+#[derive(Debug)]
+pub struct PassRequest {
+    /// The call number its [`MemoryDone`] carries back.
+    pub call: u64,
+    /// The text pruned and recalled for: the input, or a tool's output.
+    pub query: String,
+    /// What to do, in how many tokens.
+    pub budget: PassBudget,
+    /// Tools to rank against the query, by the recall model.
+    pub tools: Option<ToolRanking>,
+    /// The turn's situation (`None`: it enters no scene).
+    pub scene: Option<crate::turn_scene::TurnScene>,
 }
 
 /// One memory pass: the turn enters its scene (first, so the note for its turn id is there
@@ -448,10 +449,10 @@ fn pass(
     cfg: &MemoryConfig,
     query: &str,
     scene: Option<&crate::turn_scene::TurnScene>,
-    budget: Budget,
+    budget: PassBudget,
     now: i64,
 ) -> Result<MemoryPass, MemoryError> {
-    let Budget {
+    let PassBudget {
         prune,
         recall,
         context_tokens,

@@ -57,7 +57,7 @@ fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
         &cfg,
         "note number 2",
         None,
-        Budget {
+        PassBudget {
             prune: true,
             recall: false,
             context_tokens,
@@ -123,7 +123,7 @@ struct SceneRig {
     cfg: MemoryConfig,
     cold: ColdContext,
     graph: crate::graph_service::GraphMemory,
-    budget: Budget,
+    budget: PassBudget,
 }
 
 fn scene_rig(tag: &str, utc_offset_secs: i64) -> SceneRig {
@@ -155,7 +155,7 @@ fn scene_rig(tag: &str, utc_offset_secs: i64) -> SceneRig {
         scratch,
         cfg,
         cold,
-        budget: Budget {
+        budget: PassBudget {
             prune: false,
             recall: true,
             context_tokens: 1_000,

@@ -73,7 +73,7 @@ impl Op {
     pub(super) fn may_sync_later(&self) -> bool {
         matches!(
             self,
-            Op::Event(_) | Op::Memory(MemoryOp::Append(_) | MemoryOp::Pass { .. })
+            Op::Event(_) | Op::Memory(MemoryOp::Append(_) | MemoryOp::Pass(_))
         )
     }
 

@@ -27,7 +27,7 @@ use crate::completion::Completion;
 use crate::durable::{Durable, Recovered};
 use crate::events::EventBus;
 use crate::input::{InputEvent, Reply, Trust, skip};
-use crate::memory_service::{MemoryDone, MemoryService};
+use crate::memory_service::{MemoryDone, MemoryService, PassBudget, PassRequest};
 use crate::provider_service::{LlmDone, ProviderService};
 use crate::stage_service::{StageJobDone, StageService};
 use crate::tool_pool::{ToolDone, ToolPool};
@@ -579,16 +579,18 @@ impl TurnEngine {
             crate::turn_scene::TurnScene::of_input(input)
         };
         let call = self.next_call_id();
-        memory.pass(
+        memory.pass(PassRequest {
             call,
-            cur.frame.input.clone(),
-            prune,
-            recall,
-            budget.context_tokens,
-            budget.memory_tokens,
-            ranking,
+            query: cur.frame.input.clone(),
+            budget: PassBudget {
+                prune,
+                recall,
+                context_tokens: budget.context_tokens,
+                memory_tokens: budget.memory_tokens,
+            },
+            tools: ranking,
             scene,
-        );
+        });
         cur.wait = Wait::Memory {
             call,
             after: tool_memory::AfterMemory::Prepare,

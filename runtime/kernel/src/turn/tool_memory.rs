@@ -12,7 +12,7 @@
 use super::{Current, TurnEngine, Wait};
 use crate::error::MemoryError;
 use crate::lang::Lang;
-use crate::memory_service::MemoryPass;
+use crate::memory_service::{MemoryPass, PassBudget, PassRequest};
 use hearth_llm::provider::{Message, Role};
 use hearth_stages::{ContextPolicy, RecallPolicy};
 
@@ -60,16 +60,18 @@ impl TurnEngine {
         }
         let budget = self.memory_budget(&super::offer::schema_text(&frame.tools));
         let call = self.next_call_id();
-        memory.pass(
+        memory.pass(PassRequest {
             call,
-            query.to_owned(),
-            prune,
-            recall,
-            budget.context_tokens,
-            budget.memory_tokens,
-            None,
-            None,
-        );
+            query: query.to_owned(),
+            budget: PassBudget {
+                prune,
+                recall,
+                context_tokens: budget.context_tokens,
+                memory_tokens: budget.memory_tokens,
+            },
+            tools: None,
+            scene: None,
+        });
         cur.wait = Wait::Memory {
             call,
             after: AfterMemory::Tool,
