@@ -429,6 +429,20 @@ fn vocabulary() -> impl Strategy<Value = String> {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
+    /// A statement's reading never panics on any text, clock or zone, and what it finds is a
+    /// non-empty span named by words the text holds.
+    #[test]
+    fn any_statement_resolves_to_a_span_of_its_own_words(
+        sentence in prop_oneof![any::<String>(), vocabulary()],
+        said in prop_oneof![any::<i64>(), Just(i64::MIN), Just(i64::MAX), -4_000_000_000_000i64..4_000_000_000_000],
+        offset in prop_oneof![any::<i64>(), -50_400i64..=50_400],
+    ) {
+        if let Some(date) = resolve_date(&sentence, said, offset) {
+            prop_assert!(date.start_ms < date.end_ms, "{sentence:?} {date:?}");
+            prop_assert!(!date.phrase.is_empty() && sentence.contains(&date.phrase), "{sentence:?} {date:?}");
+        }
+    }
+
     #[test]
     fn any_input_yields_only_nonempty_windows(
         query in prop_oneof![any::<String>(), vocabulary()],
