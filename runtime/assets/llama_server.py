@@ -111,7 +111,7 @@ def build_params(xllamacpp, args):
     # Ollama's default repeat penalty (1.1 over the last 64 tokens) as the server's default for
     # requests that set none: without it the small model loops on one sentence until the
     # token limit (bench/scripts/embedded_repetition.py: 8 of 30 first answers at temperature
-    # 0.7, none with it; ARCHITECTURE, "Embedded model").
+    # 0.7 without it, 0 or 1 of 30 with it; ARCHITECTURE, "Embedded model").
     params.sampling.penalty_repeat = 1.1
     params.sampling.penalty_last_n = 64
     if args.chat_template_file:

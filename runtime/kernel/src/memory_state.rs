@@ -583,9 +583,10 @@ fn commit(
     } else {
         summary
     };
-    let event = ContextEvent::new(now, "manual", summary).with_response(content);
+    let event =
+        ContextEvent::new(now, crate::model_distill::NOTE_SOURCE, summary).with_response(content);
     let tokens = estimate_tokens(&event.response);
-    let id = keep(cold, event, "manual", now)?;
+    let id = keep(cold, event, crate::model_distill::NOTE_SOURCE, now)?;
     Ok(format!("stored as memory {id} ({tokens} tokens)"))
 }
 

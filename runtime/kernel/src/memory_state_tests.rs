@@ -12,6 +12,21 @@ fn scratch_store(tag: &str) -> (tempfile::TempDir, PathBuf) {
     (dir, path)
 }
 
+/// Memory over the store at `path` without a model, a 30-token context and ten protected
+/// events, in a zone `utc_offset_secs` east of UTC.
+fn keyword_config(path: &std::path::Path, utc_offset_secs: i64) -> MemoryConfig {
+    MemoryConfig {
+        store: path.to_path_buf(),
+        model: false,
+        model_dir: None,
+        max_context_size: 30,
+        protected: 10,
+        utc_offset_secs,
+        graph: None,
+        knowledge: None,
+    }
+}
+
 /// SPEC §4.7: a prune protects the *budget-bounded* count (`effective_protected_count`), not the
 /// configured one. Twenty equal events, a context budget for three of them and ten configured:
 /// the window keeps the three newest plus one by rank (`top_k` = 4), where protecting the
@@ -19,16 +34,7 @@ fn scratch_store(tag: &str) -> (tempfile::TempDir, PathBuf) {
 #[test]
 fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
     let (_scratch, path) = scratch_store("protected");
-    let cfg = MemoryConfig {
-        store: path.clone(),
-        model: false,
-        model_dir: None,
-        max_context_size: 30,
-        protected: 10,
-        utc_offset_secs: 0,
-        graph: None,
-        knowledge: None,
-    };
+    let cfg = keyword_config(&path, 0);
     let mut cold = ColdContext::new(
         hearth_memory::Store::open(&path).expect("store opens"),
         None,
@@ -130,16 +136,7 @@ fn scene_rig(tag: &str, utc_offset_secs: i64) -> SceneRig {
     use crate::graph_service::{GraphMemory, GraphSettings};
     let (scratch, path) = scratch_store(tag);
     let dir = scratch.path();
-    let cfg = MemoryConfig {
-        store: path.clone(),
-        model: false,
-        model_dir: None,
-        max_context_size: 30,
-        protected: 10,
-        utc_offset_secs,
-        graph: None,
-        knowledge: None,
-    };
+    let cfg = keyword_config(&path, utc_offset_secs);
     let cold = ColdContext::new(
         hearth_memory::Store::open(&path).expect("store opens"),
         None,

@@ -322,11 +322,15 @@ impl ModelDistill {
     }
 }
 
+/// The source of a note stored with `doc_commit`: its words are kept as the event's response
+/// (the summary is its input), which the distillers read instead.
+pub(crate) const NOTE_SOURCE: &str = "manual";
+
 /// The user's words of a cold entry; a note stored with `doc_commit` keeps them in its
 /// response, so that is read too.
 pub(crate) fn cold_item(entry: &hearth_memory::ColdEntry) -> ColdItem {
     let mut item = ColdItem::from(entry);
-    if entry.event.source == "manual" && !entry.event.response.is_empty() {
+    if entry.event.source == NOTE_SOURCE && !entry.event.response.is_empty() {
         item.text = entry.event.response.clone();
     }
     item

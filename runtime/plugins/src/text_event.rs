@@ -21,8 +21,10 @@ pub const MAX_SOURCE_CHARS: usize = 64;
 /// fine, an event from next week is a mistake.
 pub const FUTURE_SKEW_MS: i64 = 60_000;
 
-/// The name the agent's own turns carry in memory: a plugin may not speak as the agent.
-const AGENT_SOURCE: &str = "agent";
+/// The name the agent's own turns carry in memory (`hearth_memory::AGENT_SOURCE`, which this
+/// crate does not depend on; the daemon's tests hold the two equal): a plugin may not speak
+/// as the agent.
+pub const AGENT_SOURCE: &str = "agent";
 
 /// A checked `textmemory.append` event.
 #[derive(Clone, Debug, PartialEq, Eq)]

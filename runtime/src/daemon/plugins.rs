@@ -471,3 +471,16 @@ impl KernelPort for KernelPlugins {
         Ok(json!({"text": text}))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The plugin host refuses events spoken as the agent by the name memory gives the agent's
+    /// turns; were the two to differ, a plugin could pass as the agent.
+    #[test]
+    fn the_host_reserves_the_name_memory_gives_the_agent() {
+        assert_eq!(
+            hearth_plugin_host::text_event::AGENT_SOURCE,
+            hearth_memory::AGENT_SOURCE
+        );
+    }
+}

@@ -72,6 +72,11 @@ impl WrittenMark {
         self.0.load(Ordering::Acquire) > seq.saturating_add(1)
     }
 
+    /// The last ring sequence the publisher wrote, whole or in part (`None`: none yet).
+    fn through(&self) -> Option<u64> {
+        self.0.load(Ordering::Acquire).checked_sub(1)
+    }
+
     fn set(&self, seq: u64) {
         self.0.store(seq.saturating_add(1), Ordering::Release);
     }
@@ -83,9 +88,8 @@ struct Lent {
     /// A duplicate of the connection's descriptor (non-blocking, as the original); `None` once
     /// the reactor took the socket back while deltas the publisher wrote are still unread.
     stream: Option<UnixStream>,
-    /// The last ring sequence the publisher wrote, whole or in part.
-    through: Option<u64>,
-    /// `through`, for the reactor's claims without the lock.
+    /// How far the publisher wrote (the last ring sequence, whole or in part), shared with
+    /// the reactor's follow for its claims without the lock.
     mark: WrittenMark,
     /// The publisher stopped: the part of its last delta the peer did not take.
     rest: Option<Vec<u8>>,
@@ -167,7 +171,6 @@ impl DirectStreams {
             request_id.to_owned(),
             Lent {
                 stream: Some(UnixStream::from(fd)),
-                through: None,
                 mark: mark.clone(),
                 rest: None,
                 line: Vec::new(),
@@ -209,8 +212,9 @@ impl DirectStreams {
         let Some(entry) = lent.get(request_id) else {
             return theirs_alone;
         };
-        let written = entry.through.is_some_and(|t| seq <= t);
-        let last = entry.through.is_none_or(|t| seq >= t);
+        let through = entry.mark.through();
+        let written = through.is_some_and(|t| seq <= t);
+        let last = through.is_none_or(|t| seq >= t);
         if !last || (written && entry.writing()) {
             return Claim {
                 written,
@@ -235,7 +239,7 @@ impl DirectStreams {
             .stream
             .take()
             .map(|_| entry.rest.take().unwrap_or_default());
-        if entry.through.is_none() {
+        if entry.mark.through().is_none() {
             lent.remove(request_id);
             self.count(&lent);
         }
@@ -285,11 +289,9 @@ impl DeltaTap for DirectStreams {
         }
         match written {
             Ok(sent) if sent == entry.line.len() => {
-                entry.through = Some(seq);
                 entry.mark.set(seq);
             }
             Ok(sent) => {
-                entry.through = Some(seq);
                 entry.mark.set(seq);
                 entry.rest = Some(entry.line[sent..].to_vec());
                 self.reactor_bell.1.ring();

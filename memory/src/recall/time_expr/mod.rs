@@ -50,8 +50,22 @@ pub(crate) fn time_windows(query: &str, now_ms: i64, utc_offset_secs: i64) -> Ve
     let cal = Calendar::new(now_ms, utc_offset_secs);
     time_phrases(query, &cal)
         .into_iter()
+        .filter(|found| found.phrase.names_a_past_span_in_a_question())
         .filter_map(|found| cal.widened(&found.phrase))
         .collect()
+}
+
+impl TimePhrase {
+    /// Whether a question naming this phrase asks about a span before now. Today's turns are
+    /// still in the working window, and a question's "today" or "tonight" marks the present
+    /// ("before today", "a film for tonight"); "on Monday" in a question is as often habitual
+    /// or ahead ("on Saturday mornings") as past. A statement's reading takes them all.
+    fn names_a_past_span_in_a_question(&self) -> bool {
+        !matches!(
+            self,
+            TimePhrase::Days { from: 0, .. } | TimePhrase::OnWeekday(_)
+        )
+    }
 }
 
 /// What a time expression names, before it is read against a calendar: the grammar's output.

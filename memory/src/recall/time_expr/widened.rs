@@ -45,10 +45,6 @@ impl Calendar {
             Some(TimeWindow { start_ms, end_ms })
         };
         match *phrase {
-            // Today's turns are still in the working window, and a query's "today" or
-            // "tonight" marks the present ("before today", "a film for tonight"); "on Monday"
-            // in a question is as often habitual or ahead ("on Saturday mornings") as past.
-            TimePhrase::Days { from: 0, .. } | TimePhrase::OnWeekday(_) => None,
             TimePhrase::Days { from, to } => within(self.today + from, self.today + to),
             TimePhrase::Ago { count, unit } => self.ago(count, unit),
             TimePhrase::Past { n, unit } => self.past(n, unit),
@@ -56,7 +52,7 @@ impl Calendar {
                 let saturday = self.last_weekday(5);
                 within(saturday, saturday + 2)
             }
-            TimePhrase::LastWeekday(weekday) => {
+            TimePhrase::LastWeekday(weekday) | TimePhrase::OnWeekday(weekday) => {
                 let day = self.last_weekday(weekday);
                 within(day - 1, day + 2)
             }
