@@ -123,7 +123,7 @@ impl RecallAssist for GraphAssist {
         let hits = graph.recall(query, asked_ms, FACTS.max(depth))?;
         // The block the daemon's indexer would put in this turn's prompt (its best facts).
         let mut shown: Vec<_> = hits.iter().take(INDEXER_FACTS).cloned().collect();
-        let block = facts_block(&mut shown, usize::MAX);
+        let block = facts_block(&mut shown, usize::MAX, graph.utc_offset_secs());
         self.block_tokens.push(estimate_tokens(&block));
         let mut turns = Vec::new();
         let mut seen = HashSet::new();

@@ -4,7 +4,9 @@
 //! each relation's names and sentences, (2) the same over dated events, (3) the relations of
 //! the entities the query names (and of the speaker, for "I"/"my"/"我"), those of a predicate
 //! the query's words point at first, (4) dense vectors of the current embedder when one is
-//! set, (5) for a query that names a time, the facts and events of that time. The best hits'
+//! set, (5) for each span before now the query names, the facts and events of that span (its
+//! time words read as cold recall reads a question: widened, in the user's zone set with
+//! [`GraphStore::set_utc_offset`]). The best hits'
 //! entities then seed a BFS of depth ≤ 2 over indexed adjacency. With
 //! [`RecallLimits::expand_speaker`] off, the speaker is a hub the BFS does not walk through
 //! and "I" reads only the slots and time the query names.
@@ -18,12 +20,12 @@
 use std::collections::{HashMap, HashSet};
 
 use hearth_memory::{
-    DEFAULT_RRF_K, Ranked, query_tokens, reciprocal_rank_fusion, tokens::tokenize,
+    DEFAULT_RRF_K, Ranked, query_tokens, question_windows, reciprocal_rank_fusion, tokens::tokenize,
 };
 use rusqlite::{OptionalExtension, params};
 
 use crate::error::SqlContext;
-use crate::{FactId, FactStatus, GraphError, GraphStore, USER, resolve_date};
+use crate::{FactId, FactStatus, GraphError, GraphStore, USER};
 
 /// The bounds recall works within.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -190,7 +192,9 @@ impl GraphStore {
         if let Some(dense) = self.dense(query, &limits)? {
             lists.push((dense, 1.0));
         }
-        if let Some(window) = resolve_date(query, now_ms, 0) {
+        // Read as cold recall reads a question: widened, in the user's zone, and "today" or
+        // "on Monday" (the present, a habit) name no past span to look in.
+        for window in question_windows(query, now_ms, self.utc_offset_secs) {
             lists.push((
                 self.in_window(&named, hub, window.start_ms, window.end_ms, &limits)?,
                 1.0,

@@ -7,8 +7,9 @@
 //!   fusion, then weighed by what the query says of time and speakers; counts an access, never
 //!   deletes), `auto_inject` (a stable block of related entries within the memory budget),
 //!   `find_cold`, `backfill_companion`.
-//! - [`resolve_date`] reads a statement's time words literally; recall reads a query's widened
-//!   (one grammar, `time_expr/`).
+//! - [`resolve_date`] reads a statement's time words literally; [`question_windows`] reads a
+//!   query's widened, leaving out words that mark the present or a habit (one grammar,
+//!   `time_expr/`).
 //! - [`text_for_vector`] is the one place that decides what text of an event is searched.
 //! - [`OkapiBm25`] is the plain baseline the recall benchmark compares against.
 
@@ -43,7 +44,7 @@ pub use fusion::{
     standard_score_fusion,
 };
 pub use terms::{index_tokens, query_tokens, search_terms};
-pub use time_expr::{ResolvedDate, resolve_date};
+pub use time_expr::{ResolvedDate, TimeWindow, question_windows, resolve_date};
 pub use vector_text::{
     AGENT_SOURCE, COLD_STORAGE_SOURCE, PlainText, VectorTextRules, clean_text, text_for_vector,
 };

@@ -31,7 +31,7 @@ use crate::recall::RecallConfig;
 use crate::recall::entry_meta::{EntryMeta, Speaker};
 use crate::recall::named_speakers::Speakers;
 use crate::recall::speaker_focus::asks_about_agent_words;
-use crate::recall::time_expr::{TimeWindow, time_windows};
+use crate::recall::time_expr::{TimeWindow, question_windows};
 
 const MS_PER_DAY: i64 = 86_400_000;
 
@@ -85,7 +85,7 @@ impl QueryPriors {
         Self {
             now_ms,
             before_ms,
-            windows: time_windows(query, now_ms, config.utc_offset_secs),
+            windows: question_windows(query, now_ms, config.utc_offset_secs),
             about_agent: asks_about_agent_words(query),
             half_life_ms: config.recency_half_life_days * MS_PER_DAY as f64,
             floor: config.recency_floor.clamp(0.0, 1.0),

@@ -196,7 +196,12 @@ impl MemoryState {
             Phase::Loading(waiting) => waiting,
             Phase::Off | Phase::Ready(_) => VecDeque::new(),
         };
-        let graph = GraphMemory::open(cfg.graph.as_ref(), hearth_engine::now_ms(), consolidate);
+        let graph = GraphMemory::open(
+            cfg.graph.as_ref(),
+            cfg.utc_offset_secs,
+            hearth_engine::now_ms(),
+            consolidate,
+        );
         self.phase = Phase::Ready(Box::new(Ready {
             graph,
             cfg,

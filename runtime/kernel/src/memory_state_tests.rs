@@ -59,7 +59,7 @@ fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
 
     let pass = pass(
         &mut cold,
-        &mut crate::graph_service::GraphMemory::open(None, 0, None),
+        &mut crate::graph_service::GraphMemory::open(None, 0, 0, None),
         &cfg,
         "note number 2",
         None,
@@ -148,7 +148,7 @@ fn scene_rig(tag: &str, utc_offset_secs: i64) -> SceneRig {
         scene_half_life: None,
     };
     SceneRig {
-        graph: GraphMemory::open(Some(&settings), 1_000, None),
+        graph: GraphMemory::open(Some(&settings), 0, 1_000, None),
         scratch,
         cfg,
         cold,

@@ -190,7 +190,7 @@ impl ModelDistill {
                 break;
             }
             if let Some(entry) = store.cold_get(id)? {
-                let item = cold_item(&entry);
+                let item = cold_item(&entry, graph);
                 if !item.text.trim().is_empty() {
                     items.push(item);
                 }
@@ -326,10 +326,11 @@ impl ModelDistill {
 /// (the summary is its input), which the distillers read instead.
 pub(crate) const NOTE_SOURCE: &str = "manual";
 
-/// The user's words of a cold entry; a note stored with `doc_commit` keeps them in its
-/// response, so that is read too.
-pub(crate) fn cold_item(entry: &hearth_memory::ColdEntry) -> ColdItem {
+/// The user's words of a cold entry, their time words reckoned in the graph's zone (the
+/// user's); a note stored with `doc_commit` keeps them in its response, so that is read too.
+pub(crate) fn cold_item(entry: &hearth_memory::ColdEntry, graph: &GraphStore) -> ColdItem {
     let mut item = ColdItem::from(entry);
+    item.utc_offset_secs = graph.utc_offset_secs();
     if entry.event.source == NOTE_SOURCE && !entry.event.response.is_empty() {
         item.text = entry.event.response.clone();
     }

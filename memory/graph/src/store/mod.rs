@@ -44,6 +44,8 @@ pub struct GraphStore {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
+    /// The user's zone, seconds east of UTC: a query's "yesterday" is their yesterday.
+    pub(crate) utc_offset_secs: i64,
 }
 
 impl std::fmt::Debug for GraphStore {
@@ -54,6 +56,7 @@ impl std::fmt::Debug for GraphStore {
                 "embedder",
                 &self.embedder.as_ref().map(|e| e.fingerprint().to_string()),
             )
+            .field("utc_offset_secs", &self.utc_offset_secs)
             .finish()
     }
 }
@@ -99,6 +102,7 @@ impl GraphStore {
             conn,
             path,
             embedder: None,
+            utc_offset_secs: 0,
         })
     }
 
@@ -106,6 +110,19 @@ impl GraphStore {
     /// Vectors of another fingerprint stay stored but are never compared with this one's.
     pub fn set_embedder(&mut self, embedder: Option<Arc<dyn Embedder>>) {
         self.embedder = embedder;
+    }
+
+    /// Sets the user's zone (seconds east of UTC, 0 until set), in which recall reckons the
+    /// time words of a query. A statement's are reckoned in the zone its [`ColdItem`] carries.
+    ///
+    /// [`ColdItem`]: crate::ColdItem
+    pub fn set_utc_offset(&mut self, utc_offset_secs: i64) {
+        self.utc_offset_secs = utc_offset_secs;
+    }
+
+    /// The user's zone set with [`GraphStore::set_utc_offset`].
+    pub fn utc_offset_secs(&self) -> i64 {
+        self.utc_offset_secs
     }
 
     /// The database file.

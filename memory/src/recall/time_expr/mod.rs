@@ -4,7 +4,7 @@
 //! character, no regex and no time-zone database) finds the phrases of a text and what each
 //! names ([`TimePhrase`]); two readings turn a phrase into milliseconds:
 //!
-//! - **widened** ([`time_windows`], `widened.rs`), for a recall *query*: "What did I do two
+//! - **widened** ([`question_windows`], `widened.rs`), for a recall *query*: "What did I do two
 //!   weeks ago?" names a span, and archived turns said in it are better answers than equally
 //!   similar turns said elsewhere. Every window is wider than the literal span on purpose: a
 //!   turn's timestamp is when something was *said*, at or after when it happened, and people
@@ -29,7 +29,7 @@ const DAY: i64 = 86_400_000;
 
 /// A span of time a query points at: Unix milliseconds, half-open `[start_ms, end_ms)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) struct TimeWindow {
+pub struct TimeWindow {
     /// First millisecond inside the window.
     pub start_ms: i64,
     /// First millisecond after the window.
@@ -38,15 +38,16 @@ pub(crate) struct TimeWindow {
 
 impl TimeWindow {
     /// Whether `ms` falls inside the window.
-    pub(crate) fn contains(&self, ms: i64) -> bool {
+    pub fn contains(&self, ms: i64) -> bool {
         self.start_ms <= ms && ms < self.end_ms
     }
 }
 
-/// Every time expression in `query`, as widened windows relative to `now_ms` in the user's
-/// zone (`utc_offset_secs` east of UTC), in order of appearance. Empty when the query names no
-/// time.
-pub(crate) fn time_windows(query: &str, now_ms: i64, utc_offset_secs: i64) -> Vec<TimeWindow> {
+/// The spans before now a question's time expressions point at, as widened windows relative
+/// to `now_ms` in the user's zone (`utc_offset_secs` east of UTC), in order of appearance.
+/// Empty when the question names no past time. Cold recall's time prior and the graph's
+/// recall both read a query this way.
+pub fn question_windows(query: &str, now_ms: i64, utc_offset_secs: i64) -> Vec<TimeWindow> {
     let cal = Calendar::new(now_ms, utc_offset_secs);
     time_phrases(query, &cal)
         .into_iter()

@@ -28,7 +28,7 @@ fn local(ms: i64, off_secs: i64) -> String {
 }
 
 fn at_offset(query: &str, now: i64, off_secs: i64) -> Vec<String> {
-    time_windows(query, now, off_secs)
+    question_windows(query, now, off_secs)
         .iter()
         .map(|w| {
             format!(
@@ -332,7 +332,7 @@ fn utc_offset_moves_the_local_day() {
         at_offset("yesterday", friday(), west),
         one("2023-05-03..2023-05-04")
     );
-    let w = time_windows("yesterday", friday(), west);
+    let w = question_windows("yesterday", friday(), west);
     assert_eq!(w[0].start_ms, utc(2023, 5, 3, 5, 0));
     // Eight hours east it is already midday of 5 May, as in UTC.
     let east = 8 * 3600;
@@ -341,7 +341,7 @@ fn utc_offset_moves_the_local_day() {
         one("2023-05-04..2023-05-05")
     );
     assert_eq!(
-        time_windows("昨天", friday(), east)[0].start_ms,
+        question_windows("昨天", friday(), east)[0].start_ms,
         utc(2023, 5, 3, 16, 0)
     );
 }
@@ -355,7 +355,7 @@ fn no_time_no_window() {
         "a few",
         "last",
     ] {
-        assert!(time_windows(q, friday(), 0).is_empty(), "{q}");
+        assert!(question_windows(q, friday(), 0).is_empty(), "{q}");
     }
 }
 
@@ -449,7 +449,7 @@ proptest! {
         now in prop_oneof![any::<i64>(), Just(i64::MIN), Just(i64::MAX), -4_000_000_000_000i64..4_000_000_000_000],
         offset in prop_oneof![any::<i64>(), -50_400i64..=50_400],
     ) {
-        for w in time_windows(&query, now, offset) {
+        for w in question_windows(&query, now, offset) {
             prop_assert!(w.start_ms < w.end_ms, "{query:?} {w:?}");
         }
     }

@@ -49,12 +49,13 @@ impl GraphMemory {
         let mut here = scene
             .map(|s| self.scene_hits(s, now_ms))
             .unwrap_or_default();
+        let zone = graph.utc_offset_secs();
         if here.is_empty() {
-            return facts_block(&mut hits, budget);
+            return facts_block(&mut hits, budget, zone);
         }
         let seen: HashSet<FactId> = here.iter().map(|h| h.id).collect();
         hits.retain(|h| !seen.contains(&h.id));
-        let first = titled_block(SCENE_FACTS_HEADER, &mut here, budget);
+        let first = titled_block(SCENE_FACTS_HEADER, &mut here, budget, zone);
         // The newline between the two parts is paid for too.
         let joint = if first.is_empty() {
             0
@@ -62,7 +63,7 @@ impl GraphMemory {
             estimate_tokens("\n")
         };
         let left = budget.saturating_sub(estimate_tokens(&first) + joint);
-        let rest = facts_block(&mut hits, left);
+        let rest = facts_block(&mut hits, left, zone);
         match (first.is_empty(), rest.is_empty()) {
             (_, true) => first,
             (true, false) => rest,
@@ -91,8 +92,10 @@ impl GraphMemory {
     }
 }
 
-fn day(ms: i64) -> String {
-    hearth_memory::format_minute(ms, 0)
+/// The day `ms` falls on for a user `utc_offset_secs` east of UTC: an event of their Monday
+/// is shown as Monday, wherever UTC's midnight falls.
+fn day(ms: i64, utc_offset_secs: i64) -> String {
+    hearth_memory::format_minute(ms, utc_offset_secs)
         .split(' ')
         .next()
         .unwrap_or_default()
@@ -101,20 +104,21 @@ fn day(ms: i64) -> String {
 
 /// The indexer's block of `hits` within `budget` tokens: `Known facts (from memory):` and a
 /// line per fact, sorted by id so an unchanged graph gives the same bytes and the prompt
-/// prefix caches; empty when no fact fits. Also what `hearth bench recall --graph` counts.
-pub fn facts_block(hits: &mut [FactHit], budget: usize) -> String {
-    titled_block(FACTS_HEADER, hits, budget)
+/// prefix caches; empty when no fact fits. Days are the user's, `utc_offset_secs` east of
+/// UTC. Also what `hearth bench recall --graph` counts.
+pub fn facts_block(hits: &mut [FactHit], budget: usize, utc_offset_secs: i64) -> String {
+    titled_block(FACTS_HEADER, hits, budget, utc_offset_secs)
 }
 
 /// `header` and a line per fact of `hits` that fits `budget` tokens, sorted by id; empty when
 /// none fits.
-fn titled_block(header: &str, hits: &mut [FactHit], budget: usize) -> String {
+fn titled_block(header: &str, hits: &mut [FactHit], budget: usize, utc_offset_secs: i64) -> String {
     hits.sort_by_key(|h| h.id);
     let mut out = String::from(header);
     let mut used = estimate_tokens(header);
     let mut any = false;
     for hit in hits.iter() {
-        let line = format!("\n- {}", fact_line(hit));
+        let line = format!("\n- {}", fact_line(hit, utc_offset_secs));
         let cost = estimate_tokens(&line);
         if used + cost > budget {
             continue;
@@ -126,8 +130,10 @@ fn titled_block(header: &str, hits: &mut [FactHit], budget: usize) -> String {
     if any { out } else { String::new() }
 }
 
-/// One fact as the prompt shows it: `[r3] user lives_in Lisbon (current, since 2026-11-20)`.
-pub(super) fn fact_line(hit: &FactHit) -> String {
+/// One fact as the prompt shows it: `[r3] user lives_in Lisbon (current, since 2026-11-20)`,
+/// its days in the user's zone (`utc_offset_secs` east of UTC).
+pub(super) fn fact_line(hit: &FactHit, utc_offset_secs: i64) -> String {
+    let day = |ms| day(ms, utc_offset_secs);
     let when = match (hit.status, hit.valid_to_ms) {
         (FactStatus::Past, Some(to)) => {
             format!("past, {} – {}", day(hit.valid_from_ms), day(to))

@@ -92,9 +92,12 @@ pub(crate) struct SceneNow {
 
 impl GraphMemory {
     /// Opens the graph file; on failure runs without one and says so. `submit` hands the
-    /// model distiller's consolidation tasks to the kernel (`None`: rules only).
+    /// model distiller's consolidation tasks to the kernel (`None`: rules only). Time words,
+    /// in what the user says and in what they ask, are reckoned in their zone,
+    /// `utc_offset_secs` east of UTC.
     pub(crate) fn open(
         settings: Option<&GraphSettings>,
+        utc_offset_secs: i64,
         now_ms: i64,
         submit: Option<Sink<InputEvent>>,
     ) -> Self {
@@ -108,7 +111,8 @@ impl GraphMemory {
                 DEFAULT_DISTILL_INTERVAL,
             ),
             Some(s) => match GraphStore::open(&s.path) {
-                Ok(store) => {
+                Ok(mut store) => {
+                    store.set_utc_offset(utc_offset_secs);
                     tracing::info!(path = %s.path.display(), "graph memory opened");
                     (Some(store), String::new(), s.interval)
                 }
@@ -295,7 +299,7 @@ impl GraphMemory {
         for id in ids {
             // An entry gone from cold context (dropped after a done distillation) is skipped.
             if let Some(entry) = store.cold_get(id)? {
-                items.push(cold_item(&entry));
+                items.push(cold_item(&entry, graph));
             }
         }
         if items.is_empty() {

@@ -142,7 +142,10 @@ impl GraphMemory {
                 for hit in hits.iter().filter(|_| for_model) {
                     remember(&mut self.recalled, &mut self.recalled_set, hit.id);
                 }
-                Ok(Value::Array(hits.iter().map(hit_json).collect()))
+                let zone = graph.utc_offset_secs();
+                Ok(Value::Array(
+                    hits.iter().map(|hit| hit_json(hit, zone)).collect(),
+                ))
             }
             GraphRequest::Forget { id } => {
                 let id: FactId = id.parse().map_err(GraphMemoryError::from)?;
@@ -207,7 +210,10 @@ impl GraphMemory {
                 let told = graph.edit(id, &object, &sentence, &told_directly(now_ms))?;
                 tell_json(&told)
             }
-            GraphRequest::Person { name } => Ok(person_json(&graph.person(&name, now_ms)?)),
+            GraphRequest::Person { name } => Ok(person_json(
+                &graph.person(&name, now_ms)?,
+                graph.utc_offset_secs(),
+            )),
             GraphRequest::Trait { name, trait_words } => {
                 let predicate = hearth_graph::predicate_from_words(&trait_words)?;
                 let person = graph.person(&name, now_ms)?;
@@ -215,7 +221,7 @@ impl GraphMemory {
                     .facts
                     .iter()
                     .filter(|f| f.predicate == predicate && f.subject == person.name)
-                    .map(hit_json)
+                    .map(|hit| hit_json(hit, graph.utc_offset_secs()))
                     .collect();
                 Ok(json!({"name": person.name, "trait": predicate, "values": values}))
             }
@@ -374,7 +380,8 @@ fn status_word(status: FactStatus) -> &'static str {
     }
 }
 
-fn hit_json(hit: &FactHit) -> Value {
+/// A hit as the tools return it, its line's days in the user's zone (`utc_offset_secs`).
+fn hit_json(hit: &FactHit, utc_offset_secs: i64) -> Value {
     json!({
         "id": hit.id.to_string(),
         "subject": hit.subject,
@@ -387,17 +394,22 @@ fn hit_json(hit: &FactHit) -> Value {
         "sentence": hit.sentence,
         "confidence": hit.confidence,
         "mentions": hit.mentions,
-        "line": fact_line(hit),
+        "line": fact_line(hit, utc_offset_secs),
     })
 }
 
-fn person_json(person: &hearth_graph::Person) -> Value {
+fn person_json(person: &hearth_graph::Person, utc_offset_secs: i64) -> Value {
+    let hits = |hits: &[FactHit]| -> Vec<Value> {
+        hits.iter()
+            .map(|hit| hit_json(hit, utc_offset_secs))
+            .collect()
+    };
     json!({
         "name": person.name,
         "kind": person.kind,
         "aliases": person.aliases,
-        "facts": person.facts.iter().map(hit_json).collect::<Vec<_>>(),
-        "events": person.events.iter().map(hit_json).collect::<Vec<_>>(),
+        "facts": hits(&person.facts),
+        "events": hits(&person.events),
     })
 }
 

@@ -21,6 +21,11 @@ impl Drop for Scratch {
 }
 
 fn scratch(tag: &str) -> Scratch {
+    scratch_in(tag, 0)
+}
+
+/// A scratch graph for a user `utc_offset_secs` east of UTC.
+fn scratch_in(tag: &str, utc_offset_secs: i64) -> Scratch {
     let dir = std::env::temp_dir().join(format!("hearth-graph-svc-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
@@ -31,7 +36,7 @@ fn scratch(tag: &str) -> Scratch {
         model: None,
         scene_half_life: None,
     };
-    let graph = GraphMemory::open(Some(&settings), T0, None);
+    let graph = GraphMemory::open(Some(&settings), utc_offset_secs, T0, None);
     Scratch { dir, cold, graph }
 }
 
@@ -119,6 +124,31 @@ fn the_heartbeat_distills_a_move_in_chinese_into_current_and_past() {
     );
 }
 
+/// Says "I moved to Lisbon on Monday" on Tuesday 2026-06-02 19:00 in a zone `utc_offset_secs`
+/// east of UTC, and checks the move is dated from that zone's Monday and shown as Monday.
+fn moved_on_monday(tag: &str, utc_offset_secs: i64, monday_midnight_ms: i64) {
+    let mut s = scratch_in(tag, utc_offset_secs);
+    let tuesday_evening = 1_780_426_800_000 - utc_offset_secs * 1000;
+    s.say(tuesday_evening, "I moved to Lisbon on Monday.");
+    s.tick(tuesday_evening + TICK.as_millis() as i64);
+    let hits = s.recall("where do I live", tuesday_evening + DAY);
+    let moved = hits
+        .iter()
+        .find(|h| h["status"] == "event")
+        .unwrap_or_else(|| panic!("the move is an event: {hits:#?}"));
+    assert_eq!(moved["valid_from_ms"], monday_midnight_ms, "{moved}");
+    let line = moved["line"].as_str().unwrap_or_default();
+    assert!(line.ends_with("(event, 2026-06-01)"), "{line}");
+}
+
+#[test]
+fn the_heartbeat_dates_and_shows_what_was_said_in_the_users_zone() {
+    // Honolulu, ten hours west: its Monday began at 10:00 UTC, not at UTC's midnight.
+    moved_on_monday("honolulu", -10 * 3_600, 1_780_308_000_000);
+    // Tokyo, nine hours east: its Monday began on Sunday, 15:00 UTC.
+    moved_on_monday("tokyo", 9 * 3_600, 1_780_239_600_000);
+}
+
 #[test]
 fn the_heartbeat_waits_for_its_interval_and_does_nothing_without_new_material() {
     let mut s = scratch("idle");
@@ -167,8 +197,8 @@ fn a_forgotten_fact_never_returns_through_the_heartbeat() {
     assert_eq!(gone["removed"], "user lives_in Porto", "{gone}");
     assert_eq!(gone["cold_items"], json!([1]));
     // The same cold item distilled again (a better distiller, a retry) stays forgotten.
-    let item = cold_item(&s.cold.store().cold_get(1).unwrap().unwrap());
     let graph = s.graph.store.as_mut().unwrap();
+    let item = cold_item(&s.cold.store().cold_get(1).unwrap().unwrap(), graph);
     graph
         .redistill(&RuleDistiller::default(), &[item], due)
         .unwrap();
@@ -374,7 +404,7 @@ fn a_foreign_graph_file_is_left_alone_and_memory_runs_without_it() {
         model: None,
         scene_half_life: None,
     };
-    let mut graph = GraphMemory::open(Some(&settings), T0, None);
+    let mut graph = GraphMemory::open(Some(&settings), 0, T0, None);
     assert_eq!(graph.idle_wait(T0), None, "no heartbeat without a graph");
     let err = graph
         .request(
@@ -500,7 +530,7 @@ fn a_callers_mistake_is_invalid_arguments_and_no_graph_is_unavailable() {
             "{bad:?}"
         );
     }
-    let mut off = GraphMemory::open(None, T0, None);
+    let mut off = GraphMemory::open(None, 0, T0, None);
     let e = off
         .request(GraphRequest::Person { name: "Ana".into() }, T0)
         .expect_err("no graph");
@@ -526,6 +556,7 @@ fn with_model(tag: &str) -> (Scratch, crossbeam_channel::Receiver<InputEvent>) {
     };
     s.graph = GraphMemory::open(
         Some(&settings),
+        0,
         T0,
         Some(Sink::new(move |input| {
             let _ = tx.send(input);
@@ -702,7 +733,7 @@ fn scratch_fading(tag: &str, half_life: Option<Duration>) -> Scratch {
         model: None,
         scene_half_life: half_life,
     };
-    s.graph = GraphMemory::open(Some(&settings), T0, None);
+    s.graph = GraphMemory::open(Some(&settings), 0, T0, None);
     s
 }
 
@@ -815,7 +846,7 @@ fn each_entry_adds_one_to_the_scene_strength() {
             .is_none()
     );
     assert_eq!(s.strength("chan:telegram"), 4);
-    let mut off = GraphMemory::open(None, T0, None);
+    let mut off = GraphMemory::open(None, 0, T0, None);
     assert!(
         off.enter_scene(&turn("t1", "telegram"), "hello", 0, T0)
             .is_none()
