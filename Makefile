@@ -71,10 +71,12 @@ bench: setup
 	[ $$found = 1 ] || echo "recall: no dev set in $(RECALL_DATA) (see its README); skipping the recall benchmark"
 
 # Model-checks with loom: the event ring's slot protocol and its readers' wake handshakes (futex
-# and doorbell), the arena's generation check, and the engine's park/wake handshake.
+# and doorbell), the arena's generation check, the engine's park/wake handshake, and the socket
+# lending protocol (who writes each streamed delta).
 loom:
 	RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-ipc --release --test loom_ring --lib
 	LOOM_MAX_PREEMPTIONS=3 RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-engine --release --lib loom_park
+	RUSTFLAGS="--cfg loom" $(CARGO) test -p hearth-lend --release --test loom_lend
 
 # `make install` (PREFIX, DESTDIR): the binaries (hearth-web beside hearthd, which installs the
 # page on start), the optional plugins (enable one with

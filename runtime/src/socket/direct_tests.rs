@@ -3,6 +3,7 @@
 
 use super::*;
 use std::io::Read;
+use std::sync::Arc;
 
 fn publish(streams: &DirectStreams, request_id: &str, content: &str, seq: u64) {
     let delta = Delta {
@@ -178,39 +179,6 @@ fn a_reactor_that_reads_late_writes_nothing_twice() {
     let mut got = read_all(&mut peer);
     got.extend_from_slice(&rest);
     assert_eq!(got, line(&big).repeat((stopped_at - 15) as usize));
-}
-
-/// With no socket lent, the reactor learns a delta is its own to write, and that nothing
-/// comes back, without the lock the publisher holds while it publishes.
-#[test]
-fn with_nothing_lent_the_reactor_takes_no_lock() {
-    let streams = std::sync::Arc::new(streams());
-    let held = streams.lent.lock();
-    let (tx, rx) = std::sync::mpsc::channel();
-    let reactor = std::sync::Arc::clone(&streams);
-    std::thread::spawn(move || {
-        let claim = reactor.claim("r", 1);
-        let writing = reactor.is_writing("r");
-        let back = (reactor.end("r"), reactor.forget("r"));
-        let _ = tx.send((claim, writing, back));
-    });
-    let got = rx
-        .recv_timeout(std::time::Duration::from_secs(5))
-        .expect("answered while the publisher holds the lock");
-    drop(held);
-    let not_lent = Claim {
-        written: false,
-        rest: None,
-    };
-    assert_eq!(got, (not_lent, false, (None, None)));
-
-    // Once one request is lent, every other's claim asks under the lock, and the count
-    // follows the table back to empty.
-    let (ours, _peer) = pair();
-    assert!(streams.lend("r", &ours, 0, || 0).is_some());
-    assert!(streams.any_lent());
-    assert_eq!(streams.forget("r"), Some(Vec::new()));
-    assert!(!streams.any_lent());
 }
 
 /// The publisher and the reactor on their own threads, as in the daemon: the publisher

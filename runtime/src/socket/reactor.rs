@@ -549,10 +549,7 @@ impl<P: Fn() -> u64> Deliver<'_, P> {
                 };
                 let claim = match &follow.lent {
                     // Written whole by the publisher, known without its lock (see `direct`).
-                    Some(mark) if mark.passed(seq) => Claim {
-                        written: true,
-                        rest: None,
-                    },
+                    Some(mark) if mark.passed(seq) => Claim::WRITTEN,
                     _ => self.direct.claim(&request_id, seq),
                 };
                 if let Some(rest) = claim.rest {
