@@ -1,13 +1,14 @@
 //! Graph-assisted recall for `hearth bench recall --graph`: each corpus's cold entries are
 //! distilled into a fresh L3 graph with the model-free distiller (the rules and the clause
-//! extractor, as the daemon's heartbeat runs them), and each question's graph recall is turned
-//! into the turns its facts came from, best fact first, to be fused with cold recall.
+//! extractor, as the daemon's heartbeat runs them), and each question's graph recall (as the
+//! daemon's indexer recalls for a turn, [`INDEXER_LIMITS`]) is turned into the turns its facts
+//! came from, best fact first, to be fused with cold recall.
 //!
 //! Nothing here reads the questions' evidence: the graph sees the same items and questions
 //! cold recall does.
 
 use hearth_graph::{ColdItem, FactId, GraphError, GraphStore, RuleDistiller};
-use hearth_kernel::graph_service::{INDEXER_FACTS, facts_block};
+use hearth_kernel::graph_service::{INDEXER_FACTS, INDEXER_LIMITS, facts_block};
 use hearth_memory::recall_bench::{AssistError, AssistIngest, RecallAssist};
 use hearth_memory::{Store, estimate_tokens};
 use std::collections::HashSet;
@@ -120,8 +121,10 @@ impl RecallAssist for GraphAssist {
         let Some(graph) = &self.graph else {
             return Ok(Vec::new());
         };
-        let hits = graph.recall(query, asked_ms, FACTS.max(depth))?;
-        // The block the daemon's indexer would put in this turn's prompt (its best facts).
+        // Recalled as the daemon's indexer recalls for a turn: the facts the question's words
+        // and time bear on.
+        let hits = graph.recall_with(query, asked_ms, FACTS.max(depth), INDEXER_LIMITS)?;
+        // The block the indexer would put in this turn's prompt (its best facts).
         let mut shown: Vec<_> = hits.iter().take(INDEXER_FACTS).cloned().collect();
         let block = facts_block(&mut shown, usize::MAX, graph.utc_offset_secs());
         self.block_tokens.push(estimate_tokens(&block));

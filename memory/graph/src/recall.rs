@@ -51,17 +51,22 @@ pub struct RecallLimits {
     pub expand_speaker: bool,
 }
 
+impl RecallLimits {
+    /// The bounds [`GraphStore::recall`] uses, as a constant so callers can derive theirs.
+    pub const DEFAULT: RecallLimits = RecallLimits {
+        list: 64,
+        seeds: 8,
+        fanout: 16,
+        row_budget: 256,
+        depth: 2,
+        common_df: 2_000,
+        expand_speaker: true,
+    };
+}
+
 impl Default for RecallLimits {
     fn default() -> Self {
-        Self {
-            list: 64,
-            seeds: 8,
-            fanout: 16,
-            row_budget: 256,
-            depth: 2,
-            common_df: 2_000,
-            expand_speaker: true,
-        }
+        Self::DEFAULT
     }
 }
 

@@ -32,13 +32,7 @@ impl GraphMemory {
         if budget == 0 || query.trim().is_empty() {
             return String::new();
         }
-        // Facts the turn's words bear on, not the speaker's every fact: they are in nearly
-        // every fact, and "I" is in nearly every turn.
-        let limits = RecallLimits {
-            expand_speaker: false,
-            ..RecallLimits::default()
-        };
-        let mut hits = match graph.recall_with(query, now_ms, INDEXER_FACTS, limits) {
+        let mut hits = match graph.recall_with(query, now_ms, INDEXER_FACTS, INDEXER_LIMITS) {
             Ok(hits) => hits,
             Err(e) => {
                 tracing::warn!("graph recall for the prompt failed: {e}");

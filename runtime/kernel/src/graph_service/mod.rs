@@ -38,6 +38,12 @@ const DISTILL_BATCH: usize = 64;
 const RECALLED_FIFO: usize = 1_024;
 /// Facts the indexer considers per turn before the budget cuts.
 pub const INDEXER_FACTS: usize = 8;
+/// How the indexer recalls: the facts a turn's words bear on, not the speaker's every fact
+/// (they are in nearly every fact, and "I" is in nearly every turn).
+pub const INDEXER_LIMITS: RecallLimits = RecallLimits {
+    expand_speaker: false,
+    ..RecallLimits::DEFAULT
+};
 /// How long a scene's refs to its facts keep their weight when the scene is not entered, when
 /// the configuration says nothing (`graph_scene_half_life_secs`).
 pub const DEFAULT_SCENE_HALF_LIFE: Duration = Duration::from_secs(14 * 86_400);
