@@ -49,6 +49,8 @@
 //! assert_eq!(table.forget("r"), Some(Vec::new()));
 //! ```
 
+#![warn(missing_docs)]
+
 mod mark;
 mod sync;
 mod table;
