@@ -1,7 +1,7 @@
 //! Hearth's daemon and CLI: `hearth.toml` and its environment overrides ([`config`]), the LLM
 //! sources the daemon keeps and the embedded default model it can start ([`embedded`]), the
 //! assembly of a running daemon ([`daemon`]), the Unix-socket protocol between `hearth` and
-//! `hearthd` ([`socket`]), and signal handling ([`signals`]).
+//! `hearthd` ([`socket`]), signal handling ([`signals`]) and the user's zone ([`zone`]).
 //!
 //! The kernel itself lives in `hearth-kernel` (graph, turn engine, services), the engine in
 //! `hearth-engine`, scheduling in `hearth-scheduler`, providers in `hearth-llm`; this crate only
@@ -25,3 +25,4 @@ pub mod embedded;
 pub mod recall_graph;
 pub mod signals;
 pub mod socket;
+pub mod zone;

@@ -66,6 +66,9 @@ impl Daemon {
                 "HEARTH_LOG",
                 std::env::var("HEARTH_TEST_LOG").unwrap_or_else(|_| "warn".into()),
             )
+            // Days are the user's zone's, the system's by default: the tests reckon in UTC
+            // wherever they run, unless one sets its own.
+            .env("TZ", "UTC")
             .env_remove("HEARTH_DATA_DIR")
             .env_remove("HEARTH_SOCKET")
             .stdout(Stdio::null())

@@ -39,3 +39,4 @@ mod daemon_tool_memory;
 mod daemon_web;
 mod daemon_web_clients;
 mod daemon_web_memory;
+mod daemon_zone;
