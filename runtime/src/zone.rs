@@ -2,9 +2,10 @@
 //!
 //! A home server's clock is set to its owner's zone (`/etc/localtime`, or `TZ` for the
 //! service), so without a configured offset "yesterday", the timeline's stamps and the days the
-//! graph shows are the owner's, not UTC's. The system's offset is read once, at start: a
-//! daylight-saving change takes effect when the daemon restarts.
+//! graph shows are the owner's, not UTC's. The zone's rules are read once, at start, and
+//! followed: a daylight-saving change applies from the instant it happens.
 
+use hearth_engine::LocalZone;
 use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Where the daemon's offset came from, for its start-up log.
@@ -18,27 +19,25 @@ pub enum ZoneSource {
     Fallback(String),
 }
 
-/// The offset the daemon uses, seconds east of UTC: `configured` when set, else the system's
-/// zone now (`TZ` when set, as the C library reads it, else `/etc/localtime`), else UTC.
-pub fn user_offset(configured: Option<i64>) -> (i64, ZoneSource) {
+/// The zone the daemon reckons in: `configured` (seconds east of UTC) when set, else the
+/// system's zone (`TZ` when set, as the C library reads it, else `/etc/localtime`), its rules
+/// read once and followed through daylight saving, else UTC.
+pub fn user_zone(configured: Option<i64>) -> (LocalZone, ZoneSource) {
     if let Some(secs) = configured {
-        return (secs, ZoneSource::Configured);
+        return (LocalZone::fixed(secs), ZoneSource::Configured);
     }
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
     let tz = std::env::var("TZ").ok().filter(|v| !v.is_empty());
-    match system_offset(tz.as_deref(), now) {
-        Ok(secs) => (secs, ZoneSource::System),
-        Err(why) => (0, ZoneSource::Fallback(why)),
+    match system_zone(tz.as_deref()) {
+        Ok(zone) => (zone, ZoneSource::System),
+        Err(why) => (LocalZone::default(), ZoneSource::Fallback(why)),
     }
 }
 
-/// The offset at `unix_secs` of the zone `tz` names (a `TZ` value: a zone name such as
-/// `Europe/Lisbon`, a file path, or a POSIX rule such as `CET-1CEST,M3.5.0,M10.5.0/3`), or of
-/// `/etc/localtime` when `None`.
-pub fn system_offset(tz: Option<&str>, unix_secs: i64) -> Result<i64, String> {
-    let zone = match tz {
+/// The zone `tz` names (a `TZ` value: a zone name such as `Europe/Lisbon`, a file path, or a
+/// POSIX rule such as `CET-1CEST,M3.5.0,M10.5.0/3`), or `/etc/localtime` when `None`,
+/// checked to answer for now.
+pub fn system_zone(tz: Option<&str>) -> Result<LocalZone, String> {
+    let rules = match tz {
         Some(spec) => tz::TimeZone::from_posix_tz(spec),
         None => tz::TimeZone::local(),
     }
@@ -46,10 +45,19 @@ pub fn system_offset(tz: Option<&str>, unix_secs: i64) -> Result<i64, String> {
         Some(spec) => format!("TZ={spec:?} is not a readable zone: {e}"),
         None => format!("/etc/localtime is not a readable zone: {e}"),
     })?;
-    let kind = zone
-        .find_local_time_type(unix_secs)
-        .map_err(|e| format!("no local time at {unix_secs}: {e}"))?;
-    Ok(i64::from(kind.ut_offset()))
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let at = |rules: &tz::TimeZone, unix_secs: i64| {
+        rules
+            .find_local_time_type(unix_secs)
+            .map(|kind| i64::from(kind.ut_offset()))
+    };
+    // An instant the rules cannot place (beyond their range) keeps the offset of the start.
+    let fallback = at(&rules, now).map_err(|e| format!("no local time now: {e}"))?;
+    Ok(LocalZone::following(move |ms| {
+        at(&rules, ms.div_euclid(1_000)).unwrap_or(fallback)
+    }))
 }
 
 #[cfg(test)]
@@ -60,23 +68,37 @@ mod tests {
     const WINTER: i64 = 1_767_225_600;
     const SUMMER: i64 = 1_782_864_000;
 
-    #[test]
-    fn a_configured_offset_wins() {
-        assert_eq!(user_offset(Some(-3_600)), (-3_600, ZoneSource::Configured));
+    fn offset(tz: &str, unix_secs: i64) -> i64 {
+        system_zone(Some(tz))
+            .expect("a zone")
+            .offset_at(unix_secs * 1_000)
     }
 
     #[test]
-    fn a_posix_rule_gives_the_offset_of_its_season() {
-        let berlin = Some("CET-1CEST,M3.5.0,M10.5.0/3");
-        assert_eq!(system_offset(berlin, WINTER), Ok(3_600));
-        assert_eq!(system_offset(berlin, SUMMER), Ok(7_200));
-        assert_eq!(system_offset(Some("JST-9"), SUMMER), Ok(32_400));
-        assert_eq!(system_offset(Some("HST10"), WINTER), Ok(-36_000));
+    fn a_configured_offset_wins() {
+        let (zone, source) = user_zone(Some(-3_600));
+        assert_eq!(
+            (zone.offset_at(WINTER), source),
+            (-3_600, ZoneSource::Configured)
+        );
+        assert_eq!(zone.offset_at(SUMMER), -3_600);
+    }
+
+    #[test]
+    fn a_posix_rule_is_followed_through_daylight_saving() {
+        let berlin = "CET-1CEST,M3.5.0,M10.5.0/3";
+        assert_eq!(offset(berlin, WINTER), 3_600);
+        assert_eq!(offset(berlin, SUMMER), 7_200);
+        // 2026-03-29: clocks go forward at 01:00 UTC.
+        assert_eq!(offset(berlin, 1_774_746_000 - 1), 3_600);
+        assert_eq!(offset(berlin, 1_774_746_000), 7_200);
+        assert_eq!(offset("JST-9", SUMMER), 32_400);
+        assert_eq!(offset("HST10", WINTER), -36_000);
     }
 
     #[test]
     fn an_unreadable_zone_is_an_error_that_names_it() {
-        let err = system_offset(Some("Nowhere/Atlantis"), WINTER).unwrap_err();
+        let err = system_zone(Some("Nowhere/Atlantis")).unwrap_err();
         assert!(err.contains("Nowhere/Atlantis"), "{err}");
     }
 }

@@ -33,3 +33,63 @@ pub fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
     era * 146_097 + doe - 719_468
 }
+
+/// The user's zone: its offset east of UTC, in seconds, at any instant. Fixed (a configured
+/// offset, UTC), or following a zone's rules through a function the daemon gives, so a
+/// daylight-saving change applies from the instant it happens, without a restart.
+#[derive(Clone)]
+pub struct LocalZone(ZoneRule);
+
+#[derive(Clone)]
+enum ZoneRule {
+    Fixed(i64),
+    Rules(std::sync::Arc<dyn Fn(i64) -> i64 + Send + Sync>),
+}
+
+impl LocalZone {
+    /// Always `secs` east of UTC.
+    pub const fn fixed(secs: i64) -> Self {
+        Self(ZoneRule::Fixed(secs))
+    }
+
+    /// The offset `offset_at` gives for an instant in Unix milliseconds (it must be cheap: it
+    /// is asked on the turn path).
+    pub fn following(offset_at: impl Fn(i64) -> i64 + Send + Sync + 'static) -> Self {
+        Self(ZoneRule::Rules(std::sync::Arc::new(offset_at)))
+    }
+
+    /// Seconds east of UTC at `ms` (Unix milliseconds).
+    ///
+    /// ```
+    /// use hearth_engine::LocalZone;
+    ///
+    /// assert_eq!(LocalZone::fixed(3_600).offset_at(0), 3_600);
+    /// // A zone an hour ahead from the year 2000 on.
+    /// let zone = LocalZone::following(|ms| if ms < 946_684_800_000 { 0 } else { 3_600 });
+    /// assert_eq!((zone.offset_at(0), zone.offset_at(946_684_800_000)), (0, 3_600));
+    /// ```
+    pub fn offset_at(&self, ms: i64) -> i64 {
+        match &self.0 {
+            ZoneRule::Fixed(secs) => *secs,
+            ZoneRule::Rules(offset_at) => offset_at(ms),
+        }
+    }
+}
+
+impl Default for LocalZone {
+    /// UTC.
+    fn default() -> Self {
+        Self::fixed(0)
+    }
+}
+
+impl std::fmt::Debug for LocalZone {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            ZoneRule::Fixed(secs) => write!(f, "LocalZone(fixed {secs:+} s)"),
+            ZoneRule::Rules(_) => {
+                write!(f, "LocalZone(rules, now {:+} s)", self.offset_at(now_ms()))
+            }
+        }
+    }
+}

@@ -90,7 +90,7 @@ mod loom_park;
 mod tests;
 
 pub use cancel::{CancelToken, Deadline};
-pub use clock::{days_from_civil, duration_ms, now_ms};
+pub use clock::{LocalZone, days_from_civil, duration_ms, now_ms};
 pub use edge::{
     EdgeRx, EdgeTx, RecvTimeoutError, SendTimeoutError, TryRecvError, TrySendError, edge,
 };

@@ -127,8 +127,8 @@ pub struct MemoryConfig {
     pub max_context_size: usize,
     /// Configured protected count (the last N events are never pruned).
     pub protected: usize,
-    /// Seconds east of UTC for timeline stamps.
-    pub utc_offset_secs: i64,
+    /// The user's zone: recall's time words, the graph's days, a scene's part of the day.
+    pub zone: hearth_engine::LocalZone,
     /// The L3 graph (`None`: no graph memory).
     pub graph: Option<GraphSettings>,
     /// The knowledge base (`None`: no knowledge tools).
@@ -165,6 +165,23 @@ struct Ready {
     graph: GraphMemory,
 }
 
+impl Ready {
+    /// Brings cold recall's and the graph's offset to the user's zone at `now` (a
+    /// daylight-saving change applies from the next op); the offset.
+    fn follow_zone(&mut self, cold: &mut ColdContext, now: i64) -> i64 {
+        let offset = self.cfg.zone.offset_at(now);
+        if cold.config().utc_offset_secs != offset {
+            let config = RecallConfig {
+                utc_offset_secs: offset,
+                ..cold.config().clone()
+            };
+            cold.set_config(config);
+            self.graph.set_utc_offset(offset);
+        }
+        offset
+    }
+}
+
 impl MemoryState {
     /// Installs the loaded models on cold context; the ops that waited for them, in order.
     pub(crate) fn install(
@@ -179,8 +196,9 @@ impl MemoryState {
             consolidate,
         } = install;
         let dense = models.dense.clone();
+        let now = hearth_engine::now_ms();
         let config = RecallConfig {
-            utc_offset_secs: cfg.utc_offset_secs,
+            utc_offset_secs: cfg.zone.offset_at(now),
             ..RecallConfig::default()
         };
         let mut fresh =
@@ -198,8 +216,8 @@ impl MemoryState {
         };
         let graph = GraphMemory::open(
             cfg.graph.as_ref(),
-            cfg.utc_offset_secs,
-            hearth_engine::now_ms(),
+            cfg.zone.offset_at(now),
+            now,
             consolidate,
         );
         self.phase = Phase::Ready(Box::new(Ready {
@@ -245,7 +263,9 @@ impl MemoryState {
             if r.backfill {
                 r.backfill = backfill_step(cold);
             }
-            r.graph.tick_if_due(cold, hearth_engine::now_ms());
+            let now = hearth_engine::now_ms();
+            r.follow_zone(cold, now);
+            r.graph.tick_if_due(cold, now);
         }
     }
 
@@ -269,6 +289,7 @@ impl MemoryState {
             }
         };
         let now = hearth_engine::now_ms();
+        let offset = ready.follow_zone(cold, now);
         let cfg = &ready.cfg;
         match op {
             MemoryOp::Attach | MemoryOp::Install(_) => {}
@@ -307,7 +328,7 @@ impl MemoryState {
                 ready.done.send(MemoryDone { call, result });
             }
             MemoryOp::Query { query, k, reply } => {
-                let found = query_into_window(cold, &query, k, now, cfg.utc_offset_secs);
+                let found = query_into_window(cold, &query, k, now, offset);
                 after.push(answer_after_commit(reply, found));
             }
             MemoryOp::Commit {
@@ -464,7 +485,8 @@ fn pass(
         memory_tokens,
     } = budget;
     let mut out = MemoryPass::default();
-    let entered = scene.and_then(|s| graph.enter_scene(s, query, cfg.utc_offset_secs, now));
+    let offset = cfg.zone.offset_at(now);
+    let entered = scene.and_then(|s| graph.enter_scene(s, query, offset, now));
     if prune {
         let stats = cold.store().events_stats()?;
         let limits = PruneLimits::compute(

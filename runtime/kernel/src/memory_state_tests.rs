@@ -21,7 +21,7 @@ fn keyword_config(path: &std::path::Path, utc_offset_secs: i64) -> MemoryConfig 
         model_dir: None,
         max_context_size: 30,
         protected: 10,
-        utc_offset_secs,
+        zone: hearth_engine::LocalZone::fixed(utc_offset_secs),
         graph: None,
         knowledge: None,
     }
@@ -297,4 +297,53 @@ fn a_turns_tools_join_the_scenes_its_pass_entered() {
 
     graph.note_turn_tools(&reply(&input, &["calc"]), 3_000);
     assert!(scene_keys(&mut graph).iter().any(|k| k == "tool:calc"));
+}
+
+/// The user's zone is followed from op to op: when its offset changes (daylight saving),
+/// cold recall and the graph reckon in the new one from the next op, without a restart.
+#[test]
+fn the_zone_is_followed_from_op_to_op() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicI64, Ordering};
+    let (scratch, path) = scratch_store("zone");
+    let offset = Arc::new(AtomicI64::new(3_600));
+    let mut cfg = keyword_config(&path, 0);
+    let seen = Arc::clone(&offset);
+    cfg.zone = hearth_engine::LocalZone::following(move |_| seen.load(Ordering::SeqCst));
+    cfg.graph = Some(GraphSettings {
+        path: scratch.path().join("graph.db"),
+        interval: Duration::from_secs(600),
+        model: None,
+        scene_half_life: None,
+    });
+    let cold = ColdContext::new(
+        hearth_memory::Store::open(&path).expect("store opens"),
+        None,
+    );
+    let mut state = MemoryState::default();
+    let install = Install {
+        models: hearth_memory::MemoryModels::default(),
+        cfg,
+        done: Sink::new(|_| {}),
+        consolidate: None,
+    };
+    let (mut cold, _) = state.install(cold, install);
+    let zones = |state: &MemoryState, cold: &ColdContext| {
+        let Phase::Ready(ready) = &state.phase else {
+            panic!("installed")
+        };
+        (cold.config().utc_offset_secs, ready.graph.utc_offset_secs())
+    };
+    assert_eq!(zones(&state, &cold), (3_600, Some(3_600)));
+
+    offset.store(7_200, Ordering::SeqCst);
+    let (reply, _answer) = crossbeam_channel::bounded(1);
+    let mut after = Vec::new();
+    let query = MemoryOp::Query {
+        query: "anything".into(),
+        k: 1,
+        reply,
+    };
+    state.handle(&mut cold, query, &mut after);
+    assert_eq!(zones(&state, &cold), (7_200, Some(7_200)));
 }

@@ -4,8 +4,8 @@ use hearth_stages::{ToolDef, ToolRegistry, tool_fn};
 use serde_json::{Value, json};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-/// Registers the built-in tools. `utc_offset_secs` places local time.
-pub fn register(tools: &ToolRegistry, utc_offset_secs: i64) {
+/// Registers the built-in tools. `zone` places local time.
+pub fn register(tools: &ToolRegistry, zone: hearth_engine::LocalZone) {
     let def = ToolDef {
         name: "system_time".into(),
         plugin: "system".into(),
@@ -22,6 +22,7 @@ pub fn register(tools: &ToolRegistry, utc_offset_secs: i64) {
         hearth_stages::DEFAULT_CAPABILITY,
         tool_fn(move |_: &Value| {
             let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
+            let utc_offset_secs = zone.offset_at(unix.saturating_mul(1_000));
             Ok(json!({"local": iso8601(unix + utc_offset_secs), "utc_offset_secs": utc_offset_secs, "unix": unix}))
         }),
     );
@@ -66,7 +67,7 @@ mod tests {
     #[test]
     fn system_time_tool_answers() {
         let tools = ToolRegistry::new();
-        register(&tools, 3600);
+        register(&tools, hearth_engine::LocalZone::fixed(3600));
         let call = hearth_stages::CallContext::kernel(std::time::Duration::from_secs(5));
         let out = tools
             .execute(&call, "system_time", &json!({}))

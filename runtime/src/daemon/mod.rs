@@ -221,20 +221,20 @@ impl Daemon {
         if let Err(e) = sources.prefer(&cfg.agent.source) {
             tracing::warn!("agent.source ignored: {e}");
         }
-        let utc_offset_secs = match crate::zone::user_offset(cfg.agent.utc_offset_secs) {
-            (secs, crate::zone::ZoneSource::Fallback(why)) => {
+        let zone = match crate::zone::user_zone(cfg.agent.utc_offset_secs) {
+            (zone, crate::zone::ZoneSource::Fallback(why)) => {
                 tracing::warn!("{why}; days are reckoned in UTC (set agent.utc_offset_secs)");
-                secs
+                zone
             }
-            (secs, source) => {
-                tracing::info!(utc_offset_secs = secs, ?source, "the user's zone");
-                secs
+            (zone, source) => {
+                tracing::info!(?zone, ?source, "the user's zone");
+                zone
             }
         };
         let turn = TurnConfig {
             system_prompt: cfg.agent.system_prompt.clone(),
             max_tool_turns: cfg.agent.max_tool_turns,
-            utc_offset_secs,
+            zone: zone.clone(),
             // Validated with the rest of the config; an unreadable value means auto.
             language: cfg.agent.language().ok().flatten(),
             ..TurnConfig::default()
@@ -245,7 +245,7 @@ impl Daemon {
             ..GraphConfig::default()
         };
         let registries = Registries::default();
-        builtins::register(&registries.tools, utc_offset_secs);
+        builtins::register(&registries.tools, zone.clone());
         wedge_hook::install(&registries.stages);
         let (data_plane, events) = plugins::shared_events()?;
         let store_path = cfg.data_dir.join("memory.db");
@@ -271,7 +271,7 @@ impl Daemon {
                 model_dir: cfg.memory_model_dir.clone(),
                 max_context_size: cfg.agent.max_context_size,
                 protected: hearth_memory::DEFAULT_PROTECTED_COUNT,
-                utc_offset_secs,
+                zone,
                 knowledge: Some(hearth_kernel::knowledge_tools::KnowledgeSettings {
                     root: cfg.data_dir.join("knowledge"),
                     index: cfg.data_dir.join("knowledge.db"),

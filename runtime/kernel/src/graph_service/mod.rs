@@ -155,6 +155,20 @@ impl GraphMemory {
         }
     }
 
+    /// The user's zone from now on, seconds east of UTC: how cold items are dated, a query's
+    /// time words read and a fact's days shown.
+    pub(crate) fn set_utc_offset(&mut self, utc_offset_secs: i64) {
+        if let Some(store) = self.store.as_mut() {
+            store.set_utc_offset(utc_offset_secs);
+        }
+    }
+
+    /// The zone the graph reckons in (`None`: no graph).
+    #[cfg(test)]
+    pub(crate) fn utc_offset_secs(&self) -> Option<i64> {
+        self.store.as_ref().map(GraphStore::utc_offset_secs)
+    }
+
     /// How long until the heartbeat is due (`None` without a graph).
     pub(crate) fn idle_wait(&self, now_ms: i64) -> Option<Duration> {
         self.store.as_ref()?;

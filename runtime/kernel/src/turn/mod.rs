@@ -54,8 +54,8 @@ pub struct TurnConfig {
     pub tool_timeout: Duration,
     /// The same text from the same source inside this window is skipped as `duplicate`.
     pub duplicate_window: Duration,
-    /// Offset of the user's time zone, for timeline stamps.
-    pub utc_offset_secs: i64,
+    /// The user's zone, for timeline stamps.
+    pub zone: hearth_engine::LocalZone,
     /// Settings of the input scheduler.
     pub scheduler: SchedulerConfig,
     /// The language of every user-visible text; `None` decides per input (see [`crate::lang`]).
@@ -77,7 +77,7 @@ impl Default for TurnConfig {
             max_tool_turns: DEFAULT_MAX_TOOL_TURNS,
             tool_timeout: DEFAULT_TOOL_TIMEOUT,
             duplicate_window: DUPLICATE_WINDOW,
-            utc_offset_secs: 0,
+            zone: hearth_engine::LocalZone::default(),
             scheduler: SchedulerConfig::default(),
             language: None,
         }

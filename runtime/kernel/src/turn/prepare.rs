@@ -189,7 +189,8 @@ impl TurnEngine {
         let timeline = if frame.critical {
             String::new()
         } else {
-            format_timeline(earlier, budget.context_tokens, self.cfg.utc_offset_secs)
+            let offset = self.cfg.zone.offset_at(hearth_engine::now_ms());
+            format_timeline(earlier, budget.context_tokens, offset)
         };
         if !timeline.is_empty() {
             msgs.push(Message::system(texts::localize_timeline(

@@ -61,7 +61,7 @@ pub fn sent_for(n: usize, inputs: &[&str], steps: Vec<ScriptStep>) -> Sent {
         model_dir: None,
         max_context_size: 200,
         protected: 10,
-        utc_offset_secs: 0,
+        zone: hearth_engine::LocalZone::default(),
         graph: None,
         knowledge: None,
     };
