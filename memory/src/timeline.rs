@@ -16,11 +16,12 @@ const RESPONSE_RUNES: usize = 120;
 
 /// Renders `events` (oldest first) within `budget_tokens`. At least one event is always shown
 /// when there is any, so the model never loses the latest exchange to a tiny budget.
-/// `utc_offset_secs` places the `[HH:MM:SS]` stamps in the user's time zone.
+/// `offset_at` gives the user's offset east of UTC at an instant (Unix ms), which places each
+/// `[HH:MM:SS]` stamp in their zone as it was then, across a daylight-saving change too.
 pub fn format_timeline(
     events: &[ContextEvent],
     budget_tokens: usize,
-    utc_offset_secs: i64,
+    offset_at: impl Fn(i64) -> i64,
 ) -> String {
     if events.is_empty() {
         return String::new();
@@ -52,7 +53,7 @@ pub fn format_timeline(
         let _ = write!(
             out,
             "\n[{}] {}: {}",
-            clock(evt.timestamp_ms, utc_offset_secs),
+            clock(evt.timestamp_ms, offset_at(evt.timestamp_ms)),
             evt.source,
             evt.input
         );
@@ -98,7 +99,7 @@ mod tests {
 
     #[test]
     fn empty_gives_empty() {
-        assert_eq!(format_timeline(&[], 1000, 0), "");
+        assert_eq!(format_timeline(&[], 1000, |_| 0), "");
     }
 
     #[test]
@@ -106,7 +107,7 @@ mod tests {
         let mut a = evt(3_723_000, "hi");
         a.tools_used = vec!["t1".into(), "t2".into()];
         let b = evt(3_724_000, "again").with_response("x".repeat(200));
-        let out = format_timeline(&[a, b], 100_000, 0);
+        let out = format_timeline(&[a, b], 100_000, |_| 0);
         let lines: Vec<&str> = out.lines().collect();
         assert_eq!(lines[0], TIMELINE_HEADER);
         assert_eq!(lines[1], "[01:02:03] cli: hi → 调用工具: t1, t2");
@@ -122,17 +123,33 @@ mod tests {
             .map(|i| evt(i * 1000, &format!("event{i}")))
             .collect();
         // Each event costs 6 + 12 + 40 = 58 tokens; the header costs 12.
-        let out = format_timeline(&events, 12 + 58 * 3, 0);
+        let out = format_timeline(&events, 12 + 58 * 3, |_| 0);
         assert_eq!(out.lines().count(), 4);
         assert!(out.contains("event9") && out.contains("event7") && !out.contains("event6"));
-        let tiny = format_timeline(&events, 1, 0);
+        let tiny = format_timeline(&events, 1, |_| 0);
         assert_eq!(tiny.lines().count(), 2);
         assert!(tiny.contains("event9"));
     }
 
     #[test]
     fn offset_shifts_clock() {
-        let out = format_timeline(&[evt(0, "x")], 1000, 8 * 3600);
+        let out = format_timeline(&[evt(0, "x")], 1000, |_| 8 * 3600);
         assert!(out.contains("[08:00:00]"));
+    }
+
+    /// Each stamp takes the offset of its own instant: two lines an hour apart across a
+    /// daylight-saving change (at 01:00 UTC) read 01:30 and 03:30 local, not 02:30 and 03:30.
+    #[test]
+    fn each_stamp_takes_the_offset_of_its_instant() {
+        let change = 3_600_000;
+        let berlin = |ms: i64| if ms < change { 3_600 } else { 7_200 };
+        let half_hour = 1_800_000;
+        let events = [
+            evt(change - half_hour, "before"),
+            evt(change + half_hour, "after"),
+        ];
+        let out = format_timeline(&events, 100_000, berlin);
+        assert!(out.contains("[01:30:00] cli: before"), "{out}");
+        assert!(out.contains("[03:30:00] cli: after"), "{out}");
     }
 }

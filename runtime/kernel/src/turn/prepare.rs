@@ -189,8 +189,8 @@ impl TurnEngine {
         let timeline = if frame.critical {
             String::new()
         } else {
-            let offset = self.cfg.zone.offset_at(hearth_engine::now_ms());
-            format_timeline(earlier, budget.context_tokens, offset)
+            let zone = &self.cfg.zone;
+            format_timeline(earlier, budget.context_tokens, |ms| zone.offset_at(ms))
         };
         if !timeline.is_empty() {
             msgs.push(Message::system(texts::localize_timeline(
