@@ -126,7 +126,7 @@ impl RecallAssist for GraphAssist {
         let hits = graph.recall_with(query, asked_ms, FACTS.max(depth), INDEXER_LIMITS)?;
         // The block the indexer would put in this turn's prompt (its best facts).
         let mut shown: Vec<_> = hits.iter().take(INDEXER_FACTS).cloned().collect();
-        let block = facts_block(&mut shown, usize::MAX, graph.utc_offset_secs());
+        let block = facts_block(&mut shown, usize::MAX, graph.zone());
         self.block_tokens.push(estimate_tokens(&block));
         let mut turns = Vec::new();
         let mut seen = HashSet::new();

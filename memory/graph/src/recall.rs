@@ -6,7 +6,7 @@
 //! the query's words point at first, (4) dense vectors of the current embedder when one is
 //! set, (5) for each span before now the query names, the facts and events of that span (its
 //! time words read as cold recall reads a question: widened, in the user's zone set with
-//! [`GraphStore::set_utc_offset`]). The best hits'
+//! [`GraphStore::set_zone`]). The best hits'
 //! entities then seed a BFS of depth ≤ 2 over indexed adjacency. With
 //! [`RecallLimits::expand_speaker`] off, the speaker is a hub the BFS does not walk through
 //! and "I" reads only the slots and time the query names.
@@ -199,7 +199,7 @@ impl GraphStore {
         }
         // Read as cold recall reads a question: widened, in the user's zone, and "today" or
         // "on Monday" (the present, a habit) name no past span to look in.
-        for window in question_windows(query, now_ms, self.utc_offset_secs) {
+        for window in question_windows(query, now_ms, self.zone.offset_at(now_ms)) {
             lists.push((
                 self.in_window(&named, hub, window.start_ms, window.end_ms, &limits)?,
                 1.0,

@@ -166,9 +166,9 @@ struct Ready {
 }
 
 impl Ready {
-    /// Brings cold recall's and the graph's offset to the user's zone at `now` (a
-    /// daylight-saving change applies from the next op); the offset.
-    fn follow_zone(&mut self, cold: &mut ColdContext, now: i64) -> i64 {
+    /// Brings cold recall's offset to the user's zone at `now` (a daylight-saving change
+    /// applies from the next op; the graph asks the zone itself); the offset.
+    fn follow_zone(&self, cold: &mut ColdContext, now: i64) -> i64 {
         let offset = self.cfg.zone.offset_at(now);
         if cold.config().utc_offset_secs != offset {
             let config = RecallConfig {
@@ -176,7 +176,6 @@ impl Ready {
                 ..cold.config().clone()
             };
             cold.set_config(config);
-            self.graph.set_utc_offset(offset);
         }
         offset
     }
@@ -214,12 +213,7 @@ impl MemoryState {
             Phase::Loading(waiting) => waiting,
             Phase::Off | Phase::Ready(_) => VecDeque::new(),
         };
-        let graph = GraphMemory::open(
-            cfg.graph.as_ref(),
-            cfg.zone.offset_at(now),
-            now,
-            consolidate,
-        );
+        let graph = GraphMemory::open(cfg.graph.as_ref(), cfg.zone.clone(), now, consolidate);
         self.phase = Phase::Ready(Box::new(Ready {
             graph,
             cfg,

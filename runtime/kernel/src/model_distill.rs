@@ -327,10 +327,11 @@ impl ModelDistill {
 pub(crate) const NOTE_SOURCE: &str = "manual";
 
 /// The user's words of a cold entry, their time words reckoned in the graph's zone (the
-/// user's); a note stored with `doc_commit` keeps them in its response, so that is read too.
+/// user's) as it was when they were said; a note stored with `doc_commit` keeps them in its
+/// response, so that is read too.
 pub(crate) fn cold_item(entry: &hearth_memory::ColdEntry, graph: &GraphStore) -> ColdItem {
     let mut item = ColdItem::from(entry);
-    item.utc_offset_secs = graph.utc_offset_secs();
+    item.utc_offset_secs = graph.zone().offset_at(entry.event.timestamp_ms);
     if entry.event.source == NOTE_SOURCE && !entry.event.response.is_empty() {
         item.text = entry.event.response.clone();
     }

@@ -20,6 +20,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use hearth_engine::LocalZone;
 use hearth_memory::Embedder;
 use rusqlite::{Connection, OpenFlags};
 
@@ -44,8 +45,8 @@ pub struct GraphStore {
     pub(crate) conn: Connection,
     pub(crate) path: PathBuf,
     pub(crate) embedder: Option<Arc<dyn Embedder>>,
-    /// The user's zone, seconds east of UTC: a query's "yesterday" is their yesterday.
-    pub(crate) utc_offset_secs: i64,
+    /// The user's zone: a query's "yesterday" is their yesterday.
+    pub(crate) zone: LocalZone,
 }
 
 impl std::fmt::Debug for GraphStore {
@@ -56,7 +57,7 @@ impl std::fmt::Debug for GraphStore {
                 "embedder",
                 &self.embedder.as_ref().map(|e| e.fingerprint().to_string()),
             )
-            .field("utc_offset_secs", &self.utc_offset_secs)
+            .field("zone", &self.zone)
             .finish()
     }
 }
@@ -102,7 +103,7 @@ impl GraphStore {
             conn,
             path,
             embedder: None,
-            utc_offset_secs: 0,
+            zone: LocalZone::default(),
         })
     }
 
@@ -112,17 +113,19 @@ impl GraphStore {
         self.embedder = embedder;
     }
 
-    /// Sets the user's zone (seconds east of UTC, 0 until set), in which recall reckons the
-    /// time words of a query. A statement's are reckoned in the zone its [`ColdItem`] carries.
+    /// Sets the user's zone (UTC until set), in which recall reckons the time words of a query
+    /// at the time it is asked. A statement's are reckoned in the zone its [`ColdItem`]
+    /// carries.
     ///
     /// [`ColdItem`]: crate::ColdItem
-    pub fn set_utc_offset(&mut self, utc_offset_secs: i64) {
-        self.utc_offset_secs = utc_offset_secs;
+    pub fn set_zone(&mut self, zone: LocalZone) {
+        self.zone = zone;
     }
 
-    /// The user's zone set with [`GraphStore::set_utc_offset`].
-    pub fn utc_offset_secs(&self) -> i64 {
-        self.utc_offset_secs
+    /// The user's zone set with [`GraphStore::set_zone`]: for showing a fact's days as they
+    /// were where the user is, and for dating what they said.
+    pub fn zone(&self) -> &LocalZone {
+        &self.zone
     }
 
     /// The database file.

@@ -1,6 +1,7 @@
 //! A query's time words are read in the user's zone, as cold recall reads a question: the
 //! user's "yesterday", not UTC's, and "today" names no past span to look in.
 
+use hearth_engine::LocalZone;
 use hearth_graph::{ColdItem, FactStatus, RecallLimits};
 
 use crate::support::{T0, graph};
@@ -12,7 +13,7 @@ const HONOLULU: i64 = -10 * 3_600;
 #[test]
 fn yesterday_is_the_users_yesterday() {
     let mut g = graph();
-    g.graph.set_utc_offset(HONOLULU);
+    g.graph.set_zone(LocalZone::fixed(HONOLULU));
     // Tuesday 19:00 in Honolulu, Wednesday 05:00 UTC.
     let told = ColdItem {
         id: 1,
@@ -43,7 +44,7 @@ fn yesterday_is_the_users_yesterday() {
         0,
         "today names no past span"
     );
-    g.graph.set_utc_offset(0);
+    g.graph.set_zone(LocalZone::fixed(0));
     assert_eq!(
         moves(&g.graph, "what happened yesterday"),
         0,

@@ -43,7 +43,7 @@ impl GraphMemory {
         let mut here = scene
             .map(|s| self.scene_hits(s, now_ms))
             .unwrap_or_default();
-        let zone = graph.utc_offset_secs();
+        let zone = graph.zone();
         if here.is_empty() {
             return facts_block(&mut hits, budget, zone);
         }
@@ -86,10 +86,10 @@ impl GraphMemory {
     }
 }
 
-/// The day `ms` falls on for a user `utc_offset_secs` east of UTC: an event of their Monday
+/// The day `ms` falls on where the user is (`zone`, as it was then): an event of their Monday
 /// is shown as Monday, wherever UTC's midnight falls.
-fn day(ms: i64, utc_offset_secs: i64) -> String {
-    hearth_memory::format_minute(ms, utc_offset_secs)
+fn day(ms: i64, zone: &LocalZone) -> String {
+    hearth_memory::format_minute(ms, zone.offset_at(ms))
         .split(' ')
         .next()
         .unwrap_or_default()
@@ -98,21 +98,21 @@ fn day(ms: i64, utc_offset_secs: i64) -> String {
 
 /// The indexer's block of `hits` within `budget` tokens: `Known facts (from memory):` and a
 /// line per fact, sorted by id so an unchanged graph gives the same bytes and the prompt
-/// prefix caches; empty when no fact fits. Days are the user's, `utc_offset_secs` east of
-/// UTC. Also what `hearth bench recall --graph` counts.
-pub fn facts_block(hits: &mut [FactHit], budget: usize, utc_offset_secs: i64) -> String {
-    titled_block(FACTS_HEADER, hits, budget, utc_offset_secs)
+/// prefix caches; empty when no fact fits. Days are the user's (`zone`). Also what
+/// `hearth bench recall --graph` counts.
+pub fn facts_block(hits: &mut [FactHit], budget: usize, zone: &LocalZone) -> String {
+    titled_block(FACTS_HEADER, hits, budget, zone)
 }
 
 /// `header` and a line per fact of `hits` that fits `budget` tokens, sorted by id; empty when
 /// none fits.
-fn titled_block(header: &str, hits: &mut [FactHit], budget: usize, utc_offset_secs: i64) -> String {
+fn titled_block(header: &str, hits: &mut [FactHit], budget: usize, zone: &LocalZone) -> String {
     hits.sort_by_key(|h| h.id);
     let mut out = String::from(header);
     let mut used = estimate_tokens(header);
     let mut any = false;
     for hit in hits.iter() {
-        let line = format!("\n- {}", fact_line(hit, utc_offset_secs));
+        let line = format!("\n- {}", fact_line(hit, zone));
         let cost = estimate_tokens(&line);
         if used + cost > budget {
             continue;
@@ -125,9 +125,9 @@ fn titled_block(header: &str, hits: &mut [FactHit], budget: usize, utc_offset_se
 }
 
 /// One fact as the prompt shows it: `[r3] user lives_in Lisbon (current, since 2026-11-20)`,
-/// its days in the user's zone (`utc_offset_secs` east of UTC).
-pub(super) fn fact_line(hit: &FactHit, utc_offset_secs: i64) -> String {
-    let day = |ms| day(ms, utc_offset_secs);
+/// its days in the user's `zone`.
+pub(super) fn fact_line(hit: &FactHit, zone: &LocalZone) -> String {
+    let day = |ms| day(ms, zone);
     let when = match (hit.status, hit.valid_to_ms) {
         (FactStatus::Past, Some(to)) => {
             format!("past, {} – {}", day(hit.valid_from_ms), day(to))

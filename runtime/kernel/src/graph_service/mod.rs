@@ -17,7 +17,7 @@ use crate::GraphMemoryError;
 use crate::input::InputEvent;
 use crate::model_distill::{ModelDistill, ModelDistillSettings, cold_item};
 use crate::turn_scene::{ScenePeer, TurnScene, local_hour};
-use hearth_engine::{Sink, duration_ms};
+use hearth_engine::{LocalZone, Sink, duration_ms};
 use hearth_graph::{
     DEFAULT_REF_FLOOR, FactHit, FactId, FactSource, FactStatus, GraphStore, Peer, Provenance,
     RecallLimits, RuleDistiller, SceneFeature, TurnSituation, normalize_scene_key, topic_keywords,
@@ -99,11 +99,10 @@ pub(crate) struct SceneNow {
 impl GraphMemory {
     /// Opens the graph file; on failure runs without one and says so. `submit` hands the
     /// model distiller's consolidation tasks to the kernel (`None`: rules only). Time words,
-    /// in what the user says and in what they ask, are reckoned in their zone,
-    /// `utc_offset_secs` east of UTC.
+    /// in what the user says and in what they ask, are reckoned in their `zone`.
     pub(crate) fn open(
         settings: Option<&GraphSettings>,
-        utc_offset_secs: i64,
+        zone: LocalZone,
         now_ms: i64,
         submit: Option<Sink<InputEvent>>,
     ) -> Self {
@@ -118,7 +117,7 @@ impl GraphMemory {
             ),
             Some(s) => match GraphStore::open(&s.path) {
                 Ok(mut store) => {
-                    store.set_utc_offset(utc_offset_secs);
+                    store.set_zone(zone);
                     tracing::info!(path = %s.path.display(), "graph memory opened");
                     (Some(store), String::new(), s.interval)
                 }
@@ -153,20 +152,6 @@ impl GraphMemory {
             refs_halved: 0,
             refs_deleted: 0,
         }
-    }
-
-    /// The user's zone from now on, seconds east of UTC: how cold items are dated, a query's
-    /// time words read and a fact's days shown.
-    pub(crate) fn set_utc_offset(&mut self, utc_offset_secs: i64) {
-        if let Some(store) = self.store.as_mut() {
-            store.set_utc_offset(utc_offset_secs);
-        }
-    }
-
-    /// The zone the graph reckons in (`None`: no graph).
-    #[cfg(test)]
-    pub(crate) fn utc_offset_secs(&self) -> Option<i64> {
-        self.store.as_ref().map(GraphStore::utc_offset_secs)
     }
 
     /// How long until the heartbeat is due (`None` without a graph).

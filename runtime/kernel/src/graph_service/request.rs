@@ -142,7 +142,7 @@ impl GraphMemory {
                 for hit in hits.iter().filter(|_| for_model) {
                     remember(&mut self.recalled, &mut self.recalled_set, hit.id);
                 }
-                let zone = graph.utc_offset_secs();
+                let zone = graph.zone();
                 Ok(Value::Array(
                     hits.iter().map(|hit| hit_json(hit, zone)).collect(),
                 ))
@@ -210,10 +210,9 @@ impl GraphMemory {
                 let told = graph.edit(id, &object, &sentence, &told_directly(now_ms))?;
                 tell_json(&told)
             }
-            GraphRequest::Person { name } => Ok(person_json(
-                &graph.person(&name, now_ms)?,
-                graph.utc_offset_secs(),
-            )),
+            GraphRequest::Person { name } => {
+                Ok(person_json(&graph.person(&name, now_ms)?, graph.zone()))
+            }
             GraphRequest::Trait { name, trait_words } => {
                 let predicate = hearth_graph::predicate_from_words(&trait_words)?;
                 let person = graph.person(&name, now_ms)?;
@@ -221,7 +220,7 @@ impl GraphMemory {
                     .facts
                     .iter()
                     .filter(|f| f.predicate == predicate && f.subject == person.name)
-                    .map(|hit| hit_json(hit, graph.utc_offset_secs()))
+                    .map(|hit| hit_json(hit, graph.zone()))
                     .collect();
                 Ok(json!({"name": person.name, "trait": predicate, "values": values}))
             }
@@ -380,8 +379,8 @@ fn status_word(status: FactStatus) -> &'static str {
     }
 }
 
-/// A hit as the tools return it, its line's days in the user's zone (`utc_offset_secs`).
-fn hit_json(hit: &FactHit, utc_offset_secs: i64) -> Value {
+/// A hit as the tools return it, its line's days in the user's `zone`.
+fn hit_json(hit: &FactHit, zone: &LocalZone) -> Value {
     json!({
         "id": hit.id.to_string(),
         "subject": hit.subject,
@@ -394,16 +393,13 @@ fn hit_json(hit: &FactHit, utc_offset_secs: i64) -> Value {
         "sentence": hit.sentence,
         "confidence": hit.confidence,
         "mentions": hit.mentions,
-        "line": fact_line(hit, utc_offset_secs),
+        "line": fact_line(hit, zone),
     })
 }
 
-fn person_json(person: &hearth_graph::Person, utc_offset_secs: i64) -> Value {
-    let hits = |hits: &[FactHit]| -> Vec<Value> {
-        hits.iter()
-            .map(|hit| hit_json(hit, utc_offset_secs))
-            .collect()
-    };
+fn person_json(person: &hearth_graph::Person, zone: &LocalZone) -> Value {
+    let hits =
+        |hits: &[FactHit]| -> Vec<Value> { hits.iter().map(|hit| hit_json(hit, zone)).collect() };
     json!({
         "name": person.name,
         "kind": person.kind,

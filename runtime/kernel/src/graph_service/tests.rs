@@ -26,6 +26,11 @@ fn scratch(tag: &str) -> Scratch {
 
 /// A scratch graph for a user `utc_offset_secs` east of UTC.
 fn scratch_in(tag: &str, utc_offset_secs: i64) -> Scratch {
+    scratch_zoned(tag, LocalZone::fixed(utc_offset_secs))
+}
+
+/// A scratch graph for a user in `zone`.
+fn scratch_zoned(tag: &str, zone: LocalZone) -> Scratch {
     let dir = std::env::temp_dir().join(format!("hearth-graph-svc-{tag}-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("scratch dir");
@@ -36,7 +41,7 @@ fn scratch_in(tag: &str, utc_offset_secs: i64) -> Scratch {
         model: None,
         scene_half_life: None,
     };
-    let graph = GraphMemory::open(Some(&settings), utc_offset_secs, T0, None);
+    let graph = GraphMemory::open(Some(&settings), zone, T0, None);
     Scratch { dir, cold, graph }
 }
 
@@ -124,14 +129,13 @@ fn the_heartbeat_distills_a_move_in_chinese_into_current_and_past() {
     );
 }
 
-/// Says "I moved to Lisbon on Monday" on Tuesday 2026-06-02 19:00 in a zone `utc_offset_secs`
-/// east of UTC, and checks the move is dated from that zone's Monday and shown as Monday.
-fn moved_on_monday(tag: &str, utc_offset_secs: i64, monday_midnight_ms: i64) {
-    let mut s = scratch_in(tag, utc_offset_secs);
-    let tuesday_evening = 1_780_426_800_000 - utc_offset_secs * 1000;
-    s.say(tuesday_evening, "I moved to Lisbon on Monday.");
-    s.tick(tuesday_evening + TICK.as_millis() as i64);
-    let hits = s.recall("where do I live", tuesday_evening + DAY);
+/// Says "I moved to Lisbon on Monday" at `said_ms`, has the heartbeat distill it at
+/// `distilled_ms`, and checks the move is dated from `monday_midnight_ms` and shown as
+/// Monday 2026-06-01.
+fn moved_on_monday(s: &mut Scratch, said_ms: i64, distilled_ms: i64, monday_midnight_ms: i64) {
+    s.say(said_ms, "I moved to Lisbon on Monday.");
+    s.tick(distilled_ms);
+    let hits = s.recall("where do I live", distilled_ms + DAY);
     let moved = hits
         .iter()
         .find(|h| h["status"] == "event")
@@ -141,12 +145,43 @@ fn moved_on_monday(tag: &str, utc_offset_secs: i64, monday_midnight_ms: i64) {
     assert!(line.ends_with("(event, 2026-06-01)"), "{line}");
 }
 
+/// Tuesday 2026-06-02 19:00 at `utc_offset_secs` east of UTC.
+fn tuesday_evening(utc_offset_secs: i64) -> i64 {
+    1_780_426_800_000 - utc_offset_secs * 1_000
+}
+
 #[test]
 fn the_heartbeat_dates_and_shows_what_was_said_in_the_users_zone() {
+    let tick = TICK.as_millis() as i64;
     // Honolulu, ten hours west: its Monday began at 10:00 UTC, not at UTC's midnight.
-    moved_on_monday("honolulu", -10 * 3_600, 1_780_308_000_000);
+    let honolulu = -10 * 3_600;
+    let said = tuesday_evening(honolulu);
+    let mut s = scratch_in("honolulu", honolulu);
+    moved_on_monday(&mut s, said, said + tick, 1_780_308_000_000);
     // Tokyo, nine hours east: its Monday began on Sunday, 15:00 UTC.
-    moved_on_monday("tokyo", 9 * 3_600, 1_780_239_600_000);
+    let tokyo = 9 * 3_600;
+    let said = tuesday_evening(tokyo);
+    let mut s = scratch_in("tokyo", tokyo);
+    moved_on_monday(&mut s, said, said + tick, 1_780_239_600_000);
+}
+
+/// What was said is dated in the offset of the day it was said, not of the day it is
+/// distilled: a statement from before a daylight-saving change distilled after it keeps its
+/// day.
+#[test]
+fn a_statement_is_dated_in_the_offset_it_was_said_in() {
+    // Two hours east of UTC until a day after the statement, one hour east from then on.
+    let said = tuesday_evening(7_200);
+    let change = said + DAY;
+    let zone = LocalZone::following(move |ms| if ms < change { 7_200 } else { 3_600 });
+    let mut s = scratch_zoned("fall-back", zone);
+    // Monday 00:00 at two hours east: Sunday 22:00 UTC (at one hour east, 23:00).
+    moved_on_monday(
+        &mut s,
+        said,
+        change + TICK.as_millis() as i64,
+        1_780_264_800_000,
+    );
 }
 
 #[test]
@@ -404,7 +439,7 @@ fn a_foreign_graph_file_is_left_alone_and_memory_runs_without_it() {
         model: None,
         scene_half_life: None,
     };
-    let mut graph = GraphMemory::open(Some(&settings), 0, T0, None);
+    let mut graph = GraphMemory::open(Some(&settings), LocalZone::default(), T0, None);
     assert_eq!(graph.idle_wait(T0), None, "no heartbeat without a graph");
     let err = graph
         .request(
@@ -530,7 +565,7 @@ fn a_callers_mistake_is_invalid_arguments_and_no_graph_is_unavailable() {
             "{bad:?}"
         );
     }
-    let mut off = GraphMemory::open(None, 0, T0, None);
+    let mut off = GraphMemory::open(None, LocalZone::default(), T0, None);
     let e = off
         .request(GraphRequest::Person { name: "Ana".into() }, T0)
         .expect_err("no graph");
@@ -556,7 +591,7 @@ fn with_model(tag: &str) -> (Scratch, crossbeam_channel::Receiver<InputEvent>) {
     };
     s.graph = GraphMemory::open(
         Some(&settings),
-        0,
+        LocalZone::default(),
         T0,
         Some(Sink::new(move |input| {
             let _ = tx.send(input);
@@ -733,7 +768,7 @@ fn scratch_fading(tag: &str, half_life: Option<Duration>) -> Scratch {
         model: None,
         scene_half_life: half_life,
     };
-    s.graph = GraphMemory::open(Some(&settings), 0, T0, None);
+    s.graph = GraphMemory::open(Some(&settings), LocalZone::default(), T0, None);
     s
 }
 
@@ -846,7 +881,7 @@ fn each_entry_adds_one_to_the_scene_strength() {
             .is_none()
     );
     assert_eq!(s.strength("chan:telegram"), 4);
-    let mut off = GraphMemory::open(None, 0, T0, None);
+    let mut off = GraphMemory::open(None, LocalZone::default(), T0, None);
     assert!(
         off.enter_scene(&turn("t1", "telegram"), "hello", 0, T0)
             .is_none()
