@@ -72,7 +72,8 @@ pub(crate) struct QueryPriors {
 impl QueryPriors {
     /// The priors of `query` asked at `now_ms` under `config`.
     pub(crate) fn new(query: &str, now_ms: i64, config: &RecallConfig) -> Self {
-        let offset_ms = config.utc_offset_secs.saturating_mul(1000);
+        let offset = config.zone.offset_at(now_ms);
+        let offset_ms = offset.saturating_mul(1000);
         let local_day = now_ms.saturating_add(offset_ms).div_euclid(MS_PER_DAY);
         let before_ms = if config.exclude_future {
             local_day
@@ -85,7 +86,7 @@ impl QueryPriors {
         Self {
             now_ms,
             before_ms,
-            windows: question_windows(query, now_ms, config.utc_offset_secs),
+            windows: question_windows(query, now_ms, offset),
             about_agent: asks_about_agent_words(query),
             half_life_ms: config.recency_half_life_days * MS_PER_DAY as f64,
             floor: config.recency_floor.clamp(0.0, 1.0),
@@ -212,7 +213,7 @@ mod tests {
             "what did I cook",
             NOW,
             &RecallConfig {
-                utc_offset_secs: 14 * 3600,
+                zone: hearth_engine::LocalZone::fixed(14 * 3600),
                 ..cutoff
             },
         );

@@ -76,6 +76,18 @@ impl LocalZone {
     }
 }
 
+impl PartialEq for LocalZone {
+    /// The same fixed offset, or the same rules (the same function, not one that happens to
+    /// answer alike).
+    fn eq(&self, other: &Self) -> bool {
+        match (&self.0, &other.0) {
+            (ZoneRule::Fixed(a), ZoneRule::Fixed(b)) => a == b,
+            (ZoneRule::Rules(a), ZoneRule::Rules(b)) => std::sync::Arc::ptr_eq(a, b),
+            _ => false,
+        }
+    }
+}
+
 impl Default for LocalZone {
     /// UTC.
     fn default() -> Self {

@@ -165,22 +165,6 @@ struct Ready {
     graph: GraphMemory,
 }
 
-impl Ready {
-    /// Brings cold recall's offset to the user's zone at `now` (a daylight-saving change
-    /// applies from the next op; the graph asks the zone itself); the offset.
-    fn follow_zone(&self, cold: &mut ColdContext, now: i64) -> i64 {
-        let offset = self.cfg.zone.offset_at(now);
-        if cold.config().utc_offset_secs != offset {
-            let config = RecallConfig {
-                utc_offset_secs: offset,
-                ..cold.config().clone()
-            };
-            cold.set_config(config);
-        }
-        offset
-    }
-}
-
 impl MemoryState {
     /// Installs the loaded models on cold context; the ops that waited for them, in order.
     pub(crate) fn install(
@@ -197,7 +181,7 @@ impl MemoryState {
         let dense = models.dense.clone();
         let now = hearth_engine::now_ms();
         let config = RecallConfig {
-            utc_offset_secs: cfg.zone.offset_at(now),
+            zone: cfg.zone.clone(),
             ..RecallConfig::default()
         };
         let mut fresh =
@@ -257,9 +241,7 @@ impl MemoryState {
             if r.backfill {
                 r.backfill = backfill_step(cold);
             }
-            let now = hearth_engine::now_ms();
-            r.follow_zone(cold, now);
-            r.graph.tick_if_due(cold, now);
+            r.graph.tick_if_due(cold, hearth_engine::now_ms());
         }
     }
 
@@ -283,7 +265,6 @@ impl MemoryState {
             }
         };
         let now = hearth_engine::now_ms();
-        let offset = ready.follow_zone(cold, now);
         let cfg = &ready.cfg;
         match op {
             MemoryOp::Attach | MemoryOp::Install(_) => {}
@@ -322,7 +303,7 @@ impl MemoryState {
                 ready.done.send(MemoryDone { call, result });
             }
             MemoryOp::Query { query, k, reply } => {
-                let found = query_into_window(cold, &query, k, now, offset);
+                let found = query_into_window(cold, &query, k, now, &cfg.zone);
                 after.push(answer_after_commit(reply, found));
             }
             MemoryOp::Commit {
@@ -533,7 +514,7 @@ fn query_into_window(
     query: &str,
     k: usize,
     now: i64,
-    offset: i64,
+    zone: &hearth_engine::LocalZone,
 ) -> Result<String, MemoryError> {
     let window: Vec<ContextEvent> = cold
         .store()
@@ -574,7 +555,7 @@ fn query_into_window(
             let e = &h.event;
             let mut line = format!(
                 "[{}] {}: {}",
-                hearth_memory::format_minute(e.timestamp_ms, offset),
+                hearth_memory::format_minute(e.timestamp_ms, zone.offset_at(e.timestamp_ms)),
                 e.source,
                 e.input
             );

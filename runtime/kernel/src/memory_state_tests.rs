@@ -309,46 +309,29 @@ fn a_turns_tools_join_the_scenes_its_pass_entered() {
     assert!(scene_keys(&mut graph).iter().any(|k| k == "tool:calc"));
 }
 
-/// The user's zone is followed from op to op: when its offset changes (daylight saving),
-/// cold recall reckons in the new one from the next op, without a restart (the graph asks
-/// the zone itself).
+/// Cold recall reckons in the daemon's zone itself, not in an offset copied at start: when
+/// the offset changes (daylight saving), the next query reads its time words in the new one.
 #[test]
-fn the_zone_is_followed_from_op_to_op() {
+fn cold_recall_follows_the_users_zone() {
     use std::sync::Arc;
     use std::sync::atomic::{AtomicI64, Ordering};
-    let (scratch, path) = scratch_store("zone");
+    let (_scratch, path) = scratch_store("zone");
     let offset = Arc::new(AtomicI64::new(3_600));
     let mut cfg = keyword_config(&path, 0);
     let seen = Arc::clone(&offset);
     cfg.zone = hearth_engine::LocalZone::following(move |_| seen.load(Ordering::SeqCst));
-    cfg.graph = Some(GraphSettings {
-        path: scratch.path().join("graph.db"),
-        interval: Duration::from_secs(600),
-        model: None,
-        scene_half_life: None,
-    });
     let cold = ColdContext::new(
         hearth_memory::Store::open(&path).expect("store opens"),
         None,
     );
-    let mut state = MemoryState::default();
     let install = Install {
         models: hearth_memory::MemoryModels::default(),
         cfg,
         done: Sink::new(|_| {}),
         consolidate: None,
     };
-    let (mut cold, _) = state.install(cold, install);
-    assert_eq!(cold.config().utc_offset_secs, 3_600);
-
+    let (cold, _) = MemoryState::default().install(cold, install);
+    assert_eq!(cold.config().zone.offset_at(0), 3_600);
     offset.store(7_200, Ordering::SeqCst);
-    let (reply, _answer) = crossbeam_channel::bounded(1);
-    let mut after = Vec::new();
-    let query = MemoryOp::Query {
-        query: "anything".into(),
-        k: 1,
-        reply,
-    };
-    state.handle(&mut cold, query, &mut after);
-    assert_eq!(cold.config().utc_offset_secs, 7_200);
+    assert_eq!(cold.config().zone.offset_at(0), 7_200);
 }

@@ -1,6 +1,7 @@
 //! How recall ranks and how much it injects: the settings and their measured defaults.
 
 use super::*;
+use hearth_engine::LocalZone;
 
 /// How recall ranks and how much it injects.
 ///
@@ -46,9 +47,10 @@ pub struct RecallConfig {
     pub inject_min_sparse: f32,
     /// At most this many entries are injected (SPEC §5.1: top 3).
     pub inject_max_items: usize,
-    /// The user's time zone: dates in injected blocks, and the calendar days that "yesterday",
-    /// "last Tuesday" and the no-future rule are reckoned in.
-    pub utc_offset_secs: i64,
+    /// The user's time zone: dates in injected blocks (each in the offset of its instant), and
+    /// the calendar days that "yesterday", "last Tuesday" and the no-future rule are reckoned
+    /// in (the offset when the query is asked).
+    pub zone: LocalZone,
     /// Leave out entries dated after the day the query is asked (for replaying a history as
     /// of a past day; a live assistant is asked after everything).
     pub exclude_future: bool,
@@ -84,7 +86,7 @@ impl Default for RecallConfig {
             inject_min_cosine: 0.35,
             inject_min_sparse: 0.2,
             inject_max_items: 3,
-            utc_offset_secs: 0,
+            zone: LocalZone::default(),
             exclude_future: false,
             recency_half_life_days: 14.0,
             recency_floor: 0.5,

@@ -105,7 +105,10 @@ impl ColdContext {
     fn inject_line(&self, event: &ContextEvent, query_terms: &HashSet<String>) -> String {
         let mut line = format!(
             "[{}] {}: {}",
-            format_minute(event.timestamp_ms, self.config.utc_offset_secs),
+            format_minute(
+                event.timestamp_ms,
+                self.config.zone.offset_at(event.timestamp_ms),
+            ),
             event.source,
             excerpt(&event.input, query_terms, INJECT_INPUT_CHARS)
         );
