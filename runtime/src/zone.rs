@@ -6,14 +6,13 @@
 //! followed: a daylight-saving change applies from the instant it happens.
 
 use hearth_engine::LocalZone;
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Where the daemon's offset came from, for its start-up log.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ZoneSource {
     /// `agent.utc_offset_secs`.
     Configured,
-    /// The system's zone (`TZ`, else `/etc/localtime`) at the time given.
+    /// The system's zone (`TZ`, else `/etc/localtime`), followed through daylight saving.
     System,
     /// Nothing readable: UTC, with why.
     Fallback(String),
@@ -45,9 +44,7 @@ pub fn system_zone(tz: Option<&str>) -> Result<LocalZone, String> {
         Some(spec) => format!("TZ={spec:?} is not a readable zone: {e}"),
         None => format!("/etc/localtime is not a readable zone: {e}"),
     })?;
-    let now = SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| i64::try_from(d.as_secs()).unwrap_or(i64::MAX));
+    let now = hearth_engine::now_ms().div_euclid(1_000);
     let at = |rules: &tz::TimeZone, unix_secs: i64| {
         rules
             .find_local_time_type(unix_secs)
