@@ -32,6 +32,21 @@ pub fn user_zone(configured: Option<i64>) -> (LocalZone, ZoneSource) {
     }
 }
 
+/// The zone as `hearth status` shows it: the offset now, and where it came from
+/// (`configured`, `system`, or `utc` with why the system's could not be read).
+pub fn status(zone: &LocalZone, source: &ZoneSource, now_ms: i64) -> serde_json::Value {
+    let (from, why) = match source {
+        ZoneSource::Configured => ("configured", None),
+        ZoneSource::System => ("system", None),
+        ZoneSource::Fallback(why) => ("utc", Some(why.as_str())),
+    };
+    let mut out = serde_json::json!({"utc_offset_secs": zone.offset_at(now_ms), "from": from});
+    if let Some(why) = why {
+        out["why"] = why.into();
+    }
+    out
+}
+
 /// The zone `tz` names (a `TZ` value: a zone name such as `Europe/Lisbon`, a file path, or a
 /// POSIX rule such as `CET-1CEST,M3.5.0,M10.5.0/3`), or `/etc/localtime` when `None`,
 /// checked to answer for now.

@@ -96,6 +96,8 @@ struct DaemonControl {
     memory: Option<hearth_kernel::memory_service::MemoryService>,
     settings: SettingsService,
     data_dir: std::path::PathBuf,
+    /// The user's zone and where it came from, for `hearth status`.
+    zone: (hearth_engine::LocalZone, crate::zone::ZoneSource),
 }
 
 impl Control for DaemonControl {
@@ -114,6 +116,7 @@ impl Control for DaemonControl {
             "embedded_server": self.sources.embedded_status(),
             "plugins": self.plugins.list(),
             "mcp": self.mcp.list(),
+            "zone": crate::zone::status(&self.zone.0, &self.zone.1, hearth_engine::now_ms()),
         })
     }
 
@@ -221,16 +224,13 @@ impl Daemon {
         if let Err(e) = sources.prefer(&cfg.agent.source) {
             tracing::warn!("agent.source ignored: {e}");
         }
-        let zone = match crate::zone::user_zone(cfg.agent.utc_offset_secs) {
-            (zone, crate::zone::ZoneSource::Fallback(why)) => {
+        let (zone, zone_source) = crate::zone::user_zone(cfg.agent.utc_offset_secs);
+        match &zone_source {
+            crate::zone::ZoneSource::Fallback(why) => {
                 tracing::warn!("{why}; days are reckoned in UTC (set agent.utc_offset_secs)");
-                zone
             }
-            (zone, source) => {
-                tracing::info!(?zone, ?source, "the user's zone");
-                zone
-            }
-        };
+            source => tracing::info!(?zone, ?source, "the user's zone"),
+        }
         let turn = TurnConfig {
             system_prompt: cfg.agent.system_prompt.clone(),
             max_tool_turns: cfg.agent.max_tool_turns,
@@ -271,7 +271,7 @@ impl Daemon {
                 model_dir: cfg.memory_model_dir.clone(),
                 max_context_size: cfg.agent.max_context_size,
                 protected: hearth_memory::DEFAULT_PROTECTED_COUNT,
-                zone,
+                zone: zone.clone(),
                 knowledge: Some(hearth_kernel::knowledge_tools::KnowledgeSettings {
                     root: cfg.data_dir.join("knowledge"),
                     index: cfg.data_dir.join("knowledge.db"),
@@ -343,6 +343,7 @@ impl Daemon {
                 }),
             ),
             data_dir: cfg.data_dir.clone(),
+            zone: (zone, zone_source),
         });
         let _ = port.control.set(control.clone());
         // Skills and Lua scripts load in the daemon's process in milliseconds (a script's run
