@@ -8,7 +8,17 @@
 
 use hearth_engine::LocalZone;
 
-/// Where the daemon's offset came from, for its start-up log.
+/// A zone that cannot be read: what named it (`TZ="…"` or a file) and why.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{what} is not a readable zone: {reason}")]
+pub struct ZoneError {
+    /// `TZ="…"`, or the zone file's path.
+    pub what: String,
+    /// What the zone reader said.
+    pub reason: String,
+}
+
+/// Where the daemon's zone came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ZoneSource {
     /// `agent.utc_offset_secs`.
@@ -16,36 +26,57 @@ pub enum ZoneSource {
     /// The system's zone (`TZ`, else `/etc/localtime`), followed through daylight saving.
     System,
     /// Nothing readable: UTC, with why.
-    Fallback(String),
+    Fallback(ZoneError),
 }
 
-/// The zone the daemon reckons in: `configured` (seconds east of UTC) when set, else the
-/// system's zone (`TZ` when set, as the C library reads it, else `/etc/localtime`), its rules
-/// followed through daylight saving (and `/etc/localtime` through a change of zone), else UTC.
-pub fn user_zone(configured: Option<i64>) -> (LocalZone, ZoneSource) {
-    if let Some(secs) = configured {
-        return (LocalZone::fixed(secs), ZoneSource::Configured);
-    }
-    let tz = std::env::var("TZ").ok().filter(|v| !v.is_empty());
-    match system_zone(tz.as_deref()) {
-        Ok(zone) => (zone, ZoneSource::System),
-        Err(why) => (LocalZone::default(), ZoneSource::Fallback(why)),
-    }
+/// The zone the daemon reckons in, and where it came from.
+#[derive(Clone, Debug)]
+pub struct UserZone {
+    /// The zone every part of the daemon asks.
+    pub zone: LocalZone,
+    /// Where it came from, for the start-up log and `hearth status`.
+    pub source: ZoneSource,
 }
 
-/// The zone as `hearth status` shows it: the offset now, and where it came from
-/// (`configured`, `system`, or `utc` with why the system's could not be read).
-pub fn status(zone: &LocalZone, source: &ZoneSource, now_ms: i64) -> serde_json::Value {
-    let (from, why) = match source {
-        ZoneSource::Configured => ("configured", None),
-        ZoneSource::System => ("system", None),
-        ZoneSource::Fallback(why) => ("utc", Some(why.as_str())),
-    };
-    let mut out = serde_json::json!({"utc_offset_secs": zone.offset_at(now_ms), "from": from});
-    if let Some(why) = why {
-        out["why"] = why.into();
+impl UserZone {
+    /// `configured` (seconds east of UTC) when set, else the system's zone (`TZ` when set, as
+    /// the C library reads it, else `/etc/localtime`), its rules followed through daylight
+    /// saving (and `/etc/localtime` through a change of zone), else UTC.
+    pub fn resolve(configured: Option<i64>) -> Self {
+        if let Some(secs) = configured {
+            return Self {
+                zone: LocalZone::fixed(secs),
+                source: ZoneSource::Configured,
+            };
+        }
+        let tz = std::env::var("TZ").ok().filter(|v| !v.is_empty());
+        match system_zone(tz.as_deref()) {
+            Ok(zone) => Self {
+                zone,
+                source: ZoneSource::System,
+            },
+            Err(why) => Self {
+                zone: LocalZone::default(),
+                source: ZoneSource::Fallback(why),
+            },
+        }
     }
-    out
+
+    /// The zone as `hearth status` shows it: the offset at `now_ms`, and where it came from
+    /// (`configured`, `system`, or `utc` with why the system's could not be read).
+    pub fn status(&self, now_ms: i64) -> serde_json::Value {
+        let from = match &self.source {
+            ZoneSource::Configured => "configured",
+            ZoneSource::System => "system",
+            ZoneSource::Fallback(_) => "utc",
+        };
+        let mut out =
+            serde_json::json!({"utc_offset_secs": self.zone.offset_at(now_ms), "from": from});
+        if let ZoneSource::Fallback(why) = &self.source {
+            out["why"] = why.to_string().into();
+        }
+        out
+    }
 }
 
 /// The file the system's zone is read from when `TZ` is not set.
@@ -57,11 +88,10 @@ const RECHECK_MS: i64 = 60_000;
 /// The zone `tz` names (a `TZ` value: a zone name such as `Europe/Lisbon`, a file path, or a
 /// POSIX rule such as `CET-1CEST,M3.5.0,M10.5.0/3`), or `/etc/localtime` when `None` (read
 /// again when it changes), checked to answer for now.
-pub fn system_zone(tz: Option<&str>) -> Result<LocalZone, String> {
+pub fn system_zone(tz: Option<&str>) -> Result<LocalZone, ZoneError> {
     match tz {
         Some(spec) => {
-            let rules = Rules::load(spec)
-                .map_err(|e| format!("TZ={spec:?} is not a readable zone: {e}"))?;
+            let rules = Rules::load(spec, || format!("TZ={spec:?}"))?;
             Ok(LocalZone::following(move |ms| rules.offset_at(ms)))
         }
         None => watched(std::path::Path::new(LOCALTIME), RECHECK_MS),
@@ -76,10 +106,16 @@ struct Rules {
 }
 
 impl Rules {
-    fn load(spec: &str) -> Result<Self, String> {
-        let zone = tz::TimeZone::from_posix_tz(spec).map_err(|e| e.to_string())?;
+    /// The rules `spec` names (a `TZ` value or a file path); `what` names it in an error.
+    fn load(spec: &str, what: impl Fn() -> String) -> Result<Self, ZoneError> {
+        let unreadable = |reason: String| ZoneError {
+            what: what(),
+            reason,
+        };
+        let zone = tz::TimeZone::from_posix_tz(spec).map_err(|e| unreadable(e.to_string()))?;
         let now = hearth_engine::now_ms().div_euclid(1_000);
-        let fallback = Self::at(&zone, now).map_err(|e| format!("no local time now: {e}"))?;
+        let fallback =
+            Self::at(&zone, now).map_err(|e| unreadable(format!("no local time now: {e}")))?;
         Ok(Self { zone, fallback })
     }
 
@@ -110,10 +146,10 @@ fn file_mark(file: &std::path::Path) -> FileMark {
 
 /// The zone in `file`, looked at again at most once per `recheck_ms` and read again when it
 /// changed; a replacement that cannot be read keeps the zone before it.
-fn watched(file: &std::path::Path, recheck_ms: i64) -> Result<LocalZone, String> {
+fn watched(file: &std::path::Path, recheck_ms: i64) -> Result<LocalZone, ZoneError> {
     let load = |file: &std::path::Path| {
         let spec = file.to_string_lossy();
-        Rules::load(&spec).map_err(|e| format!("{spec} is not a readable zone: {e}"))
+        Rules::load(&spec, || spec.to_string())
     };
     let rules = load(file)?;
     let state = parking_lot::Mutex::new((rules, file_mark(file), hearth_engine::now_ms()));
@@ -155,7 +191,7 @@ mod tests {
 
     #[test]
     fn a_configured_offset_wins() {
-        let (zone, source) = user_zone(Some(-3_600));
+        let UserZone { zone, source } = UserZone::resolve(Some(-3_600));
         assert_eq!(
             (zone.offset_at(WINTER), source),
             (-3_600, ZoneSource::Configured)
@@ -220,6 +256,6 @@ mod tests {
     #[test]
     fn an_unreadable_zone_is_an_error_that_names_it() {
         let err = system_zone(Some("Nowhere/Atlantis")).unwrap_err();
-        assert!(err.contains("Nowhere/Atlantis"), "{err}");
+        assert!(err.to_string().contains("Nowhere/Atlantis"), "{err}");
     }
 }

@@ -209,6 +209,16 @@ impl<S> LendTable<S> {
         }
     }
 
+    /// [`LendTable::claim`], answered without the lock when `mark` (what [`LendTable::lend`]
+    /// returned for the request, kept by the owner while it is lent) shows the borrower wrote
+    /// past `seq`.
+    pub fn claim_by(&self, mark: Option<&WrittenMark>, request_id: &str, seq: u64) -> Claim {
+        if mark.is_some_and(|m| m.passed(seq)) {
+            return Claim::WRITTEN;
+        }
+        self.claim(request_id, seq)
+    }
+
     /// Takes the writer of `request_id` back, if it is lent: the bytes to queue first. What
     /// the borrower wrote stays known until the owner has claimed it (see
     /// [`LendTable::claim`]).

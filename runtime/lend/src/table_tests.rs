@@ -182,3 +182,36 @@ fn with_nothing_lent_the_owner_takes_no_lock() {
     assert_eq!(table.forget("r"), Some(Vec::new()));
     assert!(!table.any_lent());
 }
+
+/// A claim behind the mark is answered by the mark alone, while the borrower holds the lock;
+/// the mark's own item asks under it.
+#[test]
+fn a_claim_behind_the_mark_takes_no_lock() {
+    let table = std::sync::Arc::new(lent(64));
+    let mark = table.lend("s", 0, || 0, || peer(64)).expect("lent");
+    for seq in 0..3 {
+        table.publish(
+            "s",
+            |_| Some(seq),
+            |peer, line| {
+                line.extend_from_slice(b"x\n");
+                peer.took.extend_from_slice(line);
+                Ok(line.len())
+            },
+        );
+    }
+    let held = table.lent.lock();
+    let (tx, rx) = std::sync::mpsc::channel();
+    let owner = std::sync::Arc::clone(&table);
+    let behind = mark.clone();
+    std::thread::spawn(move || {
+        let _ = tx.send(owner.claim_by(Some(&behind), "s", 1));
+    });
+    let got = rx
+        .recv_timeout(std::time::Duration::from_secs(5))
+        .expect("answered while the borrower holds the lock");
+    drop(held);
+    assert_eq!(got, Claim::WRITTEN);
+    assert_eq!(table.claim_by(Some(&mark), "s", 2), Claim::WRITTEN);
+    assert!(table.is_writing("s"), "the last one written keeps it lent");
+}

@@ -9,7 +9,7 @@
 
 #![cfg(loom)]
 
-use hearth_lend::{Claim, LendTable, WrittenMark};
+use hearth_lend::{LendTable, WrittenMark};
 use loom::sync::atomic::{AtomicU64, Ordering};
 use loom::sync::{Arc, Mutex};
 
@@ -81,10 +81,7 @@ fn run(room: usize, notice_after: Option<u64>) -> Vec<u8> {
         while head() <= seq {
             loom::thread::yield_now();
         }
-        let claim = match &mark {
-            Some(m) if m.passed(seq) => Claim::WRITTEN,
-            _ => table.claim("r", seq),
-        };
+        let claim = table.claim_by(mark.as_ref(), "r", seq);
         if let Some(rest) = claim.rest {
             mark = None;
             conn.owner_writes(&rest);

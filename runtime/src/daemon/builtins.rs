@@ -2,7 +2,6 @@
 
 use hearth_stages::{ToolDef, ToolRegistry, tool_fn};
 use serde_json::{Value, json};
-use std::time::{SystemTime, UNIX_EPOCH};
 
 /// Registers the built-in tools. `zone` places local time.
 pub fn register(tools: &ToolRegistry, zone: hearth_engine::LocalZone) {
@@ -21,8 +20,9 @@ pub fn register(tools: &ToolRegistry, zone: hearth_engine::LocalZone) {
         hearth_stages::ToolOwner::builtin(),
         hearth_stages::DEFAULT_CAPABILITY,
         tool_fn(move |_: &Value| {
-            let unix = SystemTime::now().duration_since(UNIX_EPOCH).map_or(0, |d| d.as_secs() as i64);
-            let utc_offset_secs = zone.offset_at(unix.saturating_mul(1_000));
+            let now = hearth_engine::now_ms();
+            let unix = now.div_euclid(1_000);
+            let utc_offset_secs = zone.offset_at(now);
             Ok(json!({"local": iso8601(unix + utc_offset_secs), "utc_offset_secs": utc_offset_secs, "unix": unix}))
         }),
     );

@@ -97,7 +97,7 @@ struct DaemonControl {
     settings: SettingsService,
     data_dir: std::path::PathBuf,
     /// The user's zone and where it came from, for `hearth status`.
-    zone: (hearth_engine::LocalZone, crate::zone::ZoneSource),
+    zone: crate::zone::UserZone,
 }
 
 impl Control for DaemonControl {
@@ -116,7 +116,7 @@ impl Control for DaemonControl {
             "embedded_server": self.sources.embedded_status(),
             "plugins": self.plugins.list(),
             "mcp": self.mcp.list(),
-            "zone": crate::zone::status(&self.zone.0, &self.zone.1, hearth_engine::now_ms()),
+            "zone": self.zone.status(hearth_engine::now_ms()),
         })
     }
 
@@ -224,12 +224,17 @@ impl Daemon {
         if let Err(e) = sources.prefer(&cfg.agent.source) {
             tracing::warn!("agent.source ignored: {e}");
         }
-        let (zone, zone_source) = crate::zone::user_zone(cfg.agent.utc_offset_secs);
-        match &zone_source {
+        let user_zone = crate::zone::UserZone::resolve(cfg.agent.utc_offset_secs);
+        let zone = user_zone.zone.clone();
+        match &user_zone.source {
             crate::zone::ZoneSource::Fallback(why) => {
                 tracing::warn!("{why}; days are reckoned in UTC (set agent.utc_offset_secs)");
             }
-            source => tracing::info!(?zone, ?source, "the user's zone"),
+            source => tracing::info!(
+                utc_offset_secs = zone.offset_at(hearth_engine::now_ms()),
+                ?source,
+                "the user's zone"
+            ),
         }
         let turn = TurnConfig {
             system_prompt: cfg.agent.system_prompt.clone(),
@@ -343,7 +348,7 @@ impl Daemon {
                 }),
             ),
             data_dir: cfg.data_dir.clone(),
-            zone: (zone, zone_source),
+            zone: user_zone,
         });
         let _ = port.control.set(control.clone());
         // Skills and Lua scripts load in the daemon's process in milliseconds (a script's run

@@ -101,9 +101,10 @@ impl DirectStreams {
         })
     }
 
-    /// Who writes the delta `seq` of `request_id` (see [`LendTable::claim`]).
-    pub(super) fn claim(&self, request_id: &str, seq: u64) -> Claim {
-        self.table.claim(request_id, seq)
+    /// Who writes the delta `seq` of `request_id`, without the lock when the lent socket's
+    /// `mark` answers (see [`LendTable::claim_by`]).
+    pub(super) fn claim(&self, mark: Option<&WrittenMark>, request_id: &str, seq: u64) -> Claim {
+        self.table.claim_by(mark, request_id, seq)
     }
 
     /// Takes the socket of `request_id` back, if it is lent: the bytes to queue first (see

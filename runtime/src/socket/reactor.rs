@@ -7,7 +7,7 @@
 use super::bind::Bound;
 use super::connection::{Busy, Connection, Expiry, Line};
 use super::control::Control;
-use super::direct::{Claim, DirectStreams, WrittenMark};
+use super::direct::{DirectStreams, WrittenMark};
 use super::protocol::{Answer, DeltaLine, Request, RequestError};
 use super::reap;
 use super::ring_feed::{Forward, RingFeed};
@@ -547,11 +547,8 @@ impl<P: Fn() -> u64> Deliver<'_, P> {
                 let Some(conn) = self.conns.get_mut(&follow.token) else {
                     return;
                 };
-                let claim = match &follow.lent {
-                    // Written whole by the publisher, known without its lock (see `direct`).
-                    Some(mark) if mark.passed(seq) => Claim::WRITTEN,
-                    _ => self.direct.claim(&request_id, seq),
-                };
+                // Written whole by the publisher is known without its lock (see `direct`).
+                let claim = self.direct.claim(follow.lent.as_ref(), &request_id, seq);
                 if let Some(rest) = claim.rest {
                     follow.lent = None;
                     conn.out.push_rest(rest);
