@@ -18,12 +18,12 @@ use crate::{
 
 const HOUR_MS: i64 = 60 * 60 * 1000;
 /// When the tests that do not care about time ask: just after their entries, the same day.
-const ASKED: i64 = 20_000;
+pub(super) const ASKED: i64 = 20_000;
 
-struct TempDir(PathBuf);
+pub(super) struct TempDir(PathBuf);
 
 impl TempDir {
-    fn new(name: &str) -> Self {
+    pub(super) fn new(name: &str) -> Self {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let n = NEXT.fetch_add(1, Ordering::Relaxed);
         let dir =
@@ -33,7 +33,7 @@ impl TempDir {
         Self(dir)
     }
 
-    fn store(&self) -> Store {
+    pub(super) fn store(&self) -> Store {
         Store::open(self.0.join("memory.db")).expect("open store")
     }
 }
@@ -58,7 +58,7 @@ const CONCEPTS: &[&[&str]] = &[
 
 /// A deterministic "dense model": one dimension per concept, plus a constant dimension so no
 /// text maps to the zero vector.
-struct ConceptEmbedder {
+pub(super) struct ConceptEmbedder {
     fingerprint: Fingerprint,
 }
 
@@ -70,7 +70,7 @@ impl ConceptEmbedder {
         }
     }
 
-    fn vector(text: &str) -> Vec<f32> {
+    pub(super) fn vector(text: &str) -> Vec<f32> {
         let lower = text.to_lowercase();
         let mut v: Vec<f32> = CONCEPTS
             .iter()
@@ -96,11 +96,11 @@ impl Embedder for ConceptEmbedder {
     }
 }
 
-fn concept_embedder() -> Arc<dyn Embedder> {
+pub(super) fn concept_embedder() -> Arc<dyn Embedder> {
     Arc::new(ConceptEmbedder::new("0123456789ab"))
 }
 
-fn user(ts: i64, text: &str) -> ContextEvent {
+pub(super) fn user(ts: i64, text: &str) -> ContextEvent {
     ContextEvent::new(ts, "cli", text)
 }
 
@@ -697,7 +697,7 @@ fn agent(ts: i64, text: &str) -> ContextEvent {
     ContextEvent::new(ts, AGENT_SOURCE, "").with_response(text)
 }
 
-fn ids_of(hits: &[Recalled]) -> Vec<i64> {
+pub(super) fn ids_of(hits: &[Recalled]) -> Vec<i64> {
     hits.iter().map(|h| h.id).collect()
 }
 
@@ -1053,7 +1053,7 @@ const COMPANION_CONCEPTS: &[&[&str]] = &[
 const QUERY_ONLY_WORDS: &[(&str, usize)] = &[("instrument", 0)];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum CompanionMode {
+pub(super) enum CompanionMode {
     Working,
     /// Every call fails.
     Failing,
@@ -1131,11 +1131,11 @@ impl Embedder for CompanionEmbedder {
     }
 }
 
-fn companion(mode: CompanionMode) -> Arc<dyn Embedder> {
+pub(super) fn companion(mode: CompanionMode) -> Arc<dyn Embedder> {
     Arc::new(CompanionEmbedder::new(mode))
 }
 
-const COMPANION_FP: &str = "companion:fedcba987654:4:mean";
+pub(super) const COMPANION_FP: &str = "companion:fedcba987654:4:mean";
 /// Found only in the companion's space: no word in common with [`INSTRUMENT_QUERY`], and to the
 /// main model it is about cars.
 const FIDDLE: &str = "bought a fiddle at the garage sale";
@@ -1151,7 +1151,7 @@ fn with_fiddle(cold: &mut ColdContext) -> Vec<i64> {
         .expect("archive")
 }
 
-fn side_count(cold: &ColdContext) -> usize {
+pub(super) fn side_count(cold: &ColdContext) -> usize {
     cold.store().cold_side_vectors(COMPANION_FP).count()
 }
 

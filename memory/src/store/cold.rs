@@ -103,10 +103,14 @@ pub struct ColdEntry {
     pub archived_from: String,
 }
 
-const COLD_COLUMNS: &str = "id, event, text, tokens, dense, dense_fp, access_count, \
+pub(super) const COLD_COLUMNS: &str = "id, event, text, tokens, dense, dense_fp, access_count, \
      last_access_ms, created_ms, archived_from";
 
-fn cold_from_row(op: &'static str, path: &Path, row: &Row<'_>) -> Result<ColdEntry, StoreError> {
+pub(super) fn cold_from_row(
+    op: &'static str,
+    path: &Path,
+    row: &Row<'_>,
+) -> Result<ColdEntry, StoreError> {
     let get = |e| StoreError::sql(op, path, e);
     let event: String = row.get(1).map_err(get)?;
     let event: ContextEvent = serde_json::from_str(&event)

@@ -22,6 +22,7 @@ mod group;
 mod integrity;
 mod journal;
 mod recover;
+mod redact;
 mod schema;
 mod statements;
 #[cfg(test)]

@@ -38,6 +38,10 @@ pub enum GraphMemoryError {
     /// The memory service is not running (no store, or it has stopped).
     #[error("memory is not running: {0}")]
     Stopped(&'static str),
+    /// A fact was forgotten from the graph, but the words it came from are still in the
+    /// memory store's turns; they are taken out again at the next idle moment.
+    #[error("forgotten, but its words are still in the memory store for now: {0}")]
+    WordsKept(String),
     /// The media a fact was told with: one the store does not hold (or not uniquely), or the
     /// store failing; the fact was not stored.
     #[error(transparent)]

@@ -212,13 +212,15 @@ impl MemoryState {
 
     /// Whether `op` runs a model (and so takes milliseconds, not microseconds).
     pub(crate) fn embeds(&self, op: &MemoryOp) -> bool {
-        let work = matches!(
-            op,
+        let work = match op {
             MemoryOp::Pass(_)
-                | MemoryOp::Query { .. }
-                | MemoryOp::Commit { .. }
-                | MemoryOp::Remember { .. }
-        );
+            | MemoryOp::Query { .. }
+            | MemoryOp::Commit { .. }
+            | MemoryOp::Remember { .. } => true,
+            // A forget embeds again the turns its words are taken out of.
+            MemoryOp::Graph { request, .. } => request.forgets(),
+            _ => false,
+        };
         work && matches!(&self.phase, Phase::Ready(r) if r.embeds)
     }
 
@@ -228,7 +230,7 @@ impl MemoryState {
             return None;
         };
         let graph = r.graph.idle_wait(hearth_engine::now_ms());
-        let backfill = r.backfill.then_some(BACKFILL_IDLE);
+        let backfill = (r.backfill || r.graph.unsaid_due()).then_some(BACKFILL_IDLE);
         match (graph, backfill) {
             (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
@@ -241,6 +243,7 @@ impl MemoryState {
             if r.backfill {
                 r.backfill = backfill_step(cold);
             }
+            r.graph.unsay_idle(cold);
             r.graph.tick_if_due(cold, hearth_engine::now_ms());
         }
     }
@@ -342,8 +345,16 @@ impl MemoryState {
                 let _ = reply.send(found);
             }
             MemoryOp::Graph { request, reply } => {
-                // graph.db commits on its own: the answer needs no wait for the journal's commit.
-                let _ = reply.send(ready.graph.request(request, now));
+                let forgets = request.forgets();
+                match ready.graph.request(request, now) {
+                    Ok(answer) if forgets => {
+                        answer_forget(&mut ready.graph, cold, answer, reply, after);
+                    }
+                    // graph.db commits on its own: the answer needs no wait for the store's.
+                    answer => {
+                        let _ = reply.send(answer);
+                    }
+                }
             }
         }
     }
@@ -390,6 +401,40 @@ fn answer_after_commit<T: Send + 'static>(
         };
         let _ = reply.send(answer);
     })
+}
+
+/// Answers a forget once its words are out of the memory store too: taken out in the open
+/// group, answered after its commit (see `graph_service::unsaid`).
+fn answer_forget(
+    graph: &mut GraphMemory,
+    cold: &mut ColdContext,
+    mut answer: serde_json::Value,
+    reply: Sender<Result<serde_json::Value, GraphMemoryError>>,
+    after: &mut Vec<Then>,
+) {
+    match graph.unsay_in_group(cold) {
+        Ok(None) => {
+            let _ = reply.send(Ok(answer));
+        }
+        Ok(Some(out)) => {
+            if let Some(map) = answer.as_object_mut() {
+                map.insert("words_taken_out".into(), out.words);
+            }
+            let settle = out.settle;
+            after.push(Box::new(move |committed| {
+                settle(committed);
+                let told = match committed {
+                    Ok(()) => Ok(answer),
+                    Err(e) => Err(GraphMemoryError::WordsKept(e.to_string())),
+                };
+                let _ = reply.send(told);
+            }));
+        }
+        Err(e) => {
+            tracing::warn!("a forget's words are still in the memory store: {e}");
+            let _ = reply.send(Err(e));
+        }
+    }
 }
 
 /// How long the service waits for work before spending a moment on the back-fill.

@@ -62,6 +62,23 @@ fn until_both(daemon: &Daemon, query: &str, old: &str, new: &str) -> Vec<Value> 
     }
 }
 
+/// Rows of `memory.db` (window, cold context, journal) whose words hold `words`.
+fn rows_saying(daemon: &Daemon, words: &str) -> i64 {
+    let db = rusqlite::Connection::open_with_flags(
+        daemon.dir.join("memory.db"),
+        rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+    )
+    .expect("memory.db");
+    db.query_row(
+        "SELECT (SELECT count(*) FROM cold WHERE instr(event, ?1) OR instr(text, ?1)) \
+         + (SELECT count(*) FROM events WHERE instr(input, ?1) OR instr(response, ?1)) \
+         + (SELECT count(*) FROM journal WHERE instr(payload, ?1) OR instr(reply, ?1))",
+        [words],
+        |r| r.get(0),
+    )
+    .expect("count")
+}
+
 fn hit<'a>(hits: &'a [Value], object: &str) -> &'a Value {
     hits.iter()
         .find(|h| h["object"] == object)
@@ -114,6 +131,17 @@ fn moved(says: [&str; 2], query: &str, old: &str, new: &str) {
         "says what it removed: {}",
         stdout(&gone)
     );
+    // The sentence it came from is gone from every row the store keeps of its turn, so recall
+    // cannot bring it back; the sentence of the current value stays.
+    assert!(
+        stdout(&gone).contains("its words taken out of 2 remembered turns"),
+        "the input archived alone, then with its reply: {}",
+        stdout(&gone)
+    );
+    let said_before = says[0].trim_end_matches(['.', '。']);
+    let said_after = says[1].trim_end_matches(['.', '。']);
+    assert_eq!(rows_saying(&daemon, said_before), 0);
+    assert!(rows_saying(&daemon, said_after) > 0);
 
     // More turns, more heartbeats: the forgotten value does not come back.
     fill(&daemon, 4);
@@ -128,6 +156,10 @@ fn moved(says: [&str; 2], query: &str, old: &str, new: &str) {
     send(&daemon, query);
     let seen = server.seen();
     let last = &seen.last().expect("requests").body;
+    assert!(
+        !last["messages"].to_string().contains(said_before),
+        "neither the graph nor cold recall brings the forgotten sentence back"
+    );
     let system: Vec<&str> = last["messages"]
         .as_array()
         .unwrap()

@@ -6,6 +6,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::entities::{find_entity, sweep_orphans};
 use super::model::{FactId, FactStatus};
+use super::unsaid::{Said, StillSaid, Unsaid, note_unsaid};
 use super::{GraphStore, now_ms};
 use crate::GraphError;
 use crate::error::SqlContext;
@@ -22,6 +23,11 @@ pub struct Forgotten {
     pub sources: usize,
     /// Cold items it may never be distilled from again.
     pub cold_items: Vec<i64>,
+    /// Its sentences no fact holds any more, with the turns they were said in: what the memory
+    /// store is to take out of those turns (see [`GraphStore::unsaid`]).
+    pub unsaid: Vec<Unsaid>,
+    /// Its sentences another fact still comes from, kept word for word.
+    pub still_said: Vec<StillSaid>,
 }
 
 /// Why the graph believes a fact: its sources, verbatim.
@@ -83,9 +89,9 @@ impl GraphStore {
 
     /// Makes what was just deleted unreadable from the files, not only from queries: the
     /// keyword indexes are merged (their old segments still held the forgotten words), and the
-    /// WAL — whose frames hold the pages as they were — is checkpointed and truncated. Deleted
-    /// pages are zeroed as they are freed (`secure_delete`, set at open). The deletion itself is
-    /// committed already, so a failure here is logged, not returned: the fact is forgotten.
+    /// WAL is truncated ([`truncate_wal`](Self::truncate_wal)). Deleted pages are zeroed as
+    /// they are freed (`secure_delete`, set at open). The deletion itself is committed
+    /// already, so a failure here is logged, not returned: the fact is forgotten.
     fn scrub(&mut self) {
         let merged = ["relation_fts", "entity_fts", "event_fts"]
             .iter()
@@ -97,12 +103,22 @@ impl GraphStore {
                     )
                     .map(drop)
             });
-        let truncated = merged.and_then(|()| {
-            self.conn
-                .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
-                    r.get::<_, i64>(0)
-                })
-        });
+        match merged {
+            Ok(()) => self.truncate_wal(),
+            Err(e) => {
+                tracing::warn!(path = %self.path.display(), "graph: scrubbing after a forget failed: {e}")
+            }
+        }
+    }
+
+    /// Checkpoints and truncates the WAL, whose frames hold pages as they were before a
+    /// deletion; logged, not returned, as [`scrub`](Self::scrub) explains.
+    pub(super) fn truncate_wal(&mut self) {
+        let truncated = self
+            .conn
+            .query_row("PRAGMA wal_checkpoint(TRUNCATE)", [], |r| {
+                r.get::<_, i64>(0)
+            });
         match truncated {
             Ok(0) => {}
             Ok(_) => tracing::warn!(
@@ -189,21 +205,22 @@ impl GraphStore {
         }
     }
 
-    /// Forgets every relation matching `criteria`; returns how many. Refused, with nothing
+    /// Forgets every relation matching `criteria`; returns what each forget removed. Refused, with nothing
     /// removed, when no criterion is given, when a given criterion matches nothing on its own,
     /// or when together they match nothing.
-    pub fn purge(&mut self, criteria: &PurgeCriteria) -> Result<usize, GraphError> {
+    pub fn purge(&mut self, criteria: &PurgeCriteria) -> Result<Vec<Forgotten>, GraphError> {
         const OP: &str = "purge";
         let now = now_ms();
         let tx = self.conn.transaction().ctx(OP, &self.path)?;
         let path = self.path.as_path();
         let ids = purge_targets(&tx, path, criteria)?;
+        let mut gone = Vec::with_capacity(ids.len());
         for &id in &ids {
-            forget_in(&tx, path, FactId::Relation(id), now)?;
+            gone.push(forget_in(&tx, path, FactId::Relation(id), now)?);
         }
         tx.commit().ctx(OP, path)?;
         self.scrub();
-        Ok(ids.len())
+        Ok(gone)
     }
 
     /// The soft purge: every relation `criteria` select that holds now ends now — kept as past
@@ -398,12 +415,28 @@ fn restore_closed_by(conn: &Connection, path: &Path, slot: &Slot) -> Result<(), 
     .map(drop)
 }
 
-/// [`GraphStore::forget`] inside the caller's transaction.
+/// [`GraphStore::forget`] inside the caller's transaction: the fact goes, and the words it
+/// came from that no fact holds any more are noted as unsaid.
 fn forget_in(
     conn: &Connection,
     path: &Path,
     id: FactId,
     now: i64,
+) -> Result<Forgotten, GraphError> {
+    let mut said = Vec::new();
+    let mut out = forget_rows(conn, path, id, now, &mut said)?;
+    (out.unsaid, out.still_said) = note_unsaid(conn, path, &said, now)?;
+    Ok(out)
+}
+
+/// Deletes the fact's rows (and the dated events told with it), noting in `said` where each of
+/// its sentences was said.
+fn forget_rows(
+    conn: &Connection,
+    path: &Path,
+    id: FactId,
+    now: i64,
+    said: &mut Vec<Said>,
 ) -> Result<Forgotten, GraphError> {
     const OP: &str = "forget";
     let fact = describe(conn, path, id)?;
@@ -419,12 +452,18 @@ fn forget_in(
                 .ctx(OP, path)?;
             let mut stmt = conn
                 .prepare_cached(
-                    "SELECT cold_item, sentence_id FROM provenance WHERE relation_id = ?1",
+                    "SELECT p.cold_item, p.sentence_id, s.text, p.turn_id FROM provenance p \
+                     JOIN sentences s ON s.id = p.sentence_id WHERE p.relation_id = ?1",
                 )
                 .ctx(OP, path)?;
             let rows = stmt
                 .query_map([rid], |r| {
-                    Ok((r.get::<_, Option<i64>>(0)?, r.get::<_, i64>(1)?))
+                    Ok(Said {
+                        cold_item: r.get(0)?,
+                        sentence_id: r.get(1)?,
+                        sentence: r.get(2)?,
+                        turn_id: r.get(3)?,
+                    })
                 })
                 .ctx(OP, path)?
                 .collect::<Result<Vec<_>, _>>()
@@ -439,7 +478,7 @@ fn forget_in(
                 .collect::<Result<_, _>>()
                 .ctx(OP, path)?;
             for event in linked {
-                forget_in(conn, path, FactId::Event(event), now)?;
+                forget_rows(conn, path, FactId::Event(event), now, said)?;
             }
             crate::scene::drop_relation_refs(conn, path, rid)?;
             let slot = slot_of(conn, path, rid)?;
@@ -448,19 +487,35 @@ fn forget_in(
             if let Some(slot) = slot {
                 restore_closed_by(conn, path, &slot)?;
             }
-            let (cold, sentences) = rows.into_iter().unzip();
+            let (cold, sentences) = rows.iter().map(|r| (r.cold_item, r.sentence_id)).unzip();
+            said.extend(rows);
             (key, vec![s, o], cold, sentences)
         }
         FactId::Event(eid) => {
-            let (key, s, c, sentence): (String, i64, Option<i64>, i64) = conn
+            let (key, s, row): (String, i64, Said) = conn
                 .query_row(
-                    "SELECT event_key, subject_id, cold_item, sentence_id FROM events WHERE id = ?1",
+                    "SELECT e.event_key, e.subject_id, e.cold_item, e.sentence_id, s.text, \
+                     e.turn_id FROM events e JOIN sentences s ON s.id = e.sentence_id \
+                     WHERE e.id = ?1",
                     [eid],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
+                    |r| {
+                        Ok((
+                            r.get(0)?,
+                            r.get(1)?,
+                            Said {
+                                cold_item: r.get(2)?,
+                                sentence_id: r.get(3)?,
+                                sentence: r.get(4)?,
+                                turn_id: r.get(5)?,
+                            },
+                        ))
+                    },
                 )
                 .ctx(OP, path)?;
             conn.execute("DELETE FROM events WHERE id = ?1", [eid])
                 .ctx(OP, path)?;
+            let (c, sentence) = (row.cold_item, row.sentence_id);
+            said.push(row);
             (key, vec![s], vec![c], vec![sentence])
         }
     };
@@ -483,5 +538,7 @@ fn forget_in(
         fact,
         sources: cold.len(),
         cold_items,
+        unsaid: Vec::new(),
+        still_said: Vec::new(),
     })
 }

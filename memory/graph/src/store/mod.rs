@@ -12,6 +12,7 @@ mod model;
 mod review;
 mod schema;
 mod stats;
+mod unsaid;
 mod unsynced;
 
 use std::fs::OpenOptions;
@@ -35,6 +36,7 @@ pub use model::{EventSpec, Fact, FactId, FactMode, FactSource, FactStatus, State
 pub use review::{MergeCandidate, ReviewItem, bigram_jaccard};
 pub use schema::{GRAPH_APPLICATION_ID, GRAPH_SCHEMA_VERSION};
 pub use stats::GraphStats;
+pub use unsaid::{StillSaid, Unsaid};
 
 /// How long a write waits for a reader's lock before failing.
 pub const GRAPH_BUSY_TIMEOUT: Duration = Duration::from_secs(5);

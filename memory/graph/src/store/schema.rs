@@ -13,7 +13,7 @@ use crate::error::SqlContext;
 /// `application_id` of a Hearth graph file ("HGL3").
 pub const GRAPH_APPLICATION_ID: i64 = 0x4847_4c33;
 /// The schema version this build writes.
-pub const GRAPH_SCHEMA_VERSION: i64 = 4;
+pub const GRAPH_SCHEMA_VERSION: i64 = 5;
 
 /// Predicates known from the start. Single-valued ones hold one value per subject at a time:
 /// a new value closes the old one instead of standing beside it.
@@ -275,6 +275,21 @@ CREATE TABLE turn_scenes (
 ) STRICT;
 "#;
 
+/// Version 5: the words of forgotten facts still to be taken out of what the memory store keeps
+/// of the turns they were said in. A row is written in the forget's transaction and deleted
+/// once the memory store's redaction is committed, so a crash between the two commits leaves
+/// the row, and the redaction (which does nothing twice) runs again.
+const V5: &str = r#"
+CREATE TABLE unsaid (
+    id           INTEGER PRIMARY KEY,
+    sentence     TEXT    NOT NULL CHECK (sentence <> ''),
+    turn_id      TEXT    NOT NULL,
+    cold_item    INTEGER,
+    forgotten_ms INTEGER NOT NULL
+) STRICT;
+CREATE UNIQUE INDEX unsaid_once ON unsaid (sentence, turn_id, ifnull(cold_item, -1));
+"#;
+
 /// Schema steps: entry `i` takes `user_version` from `i` to `i + 1`.
 fn migrations() -> Vec<String> {
     let v1_fts = [
@@ -290,6 +305,7 @@ fn migrations() -> Vec<String> {
         V2.to_owned(),
         V3.to_owned(),
         V4.to_owned(),
+        V5.to_owned(),
     ]
 }
 

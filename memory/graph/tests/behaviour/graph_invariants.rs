@@ -196,8 +196,15 @@ proptest! {
                         (Err(GraphError::MatchesNothing { .. }), None) => {
                             prop_assert_eq!(relation_ids(&conn).into_iter().collect::<BTreeSet<_>>(), before);
                         }
-                        (Ok(n), Some(expected)) => {
-                            prop_assert_eq!(n, expected.len());
+                        (Ok(gone), Some(expected)) => {
+                            let ids: BTreeSet<i64> = gone
+                                .iter()
+                                .map(|f| match f.id {
+                                    hearth_graph::FactId::Relation(r) => r,
+                                    hearth_graph::FactId::Event(_) => -1,
+                                })
+                                .collect();
+                            prop_assert_eq!(&ids, &expected);
                             let after: BTreeSet<i64> = relation_ids(&conn).into_iter().collect();
                             prop_assert_eq!(after, before.difference(&expected).copied().collect::<BTreeSet<_>>());
                         }

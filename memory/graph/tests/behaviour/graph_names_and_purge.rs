@@ -139,7 +139,7 @@ fn purge_never_widens() {
             ..Default::default()
         })
         .unwrap();
-    assert_eq!(n, 2);
+    assert_eq!(n.len(), 2);
     let after = g.graph.stats().unwrap();
     assert_eq!(after.current, before.current - 2);
     let hits = g.graph.recall("tea", T0 + 2, 10).unwrap();

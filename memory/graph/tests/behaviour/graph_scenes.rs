@@ -635,7 +635,10 @@ fn a_version_three_graph_gains_the_scene_tables_and_keeps_its_facts() {
 
     let mut g = GraphStore::open(&path).unwrap();
     let conn = peek(&path);
-    assert_eq!(count(&conn, "PRAGMA user_version"), 4);
+    assert_eq!(
+        count(&conn, "PRAGMA user_version"),
+        hearth_graph::GRAPH_SCHEMA_VERSION
+    );
     assert_eq!(
         count(
             &conn,

@@ -13,4 +13,5 @@ mod graph_people;
 mod graph_recall_bounds;
 mod graph_recall_time;
 mod graph_scenes;
+mod graph_unsaid;
 mod graph_upkeep;

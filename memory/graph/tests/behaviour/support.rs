@@ -55,9 +55,9 @@ pub fn source(cold_item: Option<i64>) -> FactSource {
     }
 }
 
-/// Drops what schema 4 added (the scene tables), for tests that take a file back to an older
-/// version as an older Hearth left it.
-pub const DROP_V4: &str = "DROP TABLE scene_features; DROP TABLE scene_relation_refs; \
+/// Drops what schemas 4 and 5 added (the scene tables, the unsaid words), for tests that take a
+/// file back to an older version as an older Hearth left it.
+pub const DROP_V4: &str = "DROP TABLE unsaid; DROP TABLE scene_features; DROP TABLE scene_relation_refs; \
      DROP TABLE scene_entity_refs; DROP TABLE scene_evidence; DROP TABLE turn_scenes; \
      DROP TABLE scenes;";
 

@@ -139,7 +139,7 @@ impl ColdContext {
     /// Embeds `entries` (cold id, non-empty text, meta) with the companion, stores the vectors
     /// in one transaction and adds them to its index when it is loaded. Returns how many were
     /// stored: 0 when the model failed (announced once; the entries stay listed as missing).
-    fn write_companion(
+    pub(super) fn write_companion(
         &mut self,
         entries: Vec<(i64, String, EntryMeta)>,
     ) -> Result<usize, RecallError> {

@@ -14,7 +14,8 @@
 //!
 //! One file per job: `archive.rs` (window → cold, vectors back-filled), `prune.rs` (what the
 //! window keeps), `recall.rs` (the candidate lists and their fusion), `inject.rs` (the block in
-//! front of the model), `dense_space.rs` (a model's vectors and its index), `config.rs`.
+//! front of the model), `redact.rs` (forgotten words taken out of a turn), `dense_space.rs` (a
+//! model's vectors and its index), `config.rs`.
 
 mod archive;
 mod config;
@@ -22,12 +23,14 @@ mod dense_space;
 mod inject;
 mod prune;
 mod recall;
+mod redact;
 
 pub use config::RecallConfig;
 pub use dense_space::{EMBED_BATCH, split_passages};
 pub use inject::{INJECT_HEADER, Injection};
 pub use prune::PruneOutcome;
 pub use recall::Recalled;
+pub use redact::{FORGOTTEN_MARKER, Redacted, Redaction};
 
 use dense_space::DenseSpace;
 

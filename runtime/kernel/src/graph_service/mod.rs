@@ -8,10 +8,12 @@
 
 mod block;
 mod request;
+mod unsaid;
 
 pub use block::facts_block;
 pub use request::GraphRequest;
 pub(crate) use request::told_sentence;
+use unsaid::Unsaying;
 
 use crate::GraphMemoryError;
 use crate::input::InputEvent;
@@ -85,6 +87,8 @@ pub(crate) struct GraphMemory {
     /// Scene refs halved and deleted by the decay since start.
     refs_halved: u64,
     refs_deleted: u64,
+    /// Forgotten facts' words on their way out of `memory.db`.
+    unsaying: Unsaying,
 }
 
 /// The scenes one turn entered, for the recall of its block.
@@ -129,6 +133,15 @@ impl GraphMemory {
                 }
             },
         };
+        // Notes an earlier run left (killed between the two files' commits) are taken out at
+        // the first idle moment.
+        let pending = store.as_ref().is_some_and(|g| match g.unsaid() {
+            Ok(notes) => !notes.is_empty(),
+            Err(e) => {
+                tracing::warn!("forgotten words not read: {e}");
+                false
+            }
+        });
         let model = ModelDistill::new(
             settings
                 .and_then(|s| s.model.clone())
@@ -151,6 +164,7 @@ impl GraphMemory {
             scene_turns: 0,
             refs_halved: 0,
             refs_deleted: 0,
+            unsaying: Unsaying::new(pending),
         }
     }
 

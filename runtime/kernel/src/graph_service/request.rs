@@ -117,6 +117,14 @@ pub enum GraphRequest {
     },
 }
 
+impl GraphRequest {
+    /// Whether the request may forget facts, whose words then leave the memory store too (a
+    /// soft purge forgets a plan that has not begun).
+    pub(crate) fn forgets(&self) -> bool {
+        matches!(self, Self::Forget { .. } | Self::Purge { .. })
+    }
+}
+
 impl GraphMemory {
     /// Answers one request.
     pub(crate) fn request(
@@ -159,11 +167,20 @@ impl GraphMemory {
                     cold_items = ?gone.cold_items,
                     "memory fact forgotten"
                 );
+                let still: Vec<Value> = gone
+                    .still_said
+                    .iter()
+                    .map(|s| {
+                        let facts: Vec<String> = s.facts.iter().map(ToString::to_string).collect();
+                        json!({"sentence": s.sentence, "source_of": facts})
+                    })
+                    .collect();
                 Ok(json!({
                     "id": gone.id.to_string(),
                     "removed": gone.fact,
                     "sources": gone.sources,
                     "cold_items": gone.cold_items,
+                    "sentences_kept": still,
                 }))
             }
             GraphRequest::Why { id } => {
@@ -288,7 +305,7 @@ impl GraphMemory {
             }
             GraphRequest::Purge { criteria, hard } => {
                 let n = if hard {
-                    graph.purge(&criteria)?
+                    graph.purge(&criteria)?.len()
                 } else {
                     graph.end_matching(&criteria, now_ms)?
                 };

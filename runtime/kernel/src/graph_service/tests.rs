@@ -993,3 +993,84 @@ fn the_stats_count_scenes_and_list_the_recent_ones() {
         "{stats}"
     );
 }
+
+/// The cold entries whose text holds `words`.
+fn entries_saying(s: &Scratch, words: &str) -> usize {
+    let last = s.cold.store().cold_count().expect("count") as i64;
+    (1..=last)
+        .filter_map(|id| s.cold.store().cold_get(id).expect("get"))
+        .filter(|e| e.text.contains(words) || e.event.input.contains(words))
+        .count()
+}
+
+/// Forgets the fact about `object` through the graph alone, as if the process died before
+/// the memory store's side ran.
+fn forget_in_graph_only(s: &mut Scratch, object: &str, at: i64) {
+    let hits = s.recall("where do I live", at);
+    let id = find(&hits, object)["id"].as_str().unwrap().to_owned();
+    s.ask(GraphRequest::Forget { id }, at);
+}
+
+#[test]
+fn forgotten_words_left_by_a_killed_run_are_taken_out_at_the_next_idle_moment() {
+    let mut s = scratch("unsaid-restart");
+    s.say(T0, "I live in Zorblaxton. I like tea.");
+    s.tick(T0 + TICK.as_millis() as i64);
+    forget_in_graph_only(&mut s, "Zorblaxton", T0 + DAY);
+    assert_eq!(entries_saying(&s, "Zorblaxton"), 1);
+
+    // The next run finds the note and takes the words out when idle, outside any group.
+    let settings = GraphSettings {
+        path: s.dir.join("graph.db"),
+        interval: TICK,
+        model: None,
+        scene_half_life: None,
+    };
+    s.graph = GraphMemory::open(Some(&settings), LocalZone::fixed(0), T0 + DAY, None);
+    assert!(s.graph.unsaid_due());
+    s.graph.unsay_idle(&mut s.cold);
+    assert_eq!(entries_saying(&s, "Zorblaxton"), 0);
+    assert_eq!(
+        entries_saying(&s, "I like tea"),
+        1,
+        "the rest of the turn stays"
+    );
+    assert!(!s.graph.unsaid_due());
+    let store = s.graph.store.as_ref().unwrap();
+    assert!(store.unsaid().unwrap().is_empty(), "marked done");
+}
+
+#[test]
+fn a_failed_commit_leaves_the_notes_for_the_next_idle_moment() {
+    let mut s = scratch("unsaid-failed");
+    s.say(T0, "I live in Zorblaxton.");
+    s.tick(T0 + TICK.as_millis() as i64);
+    forget_in_graph_only(&mut s, "Zorblaxton", T0 + DAY);
+
+    let out = s
+        .graph
+        .unsay_in_group(&mut s.cold)
+        .expect("redacted")
+        .expect("notes");
+    assert_eq!(out.words["cold_entries"], 1, "{}", out.words);
+    let lost = hearth_memory::StoreError::GroupLost {
+        op: "commit_group",
+        path: s.dir.join("memory.db"),
+    };
+    (out.settle)(&Err(lost));
+    assert!(s.graph.unsaid_due(), "the group's rewrite was rolled back");
+    s.graph.unsay_idle(&mut s.cold);
+    assert!(!s.graph.unsaid_due());
+    assert!(s.graph.store.as_ref().unwrap().unsaid().unwrap().is_empty());
+
+    // A committed one is marked done at the owner's next step.
+    s.say(T0 + 2 * DAY, "I live in Quuxville.");
+    s.tick(T0 + 2 * DAY + TICK.as_millis() as i64);
+    forget_in_graph_only(&mut s, "Quuxville", T0 + 3 * DAY);
+    let out = s.graph.unsay_in_group(&mut s.cold).unwrap().unwrap();
+    (out.settle)(&Ok(()));
+    assert!(s.graph.unsaid_due(), "done, not yet marked");
+    s.graph.settle_unsaid();
+    assert!(!s.graph.unsaid_due());
+    assert!(s.graph.store.as_ref().unwrap().unsaid().unwrap().is_empty());
+}

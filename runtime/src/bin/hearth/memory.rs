@@ -98,6 +98,26 @@ impl MemoryCommand {
                     text(memory, "removed"),
                     memory["sources"]
                 );
+                let out = &memory["words_taken_out"];
+                if out.is_object() {
+                    println!(
+                        "  its words taken out of {} remembered turns, {} window events, {} journal entries",
+                        out["cold_entries"], out["window_events"], out["journal_entries"]
+                    );
+                }
+                for kept in memory["sentences_kept"].as_array().into_iter().flatten() {
+                    let facts: Vec<&str> = kept["source_of"]
+                        .as_array()
+                        .into_iter()
+                        .flatten()
+                        .filter_map(Value::as_str)
+                        .collect();
+                    println!(
+                        "  kept \"{}\": still the source of {}",
+                        text(kept, "sentence"),
+                        facts.join(", ")
+                    );
+                }
             }
             MemoryCommand::Stats => {
                 println!(

@@ -1,0 +1,119 @@
+//! The words of a forgotten fact: a forget notes each sentence no fact holds any more with the
+//! turns it was said in, keeps a sentence another fact still comes from, and the notes last
+//! until the memory store says they are done.
+
+use hearth_graph::{FactId, FactSource, PurgeCriteria, Statement, USER, Unsaid};
+
+use crate::support::{DAY, T0, fact, graph, item};
+
+fn id_of(g: &crate::support::TestGraph, query: &str, object: &str) -> FactId {
+    let hits = g.graph.recall(query, T0 + 2 * DAY, 20).unwrap();
+    hits.iter()
+        .find(|h| h.object == object)
+        .unwrap_or_else(|| panic!("{object} not recalled: {hits:#?}"))
+        .id
+}
+
+fn words(unsaid: &[Unsaid]) -> Vec<(&str, &str, Option<i64>)> {
+    let mut w: Vec<_> = unsaid
+        .iter()
+        .map(|u| (u.sentence.as_str(), u.turn_id.as_str(), u.cold_item))
+        .collect();
+    w.sort();
+    w
+}
+
+#[test]
+fn a_forgotten_fact_leaves_its_sentences_unsaid_in_each_turn_until_done() {
+    let mut g = graph();
+    g.graph
+        .distill_items(&[
+            item(1, T0, "I moved to Porto last week. I like jazz."),
+            item(2, T0 + DAY, "I moved to Porto last week, remember?"),
+        ])
+        .unwrap();
+    let porto = id_of(&g, "where do I live", "Porto");
+
+    let gone = g.graph.forget(porto).unwrap();
+    let expected = [
+        ("I moved to Porto last week", "turn-1", Some(1)),
+        ("I moved to Porto last week, remember", "turn-2", Some(2)),
+    ];
+    assert_eq!(
+        words(&gone.unsaid),
+        expected,
+        "the move's event went too, noted once"
+    );
+    assert!(gone.still_said.is_empty());
+    // The jazz sentence holds its own fact: nothing of it is unsaid.
+    assert_eq!(words(&g.graph.unsaid().unwrap()), expected);
+
+    // Until the memory store says it is done, the notes outlive a restart.
+    let path = g.graph.path().to_path_buf();
+    let mut reopened = hearth_graph::GraphStore::open(&path).unwrap();
+    assert_eq!(words(&reopened.unsaid().unwrap()), expected);
+    let ids: Vec<i64> = gone.unsaid.iter().map(|u| u.id).collect();
+    assert_eq!(reopened.unsaid_done(&ids[..1]).unwrap(), 1);
+    assert_eq!(reopened.unsaid().unwrap().len(), 1);
+    assert_eq!(reopened.unsaid_done(&ids).unwrap(), 1, "done twice is done");
+    assert!(reopened.unsaid().unwrap().is_empty());
+}
+
+#[test]
+fn a_sentence_another_fact_comes_from_stays_until_that_fact_goes_too() {
+    let mut g = graph();
+    let said = "I live in Lisbon and work at Acme";
+    let statement = Statement {
+        sentence: said.into(),
+        facts: vec![
+            fact(USER, "lives_in", "Lisbon"),
+            fact(USER, "works_at", "Acme"),
+        ],
+        events: Vec::new(),
+    };
+    let source = FactSource {
+        cold_item: Some(7),
+        turn_id: "turn-7".into(),
+        said_ms: T0,
+    };
+    g.graph.tell(&[statement], &source).unwrap();
+    let lisbon = id_of(&g, "where do I live", "Lisbon");
+    let acme = id_of(&g, "where do I work", "Acme");
+
+    let gone = g.graph.forget(lisbon).unwrap();
+    assert!(gone.unsaid.is_empty(), "{gone:#?}");
+    assert_eq!(gone.still_said.len(), 1);
+    assert_eq!(gone.still_said[0].sentence, said);
+    assert_eq!(gone.still_said[0].facts, [acme]);
+    assert!(g.graph.unsaid().unwrap().is_empty());
+
+    let gone = g.graph.forget(acme).unwrap();
+    assert!(gone.still_said.is_empty());
+    assert_eq!(words(&gone.unsaid), [(said, "turn-7", Some(7))]);
+}
+
+#[test]
+fn a_hard_purge_notes_the_words_of_every_fact_it_removes() {
+    let mut g = graph();
+    g.graph
+        .distill_items(&[
+            item(1, T0, "I like tea."),
+            item(2, T0 + DAY, "I like chess."),
+        ])
+        .unwrap();
+    let gone = g
+        .graph
+        .purge(&PurgeCriteria {
+            predicate: Some("likes".into()),
+            ..PurgeCriteria::default()
+        })
+        .unwrap();
+    assert_eq!(gone.len(), 2);
+    assert_eq!(
+        words(&g.graph.unsaid().unwrap()),
+        [
+            ("I like chess", "turn-2", Some(2)),
+            ("I like tea", "turn-1", Some(1)),
+        ]
+    );
+}

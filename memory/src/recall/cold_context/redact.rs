@@ -1,0 +1,142 @@
+//! Words taken out of what memory keeps of a turn: the window, cold context and the journal.
+//!
+//! When the user has a fact forgotten, the sentence it came from must not come back through
+//! recall on the next turn. Each row of the turn that holds the words is rewritten in place
+//! with [`FORGOTTEN_MARKER`] where they stood — the rest of the turn (what else was said, the
+//! reply) stays, and so do its time and place — and everything derived from its words is
+//! derived again: the search text, the keyword terms, the vectors of every space, the window
+//! event's token estimate. Running a redaction twice changes nothing the second time.
+
+use super::*;
+
+/// What stands where forgotten words were.
+pub const FORGOTTEN_MARKER: &str = "[forgotten]";
+
+/// Words to take out of what memory keeps of one turn.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Redaction {
+    /// The turn they were said in (the input's request id; empty when it had none).
+    pub turn_id: String,
+    /// The cold item they were read from, when known (a note has no turn id).
+    pub cold_item: Option<i64>,
+    /// The words, verbatim as the turn holds them.
+    pub words: String,
+}
+
+/// The rows a redaction rewrote.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Redacted {
+    /// Cold entries rewritten, by id.
+    pub cold_entries: Vec<i64>,
+    /// Window events rewritten.
+    pub window_events: usize,
+    /// Journal entries rewritten.
+    pub journal_entries: usize,
+}
+
+impl ColdContext {
+    /// Takes each redaction's words out of every row memory keeps of its turn, in the store's
+    /// current transaction (the caller's commit makes it durable). Rows that do not hold the
+    /// words are left as they are. The rewritten cold entries get vectors of their new text in
+    /// every space; when a model fails they stay searchable by keywords and are listed for a
+    /// back-fill, never left with a vector of the words they no longer hold.
+    pub fn redact(&mut self, redactions: &[Redaction]) -> Result<Redacted, RecallError> {
+        let mut out = Redacted::default();
+        let mut rewritten: Vec<(i64, String, EntryMeta)> = Vec::new();
+        // Words the marker itself holds would be found again in it: never redacted twice.
+        let sayable =
+            |r: &&Redaction| !r.words.trim().is_empty() && !FORGOTTEN_MARKER.contains(&r.words);
+        for r in redactions.iter().filter(sayable) {
+            let entries = self.store.cold_of_turn(&r.turn_id, r.cold_item)?;
+            let cold_ids: Vec<i64> = entries.iter().map(|e| e.id).collect();
+            for entry in entries {
+                let mut event = entry.event;
+                if !unsay(&mut event, &r.words) {
+                    continue;
+                }
+                let text = self.text_for(&event);
+                self.store
+                    .cold_rewrite(entry.id, &event, &text, &index_tokens(&text))?;
+                for space in [&mut self.dense, &mut self.companion].into_iter().flatten() {
+                    if let Some(index) = space.index.as_mut() {
+                        index.remove(entry.id);
+                    }
+                }
+                let meta = EntryMeta::new(event.timestamp_ms, &event.source);
+                rewritten.retain(|(id, ..)| *id != entry.id);
+                rewritten.push((entry.id, text, meta));
+                if !out.cold_entries.contains(&entry.id) {
+                    out.cold_entries.push(entry.id);
+                }
+            }
+            for stored in self.store.events_of_turn(&r.turn_id, &cold_ids)? {
+                let mut event = stored.record.event;
+                if !unsay(&mut event, &r.words) {
+                    continue;
+                }
+                if let Some(record) = self.prepare(vec![event]).pop()
+                    && self.store.event_rewrite(stored.id, &record)?
+                {
+                    out.window_events += 1;
+                }
+            }
+            if !r.turn_id.is_empty() {
+                out.journal_entries +=
+                    self.store
+                        .journal_redact(&r.turn_id, &r.words, FORGOTTEN_MARKER)?;
+            }
+        }
+        self.embed_rewritten(rewritten)?;
+        Ok(out)
+    }
+
+    /// Vectors of the rewritten entries' new text, in the main space and the companion's.
+    fn embed_rewritten(
+        &mut self,
+        entries: Vec<(i64, String, EntryMeta)>,
+    ) -> Result<(), RecallError> {
+        let entries: Vec<_> = entries.into_iter().filter(|e| !e.1.is_empty()).collect();
+        if entries.is_empty() {
+            return Ok(());
+        }
+        if let Some(fp) = self.fingerprint().map(str::to_owned) {
+            let texts: Vec<String> = entries.iter().map(|e| e.1.clone()).collect();
+            let embedded = self.embed_texts(&texts);
+            let stored: Vec<(i64, Vec<f32>, EntryMeta)> = entries
+                .iter()
+                .zip(embedded)
+                .filter_map(|((id, _, meta), v)| Some((*id, v?, *meta)))
+                .collect();
+            let updates: Vec<(i64, DenseVector)> = stored
+                .iter()
+                .map(|(id, v, _)| (*id, DenseVector::new(fp.clone(), v.clone())))
+                .collect();
+            self.store.cold_set_dense(&updates)?;
+            if let Some(space) = self.dense.as_mut() {
+                space.index_new(&stored);
+            }
+        }
+        if self.companion.is_some() {
+            let first = entries.iter().map(|e| e.0).min().unwrap_or(0);
+            let wanted = entries.len();
+            if self.write_companion(entries)? < wanted {
+                // The back-fill walks forward from its cursor: what was missed is behind it.
+                self.companion_backfilled_to = self.companion_backfilled_to.min(first - 1);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Replaces `words` by the marker in what `event` says (its input and reply); whether it held
+/// them.
+fn unsay(event: &mut ContextEvent, words: &str) -> bool {
+    let mut changed = false;
+    for said in [&mut event.input, &mut event.response] {
+        if said.contains(words) {
+            *said = said.replace(words, FORGOTTEN_MARKER);
+            changed = true;
+        }
+    }
+    changed
+}

@@ -1,0 +1,248 @@
+//! Forgotten words taken out of a turn: every row that held them is rewritten, what is derived
+//! from the words follows, the rest of the turn stays, and doing it twice changes nothing.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde_json::json;
+
+use super::tests::{
+    ASKED, CompanionMode, ConceptEmbedder, TempDir, companion, concept_embedder, ids_of,
+    side_count, user,
+};
+use super::*;
+use crate::test_support::watchdog;
+
+const SAID: &str = "I keep my car in the Zorblax garage";
+const TURN: &str = "req-7";
+
+/// A turn whose input says [`SAID`] and more, archived twice (its input, then with its reply),
+/// one more turn, and a window event of the turn not yet archived; the turn's journal entry.
+fn history(cold: &mut ColdContext) -> (Vec<i64>, i64) {
+    let input = format!("{SAID}. I read a novel every week");
+    let mut alone = user(1_000, &input);
+    alone.id = TURN.into();
+    let mut answered = user(1_000, &input).with_response("Noted: the car, and the novels.");
+    answered.id = TURN.into();
+    let ids = cold
+        .archive_events(
+            vec![alone, answered, user(2_000, "my cat likes the rain")],
+            "prune",
+            5_000,
+        )
+        .expect("archive");
+    let mut copy = user(1_000, &input);
+    copy.id = TURN.into();
+    let window = cold.append(vec![copy]).expect("append")[0].id;
+    let store = cold.store_mut();
+    store
+        .journal_accept(TURN, "cli", "input", &json!({"content": input}), 900)
+        .expect("journal");
+    store
+        .journal_reply(TURN, &json!({"text": format!("You said: {SAID}")}), 950)
+        .expect("reply");
+    (ids, window)
+}
+
+/// The cold entries the keyword index finds for `term`, by id.
+fn keyword(cold: &ColdContext, term: &str) -> Vec<i64> {
+    let mut ids: Vec<i64> = cold
+        .store()
+        .cold_fts(&query_tokens(term), 10)
+        .expect("fts")
+        .into_iter()
+        .map(|(id, _)| id)
+        .collect();
+    ids.sort_unstable();
+    ids
+}
+
+/// The main model's cosine of "car garage parking" with each of `ids`, as recall scores it.
+fn car_cosines(cold: &mut ColdContext, ids: &[i64]) -> Vec<f32> {
+    let hits = cold.peek("car garage parking", 10, ASKED).expect("peek");
+    ids.iter()
+        .map(|id| {
+            let hit = hits.iter().find(|h| h.id == *id).expect("scored");
+            hit.dense_cosine.expect("a vector")
+        })
+        .collect()
+}
+
+fn redaction(cold_item: Option<i64>) -> Redaction {
+    Redaction {
+        turn_id: TURN.into(),
+        cold_item,
+        words: SAID.into(),
+    }
+}
+
+#[test]
+fn a_redaction_rewrites_every_row_of_the_turn_and_what_is_derived_from_it() {
+    watchdog(30, || {
+        let dir = TempDir::new("redact");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()))
+            .with_companion(companion(CompanionMode::Working));
+        let (ids, window) = history(&mut cold);
+        assert_eq!(
+            keyword(&cold, "zorblax"),
+            [ids[0], ids[1]],
+            "found by its words"
+        );
+        let sides = side_count(&cold);
+        let car = car_cosines(&mut cold, &ids[..2]);
+        assert!(car.iter().all(|&c| c > 0.5), "{car:?}");
+
+        let done = cold.redact(&[redaction(Some(ids[0]))]).expect("redact");
+        assert_eq!(done.cold_entries, [ids[0], ids[1]]);
+        assert_eq!((done.window_events, done.journal_entries), (1, 1));
+
+        for &id in &ids[..2] {
+            let entry = cold.store().cold_get(id).expect("get").expect("kept");
+            assert!(!entry.text.contains("Zorblax"), "{}", entry.text);
+            assert!(entry.text.contains(FORGOTTEN_MARKER));
+            assert!(entry.text.contains("novel every week"), "the rest stays");
+            assert!(!entry.event.input.contains("Zorblax"));
+            assert!(!entry.tokens.contains("zorblax"));
+            assert_eq!(entry.event.timestamp_ms, 1_000, "its time stays");
+            // Stored a byte per component: compared by direction, and by the car concept gone.
+            let dense = entry.dense.expect("a vector of the new text");
+            let (old, new) = (
+                ConceptEmbedder::vector(&format!("{SAID}. I read a novel every week")),
+                ConceptEmbedder::vector(&entry.text),
+            );
+            let cos = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x * y).sum::<f32>();
+            assert!(cos(&dense.values, &new) > 0.99, "{:?}", dense.values);
+            assert!(cos(&dense.values, &old) < 0.8, "not the old words' vector");
+        }
+        assert_eq!(side_count(&cold), sides, "companion vectors written again");
+        assert!(keyword(&cold, "zorblax").is_empty());
+        // The index scores the new vectors: the car concept left the turn's entries.
+        let car = car_cosines(&mut cold, &ids[..2]);
+        assert!(car.iter().all(|&c| c < 0.1), "{car:?}");
+        let novel = cold.peek("novel", 10, ASKED).expect("peek");
+        assert!(
+            ids_of(&novel).contains(&ids[1]),
+            "still found by what stays"
+        );
+
+        let event = cold.store().event_get(window).expect("get").expect("kept");
+        assert!(!event.record.event.input.contains("Zorblax"));
+        assert!(event.record.dense.is_some());
+        let journal = cold.store().journal_get(TURN).expect("get").expect("kept");
+        assert!(!journal.payload.to_string().contains("Zorblax"));
+        assert!(
+            !journal
+                .reply
+                .expect("reply")
+                .to_string()
+                .contains("Zorblax")
+        );
+
+        let again = cold.redact(&[redaction(Some(ids[0]))]).expect("again");
+        assert_eq!(again, Redacted::default(), "nothing left to take out");
+    });
+}
+
+#[test]
+fn a_redaction_touches_no_other_turn_and_refuses_empty_words() {
+    watchdog(30, || {
+        let dir = TempDir::new("redact-other");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
+        let (ids, _) = history(&mut cold);
+        let mut elsewhere = user(3_000, SAID);
+        elsewhere.id = "req-8".into();
+        let other = cold
+            .archive_events(vec![elsewhere], "prune", 6_000)
+            .expect("archive")[0];
+
+        let empty = Redaction {
+            words: "  ".into(),
+            ..redaction(Some(ids[0]))
+        };
+        let marker = Redaction {
+            words: "forgotten".into(),
+            ..redaction(Some(ids[0]))
+        };
+        assert_eq!(
+            cold.redact(&[empty, marker]).expect("redact"),
+            Redacted::default()
+        );
+        assert_eq!(keyword(&cold, "zorblax"), [ids[0], ids[1], other]);
+        let done = cold.redact(&[redaction(None)]).expect("redact");
+        assert_eq!(
+            done.cold_entries,
+            [ids[0], ids[1]],
+            "found by the turn's id"
+        );
+        let kept = cold.store().cold_get(other).expect("get").expect("kept");
+        assert_eq!(kept.text, SAID, "another turn saying the same stays");
+        assert_eq!(keyword(&cold, "zorblax"), [other]);
+    });
+}
+
+/// A companion model that can be switched off and on.
+struct Flaky {
+    fingerprint: crate::Fingerprint,
+    up: Arc<AtomicBool>,
+}
+
+impl crate::Embedder for Flaky {
+    fn fingerprint(&self) -> &crate::Fingerprint {
+        &self.fingerprint
+    }
+
+    fn dim(&self) -> usize {
+        ConceptEmbedder::vector("").len()
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, crate::EmbedError> {
+        if self.up.load(Ordering::SeqCst) {
+            Ok(texts.iter().map(|t| ConceptEmbedder::vector(t)).collect())
+        } else {
+            Err(crate::EmbedError::Output {
+                message: "switched off".into(),
+            })
+        }
+    }
+}
+
+#[test]
+fn a_redaction_whose_companion_fails_leaves_no_stale_vector_and_a_back_fill() {
+    watchdog(30, || {
+        let dir = TempDir::new("redact-companion");
+        let up = Arc::new(AtomicBool::new(true));
+        let flaky = Flaky {
+            fingerprint: crate::Fingerprint::new("flaky", "00ff00ff00ff", 9, crate::Pooling::Mean)
+                .expect("fingerprint"),
+            up: up.clone(),
+        };
+        let fp = flaky.fingerprint.to_string();
+        let mut cold =
+            ColdContext::new(dir.store(), Some(concept_embedder())).with_companion(Arc::new(flaky));
+        let (ids, _) = history(&mut cold);
+        // One entry archived while the companion is down, then back-filled: the back-fill's
+        // cursor is now past the turn's entries.
+        up.store(false, Ordering::SeqCst);
+        let late = cold
+            .archive_events(vec![user(4_000, "a song on the piano")], "prune", 7_000)
+            .expect("archive")[0];
+        up.store(true, Ordering::SeqCst);
+        assert_eq!(cold.backfill_companion(100).expect("backfill"), 1);
+        assert!(late > ids[1]);
+
+        up.store(false, Ordering::SeqCst);
+        cold.redact(&[redaction(Some(ids[0]))]).expect("redact");
+        let stale = cold.store().cold_side_vectors(&fp).count();
+        assert_eq!(
+            stale, 2,
+            "the turn's two entries lost their vectors of the old words"
+        );
+        up.store(true, Ordering::SeqCst);
+        assert_eq!(
+            cold.backfill_companion(100).expect("backfill"),
+            2,
+            "the back-fill goes back for them"
+        );
+        assert_eq!(cold.store().cold_side_vectors(&fp).count(), 4);
+    });
+}

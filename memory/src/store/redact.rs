@@ -1,0 +1,169 @@
+//! What the store keeps of one turn, found and rewritten: the rows a forgotten fact's words
+//! are taken out of (see `ColdContext::redact`).
+//!
+//! A turn lives in up to three tables: the window (`events`, its row named by the turn's id,
+//! or by `cold:<id>` when a cold item was recalled back into it), cold context (`cold`, the
+//! event's JSON carrying the turn's id) and the journal (`journal`, the input's request id is
+//! the turn's id). Rewriting a row keeps its place, time and access counts; only the words and
+//! what is derived from them change, so the vectors of a rewritten cold entry are dropped here
+//! and written again by the caller, which holds the models.
+
+use rusqlite::params;
+
+use super::cold::{COLD_COLUMNS, cold_from_row};
+use super::events::{EVENT_COLUMNS, event_from_row};
+use super::{
+    ColdEntry, EventRecord, RECALLED_PREFIX, SqlContext, Store, StoreError, StoreReader,
+    StoredEvent, to_json,
+};
+use crate::ContextEvent;
+
+impl StoreReader {
+    /// The cold entries of one turn: those whose event carries `turn_id` (its input archived
+    /// alone, then with its reply), and `cold_item` when given. Oldest first. Reads every
+    /// entry's event: for a user's request, not for a turn's path.
+    pub fn cold_of_turn(
+        &self,
+        turn_id: &str,
+        cold_item: Option<i64>,
+    ) -> Result<Vec<ColdEntry>, StoreError> {
+        const OP: &str = "cold_of_turn";
+        let path = &self.path;
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {COLD_COLUMNS} FROM cold WHERE id = ?2 \
+                 OR (?1 <> '' AND json_extract(event, '$.id') = ?1) ORDER BY id"
+            ))
+            .ctx(OP, path)?;
+        let mut rows = stmt.query(params![turn_id, cold_item]).ctx(OP, path)?;
+        let mut out = Vec::new();
+        while let Some(row) = rows.next().ctx(OP, path)? {
+            out.push(cold_from_row(OP, path, row)?);
+        }
+        Ok(out)
+    }
+
+    /// The window events of one turn: named `turn_id`, or copies recalled from one of
+    /// `cold_ids`. In window order.
+    pub fn events_of_turn(
+        &self,
+        turn_id: &str,
+        cold_ids: &[i64],
+    ) -> Result<Vec<StoredEvent>, StoreError> {
+        const OP: &str = "events_of_turn";
+        let path = &self.path;
+        let mut names: Vec<String> = cold_ids
+            .iter()
+            .map(|id| format!("{RECALLED_PREFIX}{id}"))
+            .collect();
+        if !turn_id.is_empty() {
+            names.push(turn_id.to_owned());
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE event_id = ?1 ORDER BY timestamp_ms, id"
+            ))
+            .ctx(OP, path)?;
+        let mut out = Vec::new();
+        for name in &names {
+            let mut rows = stmt.query([name]).ctx(OP, path)?;
+            while let Some(row) = rows.next().ctx(OP, path)? {
+                out.push(event_from_row(OP, path, row)?);
+            }
+        }
+        out.sort_by_key(|e| (e.record.event.timestamp_ms, e.id));
+        Ok(out)
+    }
+}
+
+impl Store {
+    /// Rewrites cold entry `id`'s event, search text and keyword terms (the keyword index
+    /// follows by its trigger). Its vectors, of the words it no longer holds, are dropped in
+    /// every space; the caller writes new ones. Returns whether the entry exists.
+    pub fn cold_rewrite(
+        &mut self,
+        id: i64,
+        event: &ContextEvent,
+        text: &str,
+        tokens: &str,
+    ) -> Result<bool, StoreError> {
+        const OP: &str = "cold_rewrite";
+        let (conn, path) = self.conn_mut();
+        let json = to_json(OP, path, event)?;
+        let tx = conn.savepoint().ctx(OP, path)?;
+        let n = tx
+            .execute(
+                "UPDATE cold SET event = ?2, text = ?3, tokens = ?4, dense = NULL, \
+                 dense_fp = NULL WHERE id = ?1",
+                params![id, json, text, tokens],
+            )
+            .ctx(OP, path)?;
+        tx.execute("DELETE FROM cold_side_vectors WHERE cold_id = ?1", [id])
+            .ctx(OP, path)?;
+        tx.commit().ctx(OP, path)?;
+        Ok(n == 1)
+    }
+
+    /// Rewrites window event `id` as `record` (its words, vectors and token estimate); its
+    /// place in the window is kept. Returns whether the event exists.
+    pub fn event_rewrite(&mut self, id: i64, record: &EventRecord) -> Result<bool, StoreError> {
+        const OP: &str = "event_rewrite";
+        let (conn, path) = self.conn_mut();
+        let e = &record.event;
+        let tokens = i64::try_from(record.tokens)
+            .map_err(|_| StoreError::data(OP, path, format!("tokens {}", record.tokens)))?;
+        let n = conn
+            .prepare_cached(
+                "UPDATE events SET input = ?2, response = ?3, tools_used = ?4, \
+                 tool_results = ?5, dense = ?6, dense_fp = ?7, sparse = ?8, tokens = ?9 \
+                 WHERE id = ?1",
+            )
+            .ctx(OP, path)?
+            .execute(params![
+                id,
+                e.input,
+                e.response,
+                to_json(OP, path, &e.tools_used)?,
+                to_json(OP, path, &e.tool_results)?,
+                record.dense.as_ref().map(super::DenseVector::to_blob),
+                record.dense.as_ref().map(|d| d.fingerprint.as_str()),
+                record.sparse,
+                tokens,
+            ])
+            .ctx(OP, path)?;
+        Ok(n == 1)
+    }
+
+    /// Replaces every occurrence of `words` by `marker` inside the journal entry of
+    /// `request_id` (its input and, once answered, its reply), as JSON holds them. Returns
+    /// how many entries changed (0 or 1). Empty `words` change nothing.
+    pub fn journal_redact(
+        &mut self,
+        request_id: &str,
+        words: &str,
+        marker: &str,
+    ) -> Result<usize, StoreError> {
+        const OP: &str = "journal_redact";
+        let (conn, path) = self.conn_mut();
+        if words.is_empty() {
+            return Ok(0);
+        }
+        // Both are replaced as JSON string contents, escapes included, so the payload stays
+        // valid JSON (its CHECK holds) and a quote or a newline in the words still matches.
+        let inner = |s: &str| -> Result<String, StoreError> {
+            let quoted = to_json(OP, path, s)?;
+            Ok(quoted[1..quoted.len() - 1].to_owned())
+        };
+        let (from, to) = (inner(words)?, inner(marker)?);
+        conn.prepare_cached(
+            "UPDATE journal SET payload = replace(payload, ?2, ?3), \
+             reply = CASE WHEN reply IS NULL THEN NULL ELSE replace(reply, ?2, ?3) END \
+             WHERE request_id = ?1 AND (instr(payload, ?2) > 0 OR instr(reply, ?2) > 0)",
+        )
+        .ctx(OP, path)?
+        .execute(params![request_id, from, to])
+        .ctx(OP, path)
+    }
+}

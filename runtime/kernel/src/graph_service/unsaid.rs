@@ -1,0 +1,171 @@
+//! A forgotten fact's words taken out of `memory.db` too, so recall cannot bring the sentence
+//! back on the next turn.
+//!
+//! The forget commits in `graph.db` with a note of each sentence no fact holds any more and the
+//! turn it was said in (`hearth_graph::Unsaid`). The words are then taken out of the window,
+//! cold context and the journal of those turns in the store's open group
+//! ([`ColdContext::redact`]), and the forget is answered once that group has committed. Only
+//! then are the notes marked done. A commit that fails, or a process killed between the two
+//! files' commits, leaves the notes: they are taken out again at the next idle moment (outside
+//! a group, where each write commits itself) and the redaction, which finds nothing the second
+//! time, is never done twice.
+
+use std::sync::Arc;
+
+use hearth_memory::{ColdContext, Redacted, Redaction};
+use parking_lot::Mutex;
+use serde_json::{Value, json};
+
+use super::GraphMemory;
+use crate::GraphMemoryError;
+use crate::durable::then::Then;
+
+/// What the commits holding redactions told, read on the owner's next step.
+#[derive(Default)]
+struct Settled {
+    /// Notes whose redaction is committed.
+    done: Vec<i64>,
+    /// A commit holding a redaction failed: its notes are to be taken out again.
+    failed: bool,
+}
+
+/// The notes of forgotten words on their way out of `memory.db`.
+#[derive(Default)]
+pub(super) struct Unsaying {
+    settled: Arc<Mutex<Settled>>,
+    /// Notes are waiting for an idle moment (left by an earlier run, or a failed commit).
+    due: bool,
+}
+
+/// A redaction made in the open group: what to tell the caller, and what to do at its commit.
+pub(crate) struct WordsOut {
+    /// The rows rewritten, for the answer.
+    pub(crate) words: Value,
+    /// Told the commit's outcome: marks the notes done, or due again.
+    pub(crate) settle: Then,
+}
+
+impl Unsaying {
+    /// `due` when the graph holds notes from an earlier run.
+    pub(super) fn new(due: bool) -> Self {
+        Self {
+            due,
+            ..Self::default()
+        }
+    }
+}
+
+impl GraphMemory {
+    /// Whether an idle step has notes to take out or to mark done.
+    pub(crate) fn unsaid_due(&self) -> bool {
+        let s = self.unsaying.settled.lock();
+        self.unsaying.due || s.failed || !s.done.is_empty()
+    }
+
+    /// Takes the words of every pending note out of `memory.db` in the open group; `None`
+    /// without a graph or notes. The caller answers the forget from [`WordsOut::settle`]'s commit.
+    pub(crate) fn unsay_in_group(
+        &mut self,
+        cold: &mut ColdContext,
+    ) -> Result<Option<WordsOut>, GraphMemoryError> {
+        self.settle_unsaid();
+        let pending = self.redact_pending(cold);
+        // Whatever this group rewrote stays in it; what it could not is done again later.
+        self.unsaying.due |= pending.is_err();
+        let Some((ids, redacted)) = pending? else {
+            return Ok(None);
+        };
+        let settled = Arc::clone(&self.unsaying.settled);
+        Ok(Some(WordsOut {
+            words: words_json(&redacted),
+            settle: Box::new(move |committed| {
+                let mut s = settled.lock();
+                match committed {
+                    Ok(()) => s.done.extend(ids),
+                    Err(_) => s.failed = true,
+                }
+            }),
+        }))
+    }
+
+    /// Marks done what committed redactions took out (`graph.db` commits on its own), and
+    /// takes note of a failed one.
+    pub(crate) fn settle_unsaid(&mut self) {
+        let Some(graph) = self.store.as_mut() else {
+            return;
+        };
+        let (done, failed) = {
+            let mut s = self.unsaying.settled.lock();
+            (std::mem::take(&mut s.done), std::mem::take(&mut s.failed))
+        };
+        self.unsaying.due |= failed;
+        if done.is_empty() {
+            return;
+        }
+        if let Err(e) = graph.unsaid_done(&done) {
+            // Left as notes: taken out again later, which finds nothing to change.
+            tracing::warn!("forgotten words not marked done: {e}");
+            self.unsaying.due = true;
+        }
+    }
+
+    /// Outside a group, where each write commits itself: takes out the pending notes' words
+    /// and marks them done at once.
+    pub(crate) fn unsay_idle(&mut self, cold: &mut ColdContext) {
+        self.settle_unsaid();
+        if !self.unsaying.due {
+            return;
+        }
+        match self.redact_pending(cold) {
+            Ok(None) => self.unsaying.due = false,
+            Ok(Some((ids, redacted))) => {
+                tracing::info!(
+                    target: "audit",
+                    cold = redacted.cold_entries.len(),
+                    window = redacted.window_events,
+                    journal = redacted.journal_entries,
+                    "forgotten words taken out of the memory store"
+                );
+                self.unsaying.settled.lock().done.extend(ids);
+                self.unsaying.due = false;
+                self.settle_unsaid();
+            }
+            Err(e) => tracing::warn!("forgotten words not taken out yet (tried again later): {e}"),
+        }
+    }
+
+    /// Redacts every pending note's words; their ids and what was rewritten.
+    fn redact_pending(
+        &mut self,
+        cold: &mut ColdContext,
+    ) -> Result<Option<(Vec<i64>, Redacted)>, GraphMemoryError> {
+        let Some(graph) = self.store.as_ref() else {
+            return Ok(None);
+        };
+        let notes = graph.unsaid()?;
+        if notes.is_empty() {
+            return Ok(None);
+        }
+        let redactions: Vec<Redaction> = notes
+            .iter()
+            .map(|n| Redaction {
+                turn_id: n.turn_id.clone(),
+                cold_item: n.cold_item,
+                words: n.sentence.clone(),
+            })
+            .collect();
+        let redacted = cold.redact(&redactions).map_err(|e| {
+            GraphMemoryError::WordsKept(format!("the memory store could not rewrite them: {e}"))
+        })?;
+        Ok(Some((notes.iter().map(|n| n.id).collect(), redacted)))
+    }
+}
+
+/// The rows the words were taken out of, as a forget's answer shows them.
+fn words_json(r: &Redacted) -> Value {
+    json!({
+        "cold_entries": r.cold_entries.len(),
+        "window_events": r.window_events,
+        "journal_entries": r.journal_entries,
+    })
+}
