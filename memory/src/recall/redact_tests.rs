@@ -138,6 +138,15 @@ fn a_redaction_rewrites_every_row_of_the_turn_and_what_is_derived_from_it() {
                 .contains("Zorblax")
         );
 
+        // Once committed and the log truncated, no byte of the files holds the words: the
+        // freed space was zeroed and the keyword index dropped the old terms.
+        cold.journal_store().checkpoint().expect("checkpoint");
+        let bytes = std::fs::read(dir.0.join("memory.db")).expect("read");
+        assert!(
+            !bytes.windows(7).any(|w| w.eq_ignore_ascii_case(b"zorblax")),
+            "the words linger in the file"
+        );
+
         let again = cold.redact(&[redaction(Some(ids[0]))]).expect("again");
         assert_eq!(again, Redacted::default(), "nothing left to take out");
     });

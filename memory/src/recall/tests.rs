@@ -20,7 +20,7 @@ const HOUR_MS: i64 = 60 * 60 * 1000;
 /// When the tests that do not care about time ask: just after their entries, the same day.
 pub(super) const ASKED: i64 = 20_000;
 
-pub(super) struct TempDir(PathBuf);
+pub(super) struct TempDir(pub(super) PathBuf);
 
 impl TempDir {
     pub(super) fn new(name: &str) -> Self {

@@ -126,6 +126,11 @@ impl Store {
             .ctx(OP, &path)?;
         conn.pragma_update(None, "journal_size_limit", WAL_SIZE_LIMIT)
             .ctx(OP, &path)?;
+        // A deleted row's bytes are zeroed inside the pages a delete writes anyway: what a
+        // prune moved out of the window, or a forget rewrote, does not linger in their free
+        // space (no extra I/O; freed pages are zeroed only during a redaction).
+        conn.pragma_update(None, "secure_delete", "FAST")
+            .ctx(OP, &path)?;
         schema::migrate(&mut conn, &path, schema::MIGRATIONS)?;
         // Files a store of an older build left readable to others, and any `-wal` or `-shm`
         // created with another mode, are closed now.

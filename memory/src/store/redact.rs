@@ -79,6 +79,17 @@ impl StoreReader {
 }
 
 impl Store {
+    /// Zeroes freed pages too while `on` (`secure_delete = ON`: a rewritten row's overflow
+    /// pages are overwritten before they join the free list), for a redaction; back to the
+    /// store's everyday `FAST` otherwise, which zeroes a deleted row's bytes inside the pages it
+    /// writes anyway and so costs no I/O on the turn path (every prune deletes window rows).
+    pub fn set_secure_delete(&mut self, on: bool) -> Result<(), StoreError> {
+        let (conn, path) = self.conn_mut();
+        let mode = if on { "ON" } else { "FAST" };
+        conn.pragma_update(None, "secure_delete", mode)
+            .ctx("set_secure_delete", path)
+    }
+
     /// Rewrites cold entry `id`'s event, search text and keyword terms (the keyword index
     /// follows by its trigger). Its vectors, of the words it no longer holds, are dropped in
     /// every space; the caller writes new ones. Returns whether the entry exists.

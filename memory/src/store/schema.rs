@@ -17,7 +17,7 @@ use super::error::{SqlContext, StoreError};
 pub const STORE_APPLICATION_ID: i32 = 0x4852_5448;
 
 /// The schema version this build writes and reads.
-pub const STORE_SCHEMA_VERSION: u32 = 6;
+pub const STORE_SCHEMA_VERSION: u32 = 7;
 
 /// One numbered migration.
 #[derive(Clone, Copy, Debug)]
@@ -58,6 +58,11 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         version: 6,
         name: "count of cold entries",
         sql: V6_COLD_COUNT,
+    },
+    Migration {
+        version: 7,
+        name: "cold index deletes for good",
+        sql: V7_COLD_FTS_SECURE_DELETE,
     },
 ];
 
@@ -215,6 +220,16 @@ END;
 CREATE TRIGGER cold_count_delete AFTER DELETE ON cold BEGIN
     UPDATE cold_count SET entries = entries - 1 WHERE id = 1;
 END;
+"#;
+
+// A forgotten fact's words are taken out of the turns that said them (`redact.rs`): the cold
+// entry's new tokens replace the old in the keyword index by a 'delete' then an insert, and by
+// default FTS5 only appends a delete marker, leaving the old terms readable in the index's
+// segments until a merge reaches them. `secure-delete` removes them from the index at once.
+// Deletes from this index happen only when a user removes or rewrites what was said, never on
+// a turn's path (entries are only ever inserted there), so its extra cost is not on it.
+const V7_COLD_FTS_SECURE_DELETE: &str = r#"
+INSERT INTO cold_fts (cold_fts, rank) VALUES ('secure-delete', 1);
 "#;
 
 const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_version (

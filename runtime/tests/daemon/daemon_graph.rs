@@ -79,6 +79,19 @@ fn rows_saying(daemon: &Daemon, words: &str) -> i64 {
     .expect("count")
 }
 
+/// Whether `memory.db` or its log holds `words` anywhere in their bytes (ASCII compared
+/// without case, as the keyword index folds it).
+fn store_bytes_hold(daemon: &Daemon, words: &str) -> bool {
+    let needle = words.to_lowercase().into_bytes();
+    ["memory.db", "memory.db-wal"].iter().any(|file| {
+        std::fs::read(daemon.dir.join(file)).is_ok_and(|bytes| {
+            bytes
+                .windows(needle.len())
+                .any(|w| w.eq_ignore_ascii_case(&needle))
+        })
+    })
+}
+
 fn hit<'a>(hits: &'a [Value], object: &str) -> &'a Value {
     hits.iter()
         .find(|h| h["object"] == object)
@@ -142,6 +155,16 @@ fn moved(says: [&str; 2], query: &str, old: &str, new: &str) {
     let said_after = says[1].trim_end_matches(['.', '。']);
     assert_eq!(rows_saying(&daemon, said_before), 0);
     assert!(rows_saying(&daemon, said_after) > 0);
+    // Nor is it left in the files' bytes (freed space, the keyword index, the log) once the
+    // next idle moment has truncated the log.
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while store_bytes_hold(&daemon, old) {
+        assert!(
+            Instant::now() < deadline,
+            "{old} still in the bytes of memory.db or its log"
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
 
     // More turns, more heartbeats: the forgotten value does not come back.
     fill(&daemon, 4);

@@ -40,7 +40,21 @@ impl ColdContext {
     /// words are left as they are. The rewritten cold entries get vectors of their new text in
     /// every space; when a model fails they stay searchable by keywords and are listed for a
     /// back-fill, never left with a vector of the words they no longer hold.
+    ///
+    /// What a rewrite frees is zeroed (`secure_delete` on meanwhile) and the keyword index
+    /// drops the old terms at once (its `secure-delete` option), so once the caller has
+    /// committed and checkpointed the WAL ([`Store::checkpoint`]) the words are in no page of
+    /// the files either.
     pub fn redact(&mut self, redactions: &[Redaction]) -> Result<Redacted, RecallError> {
+        self.store.set_secure_delete(true)?;
+        let result = self.redact_rows(redactions);
+        let off = self.store.set_secure_delete(false);
+        let out = result?;
+        off?;
+        Ok(out)
+    }
+
+    fn redact_rows(&mut self, redactions: &[Redaction]) -> Result<Redacted, RecallError> {
         let mut out = Redacted::default();
         let mut rewritten: Vec<(i64, String, EntryMeta)> = Vec::new();
         // Words the marker itself holds would be found again in it: never redacted twice.

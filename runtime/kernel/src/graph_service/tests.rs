@@ -1071,6 +1071,11 @@ fn a_failed_commit_leaves_the_notes_for_the_next_idle_moment() {
     (out.settle)(&Ok(()));
     assert!(s.graph.unsaid_due(), "done, not yet marked");
     s.graph.settle_unsaid();
-    assert!(!s.graph.unsaid_due());
     assert!(s.graph.store.as_ref().unwrap().unsaid().unwrap().is_empty());
+    assert!(
+        s.graph.unsaid_due(),
+        "the store's log is still to be truncated"
+    );
+    s.graph.unsay_idle(&mut s.cold);
+    assert!(!s.graph.unsaid_due());
 }

@@ -8,7 +8,10 @@
 //! then are the notes marked done. A commit that fails, or a process killed between the two
 //! files' commits, leaves the notes: they are taken out again at the next idle moment (outside
 //! a group, where each write commits itself) and the redaction, which finds nothing the second
-//! time, is never done twice.
+//! time, is never done twice. The next idle moment after a committed redaction also truncates
+//! `memory.db`'s WAL, whose frames still hold the pages as they were: with the rewritten rows'
+//! freed space zeroed and the keyword index's old terms deleted at once, the words are then in
+//! no byte of the store's files.
 
 use std::sync::Arc;
 
@@ -35,7 +38,14 @@ pub(super) struct Unsaying {
     settled: Arc<Mutex<Settled>>,
     /// Notes are waiting for an idle moment (left by an earlier run, or a failed commit).
     due: bool,
+    /// Checkpoints of `memory.db` still to try before its WAL no longer holds the pages as
+    /// they were before a committed redaction (0: none due).
+    scrubs_left: u8,
 }
+
+/// Times an idle step tries to truncate `memory.db`'s WAL after a redaction while a reader
+/// keeps it from completing, before leaving it to the store's own checkpoints.
+const SCRUB_TRIES: u8 = 8;
 
 /// A redaction made in the open group: what to tell the caller, and what to do at its commit.
 pub(crate) struct WordsOut {
@@ -59,7 +69,7 @@ impl GraphMemory {
     /// Whether an idle step has notes to take out or to mark done.
     pub(crate) fn unsaid_due(&self) -> bool {
         let s = self.unsaying.settled.lock();
-        self.unsaying.due || s.failed || !s.done.is_empty()
+        self.unsaying.due || self.unsaying.scrubs_left > 0 || s.failed || !s.done.is_empty()
     }
 
     /// Takes the words of every pending note out of `memory.db` in the open group; `None`
@@ -102,10 +112,30 @@ impl GraphMemory {
         if done.is_empty() {
             return;
         }
+        self.unsaying.scrubs_left = SCRUB_TRIES;
         if let Err(e) = graph.unsaid_done(&done) {
             // Left as notes: taken out again later, which finds nothing to change.
             tracing::warn!("forgotten words not marked done: {e}");
             self.unsaying.due = true;
+        }
+    }
+
+    /// Outside a group: truncates `memory.db`'s WAL, whose frames still hold the pages as they
+    /// were before a committed redaction. A reader in the way is waited out a few idle steps.
+    fn scrub_store(&mut self, cold: &mut ColdContext) {
+        if self.unsaying.scrubs_left == 0 {
+            return;
+        }
+        match cold.journal_store().checkpoint() {
+            Ok(()) => self.unsaying.scrubs_left = 0,
+            Err(e) => {
+                self.unsaying.scrubs_left -= 1;
+                if self.unsaying.scrubs_left == 0 {
+                    tracing::warn!(
+                        "the memory store's log still holds forgotten words until its next checkpoint: {e}"
+                    );
+                }
+            }
         }
     }
 
@@ -114,6 +144,7 @@ impl GraphMemory {
     pub(crate) fn unsay_idle(&mut self, cold: &mut ColdContext) {
         self.settle_unsaid();
         if !self.unsaying.due {
+            self.scrub_store(cold);
             return;
         }
         match self.redact_pending(cold) {
@@ -129,6 +160,7 @@ impl GraphMemory {
                 self.unsaying.settled.lock().done.extend(ids);
                 self.unsaying.due = false;
                 self.settle_unsaid();
+                self.scrub_store(cold);
             }
             Err(e) => tracing::warn!("forgotten words not taken out yet (tried again later): {e}"),
         }
