@@ -11,6 +11,7 @@ use super::tests::{
     side_count, user,
 };
 use super::*;
+use crate::RECALLED_PREFIX;
 use crate::test_support::watchdog;
 
 const SAID: &str = "I keep my car in the Zorblax garage";
@@ -253,5 +254,38 @@ fn a_redaction_whose_companion_fails_leaves_no_stale_vector_and_a_back_fill() {
             "the back-fill goes back for them"
         );
         assert_eq!(cold.store().cold_side_vectors(&fp).count(), 4);
+    });
+}
+
+#[test]
+fn a_forgotten_entry_goes_with_its_recalled_copies_and_from_the_indexes() {
+    watchdog(30, || {
+        let dir = TempDir::new("forget-entry");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
+        let (ids, window) = history(&mut cold);
+        // Recalled back into the window: a copy named after the entry.
+        let mut copy = user(1_000, SAID);
+        copy.id = format!("{RECALLED_PREFIX}{}", ids[0]);
+        cold.append(vec![copy]).expect("append");
+        let copies = |cold: &ColdContext| {
+            cold.store()
+                .events_window()
+                .expect("window")
+                .iter()
+                .filter(|e| e.record.event.id == format!("{RECALLED_PREFIX}{}", ids[0]))
+                .count()
+        };
+        assert_eq!(copies(&cold), 1);
+
+        assert!(cold.forget_entry(ids[0]).expect("forget"));
+        assert_eq!(copies(&cold), 0);
+        assert!(cold.store().cold_get(ids[0]).expect("get").is_none());
+        assert!(
+            cold.store().event_get(window).expect("get").is_some(),
+            "the turn's own event stays"
+        );
+        let hits = cold.peek("car garage", 10, ASKED).expect("peek");
+        assert!(!ids_of(&hits).contains(&ids[0]), "{hits:?}");
+        assert!(!cold.forget_entry(ids[0]).expect("again"), "gone already");
     });
 }

@@ -145,6 +145,12 @@ impl MemoryService {
         })
     }
 
+    /// Removes cold entry `id` at a user's request, with the facts only it told (blocking):
+    /// `{forgotten, facts_forgotten}`, once committed.
+    pub fn forget_entry(&self, id: i64) -> Result<serde_json::Value, MemoryError> {
+        self.ask(|reply| MemoryOp::ForgetEntry { id, reply })
+    }
+
     /// An item of the media store with its bytes, by digest or a marker's prefix (blocking).
     /// The bytes are read and checked against the digest on the caller's thread: a 16 MiB blob
     /// never holds up the journal's writer.

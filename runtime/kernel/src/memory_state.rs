@@ -112,6 +112,12 @@ pub(crate) enum MemoryOp {
         request: GraphRequest,
         reply: Sender<Result<serde_json::Value, GraphMemoryError>>,
     },
+    /// A cold entry removed at a user's request (`memory.forget`), with the facts only it
+    /// told and their words in the turn's other rows.
+    ForgetEntry {
+        id: i64,
+        reply: Sender<Result<serde_json::Value, MemoryError>>,
+    },
 }
 
 /// Settings of the memory service.
@@ -219,6 +225,7 @@ impl MemoryState {
             | MemoryOp::Remember { .. } => true,
             // A forget embeds again the turns its words are taken out of.
             MemoryOp::Graph { request, .. } => request.forgets(),
+            MemoryOp::ForgetEntry { .. } => true,
             _ => false,
         };
         work && matches!(&self.phase, Phase::Ready(r) if r.embeds)
@@ -344,11 +351,20 @@ impl MemoryState {
                     .map_err(MemoryError::from);
                 let _ = reply.send(found);
             }
+            MemoryOp::ForgetEntry { id, reply } => {
+                crate::memory_forget::forget_entry(&mut ready.graph, cold, id, reply, after);
+            }
             MemoryOp::Graph { request, reply } => {
                 let forgets = request.forgets();
                 match ready.graph.request(request, now) {
                     Ok(answer) if forgets => {
-                        answer_forget(&mut ready.graph, cold, answer, reply, after);
+                        crate::memory_forget::answer_forget(
+                            &mut ready.graph,
+                            cold,
+                            answer,
+                            reply,
+                            after,
+                        );
                     }
                     // graph.db commits on its own: the answer needs no wait for the store's.
                     answer => {
@@ -376,6 +392,9 @@ impl MemoryState {
             MemoryOp::Remember { reply, .. } => {
                 let _ = reply.send(Err(MemoryError::Stopped(why)));
             }
+            MemoryOp::ForgetEntry { reply, .. } => {
+                let _ = reply.send(Err(MemoryError::Stopped(why)));
+            }
             MemoryOp::Media { reply, .. } => {
                 let _ = reply.send(Err(MemoryError::Stopped(why)));
             }
@@ -401,40 +420,6 @@ fn answer_after_commit<T: Send + 'static>(
         };
         let _ = reply.send(answer);
     })
-}
-
-/// Answers a forget once its words are out of the memory store too: taken out in the open
-/// group, answered after its commit (see `graph_service::unsaid`).
-fn answer_forget(
-    graph: &mut GraphMemory,
-    cold: &mut ColdContext,
-    mut answer: serde_json::Value,
-    reply: Sender<Result<serde_json::Value, GraphMemoryError>>,
-    after: &mut Vec<Then>,
-) {
-    match graph.unsay_in_group(cold) {
-        Ok(None) => {
-            let _ = reply.send(Ok(answer));
-        }
-        Ok(Some(out)) => {
-            if let Some(map) = answer.as_object_mut() {
-                map.insert("words_taken_out".into(), out.words);
-            }
-            let settle = out.settle;
-            after.push(Box::new(move |committed| {
-                settle(committed);
-                let told = match committed {
-                    Ok(()) => Ok(answer),
-                    Err(e) => Err(GraphMemoryError::WordsKept(e.to_string())),
-                };
-                let _ = reply.send(told);
-            }));
-        }
-        Err(e) => {
-            tracing::warn!("a forget's words are still in the memory store: {e}");
-            let _ = reply.send(Err(e));
-        }
-    }
 }
 
 /// How long the service waits for work before spending a moment on the back-fill.

@@ -373,19 +373,22 @@ impl KernelPort for KernelPlugins {
         id: i64,
         reason: &str,
     ) -> Result<Value, HandlerError> {
-        let removed = self.on_store(method, move |store| store.cold_remove(&[id]))?;
+        let answer = self
+            .memory_on(method)?
+            .forget_entry(id)
+            .map_err(|e| wire_error(method, e.into()))?;
         // Committed before the audit says so; the audit then survives a crash on its own.
-        let forgotten = removed > 0;
+        let forgotten = answer["forgotten"] == true;
         if forgotten {
             let record = json!({"at_ms": hearth_engine::now_ms(), "op": "forget", "id": id,
-                "by": plugin, "reason": reason});
+                "by": plugin, "reason": reason, "facts": answer["facts_forgotten"]});
             self.audit.record(&record).map_err(|e| {
                 HandlerError::new(ErrorKind::Failed, format!("{method}: the audit log: {e}"))
             })?;
             tracing::warn!(plugin, id, reason, "memory entry forgotten");
             self.publish("memory_forgotten", &record);
         }
-        Ok(json!({"forgotten": forgotten}))
+        Ok(answer)
     }
 
     fn builtin_tool(

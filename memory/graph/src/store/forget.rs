@@ -223,6 +223,71 @@ impl GraphStore {
         Ok(gone)
     }
 
+    /// A cold item the user removed from memory takes with it what only it told: each fact
+    /// whose every source is that item is forgotten (as by id: tombstone, its words noted as
+    /// unsaid), and the item's part in the others — said in other turns too — is dropped from
+    /// their provenance, so `why` no longer points at what is gone. Returns the facts
+    /// forgotten; none is an answer, not an error (an item that told nothing).
+    pub fn forget_cold_item(&mut self, cold_item: i64) -> Result<Vec<Forgotten>, GraphError> {
+        const OP: &str = "forget_cold_item";
+        let now = now_ms();
+        let tx = self.conn.transaction().ctx(OP, &self.path)?;
+        let path = self.path.as_path();
+        let only: Vec<FactId> = {
+            let mut stmt = tx
+                .prepare_cached(
+                    "SELECT DISTINCT 'r', p.relation_id FROM provenance p WHERE p.cold_item = ?1 \
+                     AND NOT EXISTS (SELECT 1 FROM provenance o WHERE o.relation_id = p.relation_id \
+                         AND o.cold_item IS NOT ?1) \
+                     UNION SELECT 'e', id FROM events WHERE cold_item = ?1 AND relation_id IS NULL \
+                     ORDER BY 1 DESC, 2",
+                )
+                .ctx(OP, path)?;
+            stmt.query_map([cold_item], |r| {
+                let (kind, id): (String, i64) = (r.get(0)?, r.get(1)?);
+                Ok(if kind == "r" {
+                    FactId::Relation(id)
+                } else {
+                    FactId::Event(id)
+                })
+            })
+            .ctx(OP, path)?
+            .collect::<Result<_, _>>()
+            .ctx(OP, path)?
+        };
+        let mut gone = Vec::with_capacity(only.len());
+        for id in only {
+            gone.push(forget_in(&tx, path, id, now)?);
+        }
+        // What is left of the item elsewhere: its provenance rows, and the dated events it told
+        // of facts that stand on other sources.
+        let sentences: Vec<i64> = tx
+            .prepare_cached(
+                "SELECT sentence_id FROM provenance WHERE cold_item = ?1 \
+                 UNION SELECT sentence_id FROM events WHERE cold_item = ?1",
+            )
+            .ctx(OP, path)?
+            .query_map([cold_item], |r| r.get(0))
+            .ctx(OP, path)?
+            .collect::<Result<_, _>>()
+            .ctx(OP, path)?;
+        let subjects: Vec<i64> = tx
+            .prepare_cached("SELECT subject_id FROM events WHERE cold_item = ?1")
+            .ctx(OP, path)?
+            .query_map([cold_item], |r| r.get(0))
+            .ctx(OP, path)?
+            .collect::<Result<_, _>>()
+            .ctx(OP, path)?;
+        tx.execute("DELETE FROM provenance WHERE cold_item = ?1", [cold_item])
+            .ctx(OP, path)?;
+        tx.execute("DELETE FROM events WHERE cold_item = ?1", [cold_item])
+            .ctx(OP, path)?;
+        sweep_orphans(&tx, path, &subjects, &sentences)?;
+        tx.commit().ctx(OP, path)?;
+        self.scrub();
+        Ok(gone)
+    }
+
     /// The soft purge: every relation `criteria` select that holds now ends now — kept as past
     /// history with its sources (`why` still explains it, recall shows it as past), never
     /// returned as current. One that has not begun yet (a plan dated later) never held, so it

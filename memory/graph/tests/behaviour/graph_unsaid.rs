@@ -117,3 +117,40 @@ fn a_hard_purge_notes_the_words_of_every_fact_it_removes() {
         ]
     );
 }
+
+#[test]
+fn a_removed_cold_item_takes_the_facts_only_it_told_and_leaves_the_rest() {
+    let mut g = graph();
+    g.graph
+        .distill_items(&[
+            item(1, T0, "I live in Porto. I like jazz."),
+            item(2, T0 + DAY, "I like jazz, really."),
+        ])
+        .unwrap();
+    let porto = id_of(&g, "where do I live", "Porto");
+    let jazz = id_of(&g, "what do I like", "jazz");
+
+    let gone = g.graph.forget_cold_item(1).unwrap();
+    let ids: Vec<FactId> = gone.iter().map(|f| f.id).collect();
+    assert!(ids.contains(&porto), "{gone:#?}");
+    assert!(!ids.contains(&jazz), "jazz was said in item 2 too");
+    assert!(
+        g.graph.why(porto).is_err(),
+        "a fact told only by the removed item is forgotten"
+    );
+    let why = g.graph.why(jazz).unwrap();
+    assert_eq!(
+        why.sources.iter().map(|s| s.cold_item).collect::<Vec<_>>(),
+        [Some(2)],
+        "its provenance no longer points at the removed item"
+    );
+    assert!(
+        g.graph.forget_cold_item(1).unwrap().is_empty(),
+        "nothing left of it"
+    );
+    assert!(
+        g.graph.forget_cold_item(99).unwrap().is_empty(),
+        "an item that told nothing"
+    );
+    crate::support::assert_invariants(g.graph.path());
+}

@@ -1079,3 +1079,46 @@ fn a_failed_commit_leaves_the_notes_for_the_next_idle_moment() {
     s.graph.unsay_idle(&mut s.cold);
     assert!(!s.graph.unsaid_due());
 }
+
+#[test]
+fn a_memory_entry_forgotten_by_the_user_takes_the_facts_only_it_told() {
+    let mut s = scratch("forget-entry");
+    let zorb = s.say(T0, "I live in Zorblaxton. I like tea.");
+    let tea = s.say(T0 + DAY, "I like tea.");
+    s.tick(T0 + DAY + TICK.as_millis() as i64);
+    let at = T0 + 2 * DAY;
+    assert!(
+        s.recall("where do I live", at)
+            .iter()
+            .any(|h| h["object"] == "Zorblaxton")
+    );
+
+    let (reply, answer) = crossbeam_channel::bounded(1);
+    let mut after = Vec::new();
+    crate::memory_forget::forget_entry(&mut s.graph, &mut s.cold, zorb, reply, &mut after);
+    assert!(answer.try_recv().is_err(), "answered only after the commit");
+    for then in after {
+        then(&Ok(()));
+    }
+    let told = answer.try_recv().expect("answered").expect("forgotten");
+    assert_eq!(told["forgotten"], true, "{told}");
+    let facts: Vec<&str> = told["facts_forgotten"]
+        .as_array()
+        .expect("facts")
+        .iter()
+        .filter_map(|f| f["removed"].as_str())
+        .collect();
+    assert_eq!(
+        facts,
+        ["user lives_in Zorblaxton"],
+        "tea was said again: {told}"
+    );
+    assert!(s.cold.store().cold_get(zorb).expect("get").is_none());
+    assert!(s.cold.store().cold_get(tea).expect("get").is_some());
+    let hits = s.recall("where do I live what do I like", at);
+    assert!(
+        hits.iter().all(|h| h["object"] != "Zorblaxton"),
+        "{hits:#?}"
+    );
+    assert!(hits.iter().any(|h| h["object"] == "tea"), "{hits:#?}");
+}

@@ -98,6 +98,32 @@ impl GraphMemory {
         }))
     }
 
+    /// Forgets the facts only cold item `cold_item` told, the user having removed it; `None`
+    /// without a graph. The facts as `[{id, removed}]`.
+    pub(crate) fn forget_cold_item(
+        &mut self,
+        cold_item: i64,
+    ) -> Result<Option<Value>, GraphMemoryError> {
+        let Some(graph) = self.store.as_mut() else {
+            return Ok(None);
+        };
+        let gone = graph.forget_cold_item(cold_item)?;
+        for f in &gone {
+            tracing::info!(
+                target: "audit",
+                id = %f.id,
+                fact = %f.fact,
+                cold_item,
+                "memory fact forgotten with the entry it came from"
+            );
+        }
+        Ok(Some(Value::Array(
+            gone.iter()
+                .map(|f| json!({"id": f.id.to_string(), "removed": f.fact}))
+                .collect(),
+        )))
+    }
+
     /// Marks done what committed redactions took out (`graph.db` commits on its own), and
     /// takes note of a failed one.
     pub(crate) fn settle_unsaid(&mut self) {

@@ -1,0 +1,105 @@
+//! Forgetting at a user's request, on the store's owner thread: a fact by its id (the graph
+//! tools, `hearth memory forget`) or a cold entry by its id (`memory.forget`, the web page's
+//! memory browser). Either way what the user asked to forget leaves every place Hearth keeps
+//! it — the graph, the turn's rows in `memory.db` — and the caller is answered once the store's
+//! group holding the change has committed (see `graph_service::unsaid`).
+
+use crossbeam_channel::Sender;
+use hearth_memory::ColdContext;
+use serde_json::{Value, json};
+
+use crate::GraphMemoryError;
+use crate::durable::then::Then;
+use crate::error::MemoryError;
+use crate::graph_service::GraphMemory;
+
+/// Answers a fact's forget once its words are out of the memory store too: taken out in the
+/// open group, answered after its commit.
+pub(crate) fn answer_forget(
+    graph: &mut GraphMemory,
+    cold: &mut ColdContext,
+    answer: Value,
+    reply: Sender<Result<Value, GraphMemoryError>>,
+    after: &mut Vec<Then>,
+) {
+    match with_words_out(graph, cold, answer) {
+        Ok((answer, settle)) => after.push(Box::new(move |committed| {
+            settle(committed);
+            let told = match committed {
+                Ok(()) => Ok(answer),
+                Err(e) => Err(GraphMemoryError::WordsKept(e.to_string())),
+            };
+            let _ = reply.send(told);
+        })),
+        Err(e) => {
+            tracing::warn!("a forget's words are still in the memory store: {e}");
+            let _ = reply.send(Err(e));
+        }
+    }
+}
+
+/// Removes cold entry `id` with its recalled copies, forgets the facts only it told (their
+/// words leave the turn's other rows as a fact's forget takes them out), and answers
+/// `{forgotten, facts_forgotten}` after the commit. A graph that fails leaves the entry
+/// removed: the answer says what the graph could not do.
+pub(crate) fn forget_entry(
+    graph: &mut GraphMemory,
+    cold: &mut ColdContext,
+    id: i64,
+    reply: Sender<Result<Value, MemoryError>>,
+    after: &mut Vec<Then>,
+) {
+    let removed = match cold.forget_entry(id) {
+        Ok(removed) => removed,
+        Err(e) => {
+            let _ = reply.send(Err(e.into()));
+            return;
+        }
+    };
+    let mut answer = json!({"forgotten": removed});
+    if removed {
+        match graph.forget_cold_item(id) {
+            Ok(Some(facts)) => answer["facts_forgotten"] = facts,
+            Ok(None) => {}
+            Err(e) => {
+                tracing::warn!(id, "the facts of a forgotten memory entry stay: {e}");
+                answer["facts_error"] = json!(e.to_string());
+            }
+        }
+    }
+    let (answer, settle) = match with_words_out(graph, cold, answer.clone()) {
+        Ok(done) => done,
+        Err(e) => {
+            tracing::warn!("a forgotten entry's words are still in the memory store: {e}");
+            answer["words_error"] = json!(e.to_string());
+            (
+                answer,
+                Box::new(|_: &Result<(), hearth_memory::StoreError>| {}) as Then,
+            )
+        }
+    };
+    after.push(Box::new(move |committed| {
+        settle(committed);
+        let told = match committed {
+            Ok(()) => Ok(answer),
+            Err(e) => Err(MemoryError::NotStored(e.to_string())),
+        };
+        let _ = reply.send(told);
+    }));
+}
+
+/// Takes pending forgotten words out in the open group; the answer with what was rewritten,
+/// and what to run at the commit.
+fn with_words_out(
+    graph: &mut GraphMemory,
+    cold: &mut ColdContext,
+    mut answer: Value,
+) -> Result<(Value, Then), GraphMemoryError> {
+    let Some(out) = graph.unsay_in_group(cold)? else {
+        return Ok((answer, Box::new(|_| {})));
+    };
+    if let Some(map) = answer.as_object_mut() {
+        map.insert("words_taken_out".into(), out.words);
+    }
+    Ok((answer, out.settle))
+}
