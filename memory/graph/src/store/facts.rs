@@ -93,6 +93,10 @@ pub(crate) fn tell_in(
                 Err(e) => return Err(e),
             }
         }
+        // A statement none of whose claims was kept (each forgotten from this source, refused,
+        // or ending nothing) leaves no sentence behind: a forgotten fact's words distilled
+        // again must not come back into the file as an orphan row.
+        super::entities::sweep_orphans(conn, path, &[], &[sentence])?;
     }
     if let Some(embedder) = embedder {
         embed_new(conn, path, embedder, &report.inserted)?;

@@ -38,6 +38,8 @@ enum Op {
         o: Option<usize>,
         cold: Option<i64>,
     },
+    /// The user removed a cold item.
+    ForgetItem(i64),
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -48,6 +50,7 @@ fn op() -> impl Strategy<Value = Op> {
         2 => (0..64usize).prop_map(Op::Forget),
         2 => (proptest::option::of(0..4usize), proptest::option::of(0..4usize), proptest::option::of(0..5usize), proptest::option::of(1..8i64))
             .prop_map(|(s, p, o, cold)| Op::Purge { s, p, o, cold }),
+        1 => (1..7i64).prop_map(Op::ForgetItem),
     ]
 }
 
@@ -211,7 +214,31 @@ proptest! {
                         (got, want) => prop_assert!(false, "purge {criteria:?}: got {got:?}, expected {want:?}"),
                     }
                 }
+                Op::ForgetItem(cold) => {
+                    let conn = peek(g.graph.path());
+                    let only: BTreeSet<i64> = conn
+                        .prepare("SELECT DISTINCT relation_id FROM provenance p WHERE cold_item = ?1 \
+                                  AND NOT EXISTS (SELECT 1 FROM provenance o \
+                                      WHERE o.relation_id = p.relation_id AND o.cold_item IS NOT ?1)")
+                        .unwrap()
+                        .query_map([cold], |r| r.get(0))
+                        .unwrap()
+                        .collect::<Result<_, _>>()
+                        .unwrap();
+                    let before: BTreeSet<i64> = relation_ids(&conn).into_iter().collect();
+                    g.graph.forget_cold_item(cold).unwrap();
+                    let after: BTreeSet<i64> = relation_ids(&conn).into_iter().collect();
+                    prop_assert_eq!(after, before.difference(&only).copied().collect::<BTreeSet<_>>(), "only what it alone told goes");
+                    prop_assert_eq!(count(&conn, &format!("SELECT count(*) FROM provenance WHERE cold_item = {cold}")), 0);
+                    prop_assert_eq!(count(&conn, &format!("SELECT count(*) FROM events WHERE cold_item = {cold}")), 0);
+                }
             }
+            // Every note of unsaid words names a sentence no fact comes from.
+            let conn = peek(g.graph.path());
+            prop_assert_eq!(
+                count(&conn, "SELECT count(*) FROM unsaid u JOIN sentences s ON s.text = u.sentence"),
+                0
+            );
             assert_invariants(g.graph.path());
         }
         // A superseded or closed fact is never recalled as current.
