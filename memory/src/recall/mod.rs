@@ -36,8 +36,8 @@ mod tests;
 pub use bm25::{BM25_B, BM25_K1, OkapiBm25, bm25_tokens};
 pub use clock::{format_minute, parse_iso8601};
 pub use cold_context::{
-    ColdContext, EMBED_BATCH, FORGOTTEN_MARKER, INJECT_HEADER, Injection, PruneOutcome,
-    RecallConfig, Recalled, Redacted, Redaction, split_passages,
+    ColdContext, EMBED_BATCH, FORGOTTEN_MARKER, ForgottenTurn, INJECT_HEADER, Injection,
+    PruneOutcome, RecallConfig, Recalled, Redacted, Redaction, split_passages,
 };
 pub use error::RecallError;
 pub use fusion::{

@@ -258,7 +258,7 @@ fn a_redaction_whose_companion_fails_leaves_no_stale_vector_and_a_back_fill() {
 }
 
 #[test]
-fn a_forgotten_entry_goes_with_its_recalled_copies_and_from_the_indexes() {
+fn a_forgotten_entry_takes_its_whole_turn_and_nothing_else() {
     watchdog(30, || {
         let dir = TempDir::new("forget-entry");
         let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
@@ -267,25 +267,60 @@ fn a_forgotten_entry_goes_with_its_recalled_copies_and_from_the_indexes() {
         let mut copy = user(1_000, SAID);
         copy.id = format!("{RECALLED_PREFIX}{}", ids[0]);
         cold.append(vec![copy]).expect("append");
-        let copies = |cold: &ColdContext| {
-            cold.store()
-                .events_window()
-                .expect("window")
-                .iter()
-                .filter(|e| e.record.event.id == format!("{RECALLED_PREFIX}{}", ids[0]))
-                .count()
-        };
-        assert_eq!(copies(&cold), 1);
+        let window_len = |cold: &ColdContext| cold.store().events_window().expect("window").len();
+        assert_eq!(window_len(&cold), 2);
 
-        assert!(cold.forget_entry(ids[0]).expect("forget"));
-        assert_eq!(copies(&cold), 0);
-        assert!(cold.store().cold_get(ids[0]).expect("get").is_none());
-        assert!(
-            cold.store().event_get(window).expect("get").is_some(),
-            "the turn's own event stays"
+        let gone = cold.forget_entry(ids[1]).expect("forget");
+        assert_eq!(
+            gone.cold_entries,
+            [ids[1], ids[0]],
+            "the one asked for, then its twin"
         );
+        assert_eq!((gone.window_events, gone.journal_entries), (2, 1));
+        assert_eq!(window_len(&cold), 0, "the turn's own event and the copy");
+        assert!(cold.store().event_get(window).expect("get").is_none());
+        for id in &ids[..2] {
+            assert!(cold.store().cold_get(*id).expect("get").is_none());
+        }
+        let other = cold
+            .store()
+            .cold_get(ids[2])
+            .expect("get")
+            .expect("another turn stays");
+        assert_eq!(other.text, "my cat likes the rain");
+        let journal = cold.store().journal_get(TURN).expect("get").expect("kept");
+        assert!(
+            !journal.payload.to_string().contains("Zorblax"),
+            "{}",
+            journal.payload
+        );
+        assert!(keyword(&cold, "zorblax").is_empty());
         let hits = cold.peek("car garage", 10, ASKED).expect("peek");
-        assert!(!ids_of(&hits).contains(&ids[0]), "{hits:?}");
-        assert!(!cold.forget_entry(ids[0]).expect("again"), "gone already");
+        assert_eq!(ids_of(&hits), [ids[2]], "the indexes forgot the turn");
+        assert_eq!(
+            cold.forget_entry(ids[0]).expect("again"),
+            ForgottenTurn::default()
+        );
+    });
+}
+
+#[test]
+fn a_forgotten_entry_without_a_turn_goes_alone() {
+    watchdog(30, || {
+        let dir = TempDir::new("forget-note");
+        let mut cold = ColdContext::new(dir.store(), None);
+        let ids = cold
+            .archive_events(
+                vec![
+                    user(1_000, "a note kept alone"),
+                    user(2_000, "another note"),
+                ],
+                "plugin:notes",
+                5_000,
+            )
+            .expect("archive");
+        let gone = cold.forget_entry(ids[0]).expect("forget");
+        assert_eq!(gone.cold_entries, [ids[0]]);
+        assert!(cold.store().cold_get(ids[1]).expect("get").is_some());
     });
 }

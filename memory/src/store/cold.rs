@@ -265,20 +265,7 @@ impl Store {
     /// Deletes cold entries; for the distiller, once their knowledge is committed to the graph
     /// (L3). Returns how many were removed.
     pub fn cold_remove(&mut self, ids: &[i64]) -> Result<usize, StoreError> {
-        const OP: &str = "cold_remove";
-        let (conn, path) = self.conn_mut();
-        let tx = conn.savepoint().ctx(OP, path)?;
-        let mut removed = 0;
-        {
-            let mut stmt = tx
-                .prepare_cached("DELETE FROM cold WHERE id = ?1")
-                .ctx(OP, path)?;
-            for id in ids {
-                removed += stmt.execute([id]).ctx(OP, path)?;
-            }
-        }
-        tx.commit().ctx(OP, path)?;
-        Ok(removed)
+        self.delete_each("cold_remove", "DELETE FROM cold WHERE id = ?1", ids)
     }
 
     /// Replaces the dense vectors of cold entries (back-fill after the model changed), in one

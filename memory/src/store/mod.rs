@@ -193,6 +193,26 @@ impl Store {
         Ok(())
     }
 
+    /// Runs `delete` (one `?1` id) for each of `ids` in one savepoint; how many rows went.
+    fn delete_each(
+        &mut self,
+        op: &'static str,
+        delete: &str,
+        ids: &[i64],
+    ) -> Result<usize, StoreError> {
+        let (conn, path) = self.conn_mut();
+        let tx = conn.savepoint().ctx(op, path)?;
+        let mut gone = 0;
+        {
+            let mut stmt = tx.prepare_cached(delete).ctx(op, path)?;
+            for id in ids {
+                gone += stmt.execute([id]).ctx(op, path)?;
+            }
+        }
+        tx.commit().ctx(op, path)?;
+        Ok(gone)
+    }
+
     fn conn_mut(&mut self) -> (&mut Connection, &Path) {
         (&mut self.db.conn, &self.db.path)
     }

@@ -117,6 +117,12 @@ impl Store {
         Ok(n == 1)
     }
 
+    /// Deletes window events at a user's request (a forgotten turn), whether their own or
+    /// recalled copies; returns how many went. Unknown ids are skipped.
+    pub fn events_forget(&mut self, ids: &[i64]) -> Result<usize, StoreError> {
+        self.delete_each("events_forget", "DELETE FROM events WHERE id = ?1", ids)
+    }
+
     /// Rewrites window event `id` as `record` (its words, vectors and token estimate); its
     /// place in the window is kept. Returns whether the event exists.
     pub fn event_rewrite(&mut self, id: i64, record: &EventRecord) -> Result<bool, StoreError> {

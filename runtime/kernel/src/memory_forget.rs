@@ -38,10 +38,11 @@ pub(crate) fn answer_forget(
     }
 }
 
-/// Removes cold entry `id` with its recalled copies, forgets the facts only it told (their
-/// words leave the turn's other rows as a fact's forget takes them out), and answers
-/// `{forgotten, facts_forgotten}` after the commit. A graph that fails leaves the entry
-/// removed: the answer says what the graph could not do.
+/// Removes cold entry `id` with the rest of its turn (`ColdContext::forget_entry`), forgets
+/// the facts only those entries told (their words leave whatever else still holds them, as a
+/// fact's forget takes them out), and answers `{forgotten, entries, facts_forgotten, …}` after
+/// the commit. A graph that fails leaves the entries removed: the answer says what the graph
+/// could not do.
 pub(crate) fn forget_entry(
     graph: &mut GraphMemory,
     cold: &mut ColdContext,
@@ -49,24 +50,31 @@ pub(crate) fn forget_entry(
     reply: Sender<Result<Value, MemoryError>>,
     after: &mut Vec<Then>,
 ) {
-    let removed = match cold.forget_entry(id) {
-        Ok(removed) => removed,
+    let gone = match cold.forget_entry(id) {
+        Ok(gone) => gone,
         Err(e) => {
             let _ = reply.send(Err(e.into()));
             return;
         }
     };
-    let mut answer = json!({"forgotten": removed});
-    if removed {
-        match graph.forget_cold_item(id) {
-            Ok(Some(facts)) => answer["facts_forgotten"] = facts,
-            Ok(None) => {}
+    let mut answer = json!({
+        "forgotten": !gone.cold_entries.is_empty(),
+        "entries": gone.cold_entries,
+        "window_events": gone.window_events,
+        "journal_entries": gone.journal_entries,
+    });
+    let mut facts = Vec::new();
+    for &entry in &gone.cold_entries {
+        match graph.forget_cold_item(entry) {
+            Ok(Some(Value::Array(some))) => facts.extend(some),
+            Ok(_) => {}
             Err(e) => {
-                tracing::warn!(id, "the facts of a forgotten memory entry stay: {e}");
+                tracing::warn!(entry, "the facts of a forgotten memory entry stay: {e}");
                 answer["facts_error"] = json!(e.to_string());
             }
         }
     }
+    answer["facts_forgotten"] = Value::Array(facts);
     let (answer, settle) = match with_words_out(graph, cold, answer.clone()) {
         Ok(done) => done,
         Err(e) => {

@@ -1,17 +1,21 @@
-//! The `hearth memory` control requests: the graph memory and the media store, reached through
-//! the memory service like the model's tools, so `graph.db` and `media.db` keep their one owner.
+//! The `hearth memory` control requests: the graph memory, the remembered turns (cold context)
+//! and the media store, reached through the memory service like the model's tools, so
+//! `memory.db`, `graph.db` and `media.db` keep their one owner.
 
 use super::ControlError;
 use hearth_kernel::graph_service::GraphRequest;
 use hearth_kernel::memory_service::MemoryService;
 use serde_json::Value;
 
-/// Facts `search` returns when the request names no count.
+/// Facts `search` (and entries `recall`) return when the request names no count.
 const DEFAULT_SEARCH_K: usize = 10;
+/// How a remembered entry's id is written, beside a fact's `r12` and an event's `e3`.
+pub const ENTRY_PREFIX: &str = "c";
 
 /// Runs one `hearth memory` action.
 pub(super) fn memory(
     service: Option<&MemoryService>,
+    zone: &hearth_engine::LocalZone,
     action: &str,
     arg: Option<&str>,
     k: Option<usize>,
@@ -37,6 +41,46 @@ pub(super) fn memory(
             "data": base64::engine::general_purpose::STANDARD.encode(&item.data),
         }));
     }
+    if action == "recall" {
+        let items = service
+            .search(arg()?, k.unwrap_or(DEFAULT_SEARCH_K).clamp(1, 100))
+            .map_err(|e| ControlError::Memory(e.to_string()))?;
+        // Each with its time as the user reads it, in their zone at that instant.
+        let items: Vec<Value> = items
+            .iter()
+            .map(|item| {
+                let mut v = serde_json::to_value(item).unwrap_or_default();
+                v["at"] =
+                    hearth_memory::format_minute(item.at_ms, zone.offset_at(item.at_ms)).into();
+                v
+            })
+            .collect();
+        return Ok(Value::Array(items));
+    }
+    if action == "forget"
+        && let Some(entry) = arg()?.strip_prefix(ENTRY_PREFIX)
+    {
+        let id: i64 = entry.parse().map_err(|_| {
+            ControlError::Invalid(format!(
+                "{ENTRY_PREFIX}{entry} is not a remembered entry's id (c followed by a number)"
+            ))
+        })?;
+        let answer = service
+            .forget_entry(id)
+            .map_err(|e| ControlError::Memory(e.to_string()))?;
+        if answer["forgotten"] != true {
+            return Err(ControlError::Memory(format!(
+                "no remembered entry {ENTRY_PREFIX}{id}"
+            )));
+        }
+        tracing::warn!(
+            target: "audit",
+            id,
+            facts = %answer["facts_forgotten"],
+            "memory entry forgotten from the CLI"
+        );
+        return Ok(answer);
+    }
     let request = match action {
         "search" => GraphRequest::Recall {
             query: arg()?,
@@ -48,7 +92,7 @@ pub(super) fn memory(
         "stats" => GraphRequest::Stats,
         other => {
             return Err(ControlError::Invalid(format!(
-                "unknown memory action {other:?} (search, show, why, forget, stats, media)"
+                "unknown memory action {other:?} (search, recall, show, why, forget, stats, media)"
             )));
         }
     };

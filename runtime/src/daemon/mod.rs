@@ -179,7 +179,7 @@ impl Control for DaemonControl {
         arg: Option<&str>,
         k: Option<usize>,
     ) -> Result<Value, ControlError> {
-        memory_control::memory(self.memory.as_ref(), action, arg, k)
+        memory_control::memory(self.memory.as_ref(), &self.zone.zone, action, arg, k)
     }
 
     fn settings(&self, op: SettingsOp) -> Result<Value, ControlError> {

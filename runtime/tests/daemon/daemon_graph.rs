@@ -428,3 +428,77 @@ fn a_fact_told_on_a_channel_is_shown_on_that_channel_only() {
         );
     });
 }
+
+/// The ids (`c<n>`) of the remembered entries `hearth memory recall` lists for `query` whose
+/// text holds `words`.
+fn entries(daemon: &Daemon, query: &str, words: &str) -> Vec<String> {
+    let out = daemon.run(&["memory", "recall", query]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    stdout(&out)
+        .lines()
+        .filter(|l| l.contains(words))
+        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
+        .collect()
+}
+
+#[test]
+fn a_remembered_entry_forgotten_from_the_cli_takes_the_fact_only_it_told() {
+    within(Duration::from_secs(120), || {
+        let server = LlmServer::start();
+        let daemon = Daemon::start(&config(&server.base_url));
+        send(&daemon, "I live in Zorblaxton.");
+        fill(&daemon, 8);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !search(&daemon, "where do I live")
+            .iter()
+            .any(|h| h["object"] == "Zorblaxton")
+        {
+            assert!(Instant::now() < deadline, "not distilled in time");
+            std::thread::sleep(Duration::from_millis(300));
+        }
+
+        // Recall lists the turn once; forgetting that entry takes the whole turn (its input
+        // archived alone, and with its reply when that was archived too) and the fact it told.
+        let ids = entries(&daemon, "Zorblaxton", "Zorblaxton");
+        assert_eq!(ids.len(), 1, "{ids:?}");
+        assert!(ids[0].starts_with('c'), "{ids:?}");
+        let out = daemon.run(&["memory", "forget", &ids[0]]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let said = stdout(&out);
+        assert!(
+            said.contains("user lives_in Zorblaxton (it came from that entry only)"),
+            "{said}"
+        );
+        assert!(said.contains("(the same turn)"), "{said}");
+        assert!(
+            search(&daemon, "where do I live")
+                .iter()
+                .all(|h| h["object"] != "Zorblaxton")
+        );
+        assert!(entries(&daemon, "Zorblaxton", "Zorblaxton").is_empty());
+        // Nothing of the turn is left (window, journal) to archive and distil again.
+        assert_eq!(rows_saying(&daemon, "I live in Zorblaxton"), 0);
+        fill(&daemon, 8);
+        std::thread::sleep(Duration::from_millis(2_500));
+        assert!(
+            search(&daemon, "where do I live")
+                .iter()
+                .all(|h| h["object"] != "Zorblaxton")
+        );
+
+        let unknown = daemon.run(&["memory", "forget", "c999999"]);
+        assert!(!unknown.status.success());
+        assert!(
+            stderr(&unknown).contains("no remembered entry c999999"),
+            "{}",
+            stderr(&unknown)
+        );
+        let bad = daemon.run(&["memory", "forget", "cX"]);
+        assert!(!bad.status.success());
+        assert!(
+            stderr(&bad).contains("not a remembered entry's id"),
+            "{}",
+            stderr(&bad)
+        );
+    });
+}

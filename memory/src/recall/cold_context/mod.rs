@@ -14,12 +14,13 @@
 //!
 //! One file per job: `archive.rs` (window → cold, vectors back-filled), `prune.rs` (what the
 //! window keeps), `recall.rs` (the candidate lists and their fusion), `inject.rs` (the block in
-//! front of the model), `redact.rs` (forgotten words taken out of a turn), `dense_space.rs` (a
+//! front of the model), `redact.rs` (forgotten words taken out of a turn), `forget.rs` (a turn removed), `dense_space.rs` (a
 //! model's vectors and its index), `config.rs`.
 
 mod archive;
 mod config;
 mod dense_space;
+mod forget;
 mod inject;
 mod prune;
 mod recall;
@@ -27,6 +28,7 @@ mod redact;
 
 pub use config::RecallConfig;
 pub use dense_space::{EMBED_BATCH, split_passages};
+pub use forget::ForgottenTurn;
 pub use inject::{INJECT_HEADER, Injection};
 pub use prune::PruneOutcome;
 pub use recall::Recalled;

@@ -46,42 +46,21 @@ impl ColdContext {
     /// committed and checkpointed the WAL ([`Store::checkpoint`]) the words are in no page of
     /// the files either.
     pub fn redact(&mut self, redactions: &[Redaction]) -> Result<Redacted, RecallError> {
+        self.zeroing(|cold| cold.redact_rows(redactions))
+    }
+
+    /// Runs `write` with freed pages zeroed too (`secure_delete = ON`), then back to the
+    /// store's everyday setting whatever `write` returned.
+    pub(super) fn zeroing<T>(
+        &mut self,
+        write: impl FnOnce(&mut Self) -> Result<T, RecallError>,
+    ) -> Result<T, RecallError> {
         self.store.set_secure_delete(true)?;
-        let result = self.redact_rows(redactions);
+        let result = write(self);
         let off = self.store.set_secure_delete(false);
         let out = result?;
         off?;
         Ok(out)
-    }
-
-    /// Removes cold entry `id` at a user's request, with the copies recalled from it into the
-    /// window, its bytes zeroed as they are freed; the vector indexes forget it. Returns
-    /// whether it existed. The turn's other rows (its sibling entry, its journal entry) are
-    /// the caller's to judge.
-    pub fn forget_entry(&mut self, id: i64) -> Result<bool, RecallError> {
-        self.store.set_secure_delete(true)?;
-        let result = self.forget_entry_rows(id);
-        let off = self.store.set_secure_delete(false);
-        let removed = result?;
-        off?;
-        Ok(removed)
-    }
-
-    fn forget_entry_rows(&mut self, id: i64) -> Result<bool, RecallError> {
-        let copies: Vec<i64> = self
-            .store
-            .events_of_turn("", &[id])?
-            .iter()
-            .map(|e| e.id)
-            .collect();
-        self.store.events_drop_recalled(&copies)?;
-        let removed = self.store.cold_remove(&[id])? > 0;
-        for space in [&mut self.dense, &mut self.companion].into_iter().flatten() {
-            if let Some(index) = space.index.as_mut() {
-                index.remove(id);
-            }
-        }
-        Ok(removed)
     }
 
     fn redact_rows(&mut self, redactions: &[Redaction]) -> Result<Redacted, RecallError> {

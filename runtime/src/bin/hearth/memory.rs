@@ -1,5 +1,5 @@
-//! `hearth memory search|show|why|forget|stats|media`: the daemon's graph memory and media
-//! store, over the socket.
+//! `hearth memory search|recall|show|why|forget|stats|media`: the daemon's graph memory, its
+//! remembered turns and its media store, over the socket.
 
 use clap::Subcommand;
 use hearth_runtime::socket::{Answer, Request};
@@ -15,11 +15,21 @@ pub enum MemoryCommand {
         k: usize,
         query: Vec<String>,
     },
+    /// Remembered turns for a query, as recall would remind the model of them, each with its
+    /// id (`c45`); reads only (nothing counts as recalled).
+    Recall {
+        /// How many entries.
+        #[arg(long, default_value_t = 10)]
+        k: usize,
+        query: Vec<String>,
+    },
     /// One fact: what it says, whether it holds, what replaced it.
     Show { id: String },
     /// Why a fact is believed: the sentences and turns it came from.
     Why { id: String },
-    /// Forget a fact by id; it is not distilled again from the same conversation.
+    /// Forget a fact (`r12`, `e3`) by id: it is not distilled again from the same conversation
+    /// and its sentence leaves the remembered turns. Or forget a remembered entry (`c45`), with
+    /// the facts only it told.
     Forget { id: String },
     /// What the graph holds and how far distillation got.
     Stats,
@@ -39,6 +49,7 @@ impl MemoryCommand {
     pub fn request(&self) -> Request {
         let (action, arg, k) = match self {
             MemoryCommand::Search { k, query } => ("search", Some(query.join(" ")), Some(*k)),
+            MemoryCommand::Recall { k, query } => ("recall", Some(query.join(" ")), Some(*k)),
             MemoryCommand::Show { id } => ("show", Some(id.clone()), None),
             MemoryCommand::Why { id } => ("why", Some(id.clone()), None),
             MemoryCommand::Forget { id } => ("forget", Some(id.clone()), None),
@@ -68,6 +79,20 @@ impl MemoryCommand {
                     println!("{}\n    \"{}\"", text(hit, "line"), text(hit, "sentence"));
                 }
             }
+            MemoryCommand::Recall { .. } => {
+                let items = memory.as_array().map(Vec::as_slice).unwrap_or_default();
+                if items.is_empty() {
+                    println!("no matching remembered turns");
+                }
+                for item in items {
+                    println!(
+                        "c{}  {}  {}",
+                        item["id"],
+                        text(item, "at"),
+                        text(item, "text").replace('\n', " ")
+                    );
+                }
+            }
             MemoryCommand::Show { .. } => {
                 println!(
                     "{} {} ({})",
@@ -91,6 +116,28 @@ impl MemoryCommand {
                     );
                 }
             }
+            MemoryCommand::Forget { id } if memory.get("removed").is_none() => {
+                let twins: Vec<String> = memory["entries"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .skip(1)
+                    .map(|e| format!("c{e}"))
+                    .collect();
+                if twins.is_empty() {
+                    println!("forgot {id}");
+                } else {
+                    println!("forgot {id} and {} (the same turn)", twins.join(", "));
+                }
+                for fact in memory["facts_forgotten"].as_array().into_iter().flatten() {
+                    println!(
+                        "  and {}: {} (it came from that entry only)",
+                        text(fact, "id"),
+                        text(fact, "removed")
+                    );
+                }
+                print_words_out(memory);
+            }
             MemoryCommand::Forget { .. } => {
                 println!(
                     "forgot {}: {} ({} source sentences)",
@@ -98,13 +145,7 @@ impl MemoryCommand {
                     text(memory, "removed"),
                     memory["sources"]
                 );
-                let out = &memory["words_taken_out"];
-                if out.is_object() {
-                    println!(
-                        "  its words taken out of {} remembered turns, {} window events, {} journal entries",
-                        out["cold_entries"], out["window_events"], out["journal_entries"]
-                    );
-                }
+                print_words_out(memory);
                 for kept in memory["sentences_kept"].as_array().into_iter().flatten() {
                     let facts: Vec<&str> = kept["source_of"]
                         .as_array()
@@ -128,6 +169,17 @@ impl MemoryCommand {
             MemoryCommand::Media { output, .. } => return Some(write_media(memory, output)),
         }
         Some(ExitCode::SUCCESS)
+    }
+}
+
+/// Where a forget took a fact's words out of, when it did.
+fn print_words_out(memory: &Value) {
+    let out = &memory["words_taken_out"];
+    if out.is_object() {
+        println!(
+            "  its words taken out of {} remembered turns, {} window events, {} journal entries",
+            out["cold_entries"], out["window_events"], out["journal_entries"]
+        );
     }
 }
 
