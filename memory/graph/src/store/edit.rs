@@ -78,7 +78,7 @@ impl GraphStore {
             .iter()
             .any(|ids| ids.contains(&id));
         if !old.single_valued && !kept {
-            self.forget(id)?;
+            self.forget_with(id, super::forget::Words::Keep)?;
         }
         Ok(report)
     }

@@ -79,9 +79,19 @@ impl GraphStore {
     /// forgotten for every cold item it came from, so distilling them again never brings it
     /// back. Entities and sentences left unused go too.
     pub fn forget(&mut self, id: FactId) -> Result<Forgotten, GraphError> {
+        self.forget_with(id, Words::Unsay)
+    }
+
+    /// [`forget`](Self::forget), the words noted as unsaid or kept: a correction replaces a
+    /// belief, it does not take back that the user said the old one.
+    pub(super) fn forget_with(
+        &mut self,
+        id: FactId,
+        words: Words,
+    ) -> Result<Forgotten, GraphError> {
         let now = now_ms();
         let tx = self.conn.transaction().ctx("forget", &self.path)?;
-        let out = forget_in(&tx, &self.path, id, now)?;
+        let out = forget_in(&tx, &self.path, id, now, words)?;
         tx.commit().ctx("forget", &self.path)?;
         self.scrub();
         Ok(out)
@@ -216,7 +226,13 @@ impl GraphStore {
         let ids = purge_targets(&tx, path, criteria)?;
         let mut gone = Vec::with_capacity(ids.len());
         for &id in &ids {
-            gone.push(forget_in(&tx, path, FactId::Relation(id), now)?);
+            gone.push(forget_in(
+                &tx,
+                path,
+                FactId::Relation(id),
+                now,
+                Words::Unsay,
+            )?);
         }
         tx.commit().ctx(OP, path)?;
         self.scrub();
@@ -257,7 +273,7 @@ impl GraphStore {
         };
         let mut gone = Vec::with_capacity(only.len());
         for id in only {
-            gone.push(forget_in(&tx, path, id, now)?);
+            gone.push(forget_in(&tx, path, id, now, Words::Unsay)?);
         }
         // What is left of the item elsewhere: its provenance rows, and the dated events it told
         // of facts that stand on other sources.
@@ -317,7 +333,7 @@ impl GraphStore {
             match begins {
                 None => continue,
                 Some(from) if from > now => {
-                    forget_in(&tx, path, FactId::Relation(id), now)?;
+                    forget_in(&tx, path, FactId::Relation(id), now, Words::Unsay)?;
                 }
                 Some(_) => {
                     tx.execute(
@@ -487,11 +503,23 @@ fn forget_in(
     path: &Path,
     id: FactId,
     now: i64,
+    words: Words,
 ) -> Result<Forgotten, GraphError> {
     let mut said = Vec::new();
     let mut out = forget_rows(conn, path, id, now, &mut said)?;
-    (out.unsaid, out.still_said) = note_unsaid(conn, path, &said, now)?;
+    if words == Words::Unsay {
+        (out.unsaid, out.still_said) = note_unsaid(conn, path, &said, now)?;
+    }
     Ok(out)
+}
+
+/// What a forget does with the words the fact came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Words {
+    /// Noted as unsaid: the memory store takes them out of the turns that said them.
+    Unsay,
+    /// Left where they were said (a correction).
+    Keep,
 }
 
 /// Deletes the fact's rows (and the dated events told with it), noting in `said` where each of

@@ -154,3 +154,28 @@ fn a_removed_cold_item_takes_the_facts_only_it_told_and_leaves_the_rest() {
     );
     crate::support::assert_invariants(g.graph.path());
 }
+
+#[test]
+fn a_correction_replaces_the_belief_and_keeps_what_was_said() {
+    let mut g = graph();
+    g.graph
+        .distill_items(&[item(1, T0, "I like tea.")])
+        .unwrap();
+    let tea = id_of(&g, "what do I like", "tea");
+    let source = FactSource {
+        cold_item: None,
+        turn_id: "tool-1".into(),
+        said_ms: T0 + DAY,
+    };
+    g.graph
+        .edit(tea, "coffee", "No, I like coffee.", &source)
+        .unwrap();
+    assert!(
+        g.graph.why(tea).is_err(),
+        "the old value of a many-valued fact goes"
+    );
+    assert!(
+        g.graph.unsaid().unwrap().is_empty(),
+        "the turn that said it is left as it was"
+    );
+}
