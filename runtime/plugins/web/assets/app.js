@@ -167,7 +167,7 @@ async function searchMemory() {
       cell(tr, item.text);
       cell(tr, why(item));
       button(cell(tr, ""), "forget", async () => {
-        if (!confirm(`Forget memory #${item.id} for good?\n\n${item.text.slice(0, 200)}`)) return;
+        if (!confirm(`Forget memory #${item.id} for good? The exchange it belongs to goes, with what was learned only from it.\n\n${item.text.slice(0, 200)}`)) return;
         try { await api("POST", `/api/memory/${item.id}/forget`); tr.remove(); } catch (e) { alert(e.message); }
       });
       table.appendChild(tr);
