@@ -20,8 +20,8 @@ use crate::ContextEvent;
 
 impl StoreReader {
     /// The cold entries of one turn: those whose event carries `turn_id` (its input archived
-    /// alone, then with its reply), and `cold_item` when given. Oldest first. Reads every
-    /// entry's event: for a user's request, not for a turn's path.
+    /// alone, then with its reply), and `cold_item` when given. Oldest first. A lookup by the
+    /// `cold_by_turn` index.
     pub fn cold_of_turn(
         &self,
         turn_id: &str,
@@ -29,18 +29,26 @@ impl StoreReader {
     ) -> Result<Vec<ColdEntry>, StoreError> {
         const OP: &str = "cold_of_turn";
         let path = &self.path;
-        let mut stmt = self
-            .conn
-            .prepare_cached(&format!(
-                "SELECT {COLD_COLUMNS} FROM cold WHERE id = ?2 \
-                 OR (?1 <> '' AND json_extract(event, '$.id') = ?1) ORDER BY id"
-            ))
-            .ctx(OP, path)?;
-        let mut rows = stmt.query(params![turn_id, cold_item]).ctx(OP, path)?;
         let mut out = Vec::new();
-        while let Some(row) = rows.next().ctx(OP, path)? {
-            out.push(cold_from_row(OP, path, row)?);
+        if let Some(id) = cold_item {
+            out.extend(self.cold_get(id)?);
         }
+        if !turn_id.is_empty() {
+            let mut stmt = self
+                .conn
+                .prepare_cached(&format!(
+                    "SELECT {COLD_COLUMNS} FROM cold WHERE json_extract(event, '$.id') = ?1"
+                ))
+                .ctx(OP, path)?;
+            let mut rows = stmt.query([turn_id]).ctx(OP, path)?;
+            while let Some(row) = rows.next().ctx(OP, path)? {
+                let entry = cold_from_row(OP, path, row)?;
+                if Some(entry.id) != cold_item {
+                    out.push(entry);
+                }
+            }
+        }
+        out.sort_by_key(|e| e.id);
         Ok(out)
     }
 
