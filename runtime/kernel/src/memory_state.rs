@@ -236,12 +236,13 @@ impl MemoryState {
         let Phase::Ready(r) = &self.phase else {
             return None;
         };
-        let graph = r.graph.idle_wait(hearth_engine::now_ms());
-        let backfill = (r.backfill || r.graph.unsaid_due()).then_some(BACKFILL_IDLE);
-        match (graph, backfill) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
+        let now = hearth_engine::now_ms();
+        let graph = r.graph.idle_wait(now);
+        let backfill = r.backfill.then_some(BACKFILL_IDLE);
+        // An idle step waits at least the back-fill's pause: the owner's wait is "no op came
+        // for this long", so a zero would run it between ops as they arrive.
+        let unsaid = r.graph.unsaid_wait(now).map(|w| w.max(BACKFILL_IDLE));
+        [graph, backfill, unsaid].into_iter().flatten().min()
     }
 
     /// One idle step: the companion back-fill, and the graph heartbeat when it is due.
@@ -250,7 +251,7 @@ impl MemoryState {
             if r.backfill {
                 r.backfill = backfill_step(cold);
             }
-            r.graph.unsay_idle(cold);
+            r.graph.unsay_idle(cold, hearth_engine::now_ms());
             r.graph.tick_if_due(cold, hearth_engine::now_ms());
         }
     }

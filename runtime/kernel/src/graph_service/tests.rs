@@ -1028,7 +1028,7 @@ fn forgotten_words_left_by_a_killed_run_are_taken_out_at_the_next_idle_moment() 
     };
     s.graph = GraphMemory::open(Some(&settings), LocalZone::fixed(0), T0 + DAY, None);
     assert!(s.graph.unsaid_due());
-    s.graph.unsay_idle(&mut s.cold);
+    s.graph.unsay_idle(&mut s.cold, T0 + 4 * DAY);
     assert_eq!(entries_saying(&s, "Zorblaxton"), 0);
     assert_eq!(
         entries_saying(&s, "I like tea"),
@@ -1059,7 +1059,7 @@ fn a_failed_commit_leaves_the_notes_for_the_next_idle_moment() {
     };
     (out.settle)(&Err(lost));
     assert!(s.graph.unsaid_due(), "the group's rewrite was rolled back");
-    s.graph.unsay_idle(&mut s.cold);
+    s.graph.unsay_idle(&mut s.cold, T0 + 4 * DAY);
     assert!(!s.graph.unsaid_due());
     assert!(s.graph.store.as_ref().unwrap().unsaid().unwrap().is_empty());
 
@@ -1076,7 +1076,7 @@ fn a_failed_commit_leaves_the_notes_for_the_next_idle_moment() {
         s.graph.unsaid_due(),
         "the store's log is still to be truncated"
     );
-    s.graph.unsay_idle(&mut s.cold);
+    s.graph.unsay_idle(&mut s.cold, T0 + 4 * DAY);
     assert!(!s.graph.unsaid_due());
 }
 
@@ -1121,4 +1121,46 @@ fn a_memory_entry_forgotten_by_the_user_takes_the_facts_only_it_told() {
         "{hits:#?}"
     );
     assert!(hits.iter().any(|h| h["object"] == "tea"), "{hits:#?}");
+}
+
+#[test]
+fn a_store_that_refuses_the_rewrite_is_tried_again_later_and_less_often() {
+    let mut s = scratch("unsaid-backoff");
+    s.say(T0, "I live in Zorblaxton.");
+    s.tick(T0 + TICK.as_millis() as i64);
+    forget_in_graph_only(&mut s, "Zorblaxton", T0 + DAY);
+    let settings = GraphSettings {
+        path: s.dir.join("graph.db"),
+        interval: TICK,
+        model: None,
+        scene_half_life: None,
+    };
+    s.graph = GraphMemory::open(Some(&settings), LocalZone::fixed(0), T0 + DAY, None);
+    // The store refuses every rewrite of cold context, as a full disk would.
+    let side = rusqlite::Connection::open(s.dir.join("memory.db")).expect("side connection");
+    side.execute_batch(
+        "CREATE TRIGGER refuse BEFORE UPDATE ON cold BEGIN SELECT RAISE(ABORT, 'disk full'); END;",
+    )
+    .expect("trigger");
+    let t = T0 + 2 * DAY;
+    assert_eq!(s.graph.unsaid_wait(t), Some(Duration::ZERO));
+    s.graph.unsay_idle(&mut s.cold, t);
+    assert_eq!(s.graph.unsaid_wait(t), Some(Duration::from_secs(1)));
+    s.graph.unsay_idle(&mut s.cold, t + 1_000);
+    assert_eq!(
+        s.graph.unsaid_wait(t + 1_000),
+        Some(Duration::from_secs(2)),
+        "each failure waits twice as long"
+    );
+
+    side.execute_batch("DROP TRIGGER refuse;").expect("drop");
+    s.graph.unsay_idle(&mut s.cold, t + 2_000);
+    assert_eq!(
+        entries_saying(&s, "Zorblaxton"),
+        1,
+        "not tried before its time"
+    );
+    s.graph.unsay_idle(&mut s.cold, t + 3_000);
+    assert_eq!(entries_saying(&s, "Zorblaxton"), 0);
+    assert!(s.graph.store.as_ref().unwrap().unsaid().unwrap().is_empty());
 }

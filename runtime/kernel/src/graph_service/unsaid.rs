@@ -14,6 +14,9 @@
 //! no byte of the store's files.
 
 use std::sync::Arc;
+use std::time::Duration;
+
+use hearth_engine::duration_ms;
 
 use hearth_memory::{ColdContext, Redacted, Redaction};
 use parking_lot::Mutex;
@@ -41,7 +44,17 @@ pub(super) struct Unsaying {
     /// Checkpoints of `memory.db` still to try before its WAL no longer holds the pages as
     /// they were before a committed redaction (0: none due).
     scrubs_left: u8,
+    /// After a failed attempt (a full disk, say), the next waits this long (zero: no failure
+    /// since the last success) ...
+    backoff: Duration,
+    /// ... from this instant (Unix ms).
+    not_before_ms: i64,
 }
+
+/// The first wait after a failed attempt to take words out; doubled on each failure after it.
+const RETRY_FIRST: Duration = Duration::from_secs(1);
+/// The longest wait between attempts.
+const RETRY_MAX: Duration = Duration::from_secs(300);
 
 /// Times an idle step tries to truncate `memory.db`'s WAL after a redaction while a reader
 /// keeps it from completing, before leaving it to the store's own checkpoints.
@@ -70,6 +83,26 @@ impl GraphMemory {
     pub(crate) fn unsaid_due(&self) -> bool {
         let s = self.unsaying.settled.lock();
         self.unsaying.due || self.unsaying.scrubs_left > 0 || s.failed || !s.done.is_empty()
+    }
+
+    /// How long until an idle step has notes to take out or mark done (`None`: nothing to
+    /// do): at once, unless the last attempt failed and its backoff is not over.
+    pub(crate) fn unsaid_wait(&self, now_ms: i64) -> Option<Duration> {
+        self.unsaid_due().then(|| {
+            let left = self.unsaying.not_before_ms.saturating_sub(now_ms).max(0);
+            Duration::from_millis(left as u64)
+        })
+    }
+
+    /// Notes a failed attempt: the next waits twice as long as the last, up to [`RETRY_MAX`].
+    fn back_off(&mut self, now_ms: i64) {
+        let u = &mut self.unsaying;
+        u.backoff = if u.backoff.is_zero() {
+            RETRY_FIRST
+        } else {
+            (u.backoff * 2).min(RETRY_MAX)
+        };
+        u.not_before_ms = now_ms.saturating_add(duration_ms(u.backoff));
     }
 
     /// Takes the words of every pending note out of `memory.db` in the open group; `None`
@@ -167,14 +200,20 @@ impl GraphMemory {
 
     /// Outside a group, where each write commits itself: takes out the pending notes' words
     /// and marks them done at once.
-    pub(crate) fn unsay_idle(&mut self, cold: &mut ColdContext) {
+    pub(crate) fn unsay_idle(&mut self, cold: &mut ColdContext, now_ms: i64) {
         self.settle_unsaid();
         if !self.unsaying.due {
             self.scrub_store(cold);
             return;
         }
+        if now_ms < self.unsaying.not_before_ms {
+            return;
+        }
         match self.redact_pending(cold) {
-            Ok(None) => self.unsaying.due = false,
+            Ok(None) => {
+                self.unsaying.due = false;
+                self.unsaying.backoff = Duration::ZERO;
+            }
             Ok(Some((ids, redacted))) => {
                 tracing::info!(
                     target: "audit",
@@ -185,10 +224,17 @@ impl GraphMemory {
                 );
                 self.unsaying.settled.lock().done.extend(ids);
                 self.unsaying.due = false;
+                self.unsaying.backoff = Duration::ZERO;
                 self.settle_unsaid();
                 self.scrub_store(cold);
             }
-            Err(e) => tracing::warn!("forgotten words not taken out yet (tried again later): {e}"),
+            Err(e) => {
+                self.back_off(now_ms);
+                tracing::warn!(
+                    retry_in_secs = self.unsaying.backoff.as_secs(),
+                    "forgotten words not taken out yet: {e}"
+                );
+            }
         }
     }
 
