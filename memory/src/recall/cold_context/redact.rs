@@ -38,8 +38,9 @@ impl ColdContext {
     /// Takes each redaction's words out of every row memory keeps of its turn, in the store's
     /// current transaction (the caller's commit makes it durable). Rows that do not hold the
     /// words are left as they are. The rewritten cold entries get vectors of their new text in
-    /// every space; when a model fails they stay searchable by keywords and are listed for a
-    /// back-fill, never left with a vector of the words they no longer hold.
+    /// every space, never keeping a vector of the words they no longer hold: when the companion
+    /// fails its back-fill goes back for them; when the main model fails they are found by
+    /// keywords and listed by `cold_stale_vectors`, as an archive's entries are.
     ///
     /// What a rewrite frees is zeroed (`secure_delete` on meanwhile) and the keyword index
     /// drops the old terms at once (its `secure-delete` option), so once the caller has
