@@ -9,7 +9,7 @@ use hearth_memory::ColdContext;
 use serde_json::{Value, json};
 
 use crate::GraphMemoryError;
-use crate::durable::then::Then;
+use crate::durable::then::{Then, answer_at_commit};
 use crate::error::MemoryError;
 use crate::graph_service::GraphMemory;
 
@@ -18,19 +18,15 @@ use crate::graph_service::GraphMemory;
 pub(crate) fn answer_forget(
     graph: &mut GraphMemory,
     cold: &mut ColdContext,
-    answer: Value,
+    mut answer: Value,
     reply: Sender<Result<Value, GraphMemoryError>>,
     after: &mut Vec<Then>,
 ) {
-    match with_words_out(graph, cold, answer) {
-        Ok((answer, settle)) => after.push(Box::new(move |committed| {
-            settle(committed);
-            let told = match committed {
-                Ok(()) => Ok(answer),
-                Err(e) => Err(GraphMemoryError::WordsKept(e.to_string())),
-            };
-            let _ = reply.send(told);
-        })),
+    match with_words_out(graph, cold, &mut answer) {
+        Ok(settle) => after.push(then_answer(
+            settle,
+            answer_at_commit(reply, Ok(answer), GraphMemoryError::WordsKept),
+        )),
         Err(e) => {
             tracing::warn!("a forget's words are still in the memory store: {e}");
             let _ = reply.send(Err(e));
@@ -75,39 +71,37 @@ pub(crate) fn forget_entry(
         }
     }
     answer["facts_forgotten"] = Value::Array(facts);
-    let (answer, settle) = match with_words_out(graph, cold, answer.clone()) {
-        Ok(done) => done,
-        Err(e) => {
-            tracing::warn!("a forgotten entry's words are still in the memory store: {e}");
-            answer["words_error"] = json!(e.to_string());
-            (
-                answer,
-                Box::new(|_: &Result<(), hearth_memory::StoreError>| {}) as Then,
-            )
-        }
-    };
-    after.push(Box::new(move |committed| {
-        settle(committed);
-        let told = match committed {
-            Ok(()) => Ok(answer),
-            Err(e) => Err(MemoryError::NotStored(e.to_string())),
-        };
-        let _ = reply.send(told);
-    }));
+    let settle = with_words_out(graph, cold, &mut answer).unwrap_or_else(|e| {
+        tracing::warn!("a forgotten entry's words are still in the memory store: {e}");
+        answer["words_error"] = json!(e.to_string());
+        Box::new(|_| {})
+    });
+    after.push(then_answer(
+        settle,
+        answer_at_commit(reply, Ok(answer), MemoryError::NotStored),
+    ));
 }
 
-/// Takes pending forgotten words out in the open group; the answer with what was rewritten,
-/// and what to run at the commit.
+/// Takes pending forgotten words out in the open group, noting in `answer` what was
+/// rewritten; what to run at the commit.
 fn with_words_out(
     graph: &mut GraphMemory,
     cold: &mut ColdContext,
-    mut answer: Value,
-) -> Result<(Value, Then), GraphMemoryError> {
+    answer: &mut Value,
+) -> Result<Then, GraphMemoryError> {
     let Some(out) = graph.unsay_in_group(cold)? else {
-        return Ok((answer, Box::new(|_| {})));
+        return Ok(Box::new(|_| {}));
     };
     if let Some(map) = answer.as_object_mut() {
         map.insert("words_taken_out".into(), out.words);
     }
-    Ok((answer, out.settle))
+    Ok(out.settle)
+}
+
+/// `settle`, then `answer`, once the commit is known.
+fn then_answer(settle: Then, answer: Then) -> Then {
+    Box::new(move |committed| {
+        settle(committed);
+        answer(committed);
+    })
 }

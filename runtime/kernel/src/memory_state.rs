@@ -6,7 +6,7 @@
 
 use crate::GraphMemoryError;
 use crate::durable::media::MediaRefusal;
-use crate::durable::then::Then;
+use crate::durable::then::{Then, answer_at_commit};
 use crate::error::MemoryError;
 use crate::graph_service::{GraphMemory, GraphRequest, GraphSettings};
 use crossbeam_channel::Sender;
@@ -414,13 +414,7 @@ fn answer_after_commit<T: Send + 'static>(
     reply: Sender<Result<T, MemoryError>>,
     result: Result<T, MemoryError>,
 ) -> Then {
-    Box::new(move |committed| {
-        let answer = match committed {
-            Ok(()) => result,
-            Err(e) => Err(MemoryError::NotStored(e.to_string())),
-        };
-        let _ = reply.send(answer);
-    })
+    answer_at_commit(reply, result, MemoryError::NotStored)
 }
 
 /// How long the service waits for work before spending a moment on the back-fill.

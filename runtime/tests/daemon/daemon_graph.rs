@@ -448,14 +448,7 @@ fn a_remembered_entry_forgotten_from_the_cli_takes_the_fact_only_it_told() {
         let daemon = Daemon::start(&config(&server.base_url));
         send(&daemon, "I live in Zorblaxton.");
         fill(&daemon, 8);
-        let deadline = Instant::now() + Duration::from_secs(30);
-        while !search(&daemon, "where do I live")
-            .iter()
-            .any(|h| h["object"] == "Zorblaxton")
-        {
-            assert!(Instant::now() < deadline, "not distilled in time");
-            std::thread::sleep(Duration::from_millis(300));
-        }
+        until_both(&daemon, "where do I live", "Zorblaxton", "Zorblaxton");
 
         // Recall lists the turn once; forgetting that entry takes the whole turn (its input
         // archived alone, and with its reply when that was archived too) and the fact it told.

@@ -6,6 +6,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 
 use super::entities::{find_entity, sweep_orphans};
 use super::model::{FactId, FactStatus};
+use super::select::{fact_ids, ids};
 use super::unsaid::{Said, StillSaid, Unsaid, note_unsaid};
 use super::{GraphStore, now_ms};
 use crate::GraphError;
@@ -249,51 +250,38 @@ impl GraphStore {
         let now = now_ms();
         let tx = self.conn.transaction().ctx(OP, &self.path)?;
         let path = self.path.as_path();
-        let only: Vec<FactId> = {
-            let mut stmt = tx
-                .prepare_cached(
-                    "SELECT DISTINCT 'r', p.relation_id FROM provenance p WHERE p.cold_item = ?1 \
-                     AND NOT EXISTS (SELECT 1 FROM provenance o WHERE o.relation_id = p.relation_id \
-                         AND o.cold_item IS NOT ?1) \
-                     UNION SELECT 'e', id FROM events WHERE cold_item = ?1 AND relation_id IS NULL \
-                     ORDER BY 1 DESC, 2",
-                )
-                .ctx(OP, path)?;
-            stmt.query_map([cold_item], |r| {
-                let (kind, id): (String, i64) = (r.get(0)?, r.get(1)?);
-                Ok(if kind == "r" {
-                    FactId::Relation(id)
-                } else {
-                    FactId::Event(id)
-                })
-            })
-            .ctx(OP, path)?
-            .collect::<Result<_, _>>()
-            .ctx(OP, path)?
-        };
+        let only = fact_ids(
+            &tx,
+            path,
+            OP,
+            "SELECT DISTINCT 'r', p.relation_id FROM provenance p WHERE p.cold_item = ?1 \
+             AND NOT EXISTS (SELECT 1 FROM provenance o WHERE o.relation_id = p.relation_id \
+                 AND o.cold_item IS NOT ?1) \
+             UNION SELECT 'e', id FROM events WHERE cold_item = ?1 AND relation_id IS NULL \
+             ORDER BY 1 DESC, 2",
+            cold_item,
+        )?;
         let mut gone = Vec::with_capacity(only.len());
         for id in only {
             gone.push(forget_in(&tx, path, id, now, Words::Unsay)?);
         }
         // What is left of the item elsewhere: its provenance rows, and the dated events it told
         // of facts that stand on other sources.
-        let sentences: Vec<i64> = tx
-            .prepare_cached(
-                "SELECT sentence_id FROM provenance WHERE cold_item = ?1 \
-                 UNION SELECT sentence_id FROM events WHERE cold_item = ?1",
-            )
-            .ctx(OP, path)?
-            .query_map([cold_item], |r| r.get(0))
-            .ctx(OP, path)?
-            .collect::<Result<_, _>>()
-            .ctx(OP, path)?;
-        let subjects: Vec<i64> = tx
-            .prepare_cached("SELECT subject_id FROM events WHERE cold_item = ?1")
-            .ctx(OP, path)?
-            .query_map([cold_item], |r| r.get(0))
-            .ctx(OP, path)?
-            .collect::<Result<_, _>>()
-            .ctx(OP, path)?;
+        let sentences = ids(
+            &tx,
+            path,
+            OP,
+            "SELECT sentence_id FROM provenance WHERE cold_item = ?1 \
+             UNION SELECT sentence_id FROM events WHERE cold_item = ?1",
+            cold_item,
+        )?;
+        let subjects = ids(
+            &tx,
+            path,
+            OP,
+            "SELECT subject_id FROM events WHERE cold_item = ?1",
+            cold_item,
+        )?;
         tx.execute("DELETE FROM provenance WHERE cold_item = ?1", [cold_item])
             .ctx(OP, path)?;
         tx.execute("DELETE FROM events WHERE cold_item = ?1", [cold_item])
@@ -563,13 +551,13 @@ fn forget_rows(
                 .ctx(OP, path)?;
             // The dated events that started or ended this fact are the same memory told
             // with a date: they go with it.
-            let linked: Vec<i64> = conn
-                .prepare_cached("SELECT id FROM events WHERE relation_id = ?1")
-                .ctx(OP, path)?
-                .query_map([rid], |r| r.get(0))
-                .ctx(OP, path)?
-                .collect::<Result<_, _>>()
-                .ctx(OP, path)?;
+            let linked = ids(
+                conn,
+                path,
+                OP,
+                "SELECT id FROM events WHERE relation_id = ?1",
+                rid,
+            )?;
             for event in linked {
                 forget_rows(conn, path, FactId::Event(event), now, said)?;
             }

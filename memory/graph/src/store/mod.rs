@@ -11,6 +11,7 @@ mod forget;
 mod model;
 mod review;
 mod schema;
+mod select;
 mod stats;
 mod unsaid;
 mod unsynced;

@@ -16,6 +16,7 @@ use rusqlite::{Connection, params};
 
 use super::GraphStore;
 use super::model::FactId;
+use super::select::fact_ids;
 use crate::GraphError;
 use crate::error::SqlContext;
 
@@ -152,22 +153,12 @@ pub(crate) fn note_unsaid(
 
 /// The facts sentence `sentence_id` is still a source of (none once the sweep deleted it).
 fn holders(conn: &Connection, path: &Path, sentence_id: i64) -> Result<Vec<FactId>, GraphError> {
-    const OP: &str = "note_unsaid";
-    let mut stmt = conn
-        .prepare_cached(
-            "SELECT 'r', relation_id FROM provenance WHERE sentence_id = ?1 \
-             UNION SELECT 'e', id FROM events WHERE sentence_id = ?1 ORDER BY 1 DESC, 2",
-        )
-        .ctx(OP, path)?;
-    stmt.query_map([sentence_id], |r| {
-        let (kind, id): (String, i64) = (r.get(0)?, r.get(1)?);
-        Ok(if kind == "r" {
-            FactId::Relation(id)
-        } else {
-            FactId::Event(id)
-        })
-    })
-    .ctx(OP, path)?
-    .collect::<Result<_, _>>()
-    .ctx(OP, path)
+    fact_ids(
+        conn,
+        path,
+        "note_unsaid",
+        "SELECT 'r', relation_id FROM provenance WHERE sentence_id = ?1 \
+         UNION SELECT 'e', id FROM events WHERE sentence_id = ?1 ORDER BY 1 DESC, 2",
+        sentence_id,
+    )
 }

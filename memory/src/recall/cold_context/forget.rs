@@ -58,17 +58,20 @@ impl ColdContext {
             .collect();
         out.window_events = self.store.events_forget(&window)?;
         if !turn.is_empty() {
-            for e in &entries {
-                for said in [&e.event.input, &e.event.response] {
-                    if !said.trim().is_empty() && !FORGOTTEN_MARKER.contains(said.as_str()) {
-                        out.journal_entries = out.journal_entries.max(self.store.journal_redact(
-                            &turn,
-                            said,
-                            FORGOTTEN_MARKER,
-                        )?);
-                    }
-                }
+            // The twins hold the same input: each text is taken out of the journal once.
+            let mut said: Vec<&str> = entries
+                .iter()
+                .flat_map(|e| [e.event.input.as_str(), e.event.response.as_str()])
+                .filter(|t| !t.trim().is_empty() && !FORGOTTEN_MARKER.contains(t))
+                .collect();
+            said.sort_unstable();
+            said.dedup();
+            let mut changed = 0;
+            for text in said {
+                changed += self.store.journal_redact(&turn, text, FORGOTTEN_MARKER)?;
             }
+            // One journal entry per turn, however many of its texts it held.
+            out.journal_entries = changed.min(1);
         }
         self.store.cold_remove(&out.cold_entries)?;
         for space in [&mut self.dense, &mut self.companion].into_iter().flatten() {

@@ -133,15 +133,6 @@ impl GraphMemory {
                 }
             },
         };
-        // Notes an earlier run left (killed between the two files' commits) are taken out at
-        // the first idle moment.
-        let pending = store.as_ref().is_some_and(|g| match g.unsaid() {
-            Ok(notes) => !notes.is_empty(),
-            Err(e) => {
-                tracing::warn!("forgotten words not read: {e}");
-                false
-            }
-        });
         let model = ModelDistill::new(
             settings
                 .and_then(|s| s.model.clone())
@@ -164,7 +155,7 @@ impl GraphMemory {
             scene_turns: 0,
             refs_halved: 0,
             refs_deleted: 0,
-            unsaying: Unsaying::new(pending),
+            unsaying: Unsaying::at_start(),
         }
     }
 

@@ -41,7 +41,10 @@ fn scratch_zoned(tag: &str, zone: LocalZone) -> Scratch {
         model: None,
         scene_half_life: None,
     };
-    let graph = GraphMemory::open(Some(&settings), zone, T0, None);
+    let mut graph = GraphMemory::open(Some(&settings), zone, T0, None);
+    let mut cold = cold;
+    // The first idle step finds no notes an earlier run left: nothing is due after it.
+    graph.unsay_idle(&mut cold, T0);
     Scratch { dir, cold, graph }
 }
 
@@ -52,6 +55,17 @@ impl Scratch {
         self.cold
             .archive_events(vec![event], "prune", at)
             .expect("archived")[0]
+    }
+
+    /// Opens the graph file again at `at`, as the next run of the daemon does.
+    fn restart(&mut self, at: i64) {
+        let settings = GraphSettings {
+            path: self.dir.join("graph.db"),
+            interval: TICK,
+            model: None,
+            scene_half_life: None,
+        };
+        self.graph = GraphMemory::open(Some(&settings), LocalZone::fixed(0), at, None);
     }
 
     /// Runs the heartbeat at `at` (after its interval has passed).
@@ -1020,13 +1034,7 @@ fn forgotten_words_left_by_a_killed_run_are_taken_out_at_the_next_idle_moment() 
     assert_eq!(entries_saying(&s, "Zorblaxton"), 1);
 
     // The next run finds the note and takes the words out when idle, outside any group.
-    let settings = GraphSettings {
-        path: s.dir.join("graph.db"),
-        interval: TICK,
-        model: None,
-        scene_half_life: None,
-    };
-    s.graph = GraphMemory::open(Some(&settings), LocalZone::fixed(0), T0 + DAY, None);
+    s.restart(T0 + DAY);
     assert!(s.graph.unsaid_due());
     s.graph.unsay_idle(&mut s.cold, T0 + 4 * DAY);
     assert_eq!(entries_saying(&s, "Zorblaxton"), 0);
@@ -1129,13 +1137,7 @@ fn a_store_that_refuses_the_rewrite_is_tried_again_later_and_less_often() {
     s.say(T0, "I live in Zorblaxton.");
     s.tick(T0 + TICK.as_millis() as i64);
     forget_in_graph_only(&mut s, "Zorblaxton", T0 + DAY);
-    let settings = GraphSettings {
-        path: s.dir.join("graph.db"),
-        interval: TICK,
-        model: None,
-        scene_half_life: None,
-    };
-    s.graph = GraphMemory::open(Some(&settings), LocalZone::fixed(0), T0 + DAY, None);
+    s.restart(T0 + DAY);
     // The store refuses every rewrite of cold context, as a full disk would.
     let side = rusqlite::Connection::open(s.dir.join("memory.db")).expect("side connection");
     side.execute_batch(

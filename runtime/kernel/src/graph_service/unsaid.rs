@@ -39,7 +39,7 @@ struct Settled {
 #[derive(Default)]
 pub(super) struct Unsaying {
     settled: Arc<Mutex<Settled>>,
-    /// Notes are waiting for an idle moment (left by an earlier run, or a failed commit).
+    /// Notes may wait for an idle moment (left by an earlier run, or a failed commit).
     due: bool,
     /// Checkpoints of `memory.db` still to try before its WAL no longer holds the pages as
     /// they were before a committed redaction (0: none due).
@@ -69,10 +69,11 @@ pub(crate) struct WordsOut {
 }
 
 impl Unsaying {
-    /// `due` when the graph holds notes from an earlier run.
-    pub(super) fn new(due: bool) -> Self {
+    /// An earlier run may have left notes (killed between the two files' commits): the first
+    /// idle step looks, and finding none is done.
+    pub(super) fn at_start() -> Self {
         Self {
-            due,
+            due: true,
             ..Self::default()
         }
     }

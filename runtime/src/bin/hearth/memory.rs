@@ -2,6 +2,7 @@
 //! remembered turns and its media store, over the socket.
 
 use clap::Subcommand;
+use hearth_runtime::daemon::ENTRY_PREFIX;
 use hearth_runtime::socket::{Answer, Request};
 use serde_json::Value;
 use std::process::ExitCode;
@@ -86,7 +87,7 @@ impl MemoryCommand {
                 }
                 for item in items {
                     println!(
-                        "c{}  {}  {}",
+                        "{ENTRY_PREFIX}{}  {}  {}",
                         item["id"],
                         text(item, "at"),
                         text(item, "text").replace('\n', " ")
@@ -116,13 +117,13 @@ impl MemoryCommand {
                     );
                 }
             }
-            MemoryCommand::Forget { id } if memory.get("removed").is_none() => {
+            MemoryCommand::Forget { id } if id.starts_with(ENTRY_PREFIX) => {
                 let twins: Vec<String> = memory["entries"]
                     .as_array()
                     .into_iter()
                     .flatten()
                     .skip(1)
-                    .map(|e| format!("c{e}"))
+                    .map(|e| format!("{ENTRY_PREFIX}{e}"))
                     .collect();
                 if twins.is_empty() {
                     println!("forgot {id}");
