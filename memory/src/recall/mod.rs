@@ -6,7 +6,7 @@
 //!   with FTS5 BM25 — and with a companion model's top-k when one is attached — by above-chance
 //!   fusion, then weighed by what the query says of time and speakers; counts an access, never
 //!   deletes), `auto_inject` (a stable block of related entries within the memory budget),
-//!   `find_cold`, `backfill_companion`.
+//!   `find_cold`, `backfill` (vectors a model has not given yet, in idle time).
 //! - [`resolve_date`] reads a statement's time words literally; [`question_windows`] reads a
 //!   query's widened, leaving out words that mark the present or a habit (one grammar,
 //!   `time_expr/`).
@@ -28,6 +28,8 @@ mod terms;
 mod time_expr;
 mod vector_text;
 
+#[cfg(test)]
+mod backfill_tests;
 #[cfg(test)]
 mod redact_tests;
 #[cfg(test)]

@@ -7,7 +7,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde_json::json;
 
 use super::tests::{
-    ASKED, CompanionMode, ConceptEmbedder, TempDir, companion, concept_embedder, ids_of,
+    ASKED, CompanionMode, ConceptEmbedder, Flaky, TempDir, companion, concept_embedder, ids_of,
     side_count, user,
 };
 use super::*;
@@ -190,42 +190,12 @@ fn a_redaction_touches_no_other_turn_and_refuses_empty_words() {
     });
 }
 
-/// A companion model that can be switched off and on.
-struct Flaky {
-    fingerprint: crate::Fingerprint,
-    up: Arc<AtomicBool>,
-}
-
-impl crate::Embedder for Flaky {
-    fn fingerprint(&self) -> &crate::Fingerprint {
-        &self.fingerprint
-    }
-
-    fn dim(&self) -> usize {
-        ConceptEmbedder::vector("").len()
-    }
-
-    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, crate::EmbedError> {
-        if self.up.load(Ordering::SeqCst) {
-            Ok(texts.iter().map(|t| ConceptEmbedder::vector(t)).collect())
-        } else {
-            Err(crate::EmbedError::Output {
-                message: "switched off".into(),
-            })
-        }
-    }
-}
-
 #[test]
 fn a_redaction_whose_companion_fails_leaves_no_stale_vector_and_a_back_fill() {
     watchdog(30, || {
         let dir = TempDir::new("redact-companion");
         let up = Arc::new(AtomicBool::new(true));
-        let flaky = Flaky {
-            fingerprint: crate::Fingerprint::new("flaky", "00ff00ff00ff", 9, crate::Pooling::Mean)
-                .expect("fingerprint"),
-            up: up.clone(),
-        };
+        let flaky = Flaky::new(&up);
         let fp = flaky.fingerprint.to_string();
         let mut cold =
             ColdContext::new(dir.store(), Some(concept_embedder())).with_companion(Arc::new(flaky));
@@ -254,6 +224,45 @@ fn a_redaction_whose_companion_fails_leaves_no_stale_vector_and_a_back_fill() {
             "the back-fill goes back for them"
         );
         assert_eq!(cold.store().cold_side_vectors(&fp).count(), 4);
+    });
+}
+
+#[test]
+fn a_redaction_whose_main_model_fails_is_embedded_again_by_the_back_fill() {
+    watchdog(30, || {
+        let dir = TempDir::new("redact-main");
+        let up = Arc::new(AtomicBool::new(true));
+        let flaky = Flaky::new(&up);
+        let fp = flaky.fingerprint.to_string();
+        let mut cold = ColdContext::new(dir.store(), Some(Arc::new(flaky)));
+        let (ids, _) = history(&mut cold);
+        // Nothing missing: the back-fill's cursor moves past the turn's entries.
+        assert_eq!(cold.backfill_main(100).expect("backfill"), 0);
+
+        up.store(false, Ordering::SeqCst);
+        cold.redact(&[redaction(Some(ids[0]))]).expect("redact");
+        let stale = cold.store().cold_stale_vectors(&fp).expect("stale");
+        assert_eq!(
+            stale,
+            ids[..2],
+            "the turn's two entries lost their vectors of the old words"
+        );
+        up.store(true, Ordering::SeqCst);
+        assert_eq!(
+            cold.backfill_main(100).expect("backfill"),
+            2,
+            "the back-fill goes back for them"
+        );
+        assert!(
+            cold.store()
+                .cold_stale_vectors(&fp)
+                .expect("stale")
+                .is_empty()
+        );
+        // Their new vectors are of the words that stayed: the novels, not the car.
+        let hits = cold.peek("a good book", 3, ASKED).expect("peek");
+        assert!(ids_of(&hits).contains(&ids[0]), "{hits:?}");
+        assert!(car_cosines(&mut cold, &ids[..2]).iter().all(|&c| c < 0.5));
     });
 }
 

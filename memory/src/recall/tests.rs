@@ -63,7 +63,7 @@ pub(super) struct ConceptEmbedder {
 }
 
 impl ConceptEmbedder {
-    fn new(sha: &str) -> Self {
+    pub(super) fn new(sha: &str) -> Self {
         Self {
             fingerprint: Fingerprint::new("concepts", sha, CONCEPTS.len() + 1, Pooling::Mean)
                 .expect("valid fingerprint"),
@@ -93,6 +93,48 @@ impl Embedder for ConceptEmbedder {
 
     fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
         Ok(texts.iter().map(|t| Self::vector(t)).collect())
+    }
+}
+
+/// A model that embeds as [`ConceptEmbedder`] does, and can be switched off and on.
+pub(super) struct Flaky {
+    pub(super) fingerprint: Fingerprint,
+    up: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl Flaky {
+    /// Up while `up` holds true.
+    pub(super) fn new(up: &Arc<std::sync::atomic::AtomicBool>) -> Self {
+        Self {
+            fingerprint: Fingerprint::new(
+                "flaky",
+                "00ff00ff00ff",
+                CONCEPTS.len() + 1,
+                Pooling::Mean,
+            )
+            .expect("valid fingerprint"),
+            up: up.clone(),
+        }
+    }
+}
+
+impl Embedder for Flaky {
+    fn fingerprint(&self) -> &Fingerprint {
+        &self.fingerprint
+    }
+
+    fn dim(&self) -> usize {
+        CONCEPTS.len() + 1
+    }
+
+    fn embed_batch(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>, EmbedError> {
+        if self.up.load(Ordering::SeqCst) {
+            Ok(texts.iter().map(|t| ConceptEmbedder::vector(t)).collect())
+        } else {
+            Err(EmbedError::Output {
+                message: "switched off".into(),
+            })
+        }
     }
 }
 
@@ -243,7 +285,7 @@ proptest! {
 // ---------------------------------------------------------------------------------------------
 // archive, prune, recall
 
-fn seed_events() -> Vec<ContextEvent> {
+pub(super) fn seed_events() -> Vec<ContextEvent> {
     vec![
         user(1_000, "my kitten likes to sleep on the sofa"),
         user(2_000, "booked a flight for the trip to Lisbon"),
@@ -1144,7 +1186,7 @@ const FIDDLE: &str = "bought a fiddle at the garage sale";
 const INSTRUMENT_QUERY: &str = "the instrument for my kitten";
 
 /// The seed entries and then the fiddle (its id is the last).
-fn with_fiddle(cold: &mut ColdContext) -> Vec<i64> {
+pub(super) fn with_fiddle(cold: &mut ColdContext) -> Vec<i64> {
     let mut events = seed_events();
     events.push(user(6_000, FIDDLE));
     cold.archive_events(events, "import", 10_000)

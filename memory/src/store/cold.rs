@@ -296,6 +296,19 @@ impl Store {
         )
     }
 
+    /// [`cold_set_dense`](Self::cold_set_dense) or
+    /// [`cold_set_side_dense`](Self::cold_set_side_dense), by where `column` keeps its vectors.
+    pub(crate) fn cold_set_vectors(
+        &mut self,
+        column: VectorColumn,
+        updates: &[(i64, DenseVector)],
+    ) -> Result<(), StoreError> {
+        match column {
+            VectorColumn::Main => self.cold_set_dense(updates),
+            VectorColumn::Side => self.cold_set_side_dense(updates),
+        }
+    }
+
     /// Runs `sql` (`?1` cold id, `?2` vector blob, `?3` fingerprint) once per update in one
     /// immediate transaction; a statement that changes no row means an unknown id.
     fn write_vectors(
@@ -541,19 +554,39 @@ impl StoreReader {
         after: i64,
         limit: usize,
     ) -> Result<Vec<i64>, StoreError> {
-        const OP: &str = "cold_side_missing";
+        self.cold_unembedded_after(VectorColumn::Side, fingerprint, after, limit)
+    }
+
+    /// Ids of entries with text and no vector of `fingerprint` in `column` (none yet, or one of
+    /// another model), above `after`, the first `limit` in id order: what a back-fill of that
+    /// space embeds next.
+    pub(crate) fn cold_unembedded_after(
+        &self,
+        column: VectorColumn,
+        fingerprint: &str,
+        after: i64,
+        limit: usize,
+    ) -> Result<Vec<i64>, StoreError> {
+        const OP: &str = "cold_unembedded";
         let limit = i64::try_from(limit).unwrap_or(i64::MAX);
         let mut stmt = self
             .conn
-            .prepare_cached(
-                "SELECT id FROM cold c WHERE id > ?2 AND text <> '' AND NOT EXISTS \
-                 (SELECT 1 FROM cold_side_vectors s WHERE s.cold_id = c.id AND s.fp = ?1) \
-                 ORDER BY id LIMIT +?3",
-            )
+            .prepare_cached(column.unembedded_sql())
             .ctx(OP, &self.path)?;
         stmt.query_map(params![fingerprint, after, limit], |r| r.get(0))
             .ctx(OP, &self.path)?
             .collect::<Result<Vec<_>, _>>()
+            .ctx(OP, &self.path)
+    }
+
+    /// The highest cold id (0 for an empty table): ids only grow, so every entry archived later
+    /// lies above it.
+    pub fn cold_last_id(&self) -> Result<i64, StoreError> {
+        const OP: &str = "cold_last_id";
+        self.conn
+            .prepare_cached("SELECT coalesce(max(id), 0) FROM cold")
+            .ctx(OP, &self.path)?
+            .query_row([], |r| r.get(0))
             .ctx(OP, &self.path)
     }
 
@@ -613,6 +646,22 @@ impl VectorColumn {
         match self {
             VectorColumn::Main => "cold_vectors",
             VectorColumn::Side => "cold_side_vectors",
+        }
+    }
+
+    /// `?1` fingerprint, `?2` the last id seen, `?3` how many: ids of entries with text and no
+    /// vector of that fingerprint in this column.
+    fn unembedded_sql(self) -> &'static str {
+        match self {
+            VectorColumn::Main => {
+                "SELECT id FROM cold WHERE id > ?2 AND text <> '' \
+                 AND (dense_fp IS NULL OR dense_fp <> ?1) ORDER BY id LIMIT +?3"
+            }
+            VectorColumn::Side => {
+                "SELECT id FROM cold c WHERE id > ?2 AND text <> '' AND NOT EXISTS \
+                 (SELECT 1 FROM cold_side_vectors s WHERE s.cold_id = c.id AND s.fp = ?1) \
+                 ORDER BY id LIMIT +?3"
+            }
         }
     }
 

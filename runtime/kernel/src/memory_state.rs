@@ -160,10 +160,9 @@ enum Phase {
 struct Ready {
     cfg: MemoryConfig,
     done: Sink<MemoryDone>,
-    has_companion: bool,
     /// A dense model is loaded: passes, queries and commits embed.
     embeds: bool,
-    /// Companion vectors are still to be filled in idle time.
+    /// Vectors may still be missing (of the main model or the companion): filled in idle time.
     backfill: bool,
     /// The recall model, also used to rank tools.
     dense: Option<std::sync::Arc<dyn hearth_memory::Embedder>>,
@@ -192,10 +191,11 @@ impl MemoryState {
         };
         let mut fresh =
             ColdContext::new(cold.into_store(), models.dense.clone()).with_config(config);
-        // The companion's vectors are written in idle time, never on the turn path: at start
-        // for entries archived before it was installed, after each pass that archived some.
-        let has_companion = models.companion.is_some();
-        let embeds = models.dense.is_some() || has_companion;
+        // Missing vectors are written in idle time: the companion's are never computed on the
+        // turn path; the main model's are missing for entries archived while it was absent or
+        // failing, or embedded by a model since replaced. Looked for at start, and after each
+        // pass that archived entries.
+        let embeds = models.dense.is_some() || models.companion.is_some();
         if let Some(companion) = models.companion {
             fresh = fresh.with_companion(companion).defer_companion();
         }
@@ -208,9 +208,8 @@ impl MemoryState {
             graph,
             cfg,
             done,
-            has_companion,
             embeds,
-            backfill: has_companion,
+            backfill: embeds,
             dense,
         }));
         (fresh, waiting)
@@ -245,7 +244,7 @@ impl MemoryState {
         [graph, backfill, unsaid].into_iter().flatten().min()
     }
 
-    /// One idle step: the companion back-fill, and the graph heartbeat when it is due.
+    /// One idle step: the vector back-fill, and the graph heartbeat when it is due.
     pub(crate) fn idle(&mut self, cold: &mut ColdContext) {
         if let Phase::Ready(r) = &mut self.phase {
             if r.backfill {
@@ -301,8 +300,7 @@ impl MemoryState {
                     budget,
                     now,
                 );
-                ready.backfill |=
-                    ready.has_companion && result.as_ref().is_ok_and(|p| p.archived > 0);
+                ready.backfill |= ready.embeds && result.as_ref().is_ok_and(|p| p.archived > 0);
                 if let (Some(tools), Ok(found)) = (tools, result.as_mut()) {
                     if let Some(dense) = &ready.dense {
                         tools.index.install(dense.clone());
@@ -324,7 +322,7 @@ impl MemoryState {
                 ..
             } => {
                 let stored = commit(cold, content, summary, now);
-                ready.backfill = ready.has_companion;
+                ready.backfill = ready.embeds;
                 after.push(answer_after_commit(reply, stored));
             }
             MemoryOp::Remember {
@@ -333,7 +331,7 @@ impl MemoryState {
                 reply,
             } => {
                 let kept = keep(cold, event, &archived_from, now);
-                ready.backfill = ready.has_companion;
+                ready.backfill = ready.embeds;
                 after.push(answer_after_commit(reply, kept));
             }
             MemoryOp::Media { reply, .. } => {
@@ -423,16 +421,17 @@ const BACKFILL_IDLE: Duration = Duration::from_millis(250);
 /// a request arriving meanwhile waits (~9 entries/s either way).
 const BACKFILL_BATCH: usize = 4;
 
-/// One back-fill step; whether there may be more to do.
+/// One back-fill step (the main model's missing vectors first, then the companion's); whether
+/// there may be more to do.
 fn backfill_step(cold: &mut ColdContext) -> bool {
-    match cold.backfill_companion(BACKFILL_BATCH) {
+    match cold.backfill(BACKFILL_BATCH) {
         Ok(0) => false,
         Ok(done) => {
-            tracing::debug!(done, "companion vectors back-filled");
+            tracing::debug!(done, "cold vectors back-filled");
             true
         }
         Err(e) => {
-            tracing::warn!("companion back-fill stopped: {e}");
+            tracing::warn!("cold vector back-fill stopped: {e}");
             false
         }
     }

@@ -114,14 +114,23 @@ fn told_pruned_recalled(fact: &str, filler: &[&str], question: &str, needle: &st
 /// The installed companion model's fingerprint, as the daemon names its vectors.
 fn companion_fingerprint() -> String {
     let assets = hearth_memory::E5Assets::locate(None).expect("installed by `make setup`");
-    hearth_memory::Fingerprint::new(
+    fingerprint(
         hearth_memory::E5_SMALL_MODEL_NAME,
         &assets.graph_sha256,
         384,
-        hearth_memory::Pooling::Mean,
     )
-    .expect("fingerprint")
-    .to_string()
+}
+
+/// The installed main model's fingerprint, as the daemon names its vectors.
+fn main_fingerprint() -> String {
+    let assets = hearth_memory::EmbedAssets::locate(None).expect("installed by `make setup`");
+    fingerprint(hearth_memory::USE_M3_MODEL_NAME, &assets.model_sha256, 512)
+}
+
+fn fingerprint(model: &str, sha256: &str, dim: usize) -> String {
+    hearth_memory::Fingerprint::new(model, sha256, dim, hearth_memory::Pooling::Mean)
+        .expect("fingerprint")
+        .to_string()
 }
 
 #[test]
@@ -144,6 +153,64 @@ fn a_chinese_fact_is_pruned_then_recalled_at_turn_42() {
             &CHINESE_FILLER,
             "我的猫叫什么名字？",
             "小米",
+        );
+    });
+}
+
+/// A store remembered while no model was installed: the daemon started with one embeds it in
+/// idle time, and a question that shares no word with a remembered fact then finds it by
+/// meaning, as it would have had the model been there all along.
+#[test]
+fn a_history_remembered_without_the_model_is_embedded_once_it_is_installed() {
+    within(Duration::from_secs(240), || {
+        const FACT: &str = "My daughter Lena plays the violin every evening.";
+        let server = LlmServer::start();
+        let now = hearth_engine::now_ms();
+        let daemon = Daemon::start_with(&source("remote", &server.base_url, 0), |dir| {
+            let store = hearth_memory::Store::open(dir.join("memory.db")).expect("store");
+            let mut cold = hearth_memory::ColdContext::new(store, None);
+            let day = 24 * 60 * 60 * 1000;
+            let mut events: Vec<_> = ENGLISH_FILLER
+                .iter()
+                .enumerate()
+                .map(|(i, text)| {
+                    hearth_memory::ContextEvent::new(now - (20 - i as i64) * day, "cli", *text)
+                })
+                .collect();
+            events.push(hearth_memory::ContextEvent::new(now - 5 * day, "cli", FACT));
+            cold.archive_events(events, "import", now - day)
+                .expect("archived with no model");
+        });
+        let db = daemon.dir.join("memory.db");
+        let fp = main_fingerprint();
+        let deadline = std::time::Instant::now() + Duration::from_secs(90);
+        loop {
+            let store = hearth_memory::StoreReader::open(&db).expect("store");
+            let stale = store.cold_stale_vectors(&fp).expect("stale");
+            if stale.is_empty() {
+                assert_eq!(store.cold_vectors(&fp).count(), ENGLISH_FILLER.len() + 1);
+                break;
+            }
+            assert!(
+                std::time::Instant::now() < deadline,
+                "{} entries still without a vector of {fp}",
+                stale.len()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+
+        // "my" is the only word in common, and too common to count.
+        let asked = daemon.run(&["send", "Tell me about my child's music lessons"]);
+        assert!(asked.status.success(), "{}", stderr(&asked));
+        let seen = server.seen();
+        let recalled = system_texts(&seen[0].body)
+            .into_iter()
+            .find(|t| t.starts_with(hearth_kernel::turn::texts::MEMORY_HEADER_EN))
+            .unwrap_or_default();
+        assert!(
+            recalled.contains(FACT),
+            "{:#?}",
+            system_texts(&seen[0].body)
         );
     });
 }

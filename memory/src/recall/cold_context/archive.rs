@@ -1,5 +1,4 @@
-//! Window events into cold context, with their search text, keyword terms and vectors; and the
-//! companion model's vectors filled in idle time.
+//! Window events into cold context, with their search text, keyword terms and vectors.
 
 use super::*;
 
@@ -7,10 +6,9 @@ impl ColdContext {
     /// Moves window events to cold context in one transaction, with their original timestamps,
     /// search text and keyword terms. Entries whose window row had no vector in the current
     /// dense space get one afterwards (a second transaction; if that fails the entries are still
-    /// archived and keyword-searchable, and `cold_stale_vectors` lists them for a back-fill).
+    /// archived and keyword-searchable, and [`backfill`](Self::backfill) embeds them later).
     /// With a companion, every entry with text gets a vector of its space too (a third
-    /// transaction, same rule: on failure `cold_side_missing` lists them for
-    /// [`backfill_companion`](Self::backfill_companion)). Returns the cold ids in the order of
+    /// transaction, same rule). Returns the cold ids in the order of
     /// `events`.
     pub fn archive(
         &mut self,
@@ -91,7 +89,7 @@ impl ColdContext {
                 .filter(|((_, text), _)| !text.is_empty())
                 .map(|((&id, text), meta)| (id, text, meta))
                 .collect();
-            if let Err(err) = self.write_companion(entries) {
+            if let Err(err) = self.write_vectors(VectorColumn::Side, entries) {
                 tracing::warn!(
                     %err,
                     entries = events.len(),
@@ -100,78 +98,6 @@ impl ColdContext {
             }
         }
         Ok(ids)
-    }
-
-    /// Gives up to `limit` cold entries without a companion vector one (oldest first): for a
-    /// store that predates the companion, or an archive whose companion step failed. Meant for
-    /// idle time. Returns how many entries got a vector; 0 when none is missing, there is no
-    /// companion, or it failed (logged once).
-    pub fn backfill_companion(&mut self, limit: usize) -> Result<usize, RecallError> {
-        let Some(fp) = self.companion_fingerprint().map(str::to_owned) else {
-            return Ok(0);
-        };
-        if limit == 0 {
-            return Ok(0);
-        }
-        let missing =
-            self.store
-                .cold_side_missing_after(&fp, self.companion_backfilled_to, limit)?;
-        let mut entries = Vec::new();
-        for &id in &missing {
-            // Removed since the list was read: nothing to fill.
-            let Some(entry) = self.store.cold_get(id)? else {
-                continue;
-            };
-            let meta = EntryMeta::new(entry.event.timestamp_ms, &entry.event.source);
-            entries.push((id, entry.text, meta));
-        }
-        let wanted = entries.len();
-        let done = self.write_companion(entries)?;
-        // A model failure stores nothing: those entries stay ahead of the cursor.
-        if done == wanted
-            && let Some(&last) = missing.last()
-        {
-            self.companion_backfilled_to = last;
-        }
-        Ok(done)
-    }
-
-    /// Embeds `entries` (cold id, non-empty text, meta) with the companion, stores the vectors
-    /// in one transaction and adds them to its index when it is loaded. Returns how many were
-    /// stored: 0 when the model failed (announced once; the entries stay listed as missing).
-    pub(super) fn write_companion(
-        &mut self,
-        entries: Vec<(i64, String, EntryMeta)>,
-    ) -> Result<usize, RecallError> {
-        let Some(space) = self.companion.as_ref() else {
-            return Ok(0);
-        };
-        if entries.is_empty() {
-            return Ok(0);
-        }
-        let texts: Vec<String> = entries.iter().map(|e| e.1.clone()).collect();
-        let embedded = match space.embed_texts(&texts, self.config.passage_chars) {
-            Ok(v) => v,
-            Err(reason) => {
-                self.announce_companion_failure(&reason);
-                return Ok(0);
-            }
-        };
-        let fp = &space.fingerprint;
-        let stored: Vec<(i64, Vec<f32>, EntryMeta)> = entries
-            .into_iter()
-            .zip(embedded)
-            .filter_map(|((id, _, meta), v)| Some((id, v?, meta)))
-            .collect();
-        let updates: Vec<(i64, DenseVector)> = stored
-            .iter()
-            .map(|(id, v, _)| (*id, DenseVector::new(fp.clone(), v.clone())))
-            .collect();
-        self.store.cold_set_side_dense(&updates)?;
-        if let Some(space) = self.companion.as_mut() {
-            space.index_new(&stored);
-        }
-        Ok(stored.len())
     }
 
     /// Archives events that were never in the window (an import, a benchmark corpus) by the same

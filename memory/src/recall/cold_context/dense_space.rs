@@ -44,6 +44,9 @@ pub(super) struct DenseSpace {
     pub(super) fingerprint: String,
     pub(super) column: VectorColumn,
     pub(super) index: Option<DenseIndex>,
+    /// Every entry up to this id has been through the back-fill (`i64::MIN`: none has); the
+    /// next step starts after it. New entries only ever get higher ids.
+    pub(super) backfilled_to: i64,
 }
 
 impl DenseSpace {
@@ -53,6 +56,7 @@ impl DenseSpace {
             embedder,
             column,
             index: None,
+            backfilled_to: i64::MIN,
         }
     }
 

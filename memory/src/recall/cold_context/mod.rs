@@ -18,6 +18,7 @@
 //! model's vectors and its index), `config.rs`.
 
 mod archive;
+mod backfill;
 mod config;
 mod dense_space;
 mod forget;
@@ -75,9 +76,6 @@ pub struct ColdContext {
     companion_failure_announced: bool,
     /// Archive leaves companion vectors to [`ColdContext::backfill_companion`].
     companion_deferred: bool,
-    /// Every entry up to this id has been through the back-fill: the next step starts after it.
-    /// New entries only ever get higher ids.
-    companion_backfilled_to: i64,
     /// The people who speak in cold context, read from the store on the first recall and kept
     /// current by archive (`None`: not read yet, or the store was written behind our back).
     speakers: Option<Speakers>,
@@ -110,7 +108,6 @@ impl ColdContext {
             fallback_announced: false,
             companion_failure_announced: false,
             companion_deferred: false,
-            companion_backfilled_to: i64::MIN,
             speakers: None,
         }
     }
@@ -165,8 +162,8 @@ impl ColdContext {
     pub fn store_mut(&mut self) -> &mut Store {
         for space in [&mut self.dense, &mut self.companion].into_iter().flatten() {
             space.index = None;
+            space.backfilled_to = i64::MIN;
         }
-        self.companion_backfilled_to = i64::MIN;
         self.speakers = None;
         &mut self.store
     }

@@ -38,9 +38,8 @@ impl ColdContext {
     /// Takes each redaction's words out of every row memory keeps of its turn, in the store's
     /// current transaction (the caller's commit makes it durable). Rows that do not hold the
     /// words are left as they are. The rewritten cold entries get vectors of their new text in
-    /// every space, never keeping a vector of the words they no longer hold: when the companion
-    /// fails its back-fill goes back for them; when the main model fails they are found by
-    /// keywords and listed by `cold_stale_vectors`, as an archive's entries are.
+    /// every space, never keeping a vector of the words they no longer hold: when a model fails,
+    /// they are found by keywords until its [`backfill`](Self::backfill) embeds them.
     ///
     /// What a rewrite frees is zeroed (`secure_delete` on meanwhile) and the keyword index
     /// drops the old terms at once (its `secure-delete` option), so once the caller has
@@ -114,38 +113,20 @@ impl ColdContext {
         Ok(out)
     }
 
-    /// Vectors of the rewritten entries' new text, in the main space and the companion's.
+    /// Vectors of the rewritten entries' new text, in the main space and the companion's; what
+    /// a model could not embed is left to the back-fill.
     fn embed_rewritten(
         &mut self,
         entries: Vec<(i64, String, EntryMeta)>,
     ) -> Result<(), RecallError> {
         let entries: Vec<_> = entries.into_iter().filter(|e| !e.1.is_empty()).collect();
-        if entries.is_empty() {
+        let Some(first) = entries.iter().map(|e| e.0).min() else {
             return Ok(());
-        }
-        if let Some(fp) = self.fingerprint().map(str::to_owned) {
-            let texts: Vec<String> = entries.iter().map(|e| e.1.clone()).collect();
-            let embedded = self.embed_texts(&texts);
-            let stored: Vec<(i64, Vec<f32>, EntryMeta)> = entries
-                .iter()
-                .zip(embedded)
-                .filter_map(|((id, _, meta), v)| Some((*id, v?, *meta)))
-                .collect();
-            let updates: Vec<(i64, DenseVector)> = stored
-                .iter()
-                .map(|(id, v, _)| (*id, DenseVector::new(fp.clone(), v.clone())))
-                .collect();
-            self.store.cold_set_dense(&updates)?;
-            if let Some(space) = self.dense.as_mut() {
-                space.index_new(&stored);
-            }
-        }
-        if self.companion.is_some() {
-            let first = entries.iter().map(|e| e.0).min().unwrap_or(0);
-            let wanted = entries.len();
-            if self.write_companion(entries)? < wanted {
+        };
+        for column in [VectorColumn::Main, VectorColumn::Side] {
+            if self.write_vectors(column, entries.clone())? < entries.len() {
                 // The back-fill walks forward from its cursor: what was missed is behind it.
-                self.companion_backfilled_to = self.companion_backfilled_to.min(first - 1);
+                self.backfill_again_from(column, first);
             }
         }
         Ok(())
