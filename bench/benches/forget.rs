@@ -77,6 +77,7 @@ fn main() {
                     turn_id: id,
                     cold_item: None,
                     words: sentence,
+                    echo: false,
                 }])
                 .expect("redact");
             redact.push(start.elapsed());

@@ -30,6 +30,7 @@ mod store;
 #[cfg(test)]
 mod test_support;
 mod timeline;
+mod whole_word;
 mod window;
 
 // The benchmark's report types are not documented yet.

@@ -74,6 +74,7 @@ fn redaction(cold_item: Option<i64>) -> Redaction {
         turn_id: TURN.into(),
         cold_item,
         words: SAID.into(),
+        echo: false,
     }
 }
 
@@ -149,6 +150,84 @@ fn a_redaction_rewrites_every_row_of_the_turn_and_what_is_derived_from_it() {
         );
 
         let again = cold.redact(&[redaction(Some(ids[0]))]).expect("again");
+        assert_eq!(again, Redacted::default(), "nothing left to take out");
+    });
+}
+
+#[test]
+fn an_echo_leaves_the_replies_of_its_turn_as_a_whole_word_and_nothing_else() {
+    watchdog(30, || {
+        let dir = TempDir::new("redact-echo");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
+        let reply = "Lovely, porto is a great city! Walk down Portobello Road too.";
+        let turn = |ts: i64, id: &str, input: &str, reply: &str| {
+            let mut e = user(ts, input).with_response(reply);
+            e.id = id.into();
+            e
+        };
+        let ids = cold
+            .archive_events(
+                vec![
+                    turn(1_000, TURN, "I live in Porto.", ""),
+                    turn(1_000, TURN, "I live in Porto.", reply),
+                    turn(2_000, "req-8", "Where is Porto?", "Porto is in Portugal."),
+                ],
+                "prune",
+                5_000,
+            )
+            .expect("archive");
+        let window = cold
+            .append(vec![turn(1_000, TURN, "I live in Porto.", reply)])
+            .expect("append")[0]
+            .id;
+        let store = cold.store_mut();
+        store
+            .journal_accept(
+                TURN,
+                "cli",
+                "input",
+                &json!({"content": "I live in Porto."}),
+                900,
+            )
+            .expect("journal");
+        store
+            .journal_reply(TURN, &json!({"text": reply, "parts": ["PORTO!"]}), 950)
+            .expect("reply");
+
+        let echo = Redaction {
+            words: "Porto".into(),
+            echo: true,
+            ..redaction(None)
+        };
+        let done = cold.redact(std::slice::from_ref(&echo)).expect("redact");
+        assert_eq!(
+            done.cold_entries,
+            [ids[1]],
+            "the entry without a reply holds no echo"
+        );
+        assert_eq!((done.window_events, done.journal_entries), (1, 1));
+        let expected = "Lovely, [forgotten] is a great city! Walk down Portobello Road too.";
+        let entry = cold.store().cold_get(ids[1]).expect("get").expect("kept");
+        assert_eq!(entry.event.response, expected);
+        assert_eq!(
+            entry.event.input, "I live in Porto.",
+            "the user's words are the sentence's to take out"
+        );
+        let event = cold.store().event_get(window).expect("get").expect("kept");
+        assert_eq!(event.record.event.response, expected);
+        let journal = cold.store().journal_get(TURN).expect("get").expect("kept");
+        assert_eq!(
+            journal.reply.expect("reply"),
+            json!({"text": expected, "parts": ["[forgotten]!"]})
+        );
+        assert_eq!(journal.payload, json!({"content": "I live in Porto."}));
+        let other = cold.store().cold_get(ids[2]).expect("get").expect("kept");
+        assert_eq!(
+            other.event.response, "Porto is in Portugal.",
+            "another turn"
+        );
+
+        let again = cold.redact(&[echo]).expect("again");
         assert_eq!(again, Redacted::default(), "nothing left to take out");
     });
 }

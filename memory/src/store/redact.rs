@@ -8,7 +8,7 @@
 //! what is derived from them change, so the vectors of a rewritten cold entry are dropped here
 //! and written again by the caller, which holds the models.
 
-use rusqlite::params;
+use rusqlite::{OptionalExtension, params};
 
 use super::cold::{COLD_COLUMNS, cold_from_row};
 use super::events::{EVENT_COLUMNS, event_from_row};
@@ -17,6 +17,7 @@ use super::{
     StoredEvent, to_json,
 };
 use crate::ContextEvent;
+use crate::whole_word::replace_whole_word;
 
 impl StoreReader {
     /// The cold entries of one turn: those whose event carries `turn_id` (its input archived
@@ -190,5 +191,57 @@ impl Store {
         .ctx(OP, path)?
         .execute(params![request_id, from, to])
         .ctx(OP, path)
+    }
+
+    /// Replaces `word` by `marker` where it stands as a whole word, in any case, in the reply
+    /// of `request_id`'s journal entry (every text the reply's JSON holds); its input stays.
+    /// Returns how many entries changed (0 or 1).
+    pub fn journal_redact_reply_word(
+        &mut self,
+        request_id: &str,
+        word: &str,
+        marker: &str,
+    ) -> Result<usize, StoreError> {
+        const OP: &str = "journal_redact_reply_word";
+        let (conn, path) = self.conn_mut();
+        let reply: Option<String> = conn
+            .prepare_cached("SELECT reply FROM journal WHERE request_id = ?1")
+            .ctx(OP, path)?
+            .query_row([request_id], |r| r.get(0))
+            .optional()
+            .ctx(OP, path)?
+            .flatten();
+        let Some(reply) = reply else {
+            return Ok(0);
+        };
+        let mut value: serde_json::Value = serde_json::from_str(&reply)
+            .map_err(|e| StoreError::data(OP, path, format!("journal reply: {e}")))?;
+        if !replace_in_texts(&mut value, word, marker) {
+            return Ok(0);
+        }
+        conn.prepare_cached("UPDATE journal SET reply = ?2 WHERE request_id = ?1")
+            .ctx(OP, path)?
+            .execute(params![request_id, to_json(OP, path, &value)?])
+            .ctx(OP, path)
+    }
+}
+
+/// Replaces `word` as a whole word in every string of `value`; whether any changed.
+fn replace_in_texts(value: &mut serde_json::Value, word: &str, marker: &str) -> bool {
+    match value {
+        serde_json::Value::String(text) => match replace_whole_word(text, word, marker) {
+            Some(new) => {
+                *text = new;
+                true
+            }
+            None => false,
+        },
+        serde_json::Value::Array(items) => items.iter_mut().fold(false, |changed, v| {
+            replace_in_texts(v, word, marker) | changed
+        }),
+        serde_json::Value::Object(fields) => fields.values_mut().fold(false, |changed, v| {
+            replace_in_texts(v, word, marker) | changed
+        }),
+        _ => false,
     }
 }

@@ -3,7 +3,7 @@
 //! Porto past, explained by `why`, forgotten by id for good, and injected into later prompts.
 
 use crate::harness::{Daemon, source, stderr, stdout, within};
-use hearth_testkit::llm_server::LlmServer;
+use hearth_testkit::llm_server::{LlmServer, Script};
 use serde_json::Value;
 use std::time::{Duration, Instant};
 
@@ -98,10 +98,13 @@ fn hit<'a>(hits: &'a [Value], object: &str) -> &'a Value {
         .expect("present")
 }
 
-fn moved(says: [&str; 2], query: &str, old: &str, new: &str) {
+/// `says[0]` is answered by `echo`, a reply that repeats the old value in its own words.
+fn moved(says: [&str; 2], echo: &str, query: &str, old: &str, new: &str) {
     let server = LlmServer::start();
     let daemon = Daemon::start(&config(&server.base_url));
+    server.push(Script::text(echo));
     send(&daemon, says[0]);
+    assert!(rows_saying(&daemon, echo) > 0, "the reply is remembered");
     fill(&daemon, 8);
     send(&daemon, says[1]);
     fill(&daemon, 8);
@@ -155,8 +158,9 @@ fn moved(says: [&str; 2], query: &str, old: &str, new: &str) {
     let said_after = says[1].trim_end_matches(['.', '。']);
     assert_eq!(rows_saying(&daemon, said_before), 0);
     assert!(rows_saying(&daemon, said_after) > 0);
-    // Nor is it left in the files' bytes (freed space, the keyword index, the log) once the
-    // next idle moment has truncated the log.
+    // Nor is the value the reply repeated, nor is either left in the files' bytes (freed
+    // space, the keyword index, the log) once the next idle moment has truncated the log.
+    assert_eq!(rows_saying(&daemon, old), 0, "the reply's echo went too");
     let deadline = Instant::now() + Duration::from_secs(10);
     while store_bytes_hold(&daemon, old) {
         assert!(
@@ -215,6 +219,7 @@ fn a_move_in_english_is_distilled_recalled_and_forgotten_for_good() {
     within(Duration::from_secs(120), || {
         moved(
             ["I live in Porto.", "I moved to Lisbon."],
+            "Lovely, porto is a great city to live in!",
             "where do I live",
             "Porto",
             "Lisbon",
@@ -227,6 +232,7 @@ fn a_move_in_chinese_is_distilled_recalled_and_forgotten_for_good() {
     within(Duration::from_secs(120), || {
         moved(
             ["我住在波尔图。", "我搬到了里斯本。"],
+            "波尔图是个好地方！",
             "我住在哪里？",
             "波尔图",
             "里斯本",

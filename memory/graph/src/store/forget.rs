@@ -524,11 +524,12 @@ fn forget_rows(
     let (key, entities, cold, sentences): (String, Vec<i64>, Vec<Option<i64>>, Vec<i64>) = match id
     {
         FactId::Relation(rid) => {
-            let (key, s, o): (String, i64, i64) = conn
+            let (key, s, o, value): (String, i64, i64, String) = conn
                 .query_row(
-                    "SELECT fact_key, subject_id, object_id FROM relations WHERE id = ?1",
+                    "SELECT r.fact_key, r.subject_id, r.object_id, e.name FROM relations r \
+                     JOIN entities e ON e.id = r.object_id WHERE r.id = ?1",
                     [rid],
-                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)),
+                    |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?, r.get(3)?)),
                 )
                 .ctx(OP, path)?;
             let mut stmt = conn
@@ -544,6 +545,8 @@ fn forget_rows(
                         sentence_id: r.get(1)?,
                         sentence: r.get(2)?,
                         turn_id: r.get(3)?,
+                        // The user is not a value a reply repeats.
+                        echo: (value != crate::distill::USER).then(|| value.clone()),
                     })
                 })
                 .ctx(OP, path)?
@@ -588,6 +591,9 @@ fn forget_rows(
                                 sentence_id: r.get(3)?,
                                 sentence: r.get(4)?,
                                 turn_id: r.get(5)?,
+                                // A dated event told with a relation goes with it, and the
+                                // relation's value is noted from its own rows.
+                                echo: None,
                             },
                         ))
                     },

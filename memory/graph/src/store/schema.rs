@@ -13,7 +13,7 @@ use crate::error::SqlContext;
 /// `application_id` of a Hearth graph file ("HGL3").
 pub const GRAPH_APPLICATION_ID: i64 = 0x4847_4c33;
 /// The schema version this build writes.
-pub const GRAPH_SCHEMA_VERSION: i64 = 5;
+pub const GRAPH_SCHEMA_VERSION: i64 = 6;
 
 /// Predicates known from the start. Single-valued ones hold one value per subject at a time:
 /// a new value closes the old one instead of standing beside it.
@@ -290,6 +290,15 @@ CREATE TABLE unsaid (
 CREATE UNIQUE INDEX unsaid_once ON unsaid (sentence, turn_id, ifnull(cold_item, -1));
 "#;
 
+/// Version 6: a forgotten fact's value as the agent's reply of the same turn repeated it
+/// ("Lovely, Porto is a great city"): noted beside the sentence, taken out of the reply alone,
+/// as a whole word in any case (`echo` = 1).
+const V6: &str = r#"
+ALTER TABLE unsaid ADD COLUMN echo INTEGER NOT NULL DEFAULT 0 CHECK (echo IN (0, 1));
+DROP INDEX unsaid_once;
+CREATE UNIQUE INDEX unsaid_once ON unsaid (sentence, turn_id, ifnull(cold_item, -1), echo);
+"#;
+
 /// Schema steps: entry `i` takes `user_version` from `i` to `i + 1`.
 fn migrations() -> Vec<String> {
     let v1_fts = [
@@ -306,6 +315,7 @@ fn migrations() -> Vec<String> {
         V3.to_owned(),
         V4.to_owned(),
         V5.to_owned(),
+        V6.to_owned(),
     ]
 }
 

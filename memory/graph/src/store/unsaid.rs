@@ -9,6 +9,12 @@
 //! takes those words out of its rows and, once that is committed, marks them done here. A
 //! sentence another fact still comes from stays: it is that fact's provenance, and the forget
 //! says which facts keep it.
+//!
+//! The agent's reply in the same turn often repeats the value the user told ("I live in Porto"
+//! → "Lovely, Porto is a great city"), and recall would bring that back just the same. So the
+//! value of a forgotten relation is noted too, as an echo: taken out of that turn's reply
+//! alone, as a whole word, even while the sentence stays as another fact's source. Not when
+//! another fact told in the same turn has the same value: the reply may be repeating that one.
 
 use std::path::Path;
 
@@ -26,6 +32,8 @@ pub(crate) struct Said {
     pub(crate) sentence: String,
     pub(crate) cold_item: Option<i64>,
     pub(crate) turn_id: String,
+    /// The fact's value, which the agent's reply may have repeated (a relation's object).
+    pub(crate) echo: Option<String>,
 }
 
 /// Words of a forgotten fact still to be taken out of the turn they were said in.
@@ -39,6 +47,10 @@ pub struct Unsaid {
     pub turn_id: String,
     /// The cold item it was distilled from, when it was.
     pub cold_item: Option<i64>,
+    /// `sentence` is the fact's value as the agent's reply may have repeated it: taken out of
+    /// the turn's reply only, as a whole word in any case (the user's words stay as the
+    /// sentence's own row leaves them).
+    pub echo: bool,
 }
 
 /// A forgotten fact's sentence that another fact still comes from, so it stays.
@@ -56,7 +68,7 @@ impl GraphStore {
         const OP: &str = "unsaid";
         let mut stmt = self
             .conn
-            .prepare_cached("SELECT id, sentence, turn_id, cold_item FROM unsaid ORDER BY id")
+            .prepare_cached("SELECT id, sentence, turn_id, cold_item, echo FROM unsaid ORDER BY id")
             .ctx(OP, &self.path)?;
         stmt.query_map([], |r| {
             Ok(Unsaid {
@@ -64,6 +76,7 @@ impl GraphStore {
                 sentence: r.get(1)?,
                 turn_id: r.get(2)?,
                 cold_item: r.get(3)?,
+                echo: r.get(4)?,
             })
         })
         .ctx(OP, &self.path)?
@@ -95,29 +108,37 @@ impl GraphStore {
 }
 
 /// After a forget's rows are deleted: notes each sentence of `said` no fact holds any more as
-/// unsaid in the turns it was said in, and reports the others with the facts that keep them.
+/// unsaid in the turns it was said in, with the value the reply may have echoed, and reports
+/// the other sentences with the facts that keep them.
 pub(crate) fn note_unsaid(
     conn: &Connection,
     path: &Path,
     said: &[Said],
     now: i64,
 ) -> Result<(Vec<Unsaid>, Vec<StillSaid>), GraphError> {
-    const OP: &str = "note_unsaid";
-    let mut unsaid = Vec::new();
+    let mut unsaid: Vec<Unsaid> = Vec::new();
     let mut still: Vec<StillSaid> = Vec::new();
-    let mut insert = conn
-        .prepare_cached(
-            "INSERT INTO unsaid (sentence, turn_id, cold_item, forgotten_ms) \
-             VALUES (?1, ?2, ?3, ?4) ON CONFLICT DO NOTHING RETURNING id",
-        )
-        .ctx(OP, path)?;
-    let mut existing = conn
-        .prepare_cached(
-            "SELECT id FROM unsaid WHERE sentence = ?1 AND turn_id = ?2 \
-             AND ifnull(cold_item, -1) = ifnull(?3, -1)",
-        )
-        .ctx(OP, path)?;
     for s in said {
+        let mut note = |words: &str, echo: bool| -> Result<(), GraphError> {
+            let id = note_row(conn, path, words, s, echo, now)?;
+            if unsaid.iter().all(|u| u.id != id) {
+                unsaid.push(Unsaid {
+                    id,
+                    sentence: words.to_owned(),
+                    turn_id: s.turn_id.clone(),
+                    cold_item: s.cold_item,
+                    echo,
+                });
+            }
+            Ok(())
+        };
+        // The echo goes even while the sentence stays as another fact's source: once that
+        // fact goes too, the sentence does, and the reply must not keep the value.
+        if let Some(value) = s.echo.as_deref().filter(|v| !v.trim().is_empty())
+            && !still_told_in_turn(conn, path, value, &s.turn_id)?
+        {
+            note(value, true)?;
+        }
         if s.sentence.trim().is_empty() || still.iter().any(|k| k.sentence == s.sentence) {
             continue;
         }
@@ -129,26 +150,62 @@ pub(crate) fn note_unsaid(
             });
             continue;
         }
-        let id: i64 = match insert
-            .query_row(params![s.sentence, s.turn_id, s.cold_item, now], |r| {
-                r.get(0)
-            }) {
-            Ok(id) => id,
-            Err(rusqlite::Error::QueryReturnedNoRows) => existing
-                .query_row(params![s.sentence, s.turn_id, s.cold_item], |r| r.get(0))
-                .ctx(OP, path)?,
-            Err(e) => return Err(e).ctx(OP, path),
-        };
-        if unsaid.iter().all(|u: &Unsaid| u.id != id) {
-            unsaid.push(Unsaid {
-                id,
-                sentence: s.sentence.clone(),
-                turn_id: s.turn_id.clone(),
-                cold_item: s.cold_item,
-            });
-        }
+        note(&s.sentence, false)?;
     }
     Ok((unsaid, still))
+}
+
+/// Writes one unsaid row (or finds the one already there); its id.
+fn note_row(
+    conn: &Connection,
+    path: &Path,
+    words: &str,
+    said: &Said,
+    echo: bool,
+    now: i64,
+) -> Result<i64, GraphError> {
+    const OP: &str = "note_unsaid";
+    let inserted = conn
+        .prepare_cached(
+            "INSERT INTO unsaid (sentence, turn_id, cold_item, echo, forgotten_ms) \
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT DO NOTHING RETURNING id",
+        )
+        .ctx(OP, path)?
+        .query_row(
+            params![words, said.turn_id, said.cold_item, echo, now],
+            |r| r.get(0),
+        );
+    match inserted {
+        Ok(id) => Ok(id),
+        Err(rusqlite::Error::QueryReturnedNoRows) => conn
+            .prepare_cached(
+                "SELECT id FROM unsaid WHERE sentence = ?1 AND turn_id = ?2 \
+                 AND ifnull(cold_item, -1) = ifnull(?3, -1) AND echo = ?4",
+            )
+            .ctx(OP, path)?
+            .query_row(params![words, said.turn_id, said.cold_item, echo], |r| {
+                r.get(0)
+            })
+            .ctx(OP, path),
+        Err(e) => Err(e).ctx(OP, path),
+    }
+}
+
+/// Whether a fact still held was told in `turn_id` with `value` as its value: the turn's reply
+/// may be repeating that one.
+fn still_told_in_turn(
+    conn: &Connection,
+    path: &Path,
+    value: &str,
+    turn_id: &str,
+) -> Result<bool, GraphError> {
+    conn.prepare_cached(
+        "SELECT EXISTS (SELECT 1 FROM provenance p JOIN relations r ON r.id = p.relation_id \
+         JOIN entities e ON e.id = r.object_id WHERE p.turn_id = ?1 AND e.name = ?2 COLLATE NOCASE)",
+    )
+    .ctx("note_unsaid", path)?
+    .query_row(params![turn_id, value], |r| r.get(0))
+    .ctx("note_unsaid", path)
 }
 
 /// The facts sentence `sentence_id` is still a source of (none once the sweep deleted it).

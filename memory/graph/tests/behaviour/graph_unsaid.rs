@@ -14,10 +14,11 @@ fn id_of(g: &crate::support::TestGraph, query: &str, object: &str) -> FactId {
         .id
 }
 
-fn words(unsaid: &[Unsaid]) -> Vec<(&str, &str, Option<i64>)> {
+/// Each note as (words, turn, cold item, whether it is an echo in the reply).
+fn words(unsaid: &[Unsaid]) -> Vec<(&str, &str, Option<i64>, bool)> {
     let mut w: Vec<_> = unsaid
         .iter()
-        .map(|u| (u.sentence.as_str(), u.turn_id.as_str(), u.cold_item))
+        .map(|u| (u.sentence.as_str(), u.turn_id.as_str(), u.cold_item, u.echo))
         .collect();
     w.sort();
     w
@@ -36,13 +37,20 @@ fn a_forgotten_fact_leaves_its_sentences_unsaid_in_each_turn_until_done() {
 
     let gone = g.graph.forget(porto).unwrap();
     let expected = [
-        ("I moved to Porto last week", "turn-1", Some(1)),
-        ("I moved to Porto last week, remember", "turn-2", Some(2)),
+        ("I moved to Porto last week", "turn-1", Some(1), false),
+        (
+            "I moved to Porto last week, remember",
+            "turn-2",
+            Some(2),
+            false,
+        ),
+        ("Porto", "turn-1", Some(1), true),
+        ("Porto", "turn-2", Some(2), true),
     ];
     assert_eq!(
         words(&gone.unsaid),
         expected,
-        "the move's event went too, noted once"
+        "the move's event went too, noted once; the value as the replies may echo it"
     );
     assert!(gone.still_said.is_empty());
     // The jazz sentence holds its own fact: nothing of it is unsaid.
@@ -54,8 +62,8 @@ fn a_forgotten_fact_leaves_its_sentences_unsaid_in_each_turn_until_done() {
     assert_eq!(words(&reopened.unsaid().unwrap()), expected);
     let ids: Vec<i64> = gone.unsaid.iter().map(|u| u.id).collect();
     assert_eq!(reopened.unsaid_done(&ids[..1]).unwrap(), 1);
-    assert_eq!(reopened.unsaid().unwrap().len(), 1);
-    assert_eq!(reopened.unsaid_done(&ids).unwrap(), 1, "done twice is done");
+    assert_eq!(reopened.unsaid().unwrap().len(), 3);
+    assert_eq!(reopened.unsaid_done(&ids).unwrap(), 3, "done twice is done");
     assert!(reopened.unsaid().unwrap().is_empty());
 }
 
@@ -81,15 +89,57 @@ fn a_sentence_another_fact_comes_from_stays_until_that_fact_goes_too() {
     let acme = id_of(&g, "where do I work", "Acme");
 
     let gone = g.graph.forget(lisbon).unwrap();
-    assert!(gone.unsaid.is_empty(), "{gone:#?}");
+    assert_eq!(
+        words(&gone.unsaid),
+        [("Lisbon", "turn-7", Some(7), true)],
+        "the sentence stays, the value leaves the reply"
+    );
     assert_eq!(gone.still_said.len(), 1);
     assert_eq!(gone.still_said[0].sentence, said);
     assert_eq!(gone.still_said[0].facts, [acme]);
-    assert!(g.graph.unsaid().unwrap().is_empty());
+    assert_eq!(g.graph.unsaid().unwrap().len(), 1);
 
     let gone = g.graph.forget(acme).unwrap();
     assert!(gone.still_said.is_empty());
-    assert_eq!(words(&gone.unsaid), [(said, "turn-7", Some(7))]);
+    assert_eq!(
+        words(&gone.unsaid),
+        [
+            ("Acme", "turn-7", Some(7), true),
+            (said, "turn-7", Some(7), false)
+        ]
+    );
+}
+
+#[test]
+fn a_value_another_fact_of_the_same_turn_holds_stays_in_its_reply() {
+    let mut g = graph();
+    let said = "I live in Porto and so does my sister Ana";
+    let statement = Statement {
+        sentence: said.into(),
+        facts: vec![
+            fact(USER, "lives_in", "Porto"),
+            fact("Ana", "lives_in", "Porto"),
+        ],
+        events: Vec::new(),
+    };
+    let source = FactSource {
+        cold_item: Some(3),
+        turn_id: "turn-3".into(),
+        said_ms: T0,
+    };
+    g.graph.tell(&[statement], &source).unwrap();
+    let hits = g.graph.recall("where do I live", T0 + DAY, 20).unwrap();
+    let mine = hits
+        .iter()
+        .find(|h| h.object == "Porto" && h.subject == USER)
+        .unwrap_or_else(|| panic!("{hits:#?}"))
+        .id;
+
+    let gone = g.graph.forget(mine).unwrap();
+    assert!(
+        gone.unsaid.is_empty(),
+        "Ana's fact keeps the sentence and the value: {gone:#?}"
+    );
 }
 
 #[test]
@@ -112,8 +162,10 @@ fn a_hard_purge_notes_the_words_of_every_fact_it_removes() {
     assert_eq!(
         words(&g.graph.unsaid().unwrap()),
         [
-            ("I like chess", "turn-2", Some(2)),
-            ("I like tea", "turn-1", Some(1)),
+            ("I like chess", "turn-2", Some(2), false),
+            ("I like tea", "turn-1", Some(1), false),
+            ("chess", "turn-2", Some(2), true),
+            ("tea", "turn-1", Some(1), true),
         ]
     );
 }
@@ -178,4 +230,47 @@ fn a_correction_replaces_the_belief_and_keeps_what_was_said() {
         g.graph.unsaid().unwrap().is_empty(),
         "the turn that said it is left as it was"
     );
+}
+
+#[test]
+fn a_version_five_graph_keeps_its_notes_and_gains_the_echoes() {
+    let mut g = graph();
+    g.graph
+        .distill_items(&[
+            item(1, T0, "I live in Porto."),
+            item(2, T0 + DAY, "I like jazz."),
+        ])
+        .unwrap();
+    let porto = id_of(&g, "where do I live", "Porto");
+    g.graph.forget(porto).unwrap();
+    let path = g.graph.path().to_path_buf();
+    drop(g.graph);
+    // Back to version 5 as an older Hearth left it: its notes have no echo column.
+    let conn = rusqlite::Connection::open(&path).unwrap();
+    conn.execute_batch(
+        "DELETE FROM unsaid WHERE echo = 1; DROP INDEX unsaid_once; \
+         ALTER TABLE unsaid DROP COLUMN echo; \
+         CREATE UNIQUE INDEX unsaid_once ON unsaid (sentence, turn_id, ifnull(cold_item, -1)); \
+         PRAGMA user_version = 5;",
+    )
+    .unwrap();
+    drop(conn);
+
+    let mut reopened = hearth_graph::GraphStore::open(&path).unwrap();
+    assert_eq!(
+        words(&reopened.unsaid().unwrap()),
+        [("I live in Porto", "turn-1", Some(1), false)],
+        "the older note is kept, as a sentence"
+    );
+    let jazz = reopened.recall("what do I like", T0 + 2 * DAY, 20).unwrap();
+    let jazz = jazz.iter().find(|h| h.object == "jazz").expect("jazz").id;
+    let gone = reopened.forget(jazz).unwrap();
+    assert_eq!(
+        words(&gone.unsaid),
+        [
+            ("I like jazz", "turn-2", Some(2), false),
+            ("jazz", "turn-2", Some(2), true)
+        ]
+    );
+    crate::support::assert_invariants(&path);
 }

@@ -8,6 +8,7 @@
 //! event's token estimate. Running a redaction twice changes nothing the second time.
 
 use super::*;
+use crate::whole_word::replace_whole_word;
 
 /// What stands where forgotten words were.
 pub const FORGOTTEN_MARKER: &str = "[forgotten]";
@@ -21,6 +22,10 @@ pub struct Redaction {
     pub cold_item: Option<i64>,
     /// The words, verbatim as the turn holds them.
     pub words: String,
+    /// `words` are a forgotten fact's value as the agent's reply may have repeated it: taken
+    /// out of the turn's replies alone, wherever they stand as a whole word in any case. The
+    /// user's own words are left to the sentence's redaction.
+    pub echo: bool,
 }
 
 /// The rows a redaction rewrote.
@@ -74,7 +79,7 @@ impl ColdContext {
             let cold_ids: Vec<i64> = entries.iter().map(|e| e.id).collect();
             for entry in entries {
                 let mut event = entry.event;
-                if !unsay(&mut event, &r.words) {
+                if !unsay(&mut event, r) {
                     continue;
                 }
                 let text = self.text_for(&event);
@@ -94,7 +99,7 @@ impl ColdContext {
             }
             for stored in self.store.events_of_turn(&r.turn_id, &cold_ids)? {
                 let mut event = stored.record.event;
-                if !unsay(&mut event, &r.words) {
+                if !unsay(&mut event, r) {
                     continue;
                 }
                 if let Some(record) = self.prepare(vec![event]).pop()
@@ -104,9 +109,13 @@ impl ColdContext {
                 }
             }
             if !r.turn_id.is_empty() {
-                out.journal_entries +=
+                out.journal_entries += if r.echo {
                     self.store
-                        .journal_redact(&r.turn_id, &r.words, FORGOTTEN_MARKER)?;
+                        .journal_redact_reply_word(&r.turn_id, &r.words, FORGOTTEN_MARKER)?
+                } else {
+                    self.store
+                        .journal_redact(&r.turn_id, &r.words, FORGOTTEN_MARKER)?
+                };
             }
         }
         self.embed_rewritten(rewritten)?;
@@ -133,13 +142,22 @@ impl ColdContext {
     }
 }
 
-/// Replaces `words` by the marker in what `event` says (its input and reply); whether it held
-/// them.
-fn unsay(event: &mut ContextEvent, words: &str) -> bool {
+/// Takes `r`'s words out of what `event` says: verbatim from its input and reply, or, for an
+/// echo, as a whole word from its reply alone; whether it held them.
+fn unsay(event: &mut ContextEvent, r: &Redaction) -> bool {
+    if r.echo {
+        return match replace_whole_word(&event.response, &r.words, FORGOTTEN_MARKER) {
+            Some(new) => {
+                event.response = new;
+                true
+            }
+            None => false,
+        };
+    }
     let mut changed = false;
     for said in [&mut event.input, &mut event.response] {
-        if said.contains(words) {
-            *said = said.replace(words, FORGOTTEN_MARKER);
+        if said.contains(&r.words) {
+            *said = said.replace(&r.words, FORGOTTEN_MARKER);
             changed = true;
         }
     }
