@@ -412,3 +412,36 @@ fn a_forgotten_entry_without_a_turn_goes_alone() {
         assert!(cold.store().cold_get(ids[1]).expect("get").is_some());
     });
 }
+
+#[test]
+fn the_words_of_a_long_turn_are_in_no_byte_of_the_file_after_a_forget() {
+    watchdog(60, || {
+        // A long sentence at the end of a turn that spills into overflow pages, at lengths that
+        // put it across page edges at different places, the rewritten row a few hundred bytes
+        // shorter: no page, rewritten or freed, keeps the words.
+        let said = format!("Zorblax {} Zorblax", "is my car's name ".repeat(40));
+        let filler = "The weather was mild and we walked by the river. ".repeat(160);
+        for pad in (0..4_096).step_by(256) {
+            let dir = TempDir::new("redact-long");
+            let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
+            let input = format!("{filler}{}{said}", "x".repeat(pad));
+            let mut event = user(1_000, &input).with_response("Noted.");
+            event.id = TURN.into();
+            let stored = cold.append(vec![event]).expect("append");
+            let ids = cold.archive(&stored, "prune", 5_000).expect("archive");
+
+            let forget = Redaction {
+                words: said.clone(),
+                ..redaction(Some(ids[0]))
+            };
+            let done = cold.redact(&[forget]).expect("redact");
+            assert_eq!(done.cold_entries, ids);
+            cold.journal_store().checkpoint().expect("checkpoint");
+            let bytes = std::fs::read(dir.0.join("memory.db")).expect("read");
+            assert!(
+                !bytes.windows(7).any(|w| w.eq_ignore_ascii_case(b"zorblax")),
+                "the words linger in the file (pad {pad})"
+            );
+        }
+    });
+}
