@@ -183,3 +183,54 @@ mod tests {
         assert_eq!(off.agent_words_weight, 1.0);
     }
 }
+
+/// The weights of the three fused lists, written `dense:keywords:companion` (`1:1.5:1`): an
+/// arm of a weight grid, each measured on the same ingest as the defaults.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct FusionWeights {
+    /// The main model's list.
+    pub dense: f64,
+    /// The keyword list.
+    pub keyword: f64,
+    /// The companion's list.
+    pub companion: f64,
+}
+
+impl FusionWeights {
+    /// `config` with these weights.
+    pub fn apply(self, mut config: RecallConfig) -> RecallConfig {
+        config.dense_weight = self.dense;
+        config.keyword_weight = self.keyword;
+        config.companion_weight = self.companion;
+        config
+    }
+
+    /// The arm's label in the report.
+    pub fn label(self) -> String {
+        format!("weights={}:{}:{}", self.dense, self.keyword, self.companion)
+    }
+}
+
+impl FromStr for FusionWeights {
+    type Err = String;
+
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let parts: Vec<f64> = s
+            .split(':')
+            .map(|p| p.trim().parse::<f64>())
+            .collect::<Result<_, _>>()
+            .map_err(|e| format!("weights {s:?}: {e}"))?;
+        match parts[..] {
+            [dense, keyword, companion] if parts.iter().all(|w| w.is_finite() && *w >= 0.0) => {
+                Ok(Self {
+                    dense,
+                    keyword,
+                    companion,
+                })
+            }
+            _ => Err(format!(
+                "weights {s:?}: three weights of 0 or more, dense:keywords:companion"
+            )),
+        }
+    }
+}

@@ -43,7 +43,7 @@ use crate::recall::{
 };
 use crate::{ContextEvent, DEFAULT_MAX_CONTEXT_TOKENS, MemoryModels, Store, compute_token_budget};
 
-pub use ablation::{DenseLists, PriorsSwitch, ablation_grid, arm_label};
+pub use ablation::{DenseLists, FusionWeights, PriorsSwitch, ablation_grid, arm_label};
 pub use assist::{AssistError, AssistIngest, RecallAssist, fuse_assisted};
 pub use format::{CorpusItem, Question, RECALL_FORMAT, RecallSet};
 pub use prune_replay::{PruneReport, run_prune};

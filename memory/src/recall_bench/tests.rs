@@ -469,3 +469,22 @@ fn a_sample_keeps_picked_questions_their_evidence_and_a_share_of_the_rest() {
             .ends_with(&format!("~{}q", small.questions.len()))
     );
 }
+
+#[test]
+fn fusion_weights_are_read_as_three_weights_or_refused() {
+    let w: FusionWeights = "1:1.5:0".parse().expect("weights");
+    let config = w.apply(RecallConfig::default());
+    assert_eq!(
+        (
+            config.dense_weight,
+            config.keyword_weight,
+            config.companion_weight
+        ),
+        (1.0, 1.5, 0.0)
+    );
+    assert_eq!(w.label(), "weights=1:1.5:0");
+    for bad in ["1:1", "1:1:1:1", "a:1:1", "1:-1:1", "1:inf:1", ""] {
+        let err = bad.parse::<FusionWeights>().expect_err(bad);
+        assert!(err.contains("weights"), "{bad}: {err}");
+    }
+}

@@ -146,6 +146,10 @@ struct RecallArgs {
     /// fusion methods.
     #[arg(long)]
     ablate: bool,
+    /// Also measure these weights of the fused lists, each as an arm on the same ingest:
+    /// `dense:keywords:companion`, comma-separated (`1:1.5:1,1:2:1`).
+    #[arg(long, value_delimiter = ',')]
+    weights: Vec<hearth_memory::recall_bench::FusionWeights>,
     /// Also measure graph-assisted recall: each corpus distilled into an L3 graph with the
     /// model-free distiller, its facts' turns fused with cold recall (label `+graph`).
     #[arg(long)]
@@ -413,6 +417,11 @@ fn bench_recall(args: &RecallArgs) -> ExitCode {
                 .filter(|a| a.1 != chosen),
         );
     }
+    arms.extend(
+        args.weights
+            .iter()
+            .map(|w| (w.label(), w.apply(chosen.clone()))),
+    );
     let configs: Vec<RecallConfig> = arms.iter().map(|a| a.1.clone()).collect();
     if args.prune {
         return bench_prune(args, &models, &chosen);
