@@ -119,6 +119,10 @@ pub struct Config {
     /// refs of a scene not entered for this long are halved, and dropped below 0.05 (14 days
     /// by default; 0: they never fade).
     pub graph_scene_half_life_secs: u64,
+    /// Days an answered journal entry is kept (the record of each input and its reply; the
+    /// conversation itself lives in memory): older ones go, except each channel's newest 100,
+    /// the history it shows (0: kept for ever).
+    pub journal_keep_days: u64,
     /// The configured LLM sources (`[[sources]]`); names must be unique.
     pub sources: Vec<SourceConfig>,
     /// Limits of the client socket (`[socket]`).
@@ -184,6 +188,7 @@ impl Default for Config {
             graph_model_idle_secs: 72 * 3_600,
             graph_merge_secs: 7_200,
             graph_scene_half_life_secs: 14 * 86_400,
+            journal_keep_days: 30,
             sources: Vec::new(),
             socket: SocketLimits::default(),
             mcp: Vec::new(),
@@ -344,6 +349,20 @@ mod tests {
         let off = Config::parse("graph_scene_half_life_secs = 0").expect("parses");
         assert_eq!(off.graph_scene_half_life_secs, 0);
         assert!(Config::parse("graph_scene_half_life_secs = -1").is_err());
+    }
+
+    #[test]
+    fn the_journal_keeps_thirty_days_by_default_and_zero_keeps_everything() {
+        assert_eq!(Config::parse("").expect("parses").journal_keep_days, 30);
+        let cfg = Config::parse("journal_keep_days = 7").expect("parses");
+        assert_eq!(cfg.journal_keep_days, 7);
+        assert_eq!(
+            Config::parse("journal_keep_days = 0")
+                .expect("parses")
+                .journal_keep_days,
+            0
+        );
+        assert!(Config::parse("journal_keep_days = -1").is_err());
     }
 
     #[test]

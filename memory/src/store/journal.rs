@@ -178,17 +178,22 @@ impl Store {
         tx.commit().ctx(OP, path)
     }
 
-    /// Deletes replied entries accepted before `before_ms` (the journal's job ends with the
-    /// reply; the conversation itself lives in the window and cold context). Entries without a
-    /// reply are never deleted. Returns how many were removed.
-    pub fn journal_forget_replied(&mut self, before_ms: i64) -> Result<usize, StoreError> {
-        const OP: &str = "journal_forget_replied";
+    /// Deletes replied entries accepted before `before_ms`, except the newest `keep` of each
+    /// source: the journal's job ends with the reply (the conversation itself lives in the
+    /// window and cold context), and what a channel shows of its history is its newest entries.
+    /// Entries without a reply are never deleted. Returns how many were removed.
+    pub fn journal_trim(&mut self, before_ms: i64, keep: usize) -> Result<usize, StoreError> {
+        const OP: &str = "journal_trim";
+        let keep = i64::try_from(keep).unwrap_or(i64::MAX);
         let (conn, path) = self.conn_mut();
         let tx = conn.savepoint().ctx(OP, path)?;
         let n = tx
             .execute(
-                "DELETE FROM journal WHERE reply IS NOT NULL AND accepted_ms < ?1",
-                [before_ms],
+                "DELETE FROM journal WHERE seq IN (SELECT seq FROM (SELECT seq, accepted_ms, \
+                 reply IS NOT NULL AS replied, row_number() OVER \
+                 (PARTITION BY source ORDER BY seq DESC) AS newest FROM journal) \
+                 WHERE replied AND accepted_ms < ?1 AND newest > ?2)",
+                params![before_ms, keep],
             )
             .ctx(OP, path)?;
         tx.commit().ctx(OP, path)?;

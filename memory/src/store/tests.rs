@@ -821,9 +821,9 @@ fn store_journal_accept_reply_pending() {
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].request_id, "r2");
 
-        assert_eq!(store.journal_forget_replied(11).expect("forget"), 1);
+        assert_eq!(store.journal_trim(11, 0).expect("trim"), 1);
         assert_eq!(
-            store.journal_forget_replied(100).expect("forget"),
+            store.journal_trim(100, 0).expect("trim"),
             0,
             "r2 has no reply"
         );
@@ -835,6 +835,57 @@ fn store_journal_accept_reply_pending() {
         let pending = reopened.journal_pending().expect("pending");
         assert_eq!(pending.len(), 1);
         assert_eq!(pending[0].request_id, "r2");
+    });
+}
+
+#[test]
+fn store_journal_trim_keeps_the_pending_the_recent_and_each_channel_s_newest() {
+    watchdog(|| {
+        let dir = TempDir::new("journal-trim");
+        let mut store = Store::open(dir.db()).expect("open");
+        // Six old web turns, three old cli turns, one old turn never answered, a new one.
+        let turn = |store: &mut Store, id: &str, source: &str, at: i64, reply: bool| {
+            store
+                .journal_accept(id, source, "input", &json!({"content": id}), at)
+                .expect("accept");
+            if reply {
+                store
+                    .journal_reply(id, &json!({"content": "ok"}), at)
+                    .expect("reply");
+            }
+        };
+        for i in 0..6 {
+            turn(&mut store, &format!("w{i}"), "web", i, true);
+        }
+        for i in 0..3 {
+            turn(&mut store, &format!("c{i}"), "cli", 10 + i, true);
+        }
+        turn(&mut store, "pending", "web", 20, false);
+        turn(&mut store, "new", "cli", 1_000, true);
+
+        let ids = |store: &Store, source: &str| -> Vec<String> {
+            store
+                .journal_recent(source, 100)
+                .expect("recent")
+                .into_iter()
+                .map(|e| e.request_id)
+                .collect()
+        };
+        assert_eq!(store.journal_trim(500, 2).expect("trim"), 7);
+        assert_eq!(
+            ids(&store, "web"),
+            ["w5", "pending"],
+            "the newest two of the channel, and the one never answered"
+        );
+        assert_eq!(
+            ids(&store, "cli"),
+            ["c2", "new"],
+            "a newer turn counts among the two"
+        );
+        assert_eq!(store.journal_pending().expect("pending").len(), 1);
+        assert_eq!(store.journal_trim(500, 2).expect("again"), 0);
+        assert_eq!(store.journal_trim(2_000, 0).expect("all"), 3);
+        assert_eq!(ids(&store, "web"), ["pending"]);
     });
 }
 

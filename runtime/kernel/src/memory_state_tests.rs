@@ -24,6 +24,7 @@ fn keyword_config(path: &std::path::Path, utc_offset_secs: i64) -> MemoryConfig 
         zone: hearth_engine::LocalZone::fixed(utc_offset_secs),
         graph: None,
         knowledge: None,
+        journal_keep: None,
     }
 }
 

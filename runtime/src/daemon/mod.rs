@@ -278,6 +278,9 @@ impl Daemon {
                 max_context_size: cfg.agent.max_context_size,
                 protected: hearth_memory::DEFAULT_PROTECTED_COUNT,
                 zone: zone.clone(),
+                journal_keep: (cfg.journal_keep_days > 0).then(|| {
+                    std::time::Duration::from_secs(cfg.journal_keep_days.saturating_mul(86_400))
+                }),
                 knowledge: Some(hearth_kernel::knowledge_tools::KnowledgeSettings {
                     root: cfg.data_dir.join("knowledge"),
                     index: cfg.data_dir.join("knowledge.db"),

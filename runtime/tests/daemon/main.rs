@@ -14,6 +14,7 @@ mod daemon_first_words;
 mod daemon_flood;
 mod daemon_graph;
 mod daemon_hangup;
+mod daemon_journal;
 mod daemon_knowledge;
 mod daemon_lua;
 mod daemon_mcp;

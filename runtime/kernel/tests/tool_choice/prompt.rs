@@ -64,6 +64,7 @@ pub fn sent_for(n: usize, inputs: &[&str], steps: Vec<ScriptStep>) -> Sent {
         zone: hearth_engine::LocalZone::default(),
         graph: None,
         knowledge: None,
+        journal_keep: None,
     };
     let cfg = GraphConfig::unpinned(1);
     let events = EventBus::with_default_ring("hearth");
