@@ -77,7 +77,7 @@ fn main() {
                     turn_id: id,
                     cold_item: None,
                     words: sentence,
-                    echo: false,
+                    scope: hearth_memory::RedactionScope::Verbatim,
                 }])
                 .expect("redact");
             redact.push(start.elapsed());

@@ -5,7 +5,8 @@ use std::time::{Duration, Instant};
 
 use crate::{Cancel, HandlerError, Trust};
 
-/// Who a call is made for: the input's source and the trust the ingress gave it.
+/// Who a call is made for: the input's source and the trust the ingress gave it, and which of
+/// its inputs.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Caller {
     /// The input's source (the channel it came from: `cli`, `qq`, `kernel`, ...).
@@ -14,6 +15,9 @@ pub struct Caller {
     pub plugin: Option<String>,
     /// What the source may do.
     pub trust: Trust,
+    /// The input's request id, what memory names its turn by (empty outside an input): a fact
+    /// a tool stores is then known to come from that turn.
+    pub turn: String,
 }
 
 impl Caller {
@@ -23,6 +27,7 @@ impl Caller {
             source: source.into(),
             plugin: None,
             trust,
+            turn: String::new(),
         }
     }
 
@@ -34,6 +39,12 @@ impl Caller {
     /// The same caller, sent by `plugin`.
     pub fn with_plugin(mut self, plugin: impl Into<String>) -> Caller {
         self.plugin = Some(plugin.into());
+        self
+    }
+
+    /// The same caller, for the input whose request id is `turn`.
+    pub fn in_turn(mut self, turn: impl Into<String>) -> Caller {
+        self.turn = turn.into();
         self
     }
 }

@@ -39,7 +39,7 @@ pub use bm25::{BM25_B, BM25_K1, OkapiBm25, bm25_tokens};
 pub use clock::{format_minute, parse_iso8601};
 pub use cold_context::{
     ColdContext, EMBED_BATCH, FORGOTTEN_MARKER, ForgottenTurn, INJECT_HEADER, Injection,
-    PruneOutcome, RecallConfig, Recalled, Redacted, Redaction, split_passages,
+    PruneOutcome, RecallConfig, Recalled, Redacted, Redaction, RedactionScope, split_passages,
 };
 pub use error::RecallError;
 pub use fusion::{

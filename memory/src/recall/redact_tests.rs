@@ -74,7 +74,7 @@ fn redaction(cold_item: Option<i64>) -> Redaction {
         turn_id: TURN.into(),
         cold_item,
         words: SAID.into(),
-        echo: false,
+        scope: RedactionScope::Verbatim,
     }
 }
 
@@ -196,7 +196,7 @@ fn an_echo_leaves_the_replies_of_its_turn_as_a_whole_word_and_nothing_else() {
 
         let echo = Redaction {
             words: "Porto".into(),
-            echo: true,
+            scope: RedactionScope::InReplies,
             ..redaction(None)
         };
         let done = cold.redact(std::slice::from_ref(&echo)).expect("redact");
@@ -220,15 +220,39 @@ fn an_echo_leaves_the_replies_of_its_turn_as_a_whole_word_and_nothing_else() {
             journal.reply.expect("reply"),
             json!({"text": expected, "parts": ["[forgotten]!"]})
         );
-        assert_eq!(journal.payload, json!({"content": "I live in Porto."}));
+        assert_eq!(
+            journal.payload,
+            json!({"content": "I live in Porto."}),
+            "the user's words are the sentence's to take out"
+        );
         let other = cold.store().cold_get(ids[2]).expect("get").expect("kept");
         assert_eq!(
             other.event.response, "Porto is in Portugal.",
             "another turn"
         );
 
-        let again = cold.redact(&[echo]).expect("again");
+        let again = cold.redact(std::slice::from_ref(&echo)).expect("again");
         assert_eq!(again, Redacted::default(), "nothing left to take out");
+
+        // Told in other words than the turn's (a fact the model committed): the user's words
+        // lose the value too.
+        let told = Redaction {
+            scope: RedactionScope::InTurn,
+            ..echo
+        };
+        let done = cold.redact(&[told]).expect("redact");
+        assert_eq!(done.cold_entries, [ids[0], ids[1]]);
+        assert_eq!((done.window_events, done.journal_entries), (1, 1));
+        let entry = cold.store().cold_get(ids[0]).expect("get").expect("kept");
+        assert_eq!(entry.event.input, "I live in [forgotten].");
+        assert!(!entry.text.contains("Porto"), "{}", entry.text);
+        let journal = cold.store().journal_get(TURN).expect("get").expect("kept");
+        assert_eq!(
+            journal.payload,
+            json!({"content": "I live in [forgotten]."})
+        );
+        let other = cold.store().cold_get(ids[2]).expect("get").expect("kept");
+        assert_eq!(other.event.input, "Where is Porto?", "another turn");
     });
 }
 

@@ -194,34 +194,43 @@ impl Store {
     }
 
     /// Replaces `word` by `marker` where it stands as a whole word, in any case, in the reply
-    /// of `request_id`'s journal entry (every text the reply's JSON holds); its input stays.
-    /// Returns how many entries changed (0 or 1).
-    pub fn journal_redact_reply_word(
+    /// of `request_id`'s journal entry (every text the reply's JSON holds), and in its input
+    /// too when `in_input`. Returns how many entries changed (0 or 1).
+    pub fn journal_redact_word(
         &mut self,
         request_id: &str,
         word: &str,
         marker: &str,
+        in_input: bool,
     ) -> Result<usize, StoreError> {
-        const OP: &str = "journal_redact_reply_word";
+        const OP: &str = "journal_redact_word";
         let (conn, path) = self.conn_mut();
-        let reply: Option<String> = conn
-            .prepare_cached("SELECT reply FROM journal WHERE request_id = ?1")
+        let row: Option<(String, Option<String>)> = conn
+            .prepare_cached("SELECT payload, reply FROM journal WHERE request_id = ?1")
             .ctx(OP, path)?
-            .query_row([request_id], |r| r.get(0))
+            .query_row([request_id], |r| Ok((r.get(0)?, r.get(1)?)))
             .optional()
-            .ctx(OP, path)?
-            .flatten();
-        let Some(reply) = reply else {
+            .ctx(OP, path)?;
+        let Some((payload, reply)) = row else {
             return Ok(0);
         };
-        let mut value: serde_json::Value = serde_json::from_str(&reply)
-            .map_err(|e| StoreError::data(OP, path, format!("journal reply: {e}")))?;
-        if !replace_in_texts(&mut value, word, marker) {
+        let parse = |json: &str| -> Result<serde_json::Value, StoreError> {
+            serde_json::from_str(json)
+                .map_err(|e| StoreError::data(OP, path, format!("journal entry: {e}")))
+        };
+        let mut payload = parse(&payload)?;
+        let mut reply = reply.as_deref().map(parse).transpose()?;
+        let input_changed = in_input && replace_in_texts(&mut payload, word, marker);
+        let reply_changed = reply
+            .as_mut()
+            .is_some_and(|r| replace_in_texts(r, word, marker));
+        if !input_changed && !reply_changed {
             return Ok(0);
         }
-        conn.prepare_cached("UPDATE journal SET reply = ?2 WHERE request_id = ?1")
+        let reply = reply.map(|r| to_json(OP, path, &r)).transpose()?;
+        conn.prepare_cached("UPDATE journal SET payload = ?2, reply = ?3 WHERE request_id = ?1")
             .ctx(OP, path)?
-            .execute(params![request_id, to_json(OP, path, &value)?])
+            .execute(params![request_id, to_json(OP, path, &payload)?, reply])
             .ctx(OP, path)
     }
 }

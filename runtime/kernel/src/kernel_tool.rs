@@ -31,7 +31,7 @@ pub(crate) struct KernelTool<'a> {
 pub(crate) fn register(
     tools: &ToolRegistry,
     tool: KernelTool<'_>,
-    handler: impl Fn(&Value) -> Result<Value, HandlerError> + Send + Sync + 'static,
+    handler: impl Fn(&CallContext, &Value) -> Result<Value, HandlerError> + Send + Sync + 'static,
 ) {
     let def = ToolDef {
         name: tool.name.into(),
@@ -44,7 +44,7 @@ pub(crate) fn register(
     };
     let registered = tools.register(def, move |call: &CallContext, args: &Value| {
         call.check()?;
-        handler(args)
+        handler(call, args)
     });
     if let Err(e) = registered {
         tracing::error!("{} tool {}: {e}", tool.plugin, tool.name);

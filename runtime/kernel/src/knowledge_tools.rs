@@ -210,6 +210,6 @@ pub fn register(tools: &ToolRegistry, settings: KnowledgeSettings, dense: DenseS
             parameters,
             parallel_safe,
         };
-        kernel_tool::register(tools, tool, move |args| handler(&k, args));
+        kernel_tool::register(tools, tool, move |_, args| handler(&k, args));
     }
 }

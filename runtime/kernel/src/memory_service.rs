@@ -176,8 +176,24 @@ impl MemoryService {
     /// A request to the graph memory (blocking; tools run on the tool pool, control requests
     /// on their connection's thread).
     pub fn graph(&self, request: GraphRequest) -> Result<serde_json::Value, GraphMemoryError> {
+        self.graph_in_turn(request, "")
+    }
+
+    /// [`graph`](Self::graph) made while serving the input whose request id is `turn`: a fact
+    /// it tells is known to come from that turn, so forgetting it takes its value out of what
+    /// the turn's rows say.
+    pub fn graph_in_turn(
+        &self,
+        request: GraphRequest,
+        turn: &str,
+    ) -> Result<serde_json::Value, GraphMemoryError> {
         let (reply, rx) = crossbeam_channel::bounded(1);
-        if !self.durable.memory(MemoryOp::Graph { request, reply }) {
+        let turn = turn.to_owned();
+        if !self.durable.memory(MemoryOp::Graph {
+            request,
+            turn,
+            reply,
+        }) {
             return Err(GraphMemoryError::Stopped("the store owner has stopped"));
         }
         rx.recv()

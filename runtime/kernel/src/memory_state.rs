@@ -108,8 +108,10 @@ pub(crate) enum MemoryOp {
         k: usize,
         reply: Sender<Result<Vec<crate::recalled::RecalledItem>, MemoryError>>,
     },
+    /// A graph request; a fact it tells comes from the turn `turn` (empty: from no turn).
     Graph {
         request: GraphRequest,
+        turn: String,
         reply: Sender<Result<serde_json::Value, GraphMemoryError>>,
     },
     /// A cold entry removed at a user's request (`memory.forget`), with the facts only it
@@ -378,9 +380,13 @@ impl MemoryState {
             MemoryOp::ForgetEntry { id, reply } => {
                 crate::memory_forget::forget_entry(&mut ready.graph, cold, id, reply, after);
             }
-            MemoryOp::Graph { request, reply } => {
+            MemoryOp::Graph {
+                request,
+                turn,
+                reply,
+            } => {
                 let forgets = request.forgets();
-                match ready.graph.request(request, now) {
+                match ready.graph.request(request, &turn, now) {
                     Ok(answer) if forgets => {
                         crate::memory_forget::answer_forget(
                             &mut ready.graph,

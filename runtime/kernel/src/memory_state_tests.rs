@@ -200,7 +200,11 @@ fn a_pass_enters_the_turns_scene_once_and_scene_policy_none_enters_nothing() {
         )
         .expect("pass")
     };
-    let stats = |graph: &mut GraphMemory| graph.request(GraphRequest::Stats, 1_000).expect("stats");
+    let stats = |graph: &mut GraphMemory| {
+        graph
+            .request(GraphRequest::Stats, "", 1_000)
+            .expect("stats")
+    };
 
     let quiet = InputEvent::text("telegram", "hello there")
         .with_payload("scene_policy", serde_json::json!("none"));
@@ -252,7 +256,9 @@ fn a_turns_tools_join_the_scenes_its_pass_entered() {
         budget,
     } = scene_rig("turn-tools", 0);
     let scene_keys = |graph: &mut GraphMemory| -> Vec<String> {
-        graph.request(GraphRequest::Stats, 1_000).expect("stats")["recent_scenes"]
+        graph
+            .request(GraphRequest::Stats, "", 1_000)
+            .expect("stats")["recent_scenes"]
             .as_array()
             .expect("listed")
             .iter()

@@ -383,8 +383,9 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
             parameters,
             parallel_safe,
         };
-        kernel_tool::register(tools, tool, move |args| {
-            m.graph(parse(args)?).map_err(HandlerError::from)
+        kernel_tool::register(tools, tool, move |call, args| {
+            m.graph_in_turn(parse(args)?, &call.caller().turn)
+                .map_err(HandlerError::from)
         });
     }
     let m = memory.clone();

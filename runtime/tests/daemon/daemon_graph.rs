@@ -501,3 +501,47 @@ fn a_remembered_entry_forgotten_from_the_cli_takes_the_fact_only_it_told() {
         );
     });
 }
+
+#[test]
+fn a_fact_the_model_committed_forgotten_leaves_the_turn_it_was_told_in() {
+    within(Duration::from_secs(120), || {
+        let server = LlmServer::start();
+        let daemon = Daemon::start(&config(&server.base_url));
+        // The model stores the fact in its own words; the user's words are not its sentence.
+        server.push(Script::Tools(vec![(
+            "memory_commit".to_owned(),
+            serde_json::json!({
+                "subject": "user", "predicate": "lives_in", "object": "Quuxford",
+                "sentence": "The user is based in Quuxford"
+            }),
+        )]));
+        server.push(Script::text("Noted: quuxford it is."));
+        send(
+            &daemon,
+            "Please note that these days I am based in Quuxford.",
+        );
+        assert!(rows_saying(&daemon, "based in Quuxford") > 0);
+        let hits = search(&daemon, "where do I live");
+        let fact = hit(&hits, "Quuxford");
+        let why = daemon.run(&["memory", "why", fact["id"].as_str().unwrap()]);
+        assert!(
+            stdout(&why).contains("The user is based in Quuxford"),
+            "{}",
+            stdout(&why)
+        );
+
+        let gone = daemon.run(&["memory", "forget", fact["id"].as_str().unwrap()]);
+        assert!(gone.status.success(), "{}", stderr(&gone));
+        // The turn it was committed in keeps neither the user's mention nor the reply's.
+        let deadline = Instant::now() + Duration::from_secs(10);
+        while store_bytes_hold(&daemon, "Quuxford") {
+            assert!(
+                Instant::now() < deadline,
+                "Quuxford still in memory.db: {} rows",
+                rows_saying(&daemon, "Quuxford")
+            );
+            std::thread::sleep(Duration::from_millis(100));
+        }
+        assert!(rows_saying(&daemon, "these days I am based in [forgotten]") > 0);
+    });
+}

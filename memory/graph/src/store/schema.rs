@@ -290,11 +290,12 @@ CREATE TABLE unsaid (
 CREATE UNIQUE INDEX unsaid_once ON unsaid (sentence, turn_id, ifnull(cold_item, -1));
 "#;
 
-/// Version 6: a forgotten fact's value as the agent's reply of the same turn repeated it
-/// ("Lovely, Porto is a great city"): noted beside the sentence, taken out of the reply alone,
-/// as a whole word in any case (`echo` = 1).
+/// Version 6: a forgotten fact's value, noted beside its sentence, taken out as a whole word in
+/// any case: from the turn's replies, which may repeat it in the agent's words ("Lovely, Porto is
+/// a great city", `echo` = 1), or from the whole turn when the fact was told in other words than
+/// the turn's (committed by the model, `echo` = 2).
 const V6: &str = r#"
-ALTER TABLE unsaid ADD COLUMN echo INTEGER NOT NULL DEFAULT 0 CHECK (echo IN (0, 1));
+ALTER TABLE unsaid ADD COLUMN echo INTEGER NOT NULL DEFAULT 0 CHECK (echo IN (0, 1, 2));
 DROP INDEX unsaid_once;
 CREATE UNIQUE INDEX unsaid_once ON unsaid (sentence, turn_id, ifnull(cold_item, -1), echo);
 "#;

@@ -12,12 +12,14 @@
 //!
 //! The agent's reply in the same turn often repeats the value the user told ("I live in Porto"
 //! → "Lovely, Porto is a great city"), and recall would bring that back just the same. So the
-//! value of a forgotten relation is noted too, as an echo: taken out of that turn's reply
-//! alone, as a whole word, even while the sentence stays as another fact's source. Not when
+//! value of a forgotten relation is noted too: taken out of that turn's replies as a whole word,
+//! even while the sentence stays as another fact's source — and out of the user's words too
+//! when the fact was told in the model's words (committed with a tool, no cold item). Not when
 //! another fact told in the same turn has the same value: the reply may be repeating that one.
 
 use std::path::Path;
 
+use hearth_memory::RedactionScope;
 use rusqlite::{Connection, params};
 
 use super::GraphStore;
@@ -32,7 +34,8 @@ pub(crate) struct Said {
     pub(crate) sentence: String,
     pub(crate) cold_item: Option<i64>,
     pub(crate) turn_id: String,
-    /// The fact's value, which the agent's reply may have repeated (a relation's object).
+    /// The fact's value, which the turn may hold in other words than the sentence (a
+    /// relation's object).
     pub(crate) echo: Option<String>,
 }
 
@@ -47,10 +50,10 @@ pub struct Unsaid {
     pub turn_id: String,
     /// The cold item it was distilled from, when it was.
     pub cold_item: Option<i64>,
-    /// `sentence` is the fact's value as the agent's reply may have repeated it: taken out of
-    /// the turn's reply only, as a whole word in any case (the user's words stay as the
-    /// sentence's own row leaves them).
-    pub echo: bool,
+    /// Where in the turn the words go: a sentence verbatim; or the fact's value as a whole
+    /// word, from the replies (which may repeat it), or from the whole turn when the fact was
+    /// told in other words than the turn's (committed by the model).
+    pub scope: RedactionScope,
 }
 
 /// A forgotten fact's sentence that another fact still comes from, so it stays.
@@ -76,7 +79,7 @@ impl GraphStore {
                 sentence: r.get(1)?,
                 turn_id: r.get(2)?,
                 cold_item: r.get(3)?,
-                echo: r.get(4)?,
+                scope: scope_from_column(r.get(4)?),
             })
         })
         .ctx(OP, &self.path)?
@@ -119,25 +122,31 @@ pub(crate) fn note_unsaid(
     let mut unsaid: Vec<Unsaid> = Vec::new();
     let mut still: Vec<StillSaid> = Vec::new();
     for s in said {
-        let mut note = |words: &str, echo: bool| -> Result<(), GraphError> {
-            let id = note_row(conn, path, words, s, echo, now)?;
+        let mut note = |words: &str, scope: RedactionScope| -> Result<(), GraphError> {
+            let id = note_row(conn, path, words, s, scope, now)?;
             if unsaid.iter().all(|u| u.id != id) {
                 unsaid.push(Unsaid {
                     id,
                     sentence: words.to_owned(),
                     turn_id: s.turn_id.clone(),
                     cold_item: s.cold_item,
-                    echo,
+                    scope,
                 });
             }
             Ok(())
         };
-        // The echo goes even while the sentence stays as another fact's source: once that
-        // fact goes too, the sentence does, and the reply must not keep the value.
+        // The value goes even while the sentence stays as another fact's source: once that
+        // fact goes too, the sentence does, and the reply must not keep the value. A fact told
+        // directly (no cold item: the model committed it) was told in the model's words, which
+        // the turn need not hold: its value goes from the user's words too.
         if let Some(value) = s.echo.as_deref().filter(|v| !v.trim().is_empty())
             && !still_told_in_turn(conn, path, value, &s.turn_id)?
         {
-            note(value, true)?;
+            let scope = match s.cold_item {
+                Some(_) => RedactionScope::InReplies,
+                None => RedactionScope::InTurn,
+            };
+            note(value, scope)?;
         }
         if s.sentence.trim().is_empty() || still.iter().any(|k| k.sentence == s.sentence) {
             continue;
@@ -150,7 +159,7 @@ pub(crate) fn note_unsaid(
             });
             continue;
         }
-        note(&s.sentence, false)?;
+        note(&s.sentence, RedactionScope::Verbatim)?;
     }
     Ok((unsaid, still))
 }
@@ -161,9 +170,10 @@ fn note_row(
     path: &Path,
     words: &str,
     said: &Said,
-    echo: bool,
+    scope: RedactionScope,
     now: i64,
 ) -> Result<i64, GraphError> {
+    let echo = scope_column(scope);
     const OP: &str = "note_unsaid";
     let inserted = conn
         .prepare_cached(
@@ -188,6 +198,24 @@ fn note_row(
             })
             .ctx(OP, path),
         Err(e) => Err(e).ctx(OP, path),
+    }
+}
+
+/// `unsaid.echo` for `scope`.
+fn scope_column(scope: RedactionScope) -> i64 {
+    match scope {
+        RedactionScope::Verbatim => 0,
+        RedactionScope::InReplies => 1,
+        RedactionScope::InTurn => 2,
+    }
+}
+
+/// The scope `unsaid.echo` holds (its CHECK admits 0, 1 and 2 only).
+fn scope_from_column(echo: i64) -> RedactionScope {
+    match echo {
+        1 => RedactionScope::InReplies,
+        2 => RedactionScope::InTurn,
+        _ => RedactionScope::Verbatim,
     }
 }
 

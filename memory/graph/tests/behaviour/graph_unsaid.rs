@@ -3,6 +3,7 @@
 //! until the memory store says they are done.
 
 use hearth_graph::{FactId, FactSource, PurgeCriteria, Statement, USER, Unsaid};
+use hearth_memory::RedactionScope;
 
 use crate::support::{DAY, T0, fact, graph, item};
 
@@ -14,11 +15,19 @@ fn id_of(g: &crate::support::TestGraph, query: &str, object: &str) -> FactId {
         .id
 }
 
-/// Each note as (words, turn, cold item, whether it is an echo in the reply).
-fn words(unsaid: &[Unsaid]) -> Vec<(&str, &str, Option<i64>, bool)> {
+/// Each note as (words, turn, cold item, where they go: `said` verbatim, as a value from the
+/// `replies` or from the whole `turn`).
+fn words(unsaid: &[Unsaid]) -> Vec<(&str, &str, Option<i64>, &'static str)> {
     let mut w: Vec<_> = unsaid
         .iter()
-        .map(|u| (u.sentence.as_str(), u.turn_id.as_str(), u.cold_item, u.echo))
+        .map(|u| {
+            let scope = match u.scope {
+                RedactionScope::Verbatim => "said",
+                RedactionScope::InReplies => "replies",
+                RedactionScope::InTurn => "turn",
+            };
+            (u.sentence.as_str(), u.turn_id.as_str(), u.cold_item, scope)
+        })
         .collect();
     w.sort();
     w
@@ -37,15 +46,15 @@ fn a_forgotten_fact_leaves_its_sentences_unsaid_in_each_turn_until_done() {
 
     let gone = g.graph.forget(porto).unwrap();
     let expected = [
-        ("I moved to Porto last week", "turn-1", Some(1), false),
+        ("I moved to Porto last week", "turn-1", Some(1), "said"),
         (
             "I moved to Porto last week, remember",
             "turn-2",
             Some(2),
-            false,
+            "said",
         ),
-        ("Porto", "turn-1", Some(1), true),
-        ("Porto", "turn-2", Some(2), true),
+        ("Porto", "turn-1", Some(1), "replies"),
+        ("Porto", "turn-2", Some(2), "replies"),
     ];
     assert_eq!(
         words(&gone.unsaid),
@@ -91,7 +100,7 @@ fn a_sentence_another_fact_comes_from_stays_until_that_fact_goes_too() {
     let gone = g.graph.forget(lisbon).unwrap();
     assert_eq!(
         words(&gone.unsaid),
-        [("Lisbon", "turn-7", Some(7), true)],
+        [("Lisbon", "turn-7", Some(7), "replies")],
         "the sentence stays, the value leaves the reply"
     );
     assert_eq!(gone.still_said.len(), 1);
@@ -104,8 +113,8 @@ fn a_sentence_another_fact_comes_from_stays_until_that_fact_goes_too() {
     assert_eq!(
         words(&gone.unsaid),
         [
-            ("Acme", "turn-7", Some(7), true),
-            (said, "turn-7", Some(7), false)
+            ("Acme", "turn-7", Some(7), "replies"),
+            (said, "turn-7", Some(7), "said")
         ]
     );
 }
@@ -143,6 +152,33 @@ fn a_value_another_fact_of_the_same_turn_holds_stays_in_its_reply() {
 }
 
 #[test]
+fn a_fact_told_in_the_model_s_words_takes_its_value_from_the_whole_turn() {
+    let mut g = graph();
+    // As `memory_commit` tells it: the model's words, the turn it was called in, no cold item.
+    let statement = Statement {
+        sentence: "user lives_in Porto".into(),
+        facts: vec![fact(USER, "lives_in", "Porto")],
+        events: Vec::new(),
+    };
+    let source = FactSource {
+        cold_item: None,
+        turn_id: "req-5".into(),
+        said_ms: T0,
+    };
+    g.graph.tell(&[statement], &source).unwrap();
+    let porto = id_of(&g, "where do I live", "Porto");
+    let gone = g.graph.forget(porto).unwrap();
+    assert_eq!(
+        words(&gone.unsaid),
+        [
+            ("Porto", "req-5", None, "turn"),
+            ("user lives_in Porto", "req-5", None, "said")
+        ],
+        "the user said it in their own words: the value leaves them too"
+    );
+}
+
+#[test]
 fn a_hard_purge_notes_the_words_of_every_fact_it_removes() {
     let mut g = graph();
     g.graph
@@ -162,10 +198,10 @@ fn a_hard_purge_notes_the_words_of_every_fact_it_removes() {
     assert_eq!(
         words(&g.graph.unsaid().unwrap()),
         [
-            ("I like chess", "turn-2", Some(2), false),
-            ("I like tea", "turn-1", Some(1), false),
-            ("chess", "turn-2", Some(2), true),
-            ("tea", "turn-1", Some(1), true),
+            ("I like chess", "turn-2", Some(2), "said"),
+            ("I like tea", "turn-1", Some(1), "said"),
+            ("chess", "turn-2", Some(2), "replies"),
+            ("tea", "turn-1", Some(1), "replies"),
         ]
     );
 }
@@ -248,7 +284,7 @@ fn a_version_five_graph_keeps_its_notes_and_gains_the_echoes() {
     // Back to version 5 as an older Hearth left it: its notes have no echo column.
     let conn = rusqlite::Connection::open(&path).unwrap();
     conn.execute_batch(
-        "DELETE FROM unsaid WHERE echo = 1; DROP INDEX unsaid_once; \
+        "DELETE FROM unsaid WHERE echo <> 0; DROP INDEX unsaid_once; \
          ALTER TABLE unsaid DROP COLUMN echo; \
          CREATE UNIQUE INDEX unsaid_once ON unsaid (sentence, turn_id, ifnull(cold_item, -1)); \
          PRAGMA user_version = 5;",
@@ -259,7 +295,7 @@ fn a_version_five_graph_keeps_its_notes_and_gains_the_echoes() {
     let mut reopened = hearth_graph::GraphStore::open(&path).unwrap();
     assert_eq!(
         words(&reopened.unsaid().unwrap()),
-        [("I live in Porto", "turn-1", Some(1), false)],
+        [("I live in Porto", "turn-1", Some(1), "said")],
         "the older note is kept, as a sentence"
     );
     let jazz = reopened.recall("what do I like", T0 + 2 * DAY, 20).unwrap();
@@ -268,8 +304,8 @@ fn a_version_five_graph_keeps_its_notes_and_gains_the_echoes() {
     assert_eq!(
         words(&gone.unsaid),
         [
-            ("I like jazz", "turn-2", Some(2), false),
-            ("jazz", "turn-2", Some(2), true)
+            ("I like jazz", "turn-2", Some(2), "said"),
+            ("jazz", "turn-2", Some(2), "replies")
         ]
     );
     crate::support::assert_invariants(&path);

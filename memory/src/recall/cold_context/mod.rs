@@ -33,7 +33,7 @@ pub use forget::ForgottenTurn;
 pub use inject::{INJECT_HEADER, Injection};
 pub use prune::PruneOutcome;
 pub use recall::Recalled;
-pub use redact::{FORGOTTEN_MARKER, Redacted, Redaction};
+pub use redact::{FORGOTTEN_MARKER, Redacted, Redaction, RedactionScope};
 
 use dense_space::DenseSpace;
 

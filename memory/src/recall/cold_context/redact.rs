@@ -20,12 +20,26 @@ pub struct Redaction {
     pub turn_id: String,
     /// The cold item they were read from, when known (a note has no turn id).
     pub cold_item: Option<i64>,
-    /// The words, verbatim as the turn holds them.
+    /// The words: a sentence verbatim as the turn holds it, or a value (see `scope`).
     pub words: String,
-    /// `words` are a forgotten fact's value as the agent's reply may have repeated it: taken
-    /// out of the turn's replies alone, wherever they stand as a whole word in any case. The
-    /// user's own words are left to the sentence's redaction.
-    pub echo: bool,
+    /// Where in the turn the words are taken out, and how they are matched.
+    pub scope: RedactionScope,
+}
+
+/// Where in a turn a redaction's words are taken out, and how they are matched.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum RedactionScope {
+    /// A sentence, verbatim, wherever the turn holds it (its input and its replies).
+    #[default]
+    Verbatim,
+    /// A forgotten fact's value as the agent's reply repeated it in its own words: taken out
+    /// of the turn's replies alone, wherever it stands as a whole word in any case. The user's
+    /// own words are left to the sentence's redaction.
+    InReplies,
+    /// A forgotten fact's value told in other words than the turn's (a fact the model
+    /// committed from what the user said): taken out of the whole turn, input and replies,
+    /// wherever it stands as a whole word in any case.
+    InTurn,
 }
 
 /// The rows a redaction rewrote.
@@ -109,12 +123,19 @@ impl ColdContext {
                 }
             }
             if !r.turn_id.is_empty() {
-                out.journal_entries += if r.echo {
-                    self.store
-                        .journal_redact_reply_word(&r.turn_id, &r.words, FORGOTTEN_MARKER)?
-                } else {
-                    self.store
-                        .journal_redact(&r.turn_id, &r.words, FORGOTTEN_MARKER)?
+                out.journal_entries += match r.scope {
+                    RedactionScope::Verbatim => {
+                        self.store
+                            .journal_redact(&r.turn_id, &r.words, FORGOTTEN_MARKER)?
+                    }
+                    RedactionScope::InReplies | RedactionScope::InTurn => {
+                        self.store.journal_redact_word(
+                            &r.turn_id,
+                            &r.words,
+                            FORGOTTEN_MARKER,
+                            r.scope == RedactionScope::InTurn,
+                        )?
+                    }
                 };
             }
         }
@@ -142,22 +163,21 @@ impl ColdContext {
     }
 }
 
-/// Takes `r`'s words out of what `event` says: verbatim from its input and reply, or, for an
-/// echo, as a whole word from its reply alone; whether it held them.
+/// Takes `r`'s words out of what `event` says, where its scope says; whether it held them.
 fn unsay(event: &mut ContextEvent, r: &Redaction) -> bool {
-    if r.echo {
-        return match replace_whole_word(&event.response, &r.words, FORGOTTEN_MARKER) {
-            Some(new) => {
-                event.response = new;
-                true
-            }
-            None => false,
-        };
-    }
     let mut changed = false;
-    for said in [&mut event.input, &mut event.response] {
-        if said.contains(&r.words) {
-            *said = said.replace(&r.words, FORGOTTEN_MARKER);
+    for (said, is_input) in [(&mut event.input, true), (&mut event.response, false)] {
+        let new = match r.scope {
+            RedactionScope::Verbatim => said
+                .contains(&r.words)
+                .then(|| said.replace(&r.words, FORGOTTEN_MARKER)),
+            RedactionScope::InReplies if is_input => None,
+            RedactionScope::InReplies | RedactionScope::InTurn => {
+                replace_whole_word(said, &r.words, FORGOTTEN_MARKER)
+            }
+        };
+        if let Some(new) = new {
+            *said = new;
             changed = true;
         }
     }

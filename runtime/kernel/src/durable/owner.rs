@@ -314,6 +314,7 @@ impl Owner {
                         sentence,
                         media,
                     },
+                turn,
                 reply,
             }) if !media.is_empty() => {
                 let sentence = told_sentence(&subject, &predicate, &object, sentence);
@@ -326,6 +327,7 @@ impl Owner {
                             object,
                             media: Vec::new(),
                         },
+                        turn,
                         reply,
                     })),
                     Err(why) => {

@@ -127,9 +127,11 @@ impl GraphRequest {
 
 impl GraphMemory {
     /// Answers one request.
+    /// A fact it tells comes from the turn `turn` (empty: from no turn of the memory store).
     pub(crate) fn request(
         &mut self,
         req: GraphRequest,
+        turn: &str,
         now_ms: i64,
     ) -> Result<Value, GraphMemoryError> {
         if let GraphRequest::Stats = req {
@@ -210,7 +212,7 @@ impl GraphMemory {
                     }],
                     events: Vec::new(),
                 };
-                let told = graph.tell(&[statement], &told_directly(now_ms))?;
+                let told = graph.tell(&[statement], &told_directly(turn, now_ms))?;
                 tell_json(&told)
             }
             GraphRequest::Edit {
@@ -224,7 +226,7 @@ impl GraphMemory {
                 } else {
                     sentence
                 };
-                let told = graph.edit(id, &object, &sentence, &told_directly(now_ms))?;
+                let told = graph.edit(id, &object, &sentence, &told_directly(turn, now_ms))?;
                 tell_json(&told)
             }
             GraphRequest::Person { name } => {
@@ -260,7 +262,7 @@ impl GraphMemory {
                     &trait_words,
                     &value,
                     &sentence,
-                    &told_directly(now_ms),
+                    &told_directly(turn, now_ms),
                 )?;
                 tell_json(&told)
             }
@@ -270,7 +272,8 @@ impl GraphMemory {
                 b,
                 sentence,
             } => {
-                let told = graph.relate(&a, &relation, &b, &sentence, &told_directly(now_ms))?;
+                let told =
+                    graph.relate(&a, &relation, &b, &sentence, &told_directly(turn, now_ms))?;
                 tell_json(&told)
             }
             GraphRequest::Network { name, depth } => {
@@ -380,10 +383,16 @@ pub(crate) fn told_sentence(
     }
 }
 
-fn told_directly(now_ms: i64) -> FactSource {
+/// The source of a fact a tool tells while serving `turn` (a name of its own when it serves
+/// no turn: a plugin's or the CLI's request).
+fn told_directly(turn: &str, now_ms: i64) -> FactSource {
     FactSource {
         cold_item: None,
-        turn_id: format!("tool-{now_ms}"),
+        turn_id: if turn.is_empty() {
+            format!("tool-{now_ms}")
+        } else {
+            turn.to_owned()
+        },
         said_ms: now_ms,
     }
 }

@@ -74,7 +74,7 @@ impl Scratch {
     }
 
     fn ask(&mut self, req: GraphRequest, at: i64) -> Value {
-        self.graph.request(req, at).expect("graph answers")
+        self.graph.request(req, "", at).expect("graph answers")
     }
 
     fn recall(&mut self, query: &str, at: i64) -> Vec<Value> {
@@ -254,7 +254,7 @@ fn a_forgotten_fact_never_returns_through_the_heartbeat() {
     s.tick(due + 2 * TICK.as_millis() as i64);
     let after = s.recall("where do I live", due + 3 * TICK.as_millis() as i64);
     assert!(after.iter().all(|h| h["object"] != "Porto"), "{after:#?}");
-    let again = s.graph.request(GraphRequest::Forget { id }, due);
+    let again = s.graph.request(GraphRequest::Forget { id }, "", due);
     assert!(
         again.unwrap_err().to_string().contains("r1"),
         "a second forget names the missing id"
@@ -294,6 +294,7 @@ fn commit_and_edit_keep_history() {
             sentence: String::new(),
             media: Vec::new(),
         },
+        "",
         T0,
     );
     assert!(bad.is_err(), "an invalid predicate is refused: {bad:?}");
@@ -314,7 +315,7 @@ fn a_soft_purge_ends_facts_as_history_and_a_hard_one_forgets_them() {
     };
     let e = s
         .graph
-        .request(purge("Bob", "likes", false), T0 + DAY)
+        .request(purge("Bob", "likes", false), "", T0 + DAY)
         .expect_err("Bob matches nothing");
     assert!(
         matches!(
@@ -462,6 +463,7 @@ fn a_foreign_graph_file_is_left_alone_and_memory_runs_without_it() {
                 k: 1,
                 for_model: false,
             },
+            "",
             T0,
         )
         .unwrap_err();
@@ -474,7 +476,7 @@ fn a_foreign_graph_file_is_left_alone_and_memory_runs_without_it() {
         "{err}"
     );
     assert_eq!(
-        graph.request(GraphRequest::Stats, T0).unwrap()["available"],
+        graph.request(GraphRequest::Stats, "", T0).unwrap()["available"],
         false
     );
     assert_eq!(
@@ -573,7 +575,7 @@ fn a_callers_mistake_is_invalid_arguments_and_no_graph_is_unavailable() {
             sentence: String::new(),
         },
     ] {
-        let e = s.graph.request(bad.clone(), T0).expect_err("refused");
+        let e = s.graph.request(bad.clone(), "", T0).expect_err("refused");
         assert!(
             matches!(HandlerError::from(e), HandlerError::InvalidArguments(_)),
             "{bad:?}"
@@ -581,7 +583,7 @@ fn a_callers_mistake_is_invalid_arguments_and_no_graph_is_unavailable() {
     }
     let mut off = GraphMemory::open(None, LocalZone::default(), T0, None);
     let e = off
-        .request(GraphRequest::Person { name: "Ana".into() }, T0)
+        .request(GraphRequest::Person { name: "Ana".into() }, "", T0)
         .expect_err("no graph");
     assert!(matches!(
         HandlerError::from(e),

@@ -257,7 +257,7 @@ impl GraphMemory {
                 turn_id: n.turn_id.clone(),
                 cold_item: n.cold_item,
                 words: n.sentence.clone(),
-                echo: n.echo,
+                scope: n.scope,
             })
             .collect();
         let redacted = cold.redact(&redactions).map_err(|e| {

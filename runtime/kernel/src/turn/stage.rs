@@ -46,7 +46,7 @@ impl TurnEngine {
         let input = &cur.task.input;
         CallContext::new(
             cur.task.id,
-            Caller::new(input.source.clone(), input.trust),
+            Caller::new(input.source.clone(), input.trust).in_turn(input.request_id.clone()),
             cancel,
             Instant::now() + within,
         )
