@@ -1,6 +1,6 @@
 //! What a forget costs the store's owner thread as the memory grows: taking a fact's sentence
-//! out of its turn (`ColdContext::redact`: the turn's cold entries found by a scan of every
-//! entry's event, rewritten with their bytes zeroed, the keyword index's old terms deleted) and
+//! out of its turn (`ColdContext::redact`: the turn's cold entries found by the `cold_by_turn`
+//! index, rewritten with their bytes zeroed, the keyword index's old terms deleted) and
 //! forgetting a remembered entry with its turn (`ColdContext::forget_entry`). Printed beside a
 //! keyword recall of the same store in the same run (what every turn's memory pass does).
 //! Keyword-only (no embedding model): with one, a redaction also embeds the rewritten entries
