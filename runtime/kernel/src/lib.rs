@@ -34,6 +34,7 @@ pub mod graph_service;
 pub mod ingress;
 pub mod input;
 pub mod input_media;
+pub mod journal_trim;
 pub mod kernel_node;
 mod kernel_tool;
 pub mod knowledge_tools;

@@ -9,6 +9,7 @@ use crate::durable::media::MediaRefusal;
 use crate::durable::then::{Then, answer_at_commit};
 use crate::error::MemoryError;
 use crate::graph_service::{GraphMemory, GraphRequest, GraphSettings};
+use crate::journal_trim::JournalTrim;
 use crossbeam_channel::Sender;
 use hearth_engine::Sink;
 use hearth_memory::{
@@ -142,15 +143,9 @@ pub struct MemoryConfig {
     /// The knowledge base (`None`: no knowledge tools).
     pub knowledge: Option<crate::knowledge_tools::KnowledgeSettings>,
     /// How long answered journal entries are kept beyond each channel's newest
-    /// [`JOURNAL_KEEP_NEWEST`] (`None`: all are kept).
+    /// [`JOURNAL_KEEP_NEWEST`](crate::journal_trim::JOURNAL_KEEP_NEWEST) (`None`: all are kept).
     pub journal_keep: Option<Duration>,
 }
-
-/// Answered journal entries each channel keeps whatever their age: at least the history a
-/// channel shows (the web page asks for its newest 100).
-pub const JOURNAL_KEEP_NEWEST: usize = 100;
-/// How often the journal is trimmed (and once soon after start).
-const JOURNAL_TRIM_EVERY: Duration = Duration::from_secs(3_600);
 
 /// The memory service's side of the owner thread.
 #[derive(Default)]
@@ -179,8 +174,8 @@ struct Ready {
     dense: Option<std::sync::Arc<dyn hearth_memory::Embedder>>,
     /// L3: the graph file's owner and its heartbeat.
     graph: GraphMemory,
-    /// When the journal is next trimmed (ms; `i64::MAX`: never).
-    journal_trim_at: i64,
+    /// The journal's answered entries past their keep, deleted in idle time.
+    journal: JournalTrim,
 }
 
 impl MemoryState {
@@ -217,11 +212,7 @@ impl MemoryState {
             Phase::Off | Phase::Ready(_) => VecDeque::new(),
         };
         let graph = GraphMemory::open(cfg.graph.as_ref(), cfg.zone.clone(), now, consolidate);
-        let journal_trim_at = if cfg.journal_keep.is_some() {
-            now
-        } else {
-            i64::MAX
-        };
+        let journal = JournalTrim::new(cfg.journal_keep, now);
         self.phase = Phase::Ready(Box::new(Ready {
             graph,
             cfg,
@@ -229,7 +220,7 @@ impl MemoryState {
             embeds,
             backfill: embeds,
             dense,
-            journal_trim_at,
+            journal,
         }));
         (fresh, waiting)
     }
@@ -260,10 +251,7 @@ impl MemoryState {
         // An idle step waits at least the back-fill's pause: the owner's wait is "no op came
         // for this long", so a zero would run it between ops as they arrive.
         let unsaid = r.graph.unsaid_wait(now).map(|w| w.max(BACKFILL_IDLE));
-        let journal = (r.journal_trim_at != i64::MAX).then(|| {
-            let ms = u64::try_from(r.journal_trim_at.saturating_sub(now)).unwrap_or(0);
-            Duration::from_millis(ms).max(BACKFILL_IDLE)
-        });
+        let journal = r.journal.wait(now).map(|w| w.max(BACKFILL_IDLE));
         [graph, backfill, unsaid, journal]
             .into_iter()
             .flatten()
@@ -278,7 +266,7 @@ impl MemoryState {
             }
             r.graph.unsay_idle(cold, hearth_engine::now_ms());
             r.graph.tick_if_due(cold, hearth_engine::now_ms());
-            trim_journal_if_due(r, cold, hearth_engine::now_ms());
+            r.journal.run_if_due(cold, hearth_engine::now_ms());
         }
     }
 
@@ -451,32 +439,6 @@ const BACKFILL_IDLE: Duration = Duration::from_millis(250);
 /// Entries embedded per idle moment: at most ~200 ms of the companion on long turns, the longest
 /// a request arriving meanwhile waits (~9 entries/s either way).
 const BACKFILL_BATCH: usize = 4;
-
-/// Deletes answered journal entries older than the configured keep, beyond each channel's
-/// newest [`JOURNAL_KEEP_NEWEST`], when it is time; then again in [`JOURNAL_TRIM_EVERY`]. A
-/// failure is logged and tried at the next time.
-fn trim_journal_if_due(r: &mut Ready, cold: &mut ColdContext, now: i64) {
-    let Some(keep) = r.cfg.journal_keep else {
-        return;
-    };
-    if now < r.journal_trim_at {
-        return;
-    }
-    let every = i64::try_from(JOURNAL_TRIM_EVERY.as_millis()).unwrap_or(i64::MAX);
-    r.journal_trim_at = now.saturating_add(every);
-    let before = now.saturating_sub(i64::try_from(keep.as_millis()).unwrap_or(i64::MAX));
-    match cold
-        .journal_store()
-        .journal_trim(before, JOURNAL_KEEP_NEWEST)
-    {
-        Ok(0) => tracing::debug!("journal: nothing to trim"),
-        Ok(n) => tracing::info!(
-            entries = n,
-            "journal: answered entries past their keep removed"
-        ),
-        Err(e) => tracing::warn!("journal not trimmed: {e}"),
-    }
-}
 
 /// One back-fill step (the main model's missing vectors first, then the companion's); whether
 /// there may be more to do.
