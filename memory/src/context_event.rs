@@ -36,6 +36,11 @@ pub struct ContextEvent {
     /// The outputs those tools returned.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_results: Vec<ToolOutput>,
+    /// What memory put in front of the model for the reply: the ids of the facts (`r12`, `e3`)
+    /// and remembered turns (`c45`) it was shown. The reply may repeat what they said, so a
+    /// forgotten fact's value leaves the replies of the turns it was shown in.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub shown: Vec<String>,
 }
 
 impl ContextEvent {

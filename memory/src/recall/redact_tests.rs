@@ -469,3 +469,54 @@ fn the_words_of_a_long_turn_are_in_no_byte_of_the_file_after_a_forget() {
         }
     });
 }
+
+#[test]
+fn the_turns_shown_a_fact_are_found_in_the_window_and_in_cold_context() {
+    watchdog(30, || {
+        let dir = TempDir::new("turns-shown");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
+        let reply = |ts: i64, turn: &str, shown: &[&str]| {
+            let mut e = user(ts, "where do I live?").with_response("In Porto.");
+            e.id = turn.into();
+            e.shown = shown.iter().map(|s| (*s).to_owned()).collect();
+            e
+        };
+        cold.archive_events(
+            vec![
+                reply(1_000, "req-1", &["r12"]),
+                reply(2_000, "req-2", &["c3", "r7"]),
+                reply(3_000, "req-3", &[]),
+            ],
+            "prune",
+            5_000,
+        )
+        .expect("archive");
+        let mut copy = reply(2_000, "", &["r12"]);
+        copy.id = format!("{RECALLED_PREFIX}2");
+        cold.append(vec![reply(4_000, "req-4", &["r12", "c3"]), copy])
+            .expect("append");
+
+        let turns = |ids: &[&str]| -> Vec<String> {
+            let ids: Vec<String> = ids.iter().map(|s| (*s).to_owned()).collect();
+            cold.store().turns_shown(&ids).expect("turns")
+        };
+        assert_eq!(
+            turns(&["r12"]),
+            ["req-1", "req-4"],
+            "a recalled copy names no turn of its own"
+        );
+        assert_eq!(turns(&["c3"]), ["req-2", "req-4"]);
+        assert_eq!(turns(&["r12", "r7"]), ["req-1", "req-2", "req-4"]);
+        assert!(turns(&["r99"]).is_empty());
+        assert!(turns(&[]).is_empty());
+        // What a window event was shown survives a restart of the store.
+        drop(cold);
+        let reopened = crate::Store::open(dir.0.join("memory.db")).expect("reopen");
+        let window = reopened.events_window().expect("window");
+        let four = window
+            .iter()
+            .find(|e| e.record.event.id == "req-4")
+            .expect("req-4 in the window");
+        assert_eq!(four.record.event.shown, ["r12", "c3"]);
+    });
+}

@@ -178,7 +178,7 @@ pub struct WindowStats {
 }
 
 pub(super) const EVENT_COLUMNS: &str = "id, event_id, timestamp_ms, source, input, response, \
-     tools_used, tool_results, dense, dense_fp, sparse, tokens";
+     tools_used, tool_results, dense, dense_fp, sparse, tokens, shown";
 
 /// Reads a row selected with [`EVENT_COLUMNS`].
 pub(super) fn event_from_row(
@@ -194,6 +194,9 @@ pub(super) fn event_from_row(
     let tool_results: Vec<ToolOutput> = serde_json::from_str(&tool_results)
         .map_err(|e| StoreError::data(op, path, format!("tool_results: {e}")))?;
     let tokens: i64 = row.get(11).map_err(get)?;
+    let shown: String = row.get(12).map_err(get)?;
+    let shown: Vec<String> = serde_json::from_str(&shown)
+        .map_err(|e| StoreError::data(op, path, format!("shown: {e}")))?;
     let event = ContextEvent {
         id: row.get(1).map_err(get)?,
         timestamp_ms: row.get(2).map_err(get)?,
@@ -202,6 +205,7 @@ pub(super) fn event_from_row(
         response: row.get(5).map_err(get)?,
         tools_used,
         tool_results,
+        shown,
     };
     Ok(StoredEvent {
         id: row.get(0).map_err(get)?,
@@ -276,8 +280,8 @@ impl Store {
             let mut stmt = tx
                 .prepare_cached(
                     "INSERT INTO events (event_id, timestamp_ms, source, input, response, \
-                     tools_used, tool_results, dense, dense_fp, sparse, tokens) \
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11)",
+                     tools_used, tool_results, dense, dense_fp, sparse, tokens, shown) \
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12)",
                 )
                 .ctx(op, path)?;
             for r in records {
@@ -296,6 +300,7 @@ impl Store {
                     r.dense.as_ref().map(|d| d.fingerprint.as_str()),
                     r.sparse,
                     tokens,
+                    super::to_json(op, path, &e.shown)?,
                 ])
                 .ctx(op, path)?;
                 ids.push(tx.last_insert_rowid());

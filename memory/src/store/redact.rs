@@ -53,6 +53,35 @@ impl StoreReader {
         Ok(out)
     }
 
+    /// The turns whose reply memory showed any of `ids` (`r12`, `c45`: see
+    /// `ContextEvent::shown`), each once, in id order, from the window and cold context. Reads
+    /// every entry that was shown something (a forget's cost, never a turn's).
+    pub fn turns_shown(&self, ids: &[String]) -> Result<Vec<String>, StoreError> {
+        const OP: &str = "turns_shown";
+        if ids.is_empty() {
+            return Ok(Vec::new());
+        }
+        let wanted = to_json(OP, &self.path, &ids)?;
+        let mut stmt = self
+            .conn
+            .prepare_cached(
+                "SELECT DISTINCT turn FROM ( \
+                 SELECT json_extract(c.event, '$.id') AS turn FROM cold c, \
+                 json_each(c.event, '$.shown') j WHERE instr(c.event, '\"shown\"') > 0 \
+                 AND j.value IN (SELECT value FROM json_each(?1)) \
+                 UNION SELECT e.event_id FROM events e, json_each(e.shown) j \
+                 WHERE e.shown <> '[]' AND j.value IN (SELECT value FROM json_each(?1))) \
+                 WHERE turn IS NOT NULL AND turn <> '' AND NOT turn GLOB ?2 ORDER BY turn",
+            )
+            .ctx(OP, &self.path)?;
+        // A copy recalled into the window is named after its cold entry, which names the turn.
+        let copies = format!("{RECALLED_PREFIX}*");
+        stmt.query_map(params![wanted, copies], |r| r.get(0))
+            .ctx(OP, &self.path)?
+            .collect::<Result<Vec<_>, _>>()
+            .ctx(OP, &self.path)
+    }
+
     /// The window events of one turn: named `turn_id`, or copies recalled from one of
     /// `cold_ids`. In window order.
     pub fn events_of_turn(

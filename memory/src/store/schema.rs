@@ -17,7 +17,7 @@ use super::error::{SqlContext, StoreError};
 pub const STORE_APPLICATION_ID: i32 = 0x4852_5448;
 
 /// The schema version this build writes and reads.
-pub const STORE_SCHEMA_VERSION: u32 = 8;
+pub const STORE_SCHEMA_VERSION: u32 = 9;
 
 /// One numbered migration.
 #[derive(Clone, Copy, Debug)]
@@ -68,6 +68,11 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         version: 8,
         name: "cold entries by turn",
         sql: V8_COLD_BY_TURN,
+    },
+    Migration {
+        version: 9,
+        name: "what memory showed a window event's reply",
+        sql: V9_EVENTS_SHOWN,
     },
 ];
 
@@ -242,6 +247,14 @@ INSERT INTO cold_fts (cold_fts, rank) VALUES ('secure-delete', 1);
 // every turn waits behind. An index on that expression makes it a lookup.
 const V8_COLD_BY_TURN: &str = r#"
 CREATE INDEX cold_by_turn ON cold (json_extract(event, '$.id'));
+"#;
+
+// A reply may repeat a fact memory showed the model; forgetting the fact takes its value out of
+// the replies of the turns it was shown in, so a window event keeps what it was shown, as its
+// JSON does in cold context (`ContextEvent::shown`).
+const V9_EVENTS_SHOWN: &str = r#"
+ALTER TABLE events ADD COLUMN shown TEXT NOT NULL DEFAULT '[]'
+    CHECK (CASE WHEN json_valid(shown) THEN json_type(shown) = 'array' ELSE 0 END);
 "#;
 
 const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_version (

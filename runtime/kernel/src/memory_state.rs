@@ -374,7 +374,11 @@ impl MemoryState {
                 reply,
             } => {
                 let forgets = request.forgets();
-                match ready.graph.request(request, &turn, now) {
+                let shown = match &request {
+                    GraphRequest::Forget { id } => ready.graph.turns_shown(id, cold),
+                    _ => Vec::new(),
+                };
+                match ready.graph.request_shown(request, &turn, &shown, now) {
                     Ok(answer) if forgets => {
                         crate::memory_forget::answer_forget(
                             &mut ready.graph,

@@ -6,6 +6,9 @@
 use hearth_memory::Recalled;
 use serde::{Deserialize, Serialize};
 
+/// How a remembered entry's id is written, beside a fact's `r12` and an event's `e3`.
+pub const ENTRY_PREFIX: &str = "c";
+
 /// Characters of an item's text kept in the record (enough to recognise it; the item itself
 /// stays in cold context under its id).
 const TEXT_CHARS: usize = 200;

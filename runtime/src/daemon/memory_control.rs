@@ -9,8 +9,7 @@ use serde_json::Value;
 
 /// Facts `search` (and entries `recall`) return when the request names no count.
 const DEFAULT_SEARCH_K: usize = 10;
-/// How a remembered entry's id is written, beside a fact's `r12` and an event's `e3`.
-pub const ENTRY_PREFIX: &str = "c";
+pub use hearth_kernel::recalled::ENTRY_PREFIX;
 
 /// Runs one `hearth memory` action.
 pub(super) fn memory(

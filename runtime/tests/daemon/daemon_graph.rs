@@ -92,6 +92,20 @@ fn store_bytes_hold(daemon: &Daemon, words: &str) -> bool {
     })
 }
 
+/// Waits until neither the rows of `memory.db` nor the bytes of its files hold `words` (the
+/// log is truncated at the next idle moment after a forget).
+fn until_gone_from_bytes(daemon: &Daemon, words: &str) {
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while store_bytes_hold(daemon, words) {
+        assert!(
+            Instant::now() < deadline,
+            "{words} still in the bytes of memory.db or its log ({} rows hold it)",
+            rows_saying(daemon, words)
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
 fn hit<'a>(hits: &'a [Value], object: &str) -> &'a Value {
     hits.iter()
         .find(|h| h["object"] == object)
@@ -161,14 +175,7 @@ fn moved(says: [&str; 2], echo: &str, query: &str, old: &str, new: &str) {
     // Nor is the value the reply repeated, nor is either left in the files' bytes (freed
     // space, the keyword index, the log) once the next idle moment has truncated the log.
     assert_eq!(rows_saying(&daemon, old), 0, "the reply's echo went too");
-    let deadline = Instant::now() + Duration::from_secs(10);
-    while store_bytes_hold(&daemon, old) {
-        assert!(
-            Instant::now() < deadline,
-            "{old} still in the bytes of memory.db or its log"
-        );
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    until_gone_from_bytes(&daemon, old);
 
     // More turns, more heartbeats: the forgotten value does not come back.
     fill(&daemon, 4);
@@ -533,15 +540,31 @@ fn a_fact_the_model_committed_forgotten_leaves_the_turn_it_was_told_in() {
         let gone = daemon.run(&["memory", "forget", fact["id"].as_str().unwrap()]);
         assert!(gone.status.success(), "{}", stderr(&gone));
         // The turn it was committed in keeps neither the user's mention nor the reply's.
-        let deadline = Instant::now() + Duration::from_secs(10);
-        while store_bytes_hold(&daemon, "Quuxford") {
-            assert!(
-                Instant::now() < deadline,
-                "Quuxford still in memory.db: {} rows",
-                rows_saying(&daemon, "Quuxford")
-            );
-            std::thread::sleep(Duration::from_millis(100));
-        }
+        until_gone_from_bytes(&daemon, "Quuxford");
         assert!(rows_saying(&daemon, "these days I am based in [forgotten]") > 0);
+    });
+}
+
+#[test]
+fn a_forgotten_fact_leaves_the_replies_it_was_shown_for() {
+    within(Duration::from_secs(120), || {
+        let server = LlmServer::start();
+        let daemon = Daemon::start(&config(&server.base_url));
+        send(&daemon, "I live in Quuxford.");
+        fill(&daemon, 8);
+        let hits = until_both(&daemon, "where do I live", "Quuxford", "Quuxford");
+        let id = hit(&hits, "Quuxford")["id"].as_str().unwrap().to_owned();
+
+        // A later turn is shown the fact, and its reply repeats it in its own words.
+        server.push(Script::text("You live in quuxford, as you told me."));
+        send(&daemon, "Where do I live these days?");
+        let system = last_system(&server);
+        assert!(system.contains(&format!("[{id}]")), "{system}");
+        assert!(rows_saying(&daemon, "in quuxford, as you told me") > 0);
+
+        let gone = daemon.run(&["memory", "forget", &id]);
+        assert!(gone.status.success(), "{}", stderr(&gone));
+        until_gone_from_bytes(&daemon, "Quuxford");
+        assert!(rows_saying(&daemon, "You live in [forgotten], as you told me.") > 0);
     });
 }

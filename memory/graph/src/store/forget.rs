@@ -7,7 +7,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use super::entities::{find_entity, sweep_orphans};
 use super::model::{FactId, FactStatus};
 use super::select::{fact_ids, ids};
-use super::unsaid::{Said, StillSaid, Unsaid, note_unsaid};
+use super::unsaid::{Said, StillSaid, Unsaid, note_shown, note_unsaid};
 use super::{GraphStore, now_ms};
 use crate::GraphError;
 use crate::error::SqlContext;
@@ -81,6 +81,31 @@ impl GraphStore {
     /// back. Entities and sentences left unused go too.
     pub fn forget(&mut self, id: FactId) -> Result<Forgotten, GraphError> {
         self.forget_with(id, Words::Unsay)
+    }
+
+    /// [`forget`](Self::forget), and the fact's value is noted for the replies of
+    /// `shown_in` too: the turns whose reply memory showed the fact (or a turn it came from),
+    /// which may have repeated it (`ContextEvent::shown`). In the same transaction.
+    pub fn forget_shown(
+        &mut self,
+        id: FactId,
+        shown_in: &[String],
+    ) -> Result<Forgotten, GraphError> {
+        const OP: &str = "forget";
+        let now = now_ms();
+        let tx = self.conn.transaction().ctx(OP, &self.path)?;
+        let value = value_of(&tx, &self.path, id)?;
+        let mut out = forget_in(&tx, &self.path, id, now, Words::Unsay)?;
+        if let Some(value) = value {
+            for note in note_shown(&tx, &self.path, &value, shown_in, now)? {
+                if out.unsaid.iter().all(|u| u.id != note.id) {
+                    out.unsaid.push(note);
+                }
+            }
+        }
+        tx.commit().ctx(OP, &self.path)?;
+        self.scrub();
+        Ok(out)
     }
 
     /// [`forget`](Self::forget), the words noted as unsaid or kept: a correction replaces a
@@ -482,6 +507,24 @@ fn restore_closed_by(conn: &Connection, path: &Path, slot: &Slot) -> Result<(), 
     )
     .ctx("forget_restore", path)
     .map(drop)
+}
+
+/// The value a reply would repeat of fact `id`: a relation's object, unless it is the user
+/// (`None` for an event, or when there is no such fact).
+fn value_of(conn: &Connection, path: &Path, id: FactId) -> Result<Option<String>, GraphError> {
+    let FactId::Relation(rid) = id else {
+        return Ok(None);
+    };
+    let name: Option<String> = conn
+        .query_row(
+            "SELECT e.name FROM relations r JOIN entities e ON e.id = r.object_id \
+             WHERE r.id = ?1",
+            [rid],
+            |r| r.get(0),
+        )
+        .optional()
+        .ctx("forget", path)?;
+    Ok(name.filter(|n| n != crate::distill::USER))
 }
 
 /// [`GraphStore::forget`] inside the caller's transaction: the fact goes, and the words it

@@ -164,6 +164,44 @@ pub(crate) fn note_unsaid(
     Ok((unsaid, still))
 }
 
+/// After a forget: notes `value` for the replies of each turn of `turns` (turns whose reply
+/// memory showed the fact), except where a fact still held was told with the same value.
+pub(crate) fn note_shown(
+    conn: &Connection,
+    path: &Path,
+    value: &str,
+    turns: &[String],
+    now: i64,
+) -> Result<Vec<Unsaid>, GraphError> {
+    let mut noted = Vec::new();
+    if value.trim().is_empty() {
+        return Ok(noted);
+    }
+    for turn in turns.iter().filter(|t| !t.is_empty()) {
+        if still_told_in_turn(conn, path, value, turn)? {
+            continue;
+        }
+        let shown = Said {
+            sentence_id: 0,
+            sentence: String::new(),
+            cold_item: None,
+            turn_id: turn.clone(),
+            echo: None,
+        };
+        let id = note_row(conn, path, value, &shown, RedactionScope::InReplies, now)?;
+        if noted.iter().all(|u: &Unsaid| u.id != id) {
+            noted.push(Unsaid {
+                id,
+                sentence: value.to_owned(),
+                turn_id: turn.clone(),
+                cold_item: None,
+                scope: RedactionScope::InReplies,
+            });
+        }
+    }
+    Ok(noted)
+}
+
 /// Writes one unsaid row (or finds the one already there); its id.
 fn note_row(
     conn: &Connection,

@@ -179,6 +179,37 @@ fn a_fact_told_in_the_model_s_words_takes_its_value_from_the_whole_turn() {
 }
 
 #[test]
+fn a_fact_shown_to_the_model_leaves_the_replies_of_the_turns_it_was_shown_in() {
+    let mut g = graph();
+    g.graph
+        .distill_items(&[
+            item(1, T0, "I live in Porto."),
+            item(2, T0, "My sister Ana lives in Porto."),
+        ])
+        .unwrap();
+    let porto = id_of(&g, "where do I live", "Porto");
+    // Shown in turn-9 and turn-10; turn-2 told Ana's fact with the same value, so its reply
+    // may be repeating that one.
+    let shown = [
+        "turn-9".to_owned(),
+        "turn-10".to_owned(),
+        "turn-2".to_owned(),
+    ];
+    let gone = g.graph.forget_shown(porto, &shown).unwrap();
+    assert_eq!(
+        words(&gone.unsaid),
+        [
+            ("I live in Porto", "turn-1", Some(1), "said"),
+            ("Porto", "turn-1", Some(1), "replies"),
+            ("Porto", "turn-10", None, "replies"),
+            ("Porto", "turn-9", None, "replies"),
+        ]
+    );
+    assert_eq!(words(&g.graph.unsaid().unwrap()), words(&gone.unsaid));
+    crate::support::assert_invariants(g.graph.path());
+}
+
+#[test]
 fn a_hard_purge_notes_the_words_of_every_fact_it_removes() {
     let mut g = graph();
     g.graph

@@ -124,6 +124,19 @@ fn titled_block(header: &str, hits: &mut [FactHit], budget: usize, zone: &LocalZ
     if any { out } else { String::new() }
 }
 
+/// The ids of the facts a block built by [`facts_block`] or [`GraphMemory::block_in`] shows
+/// (`r3`, `e5`), read back from its lines (`- [r3] ...`), in block order.
+pub(crate) fn shown_ids(block: &str) -> Vec<String> {
+    block
+        .lines()
+        .filter_map(|line| line.strip_prefix("- ["))
+        .filter_map(|rest| rest.split_once(']'))
+        .map(|(id, _)| id)
+        .filter(|id| id.parse::<FactId>().is_ok())
+        .map(str::to_owned)
+        .collect()
+}
+
 /// One fact as the prompt shows it: `[r3] user lives_in Lisbon (current, since 2026-11-20)`,
 /// its days in the user's `zone`.
 pub(super) fn fact_line(hit: &FactHit, zone: &LocalZone) -> String {

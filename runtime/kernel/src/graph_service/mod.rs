@@ -11,6 +11,7 @@ mod request;
 mod unsaid;
 
 pub use block::facts_block;
+pub(crate) use block::shown_ids;
 pub use request::GraphRequest;
 pub(crate) use request::told_sentence;
 use unsaid::Unsaying;

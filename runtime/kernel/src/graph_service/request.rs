@@ -128,10 +128,48 @@ impl GraphRequest {
 impl GraphMemory {
     /// Answers one request.
     /// A fact it tells comes from the turn `turn` (empty: from no turn of the memory store).
+    #[cfg(test)]
     pub(crate) fn request(
         &mut self,
         req: GraphRequest,
         turn: &str,
+        now_ms: i64,
+    ) -> Result<Value, GraphMemoryError> {
+        self.request_shown(req, turn, &[], now_ms)
+    }
+
+    /// The turns whose reply memory showed fact `id` — the fact itself in the indexer's
+    /// block, or a remembered turn it came from in the recall block — from what the memory
+    /// store keeps of each reply (`ContextEvent::shown`). Empty when there is no such fact; a
+    /// store that cannot be read is logged, and the forget goes on without them.
+    pub(crate) fn turns_shown(&self, id: &str, cold: &hearth_memory::ColdContext) -> Vec<String> {
+        let (Some(graph), Ok(fact)) = (self.store.as_ref(), id.parse::<FactId>()) else {
+            return Vec::new();
+        };
+        let Ok(why) = graph.why(fact) else {
+            return Vec::new();
+        };
+        let mut ids = vec![fact.to_string()];
+        ids.extend(
+            why.sources
+                .iter()
+                .filter_map(|s| s.cold_item)
+                .map(|c| format!("{}{c}", crate::recalled::ENTRY_PREFIX)),
+        );
+        cold.store().turns_shown(&ids).unwrap_or_else(|e| {
+            tracing::warn!("the turns shown {id} were not found: {e}");
+            Vec::new()
+        })
+    }
+
+    /// [`request`](Self::request); a fact it forgets by id was shown to the model for the
+    /// replies of the turns `shown_in` (see [`turns_shown`](Self::turns_shown)), whose
+    /// repetitions of its value go too.
+    pub(crate) fn request_shown(
+        &mut self,
+        req: GraphRequest,
+        turn: &str,
+        shown_in: &[String],
         now_ms: i64,
     ) -> Result<Value, GraphMemoryError> {
         if let GraphRequest::Stats = req {
@@ -159,7 +197,7 @@ impl GraphMemory {
             }
             GraphRequest::Forget { id } => {
                 let id: FactId = id.parse().map_err(GraphMemoryError::from)?;
-                let gone = graph.forget(id)?;
+                let gone = graph.forget_shown(id, shown_in)?;
                 // The audit trail of a user-requested deletion: what, from which sources.
                 tracing::info!(
                     target: "audit",

@@ -398,6 +398,14 @@ fn the_indexer_block_fits_its_budget_in_a_stable_order_and_leaves_out_recalled_f
         .skip(1)
         .map(|l| l.split(['[', ']']).nth(1).unwrap())
         .collect();
+    // What a reply was shown is read back from the block: every fact line, nothing else.
+    assert_eq!(super::shown_ids(&block), ids);
+    assert_eq!(
+        super::shown_ids(&format!(
+            "[2026-01-01 10:00] cli: I live in Porto\n\n{block}"
+        )),
+        ids
+    );
     let mut sorted = ids.clone();
     sorted.sort_by_key(|id| id[1..].parse::<u32>().unwrap());
     assert_eq!(ids, sorted, "stable order by id");

@@ -38,6 +38,7 @@ impl TurnEngine {
                     evt.id.clone_from(&cur.task.input.request_id);
                     evt.tools_used.clone_from(&frame.tools_used);
                     evt.tool_results.clone_from(&frame.tool_results);
+                    evt.shown = shown(frame);
                     if !frame.no_memory {
                         cur.candidate = Some(self.memory_candidate(&frame.source, &evt));
                     }
@@ -159,4 +160,16 @@ impl TurnEngine {
         self.run_stage_detached(cur, Stage::AfterOutput, ctx);
         self.finish_end(cur);
     }
+}
+
+/// What memory showed the model for `frame`'s reply: the remembered turns recalled into its
+/// prompt or by its tools (`c45`), then the facts of the indexer's block (`r12`).
+fn shown(frame: &super::frame::TaskFrame) -> Vec<String> {
+    let entries = frame
+        .recalled
+        .iter()
+        .map(|r| format!("{}{}", crate::recalled::ENTRY_PREFIX, r.id));
+    entries
+        .chain(crate::graph_service::shown_ids(&frame.memory_block))
+        .collect()
 }
