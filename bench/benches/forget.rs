@@ -1,7 +1,8 @@
 //! What a forget costs the store's owner thread as the memory grows: taking a fact's sentence
 //! out of its turn (`ColdContext::redact`: the turn's cold entries found by the `cold_by_turn`
 //! index, rewritten with their bytes zeroed, the keyword index's old terms deleted) and
-//! forgetting a remembered entry with its turn (`ColdContext::forget_entry`). Printed beside a
+//! forgetting a remembered entry with its turn (`ColdContext::forget_entry`), and finding the
+//! turns whose reply was shown a fact (`StoreReader::turns_shown`). Printed beside a
 //! keyword recall of the same store in the same run (what every turn's memory pass does).
 //! Keyword-only (no embedding model): with one, a redaction also embeds the rewritten entries
 //! again, ~1 ms each with the default model.
@@ -40,6 +41,8 @@ fn filled(dir: &std::path::Path, turns: usize) -> ColdContext {
                 alone.id.clone_from(&id);
                 let mut answered = alone.clone().with_response("Noted.");
                 answered.id = id;
+                // Each reply was shown one of 50 facts, as the indexer's block shows a few.
+                answered.shown = vec![format!("r{}", n % 50)];
                 [alone, answered]
             })
             .collect();
@@ -65,6 +68,7 @@ fn main() {
             built.elapsed().as_secs_f64()
         );
         let (mut redact, mut forget, mut recall) = (Vec::new(), Vec::new(), Vec::new());
+        let mut shown = Vec::new();
         for k in 0..SAMPLES {
             // Spread over the store; redaction and forget never touch the same turn.
             let a = (k * 7_919) % turns;
@@ -90,6 +94,14 @@ fn main() {
             assert_eq!(gone.cold_entries.len(), 2, "the entry and its twin");
 
             let start = Instant::now();
+            let turns = cold
+                .store()
+                .turns_shown(&[format!("r{}", k % 50)])
+                .expect("turns shown");
+            shown.push(start.elapsed());
+            assert!(!turns.is_empty());
+
+            let start = Instant::now();
             let hits = cold
                 .peek(&format!("spare key drawer {}", k % 97), 10, i64::MAX)
                 .expect("recall");
@@ -100,6 +112,13 @@ fn main() {
         report(
             &format!("redact one sentence from its turn, {turns} turns"),
             &Samples::new(redact),
+            "keyword recall, same store",
+            &recall,
+            None,
+        );
+        report(
+            &format!("find the turns a fact was shown in (1 in 50 replies), {turns} turns"),
+            &Samples::new(shown),
             "keyword recall, same store",
             &recall,
             None,
