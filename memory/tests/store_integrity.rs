@@ -85,8 +85,12 @@ fn bulk_journal(db: &Path, rows: u64) {
 fn fill_other_tables(store: &mut Store) {
     for n in 0..COLD_ROWS {
         let text = format!("lantern{n} harbour evening note {n}");
+        let mut event = ContextEvent::new(n as i64, "cli", text.clone());
+        event.id = format!("turn-{n}");
+        // Each reply was shown one of three facts.
+        event.shown = vec![format!("r{}", n % 3)];
         let record = ColdRecord {
-            event: ContextEvent::new(n as i64, "cli", text.clone()),
+            event,
             text: text.clone(),
             tokens: text,
             dense: None,
@@ -340,6 +344,12 @@ fn store_recover_salvages_the_rows_around_a_damaged_page() {
         assert_eq!(store.cold_count().expect("count"), COLD_ROWS);
         let hits = store.cold_fts("lantern7", 5).expect("fts");
         assert_eq!(hits.len(), 1, "the full-text index was rebuilt: {hits:?}");
+        let shown = store.turns_shown(&["r1".to_owned()]).expect("shown");
+        assert_eq!(
+            shown.len(),
+            (0..COLD_ROWS).filter(|n| n % 3 == 1).count(),
+            "the index of what replies were shown was rebuilt: {shown:?}"
+        );
         assert_eq!(store.frames_load().expect("frames").len(), 3);
         assert_eq!(mode(&db), 0o600);
         // The recovered store takes new writes.

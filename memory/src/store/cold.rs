@@ -156,6 +156,27 @@ const INSERT_COLD: &str = "INSERT INTO cold (event, timestamp_ms, source, text, 
      dense_fp, access_count, last_access_ms, created_ms, archived_from) \
      VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8, ?8, ?9)";
 
+/// What a new cold entry's reply was shown (`ContextEvent::shown`), indexed for a forget.
+const INSERT_SHOWN: &str = "INSERT OR IGNORE INTO cold_shown (shown, cold_id) VALUES (?1, ?2)";
+
+/// Indexes what cold entry `id`'s reply was shown.
+fn index_shown(
+    tx: &rusqlite::Connection,
+    op: &'static str,
+    path: &std::path::Path,
+    id: i64,
+    shown: &[String],
+) -> Result<(), StoreError> {
+    if shown.is_empty() {
+        return Ok(());
+    }
+    let mut insert = tx.prepare_cached(INSERT_SHOWN).ctx(op, path)?;
+    for s in shown {
+        insert.execute(params![s, id]).ctx(op, path)?;
+    }
+    Ok(())
+}
+
 impl Store {
     /// Writes one cold entry; returns its id. `access_count` starts at 0 and `last_access_ms`
     /// at `now_ms`, so idleness is counted from archival.
@@ -178,6 +199,7 @@ impl Store {
             ])
             .ctx(OP, path)?;
         let id = tx.last_insert_rowid();
+        index_shown(&tx, OP, path, id, &record.event.shown)?;
         tx.commit().ctx(OP, path)?;
         Ok(id)
     }
@@ -231,7 +253,9 @@ impl Store {
                         archived_from,
                     ])
                     .ctx(OP, path)?;
-                ids.push(tx.last_insert_rowid());
+                let id = tx.last_insert_rowid();
+                index_shown(&tx, OP, path, id, &event.shown)?;
+                ids.push(id);
                 delete.execute([m.event_id]).ctx(OP, path)?;
             }
         }

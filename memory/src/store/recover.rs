@@ -38,13 +38,14 @@ const SIDE_VECTORS: &str = "cold_side_vectors";
 
 #[cfg(test)]
 /// Tables of the schema that are not copied: their content is derived (`cold_fts` and
-/// `cold_count`, written by triggers) or belongs to the fresh file (`schema_version`, SQLite's own
+/// `cold_count`, written by triggers; `cold_shown`, rebuilt from the salvaged entries) or belongs to the fresh file (`schema_version`, SQLite's own
 /// `sqlite_sequence`).
 const NOT_COPIED: &[&str] = &[
     "schema_version",
     "sqlite_sequence",
     "cold_fts",
     "cold_count",
+    "cold_shown",
 ];
 
 /// What [`Store::recover`] did.
@@ -195,6 +196,13 @@ fn salvage_into(
             tables.push(salvage_table(&stores, table, key, ids)?);
         }
         tables.push(salvage_side_vectors(&stores, &cold_ids)?);
+        // Derived from the salvaged entries, as the store writes it beside each entry.
+        tx.execute(
+            "INSERT OR IGNORE INTO cold_shown (shown, cold_id) \
+             SELECT j.value, c.id FROM cold c, json_each(c.event, '$.shown') j",
+            [],
+        )
+        .ctx(OP, path)?;
         tx.commit().ctx(OP, path)?;
         tables
     };

@@ -54,8 +54,8 @@ impl StoreReader {
     }
 
     /// The turns whose reply memory showed any of `ids` (`r12`, `c45`: see
-    /// `ContextEvent::shown`), each once, in id order, from the window and cold context. Reads
-    /// every entry that was shown something (a forget's cost, never a turn's).
+    /// `ContextEvent::shown`), each once, in id order, from the window and cold context (by the
+    /// `cold_shown` index there).
     pub fn turns_shown(&self, ids: &[String]) -> Result<Vec<String>, StoreError> {
         const OP: &str = "turns_shown";
         if ids.is_empty() {
@@ -66,9 +66,9 @@ impl StoreReader {
             .conn
             .prepare_cached(
                 "SELECT DISTINCT turn FROM ( \
-                 SELECT json_extract(c.event, '$.id') AS turn FROM cold c, \
-                 json_each(c.event, '$.shown') j WHERE instr(c.event, '\"shown\"') > 0 \
-                 AND j.value IN (SELECT value FROM json_each(?1)) \
+                 SELECT json_extract(c.event, '$.id') AS turn FROM cold_shown s \
+                 JOIN cold c ON c.id = s.cold_id \
+                 WHERE s.shown IN (SELECT value FROM json_each(?1)) \
                  UNION SELECT e.event_id FROM events e, json_each(e.shown) j \
                  WHERE e.shown <> '[]' AND j.value IN (SELECT value FROM json_each(?1))) \
                  WHERE turn IS NOT NULL AND turn <> '' AND NOT turn GLOB ?2 ORDER BY turn",

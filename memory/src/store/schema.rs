@@ -251,10 +251,19 @@ CREATE INDEX cold_by_turn ON cold (json_extract(event, '$.id'));
 
 // A reply may repeat a fact memory showed the model; forgetting the fact takes its value out of
 // the replies of the turns it was shown in, so a window event keeps what it was shown, as its
-// JSON does in cold context (`ContextEvent::shown`).
+// JSON does in cold context (`ContextEvent::shown`). Finding them in cold context read every
+// entry (105 ms at 200,000 entries, `forget` bench): `cold_shown` indexes what each entry was
+// shown, written beside the entry (a trigger parsing each entry's JSON cost 22 µs per entry
+// archived). No entry of an older store was shown anything: there is nothing to fill.
 const V9_EVENTS_SHOWN: &str = r#"
 ALTER TABLE events ADD COLUMN shown TEXT NOT NULL DEFAULT '[]'
     CHECK (CASE WHEN json_valid(shown) THEN json_type(shown) = 'array' ELSE 0 END);
+CREATE TABLE cold_shown (
+    shown   TEXT    NOT NULL,
+    cold_id INTEGER NOT NULL REFERENCES cold (id) ON DELETE CASCADE,
+    PRIMARY KEY (shown, cold_id)
+) STRICT, WITHOUT ROWID;
+CREATE INDEX cold_shown_by_entry ON cold_shown (cold_id);
 "#;
 
 const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_version (
