@@ -64,6 +64,6 @@ pub use scene::{
 pub use store::{
     EventSpec, Fact, FactId, FactMode, FactSource, FactStatus, Forgotten, GRAPH_APPLICATION_ID,
     GRAPH_BUSY_TIMEOUT, GRAPH_SCHEMA_VERSION, GraphStats, GraphStore, MergeCandidate, Provenance,
-    PurgeCriteria, RelationParts, ReviewItem, SourceSentence, Statement, StillSaid, TellReport,
-    Unsaid, bigram_jaccard,
+    PurgeCriteria, RelationParts, ReviewItem, ShownIn, SourceSentence, Statement, StillSaid,
+    TellReport, Unsaid, bigram_jaccard,
 };

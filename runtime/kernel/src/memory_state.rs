@@ -374,11 +374,12 @@ impl MemoryState {
                 reply,
             } => {
                 let forgets = request.forgets();
-                let shown = match &request {
-                    GraphRequest::Forget { id } => ready.graph.turns_shown(id, cold),
-                    _ => Vec::new(),
-                };
-                match ready.graph.request_shown(request, &turn, &shown, now) {
+                let mut shown_in =
+                    |id, items: &[i64]| crate::graph_service::turns_shown(cold, id, items);
+                match ready
+                    .graph
+                    .request_shown(request, &turn, &mut shown_in, now)
+                {
                     Ok(answer) if forgets => {
                         crate::memory_forget::answer_forget(
                             &mut ready.graph,

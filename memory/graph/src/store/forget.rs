@@ -83,26 +83,18 @@ impl GraphStore {
         self.forget_with(id, Words::Unsay)
     }
 
-    /// [`forget`](Self::forget), and the fact's value is noted for the replies of
-    /// `shown_in` too: the turns whose reply memory showed the fact (or a turn it came from),
-    /// which may have repeated it (`ContextEvent::shown`). In the same transaction.
+    /// [`forget`](Self::forget), and the fact's value is noted for the replies of the turns
+    /// `shown_in` names: those whose reply memory showed the fact, or a cold item it came
+    /// from, and may have repeated it (`ContextEvent::shown`). In the same transaction.
     pub fn forget_shown(
         &mut self,
         id: FactId,
-        shown_in: &[String],
+        shown_in: ShownIn<'_>,
     ) -> Result<Forgotten, GraphError> {
         const OP: &str = "forget";
         let now = now_ms();
         let tx = self.conn.transaction().ctx(OP, &self.path)?;
-        let value = value_of(&tx, &self.path, id)?;
-        let mut out = forget_in(&tx, &self.path, id, now, Words::Unsay)?;
-        if let Some(value) = value {
-            for note in note_shown(&tx, &self.path, &value, shown_in, now)? {
-                if out.unsaid.iter().all(|u| u.id != note.id) {
-                    out.unsaid.push(note);
-                }
-            }
-        }
+        let out = forget_noting_shown(&tx, &self.path, id, now, shown_in)?;
         tx.commit().ctx(OP, &self.path)?;
         self.scrub();
         Ok(out)
@@ -245,6 +237,16 @@ impl GraphStore {
     /// removed, when no criterion is given, when a given criterion matches nothing on its own,
     /// or when together they match nothing.
     pub fn purge(&mut self, criteria: &PurgeCriteria) -> Result<Vec<Forgotten>, GraphError> {
+        self.purge_shown(criteria, &mut |_, _| Vec::new())
+    }
+
+    /// [`purge`](Self::purge), each fact's value noted for the replies of the turns
+    /// `shown_in` names, as [`forget_shown`](Self::forget_shown) does.
+    pub fn purge_shown(
+        &mut self,
+        criteria: &PurgeCriteria,
+        shown_in: ShownIn<'_>,
+    ) -> Result<Vec<Forgotten>, GraphError> {
         const OP: &str = "purge";
         let now = now_ms();
         let tx = self.conn.transaction().ctx(OP, &self.path)?;
@@ -252,12 +254,12 @@ impl GraphStore {
         let ids = purge_targets(&tx, path, criteria)?;
         let mut gone = Vec::with_capacity(ids.len());
         for &id in &ids {
-            gone.push(forget_in(
+            gone.push(forget_noting_shown(
                 &tx,
                 path,
                 FactId::Relation(id),
                 now,
-                Words::Unsay,
+                shown_in,
             )?);
         }
         tx.commit().ctx(OP, path)?;
@@ -507,6 +509,46 @@ fn restore_closed_by(conn: &Connection, path: &Path, slot: &Slot) -> Result<(), 
     )
     .ctx("forget_restore", path)
     .map(drop)
+}
+
+/// Given a fact about to be forgotten and the cold items it came from, the turns whose reply
+/// memory showed either (empty: none known). The graph does not know the memory store's turns;
+/// its owner answers.
+pub type ShownIn<'a> = &'a mut dyn FnMut(FactId, &[i64]) -> Vec<String>;
+
+/// [`forget_in`], the words noted as unsaid, and the fact's value noted for the replies of the
+/// turns `shown_in` names (except where a fact still held was told with the same value,
+/// judged once the fact is gone).
+fn forget_noting_shown(
+    conn: &Connection,
+    path: &Path,
+    id: FactId,
+    now: i64,
+    shown_in: ShownIn<'_>,
+) -> Result<Forgotten, GraphError> {
+    let shown = match (id, value_of(conn, path, id)?) {
+        (FactId::Relation(rid), Some(value)) => {
+            let items = ids(
+                conn,
+                path,
+                "forget",
+                "SELECT DISTINCT cold_item FROM provenance WHERE relation_id = ?1 \
+                 AND cold_item IS NOT NULL ORDER BY 1",
+                rid,
+            )?;
+            Some((value, shown_in(id, &items)))
+        }
+        _ => None,
+    };
+    let mut out = forget_in(conn, path, id, now, Words::Unsay)?;
+    if let Some((value, turns)) = shown {
+        for note in note_shown(conn, path, &value, &turns, now)? {
+            if out.unsaid.iter().all(|u| u.id != note.id) {
+                out.unsaid.push(note);
+            }
+        }
+    }
+    Ok(out)
 }
 
 /// The value a reply would repeat of fact `id`: a relation's object, unless it is the user

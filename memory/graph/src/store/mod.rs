@@ -32,7 +32,7 @@ use crate::error::SqlContext;
 pub use edit::RelationParts;
 pub(crate) use entities::find_entity as find_entity_in;
 pub(crate) use facts::tell_in as facts_tell_in;
-pub use forget::{Forgotten, Provenance, PurgeCriteria, SourceSentence};
+pub use forget::{Forgotten, Provenance, PurgeCriteria, ShownIn, SourceSentence};
 pub use model::{EventSpec, Fact, FactId, FactMode, FactSource, FactStatus, Statement, TellReport};
 pub use review::{MergeCandidate, ReviewItem, bigram_jaccard};
 pub use schema::{GRAPH_APPLICATION_ID, GRAPH_SCHEMA_VERSION};

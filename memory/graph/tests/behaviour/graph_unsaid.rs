@@ -195,7 +195,19 @@ fn a_fact_shown_to_the_model_leaves_the_replies_of_the_turns_it_was_shown_in() {
         "turn-10".to_owned(),
         "turn-2".to_owned(),
     ];
-    let gone = g.graph.forget_shown(porto, &shown).unwrap();
+    let mut asked = Vec::new();
+    let gone = g
+        .graph
+        .forget_shown(porto, &mut |id, items| {
+            asked.push((id, items.to_vec()));
+            shown.to_vec()
+        })
+        .unwrap();
+    assert_eq!(
+        asked,
+        [(porto, vec![1])],
+        "asked once, with the item it came from"
+    );
     assert_eq!(
         words(&gone.unsaid),
         [
@@ -218,12 +230,16 @@ fn a_hard_purge_notes_the_words_of_every_fact_it_removes() {
             item(2, T0 + DAY, "I like chess."),
         ])
         .unwrap();
+    // Each fact was shown for the reply of a later turn, named after the item it came from.
     let gone = g
         .graph
-        .purge(&PurgeCriteria {
-            predicate: Some("likes".into()),
-            ..PurgeCriteria::default()
-        })
+        .purge_shown(
+            &PurgeCriteria {
+                predicate: Some("likes".into()),
+                ..PurgeCriteria::default()
+            },
+            &mut |_, items| items.iter().map(|i| format!("turn-{}", i + 10)).collect(),
+        )
         .unwrap();
     assert_eq!(gone.len(), 2);
     assert_eq!(
@@ -231,8 +247,10 @@ fn a_hard_purge_notes_the_words_of_every_fact_it_removes() {
         [
             ("I like chess", "turn-2", Some(2), "said"),
             ("I like tea", "turn-1", Some(1), "said"),
+            ("chess", "turn-12", None, "replies"),
             ("chess", "turn-2", Some(2), "replies"),
             ("tea", "turn-1", Some(1), "replies"),
+            ("tea", "turn-11", None, "replies"),
         ]
     );
 }

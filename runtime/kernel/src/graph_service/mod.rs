@@ -13,7 +13,7 @@ mod unsaid;
 pub use block::facts_block;
 pub(crate) use block::shown_ids;
 pub use request::GraphRequest;
-pub(crate) use request::told_sentence;
+pub(crate) use request::{told_sentence, turns_shown};
 use unsaid::Unsaying;
 
 use crate::GraphMemoryError;

@@ -135,41 +135,17 @@ impl GraphMemory {
         turn: &str,
         now_ms: i64,
     ) -> Result<Value, GraphMemoryError> {
-        self.request_shown(req, turn, &[], now_ms)
+        self.request_shown(req, turn, &mut |_, _| Vec::new(), now_ms)
     }
 
-    /// The turns whose reply memory showed fact `id` — the fact itself in the indexer's
-    /// block, or a remembered turn it came from in the recall block — from what the memory
-    /// store keeps of each reply (`ContextEvent::shown`). Empty when there is no such fact; a
-    /// store that cannot be read is logged, and the forget goes on without them.
-    pub(crate) fn turns_shown(&self, id: &str, cold: &hearth_memory::ColdContext) -> Vec<String> {
-        let (Some(graph), Ok(fact)) = (self.store.as_ref(), id.parse::<FactId>()) else {
-            return Vec::new();
-        };
-        let Ok(why) = graph.why(fact) else {
-            return Vec::new();
-        };
-        let mut ids = vec![fact.to_string()];
-        ids.extend(
-            why.sources
-                .iter()
-                .filter_map(|s| s.cold_item)
-                .map(|c| format!("{}{c}", crate::recalled::ENTRY_PREFIX)),
-        );
-        cold.store().turns_shown(&ids).unwrap_or_else(|e| {
-            tracing::warn!("the turns shown {id} were not found: {e}");
-            Vec::new()
-        })
-    }
-
-    /// [`request`](Self::request); a fact it forgets by id was shown to the model for the
-    /// replies of the turns `shown_in` (see [`turns_shown`](Self::turns_shown)), whose
-    /// repetitions of its value go too.
+    /// [`request`](Self::request); `shown_in` names the turns whose reply memory showed a fact
+    /// it forgets (by id or by a hard purge), whose repetitions of its value go too (see
+    /// [`turns_shown`]).
     pub(crate) fn request_shown(
         &mut self,
         req: GraphRequest,
         turn: &str,
-        shown_in: &[String],
+        shown_in: hearth_graph::ShownIn<'_>,
         now_ms: i64,
     ) -> Result<Value, GraphMemoryError> {
         if let GraphRequest::Stats = req {
@@ -346,7 +322,7 @@ impl GraphMemory {
             }
             GraphRequest::Purge { criteria, hard } => {
                 let n = if hard {
-                    graph.purge(&criteria)?.len()
+                    graph.purge_shown(&criteria, shown_in)?.len()
                 } else {
                     graph.end_matching(&criteria, now_ms)?
                 };
@@ -501,4 +477,25 @@ fn tell_json(told: &hearth_graph::TellReport) -> Result<Value, GraphMemoryError>
         "superseded": ids(&told.superseded),
         "rejected": told.rejected,
     }))
+}
+
+/// The turns whose reply memory showed fact `id` — the fact itself in the indexer's block, or
+/// one of the remembered turns `cold_items` it came from in the recall block — from what the
+/// memory store keeps of each reply (`ContextEvent::shown`). A store that cannot be read is
+/// logged, and the forget goes on without them.
+pub(crate) fn turns_shown(
+    cold: &hearth_memory::ColdContext,
+    id: FactId,
+    cold_items: &[i64],
+) -> Vec<String> {
+    let mut ids = vec![id.to_string()];
+    ids.extend(
+        cold_items
+            .iter()
+            .map(|c| format!("{}{c}", crate::recalled::ENTRY_PREFIX)),
+    );
+    cold.store().turns_shown(&ids).unwrap_or_else(|e| {
+        tracing::warn!("the turns shown {id} were not found: {e}");
+        Vec::new()
+    })
 }
