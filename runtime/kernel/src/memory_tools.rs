@@ -116,6 +116,15 @@ fn media_arg(args: &Value) -> Result<Vec<String>, HandlerError> {
     }
 }
 
+/// The memory tools whose results show the model facts by id: what the model read there, its
+/// reply may repeat, so a forgotten fact's value leaves that reply too.
+pub(crate) const SHOWS_FACTS: &[&str] = &[
+    "memory_recall",
+    "memory_why",
+    "person_query",
+    "person_network",
+];
+
 /// The most facts one graph recall brings to a caller that reads them all (the model's
 /// `memory_recall`, a plugin's `memory.recall`).
 pub const MAX_RECALLED_FACTS: usize = 20;

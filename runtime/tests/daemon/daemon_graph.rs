@@ -561,10 +561,21 @@ fn a_forgotten_fact_leaves_the_replies_it_was_shown_for() {
         let system = last_system(&server);
         assert!(system.contains(&format!("[{id}]")), "{system}");
         assert!(rows_saying(&daemon, "in quuxford, as you told me") > 0);
+        // Another asks about something else; the model fetches the fact itself and repeats it.
+        // Its tool's output (the facts, sentences included) is not kept in memory: the tool is
+        // memory's own (`no_memory`).
+        server.push(Script::Tools(vec![(
+            "memory_recall".to_owned(),
+            serde_json::json!({"query": "where do I live"}),
+        )]));
+        server.push(Script::text("Quuxford has a fine library, by the way."));
+        send(&daemon, "Any ideas for a rainy afternoon?");
+        assert!(rows_saying(&daemon, "Quuxford has a fine library") > 0);
 
         let gone = daemon.run(&["memory", "forget", &id]);
         assert!(gone.status.success(), "{}", stderr(&gone));
         until_gone_from_bytes(&daemon, "Quuxford");
         assert!(rows_saying(&daemon, "You live in [forgotten], as you told me.") > 0);
+        assert!(rows_saying(&daemon, "[forgotten] has a fine library") > 0);
     });
 }

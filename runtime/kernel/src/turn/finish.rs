@@ -37,7 +37,16 @@ impl TurnEngine {
                     // like the input's, and tagged with the same scenes).
                     evt.id.clone_from(&cur.task.input.request_id);
                     evt.tools_used.clone_from(&frame.tools_used);
-                    evt.tool_results.clone_from(&frame.tool_results);
+                    // A tool that declares `no_memory` (memory's own, tool_search) gave
+                    // memory already, or nothing worth keeping: its output is not kept again,
+                    // where recall would bring back what it showed, a forgotten fact included.
+                    let tools = &self.pool.env().tools;
+                    evt.tool_results = frame
+                        .tool_results
+                        .iter()
+                        .filter(|r| !tools.get(&r.name).is_some_and(|t| t.def.no_memory))
+                        .cloned()
+                        .collect();
                     evt.shown = shown(frame);
                     if !frame.no_memory {
                         cur.candidate = Some(self.memory_candidate(&frame.source, &evt));
@@ -163,13 +172,95 @@ impl TurnEngine {
 }
 
 /// What memory showed the model for `frame`'s reply: the remembered turns recalled into its
-/// prompt or by its tools (`c45`), then the facts of the indexer's block (`r12`).
+/// prompt or by its tools (`c45`), the facts of the indexer's block (`r12`), and the facts the
+/// model fetched itself with a memory tool.
 fn shown(frame: &super::frame::TaskFrame) -> Vec<String> {
     let entries = frame
         .recalled
         .iter()
         .map(|r| format!("{}{}", crate::recalled::ENTRY_PREFIX, r.id));
-    entries
+    let mut shown: Vec<String> = entries
         .chain(crate::graph_service::shown_ids(&frame.memory_block))
-        .collect()
+        .collect();
+    for id in fetched_facts(&frame.msgs) {
+        if !shown.contains(&id) {
+            shown.push(id);
+        }
+    }
+    shown
+}
+
+/// The facts (`r12`, `e3`) the results of the memory tools that show facts gave the model, in
+/// `msgs`: each result's `id` fields.
+fn fetched_facts(msgs: &[hearth_llm::provider::Message]) -> Vec<String> {
+    let names: std::collections::HashMap<&str, &str> = msgs
+        .iter()
+        .flat_map(|m| &m.tool_calls)
+        .map(|c| (c.id.as_str(), c.name.as_str()))
+        .collect();
+    let mut ids = Vec::new();
+    for m in msgs
+        .iter()
+        .filter(|m| m.role == hearth_llm::provider::Role::Tool)
+    {
+        let shows_facts = names
+            .get(m.tool_call_id.as_str())
+            .is_some_and(|n| crate::memory_tools::SHOWS_FACTS.contains(n));
+        if shows_facts && let Ok(result) = serde_json::from_str::<serde_json::Value>(&m.content) {
+            fact_ids_in(&result, &mut ids);
+        }
+    }
+    ids
+}
+
+/// Every `id` field of `value` that names a fact, depth first.
+fn fact_ids_in(value: &serde_json::Value, out: &mut Vec<String>) {
+    match value {
+        serde_json::Value::Object(fields) => {
+            for (key, v) in fields {
+                match v.as_str() {
+                    Some(id) if key == "id" && id.parse::<hearth_graph::FactId>().is_ok() => {
+                        if !out.iter().any(|o| o == id) {
+                            out.push(id.to_owned());
+                        }
+                    }
+                    _ => fact_ids_in(v, out),
+                }
+            }
+        }
+        serde_json::Value::Array(items) => items.iter().for_each(|v| fact_ids_in(v, out)),
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fetched_facts;
+    use hearth_llm::provider::{Message, Role, ToolCallOut};
+    use serde_json::json;
+
+    #[test]
+    fn the_facts_a_memory_tool_gave_the_model_are_read_from_its_results_only() {
+        let call = |id: &str, name: &str| ToolCallOut {
+            id: id.into(),
+            name: name.into(),
+            arguments: json!({}),
+        };
+        let mut asked = Message::new(Role::Assistant, "");
+        asked.tool_calls = vec![call("a", "memory_recall"), call("b", "order_lookup")];
+        let msgs = vec![
+            Message::user("where do I live?"),
+            asked,
+            Message::tool(
+                "a",
+                json!({"facts": [{"id": "r12", "object": "Porto"}, {"id": "e3"},
+                                 {"id": "not-a-fact"}], "memories": "…"})
+                .to_string(),
+            ),
+            // Another tool's result naming something `r99` is not memory's.
+            Message::tool("b", json!({"id": "r99"}).to_string()),
+            Message::tool("a", "not json"),
+        ];
+        assert_eq!(fetched_facts(&msgs), ["r12", "e3"]);
+    }
 }
