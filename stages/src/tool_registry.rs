@@ -229,6 +229,13 @@ impl ToolRegistry {
         self.table.read().tools.get(name).cloned()
     }
 
+    /// `look` applied to the tool named `name`, under the registry's read lock: a flag of its
+    /// definition without the copy of the whole tool (its schema) that [`get`](Self::get)
+    /// makes. `None` when there is no such tool.
+    pub fn inspect<T>(&self, name: &str, look: impl FnOnce(&RegisteredTool) -> T) -> Option<T> {
+        self.table.read().tools.get(name).map(look)
+    }
+
     /// Whether a tool named `name` exists.
     pub fn contains(&self, name: &str) -> bool {
         self.table.read().tools.contains_key(name)

@@ -561,15 +561,20 @@ fn a_forgotten_fact_leaves_the_replies_it_was_shown_for() {
         let system = last_system(&server);
         assert!(system.contains(&format!("[{id}]")), "{system}");
         assert!(rows_saying(&daemon, "in quuxford, as you told me") > 0);
-        // Another asks about something else; the model fetches the fact itself and repeats it.
-        // Its tool's output (the facts, sentences included) is not kept in memory: the tool is
-        // memory's own (`no_memory`).
+        // On another channel, whose prompt the fact's scene does not reach, the model fetches
+        // the fact itself and repeats it. Its tool's output (the facts, sentences included) is
+        // not kept in memory: the tool is memory's own (`no_memory`).
         server.push(Script::Tools(vec![(
             "memory_recall".to_owned(),
             serde_json::json!({"query": "where do I live"}),
         )]));
         server.push(Script::text("Quuxford has a fine library, by the way."));
-        send(&daemon, "Any ideas for a rainy afternoon?");
+        send_from(&daemon, "web", "Any ideas for a rainy afternoon?");
+        let asked = &server.seen()[server.seen().len() - 2].body;
+        assert!(
+            !asked["messages"].to_string().contains(&format!("[{id}]")),
+            "memory did not show it: the model fetched it"
+        );
         assert!(rows_saying(&daemon, "Quuxford has a fine library") > 0);
 
         let gone = daemon.run(&["memory", "forget", &id]);

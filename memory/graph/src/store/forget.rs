@@ -566,7 +566,12 @@ fn value_of(conn: &Connection, path: &Path, id: FactId) -> Result<Option<String>
         )
         .optional()
         .ctx("forget", path)?;
-    Ok(name.filter(|n| n != crate::distill::USER))
+    Ok(name.and_then(repeatable))
+}
+
+/// A relation's object as a reply would repeat it: its name, unless the object is the user.
+fn repeatable(name: String) -> Option<String> {
+    (name != crate::distill::USER).then_some(name)
 }
 
 /// [`GraphStore::forget`] inside the caller's transaction: the fact goes, and the words it
@@ -630,8 +635,7 @@ fn forget_rows(
                         sentence_id: r.get(1)?,
                         sentence: r.get(2)?,
                         turn_id: r.get(3)?,
-                        // The user is not a value a reply repeats.
-                        echo: (value != crate::distill::USER).then(|| value.clone()),
+                        echo: repeatable(value.clone()),
                     })
                 })
                 .ctx(OP, path)?

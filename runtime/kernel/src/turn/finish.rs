@@ -44,7 +44,7 @@ impl TurnEngine {
                     evt.tool_results = frame
                         .tool_results
                         .iter()
-                        .filter(|r| !tools.get(&r.name).is_some_and(|t| t.def.no_memory))
+                        .filter(|r| tools.inspect(&r.name, |t| t.def.no_memory) != Some(true))
                         .cloned()
                         .collect();
                     evt.shown = shown(frame);

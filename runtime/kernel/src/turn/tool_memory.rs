@@ -46,14 +46,16 @@ impl TurnEngine {
         let Some(memory) = self.memory.clone() else {
             return false;
         };
-        let Some(tool) = self.pool.env().tools.get(name) else {
+        let policies =
+            |t: &hearth_stages::RegisteredTool| (t.def.context_policy, t.def.recall_policy);
+        let Some((context_policy, recall_policy)) = self.pool.env().tools.inspect(name, policies)
+        else {
             return false;
         };
         let frame = &cur.frame;
-        let prune = tool.def.context_policy == ContextPolicy::Prune
-            && !frame.is_interrupt
-            && !frame.critical;
-        let recall = tool.def.recall_policy == RecallPolicy::Auto && !frame.critical;
+        let prune =
+            context_policy == ContextPolicy::Prune && !frame.is_interrupt && !frame.critical;
+        let recall = recall_policy == RecallPolicy::Auto && !frame.critical;
         let query = &text[..text.floor_char_boundary(QUERY_BYTES)];
         if !(prune || recall) || query.trim().is_empty() {
             return false;

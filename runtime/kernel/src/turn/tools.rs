@@ -111,7 +111,7 @@ impl TurnEngine {
         let call = self.next_call_id();
         let tool = &cur.frame.batch[index];
         let env = self.pool.env();
-        let cancellable = env.tools.get(&tool.name).is_some_and(|t| t.cancellable());
+        let cancellable = env.tools.inspect(&tool.name, |t| t.cancellable()) == Some(true);
         let cancel = if cancellable {
             cancel_view(&cur.cancel)
         } else {
