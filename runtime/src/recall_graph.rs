@@ -127,7 +127,7 @@ impl RecallAssist for GraphAssist {
         // The block the indexer would put in this turn's prompt (its best facts).
         let mut shown: Vec<_> = hits.iter().take(INDEXER_FACTS).cloned().collect();
         let block = facts_block(&mut shown, usize::MAX, graph.zone());
-        self.block_tokens.push(estimate_tokens(&block));
+        self.block_tokens.push(estimate_tokens(&block.text));
         let mut turns = Vec::new();
         let mut seen = HashSet::new();
         for hit in hits {

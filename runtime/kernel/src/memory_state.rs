@@ -33,6 +33,8 @@ pub struct MemoryPass {
     pub tool_ranking: Vec<String>,
     /// The cold items in `block`, with why each was chosen.
     pub recalled: Vec<crate::recalled::RecalledItem>,
+    /// The graph's facts in `block`, in block order.
+    pub facts: Vec<hearth_graph::FactId>,
 }
 
 /// Tools to rank against a pass's input, by the recall model on the store's thread (the
@@ -543,7 +545,8 @@ fn pass(
             if !out.block.is_empty() {
                 out.block.push_str("\n\n");
             }
-            out.block.push_str(&facts);
+            out.block.push_str(&facts.text);
+            out.facts = facts.shown;
         }
     }
     out.window = cold

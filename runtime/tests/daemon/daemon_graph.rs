@@ -15,20 +15,20 @@ const FILLER: [&str; 4] = [
 ];
 
 /// A small window so a few turns prune, and a heartbeat of a second.
-fn config(base_url: &str) -> String {
+pub(crate) fn config(base_url: &str) -> String {
     format!(
         "memory_model = false\ngraph_heartbeat_secs = 1\n{}\n[agent]\nmax_context_size = 6\n",
         source("remote", base_url, 0)
     )
 }
 
-fn send(daemon: &Daemon, text: &str) {
+pub(crate) fn send(daemon: &Daemon, text: &str) {
     let out = daemon.run(&["send", text]);
     assert!(out.status.success(), "{text}: {}", stderr(&out));
 }
 
 /// Unrelated turns, each different (the daemon skips a duplicate input).
-fn fill(daemon: &Daemon, turns: usize) {
+pub(crate) fn fill(daemon: &Daemon, turns: usize) {
     static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
     for _ in 0..turns {
         let i = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
@@ -46,7 +46,7 @@ pub(crate) fn search(daemon: &Daemon, query: &str) -> Vec<Value> {
 }
 
 /// Waits for the heartbeat to have distilled both values.
-fn until_both(daemon: &Daemon, query: &str, old: &str, new: &str) -> Vec<Value> {
+pub(crate) fn until_both(daemon: &Daemon, query: &str, old: &str, new: &str) -> Vec<Value> {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         let hits = search(daemon, query);
@@ -63,7 +63,7 @@ fn until_both(daemon: &Daemon, query: &str, old: &str, new: &str) -> Vec<Value> 
 }
 
 /// Rows of `memory.db` (window, cold context, journal) whose words hold `words`.
-fn rows_saying(daemon: &Daemon, words: &str) -> i64 {
+pub(crate) fn rows_saying(daemon: &Daemon, words: &str) -> i64 {
     let db = rusqlite::Connection::open_with_flags(
         daemon.dir.join("memory.db"),
         rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
@@ -94,7 +94,7 @@ fn store_bytes_hold(daemon: &Daemon, words: &str) -> bool {
 
 /// Waits until neither the rows of `memory.db` nor the bytes of its files hold `words` (the
 /// log is truncated at the next idle moment after a forget).
-fn until_gone_from_bytes(daemon: &Daemon, words: &str) {
+pub(crate) fn until_gone_from_bytes(daemon: &Daemon, words: &str) {
     let deadline = Instant::now() + Duration::from_secs(10);
     while store_bytes_hold(daemon, words) {
         assert!(
@@ -106,7 +106,7 @@ fn until_gone_from_bytes(daemon: &Daemon, words: &str) {
     }
 }
 
-fn hit<'a>(hits: &'a [Value], object: &str) -> &'a Value {
+pub(crate) fn hit<'a>(hits: &'a [Value], object: &str) -> &'a Value {
     hits.iter()
         .find(|h| h["object"] == object)
         .expect("present")
@@ -389,7 +389,7 @@ fn sigkill_during_distillation_loses_and_duplicates_nothing() {
 }
 
 /// One input from `source` through the socket, waited for to its reply.
-fn send_from(daemon: &Daemon, source: &str, text: &str) {
+pub(crate) fn send_from(daemon: &Daemon, source: &str, text: &str) {
     let mut raw = crate::raw::Raw::connect(&daemon.socket);
     raw.send(&serde_json::json!({"op": "send", "text": text, "source": source}).to_string());
     let seen = raw.until_terminal();
@@ -398,7 +398,7 @@ fn send_from(daemon: &Daemon, source: &str, text: &str) {
 }
 
 /// The system messages of the last request the model got.
-fn last_system(server: &LlmServer) -> String {
+pub(crate) fn last_system(server: &LlmServer) -> String {
     let seen = server.seen();
     let last = &seen.last().expect("requests").body;
     last["messages"]
@@ -439,148 +439,5 @@ fn a_fact_told_on_a_channel_is_shown_on_that_channel_only() {
             "{}",
             stdout(&stats)
         );
-    });
-}
-
-/// The ids (`c<n>`) of the remembered entries `hearth memory recall` lists for `query` whose
-/// text holds `words`.
-fn entries(daemon: &Daemon, query: &str, words: &str) -> Vec<String> {
-    let out = daemon.run(&["memory", "recall", query]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    stdout(&out)
-        .lines()
-        .filter(|l| l.contains(words))
-        .filter_map(|l| l.split_whitespace().next().map(str::to_owned))
-        .collect()
-}
-
-#[test]
-fn a_remembered_entry_forgotten_from_the_cli_takes_the_fact_only_it_told() {
-    within(Duration::from_secs(120), || {
-        let server = LlmServer::start();
-        let daemon = Daemon::start(&config(&server.base_url));
-        send(&daemon, "I live in Zorblaxton.");
-        fill(&daemon, 8);
-        until_both(&daemon, "where do I live", "Zorblaxton", "Zorblaxton");
-
-        // Recall lists the turn once; forgetting that entry takes the whole turn (its input
-        // archived alone, and with its reply when that was archived too) and the fact it told.
-        let ids = entries(&daemon, "Zorblaxton", "Zorblaxton");
-        assert_eq!(ids.len(), 1, "{ids:?}");
-        assert!(ids[0].starts_with('c'), "{ids:?}");
-        let out = daemon.run(&["memory", "forget", &ids[0]]);
-        assert!(out.status.success(), "{}", stderr(&out));
-        let said = stdout(&out);
-        assert!(
-            said.contains("user lives_in Zorblaxton (it came from that entry only)"),
-            "{said}"
-        );
-        assert!(said.contains("(the same turn)"), "{said}");
-        assert!(
-            search(&daemon, "where do I live")
-                .iter()
-                .all(|h| h["object"] != "Zorblaxton")
-        );
-        assert!(entries(&daemon, "Zorblaxton", "Zorblaxton").is_empty());
-        // Nothing of the turn is left (window, journal) to archive and distil again.
-        assert_eq!(rows_saying(&daemon, "I live in Zorblaxton"), 0);
-        fill(&daemon, 8);
-        std::thread::sleep(Duration::from_millis(2_500));
-        assert!(
-            search(&daemon, "where do I live")
-                .iter()
-                .all(|h| h["object"] != "Zorblaxton")
-        );
-
-        let unknown = daemon.run(&["memory", "forget", "c999999"]);
-        assert!(!unknown.status.success());
-        assert!(
-            stderr(&unknown).contains("no remembered entry c999999"),
-            "{}",
-            stderr(&unknown)
-        );
-        let bad = daemon.run(&["memory", "forget", "cX"]);
-        assert!(!bad.status.success());
-        assert!(
-            stderr(&bad).contains("not a remembered entry's id"),
-            "{}",
-            stderr(&bad)
-        );
-    });
-}
-
-#[test]
-fn a_fact_the_model_committed_forgotten_leaves_the_turn_it_was_told_in() {
-    within(Duration::from_secs(120), || {
-        let server = LlmServer::start();
-        let daemon = Daemon::start(&config(&server.base_url));
-        // The model stores the fact in its own words; the user's words are not its sentence.
-        server.push(Script::Tools(vec![(
-            "memory_commit".to_owned(),
-            serde_json::json!({
-                "subject": "user", "predicate": "lives_in", "object": "Quuxford",
-                "sentence": "The user is based in Quuxford"
-            }),
-        )]));
-        server.push(Script::text("Noted: quuxford it is."));
-        send(
-            &daemon,
-            "Please note that these days I am based in Quuxford.",
-        );
-        assert!(rows_saying(&daemon, "based in Quuxford") > 0);
-        let hits = search(&daemon, "where do I live");
-        let fact = hit(&hits, "Quuxford");
-        let why = daemon.run(&["memory", "why", fact["id"].as_str().unwrap()]);
-        assert!(
-            stdout(&why).contains("The user is based in Quuxford"),
-            "{}",
-            stdout(&why)
-        );
-
-        let gone = daemon.run(&["memory", "forget", fact["id"].as_str().unwrap()]);
-        assert!(gone.status.success(), "{}", stderr(&gone));
-        // The turn it was committed in keeps neither the user's mention nor the reply's.
-        until_gone_from_bytes(&daemon, "Quuxford");
-        assert!(rows_saying(&daemon, "these days I am based in [forgotten]") > 0);
-    });
-}
-
-#[test]
-fn a_forgotten_fact_leaves_the_replies_it_was_shown_for() {
-    within(Duration::from_secs(120), || {
-        let server = LlmServer::start();
-        let daemon = Daemon::start(&config(&server.base_url));
-        send(&daemon, "I live in Quuxford.");
-        fill(&daemon, 8);
-        let hits = until_both(&daemon, "where do I live", "Quuxford", "Quuxford");
-        let id = hit(&hits, "Quuxford")["id"].as_str().unwrap().to_owned();
-
-        // A later turn is shown the fact, and its reply repeats it in its own words.
-        server.push(Script::text("You live in quuxford, as you told me."));
-        send(&daemon, "Where do I live these days?");
-        let system = last_system(&server);
-        assert!(system.contains(&format!("[{id}]")), "{system}");
-        assert!(rows_saying(&daemon, "in quuxford, as you told me") > 0);
-        // On another channel, whose prompt the fact's scene does not reach, the model fetches
-        // the fact itself and repeats it. Its tool's output (the facts, sentences included) is
-        // not kept in memory: the tool is memory's own (`no_memory`).
-        server.push(Script::Tools(vec![(
-            "memory_recall".to_owned(),
-            serde_json::json!({"query": "where do I live"}),
-        )]));
-        server.push(Script::text("Quuxford has a fine library, by the way."));
-        send_from(&daemon, "web", "Any ideas for a rainy afternoon?");
-        let asked = &server.seen()[server.seen().len() - 2].body;
-        assert!(
-            !asked["messages"].to_string().contains(&format!("[{id}]")),
-            "memory did not show it: the model fetched it"
-        );
-        assert!(rows_saying(&daemon, "Quuxford has a fine library") > 0);
-
-        let gone = daemon.run(&["memory", "forget", &id]);
-        assert!(gone.status.success(), "{}", stderr(&gone));
-        until_gone_from_bytes(&daemon, "Quuxford");
-        assert!(rows_saying(&daemon, "You live in [forgotten], as you told me.") > 0);
-        assert!(rows_saying(&daemon, "[forgotten] has a fine library") > 0);
     });
 }

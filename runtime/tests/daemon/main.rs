@@ -13,6 +13,7 @@ mod daemon_fallback;
 mod daemon_first_words;
 mod daemon_flood;
 mod daemon_graph;
+mod daemon_graph_forget;
 mod daemon_hangup;
 mod daemon_journal;
 mod daemon_knowledge;

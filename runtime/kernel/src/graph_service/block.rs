@@ -3,11 +3,28 @@
 
 use super::*;
 
+/// A block of facts for the prompt, and which facts it shows: what a reply given with it was
+/// shown, so that forgetting one of them reaches that reply.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct FactsBlock {
+    /// The block's text: a header and a line per fact ("" when no fact fits).
+    pub text: String,
+    /// The facts of its lines, in block order.
+    pub shown: Vec<FactId>,
+}
+
+impl FactsBlock {
+    /// Whether the block shows no fact.
+    pub fn is_empty(&self) -> bool {
+        self.shown.is_empty()
+    }
+}
+
 impl GraphMemory {
-    /// The block of a turn with no scene.
+    /// The text of the block of a turn with no scene.
     #[cfg(test)]
     pub(crate) fn block(&self, query: &str, budget: usize, now_ms: i64) -> String {
-        self.block_in(query, None, budget, now_ms)
+        self.block_in(query, None, budget, now_ms).text
     }
 
     /// The indexer's block for `query`: related facts within `budget` tokens, in a stable
@@ -25,18 +42,18 @@ impl GraphMemory {
         scene: Option<&SceneNow>,
         budget: usize,
         now_ms: i64,
-    ) -> String {
+    ) -> FactsBlock {
         let Some(graph) = self.store.as_ref() else {
-            return String::new();
+            return FactsBlock::default();
         };
         if budget == 0 || query.trim().is_empty() {
-            return String::new();
+            return FactsBlock::default();
         }
         let mut hits = match graph.recall_with(query, now_ms, INDEXER_FACTS, INDEXER_LIMITS) {
             Ok(hits) => hits,
             Err(e) => {
                 tracing::warn!("graph recall for the prompt failed: {e}");
-                return String::new();
+                return FactsBlock::default();
             }
         };
         hits.retain(|h| !self.recalled_set.contains(&h.id));
@@ -56,12 +73,15 @@ impl GraphMemory {
         } else {
             estimate_tokens("\n")
         };
-        let left = budget.saturating_sub(estimate_tokens(&first) + joint);
+        let left = budget.saturating_sub(estimate_tokens(&first.text) + joint);
         let rest = facts_block(&mut hits, left, zone);
         match (first.is_empty(), rest.is_empty()) {
             (_, true) => first,
             (true, false) => rest,
-            (false, false) => format!("{first}\n{rest}"),
+            (false, false) => FactsBlock {
+                text: format!("{}\n{}", first.text, rest.text),
+                shown: first.shown.into_iter().chain(rest.shown).collect(),
+            },
         }
     }
 
@@ -100,17 +120,19 @@ fn day(ms: i64, zone: &LocalZone) -> String {
 /// line per fact, sorted by id so an unchanged graph gives the same bytes and the prompt
 /// prefix caches; empty when no fact fits. Days are the user's (`zone`). Also what
 /// `hearth bench recall --graph` counts.
-pub fn facts_block(hits: &mut [FactHit], budget: usize, zone: &LocalZone) -> String {
+pub fn facts_block(hits: &mut [FactHit], budget: usize, zone: &LocalZone) -> FactsBlock {
     titled_block(FACTS_HEADER, hits, budget, zone)
 }
 
 /// `header` and a line per fact of `hits` that fits `budget` tokens, sorted by id; empty when
 /// none fits.
-fn titled_block(header: &str, hits: &mut [FactHit], budget: usize, zone: &LocalZone) -> String {
+fn titled_block(header: &str, hits: &mut [FactHit], budget: usize, zone: &LocalZone) -> FactsBlock {
     hits.sort_by_key(|h| h.id);
-    let mut out = String::from(header);
+    let mut out = FactsBlock {
+        text: String::from(header),
+        shown: Vec::new(),
+    };
     let mut used = estimate_tokens(header);
-    let mut any = false;
     for hit in hits.iter() {
         let line = format!("\n- {}", fact_line(hit, zone));
         let cost = estimate_tokens(&line);
@@ -118,23 +140,14 @@ fn titled_block(header: &str, hits: &mut [FactHit], budget: usize, zone: &LocalZ
             continue;
         }
         used += cost;
-        out.push_str(&line);
-        any = true;
+        out.text.push_str(&line);
+        out.shown.push(hit.id);
     }
-    if any { out } else { String::new() }
-}
-
-/// The ids of the facts a block built by [`facts_block`] or [`GraphMemory::block_in`] shows
-/// (`r3`, `e5`), read back from its lines (`- [r3] ...`), in block order.
-pub(crate) fn shown_ids(block: &str) -> Vec<String> {
-    block
-        .lines()
-        .filter_map(|line| line.strip_prefix("- ["))
-        .filter_map(|rest| rest.split_once(']'))
-        .map(|(id, _)| id)
-        .filter(|id| id.parse::<FactId>().is_ok())
-        .map(str::to_owned)
-        .collect()
+    if out.is_empty() {
+        FactsBlock::default()
+    } else {
+        out
+    }
 }
 
 /// One fact as the prompt shows it: `[r3] user lives_in Lisbon (current, since 2026-11-20)`,

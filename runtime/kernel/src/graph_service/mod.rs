@@ -10,8 +10,7 @@ mod block;
 mod request;
 mod unsaid;
 
-pub use block::facts_block;
-pub(crate) use block::shown_ids;
+pub use block::{FactsBlock, facts_block};
 pub use request::GraphRequest;
 pub(crate) use request::{told_sentence, turns_shown};
 use unsaid::Unsaying;

@@ -398,13 +398,27 @@ fn the_indexer_block_fits_its_budget_in_a_stable_order_and_leaves_out_recalled_f
         .skip(1)
         .map(|l| l.split(['[', ']']).nth(1).unwrap())
         .collect();
-    // What a reply was shown is read back from the block: every fact line, nothing else.
-    assert_eq!(super::shown_ids(&block), ids);
+    // What a reply is shown is the block's facts: every fact line, in its order.
+    let facts = s.graph.block_in("where do I live and work", None, 400, due);
+    let shown: Vec<String> = facts.shown.iter().map(ToString::to_string).collect();
+    assert_eq!(shown, ids);
+    assert_eq!(facts.text, block);
+    // A budget that leaves a fact out does not count it shown.
+    let first_line: String = block.lines().take(2).collect::<Vec<_>>().join("\n");
+    let fewer = s.graph.block_in(
+        "where do I live and work",
+        None,
+        estimate_tokens(&first_line),
+        due,
+    );
+    assert!(
+        !fewer.is_empty() && fewer.shown.len() < ids.len(),
+        "{fewer:?}"
+    );
     assert_eq!(
-        super::shown_ids(&format!(
-            "[2026-01-01 10:00] cli: I live in Porto\n\n{block}"
-        )),
-        ids
+        fewer.text.lines().count(),
+        fewer.shown.len() + 1,
+        "{fewer:?}"
     );
     let mut sorted = ids.clone();
     sorted.sort_by_key(|id| id[1..].parse::<u32>().unwrap());
@@ -819,7 +833,7 @@ impl Scratch {
     /// One turn's scene entry and block, as the memory pass makes them.
     fn scene_block(&mut self, scene: &TurnScene, query: &str, at: i64) -> String {
         let entered = self.graph.enter_scene(scene, query, 0, at);
-        self.graph.block_in(query, entered.as_ref(), 400, at)
+        self.graph.block_in(query, entered.as_ref(), 400, at).text
     }
 
     fn strength(&self, key: &str) -> u64 {
@@ -943,7 +957,7 @@ fn the_same_situation_over_the_same_graph_gives_the_same_bytes() {
     let entered = s
         .graph
         .enter_scene(&turn("t5", "telegram"), query, 0, due + 3);
-    let tight = s.graph.block_in(query, entered.as_ref(), 40, due + 3);
+    let tight = s.graph.block_in(query, entered.as_ref(), 40, due + 3).text;
     assert!(estimate_tokens(&tight) <= 40, "{tight}");
     assert!(!small.is_empty());
 }

@@ -172,16 +172,14 @@ impl TurnEngine {
 }
 
 /// What memory showed the model for `frame`'s reply: the remembered turns recalled into its
-/// prompt or by its tools (`c45`), the facts of the indexer's block (`r12`), and the facts the
-/// model fetched itself with a memory tool.
+/// prompt or by its tools (`c45`), the facts of the indexer's blocks there (`r12`), and the
+/// facts the model fetched itself with a memory tool.
 fn shown(frame: &super::frame::TaskFrame) -> Vec<String> {
     let entries = frame
         .recalled
         .iter()
         .map(|r| format!("{}{}", crate::recalled::ENTRY_PREFIX, r.id));
-    let mut shown: Vec<String> = entries
-        .chain(crate::graph_service::shown_ids(&frame.memory_block))
-        .collect();
+    let mut shown: Vec<String> = entries.chain(frame.shown_facts.iter().cloned()).collect();
     for id in fetched_facts(&frame.msgs) {
         if !shown.contains(&id) {
             shown.push(id);

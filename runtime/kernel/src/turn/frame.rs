@@ -138,6 +138,9 @@ pub struct TaskFrame {
     /// The cold items in `memory_block` and in the tools' recalls, with why each was recalled.
     #[serde(default)]
     pub recalled: Vec<crate::recalled::RecalledItem>,
+    /// The graph's facts (`r12`, `e3`) shown in `memory_block` and in the tools' recalls.
+    #[serde(default)]
+    pub shown_facts: Vec<String>,
     /// The media the current batch's tools brought, by tool, shown to the model when the batch
     /// ends.
     #[serde(default)]
@@ -199,6 +202,7 @@ impl TaskFrame {
             resumed_after_restart: false,
             memory_block: String::new(),
             recalled: Vec::new(),
+            shown_facts: Vec::new(),
             tool_recall: String::new(),
             tool_media: Vec::new(),
             media: Vec::new(),

@@ -382,6 +382,8 @@ impl TurnEngine {
                         self.adopt_window(pass.window);
                         cur.frame.memory_block = pass.block;
                         cur.frame.recalled = pass.recalled;
+                        cur.frame.shown_facts =
+                            pass.facts.iter().map(ToString::to_string).collect();
                         cur.frame.tool_ranking = pass.tool_ranking;
                     }
                     // Memory is an aid, not a gate: the turn goes on with what the kernel has.

@@ -112,6 +112,12 @@ impl TurnEngine {
                 frame.recalled.push(item);
             }
         }
+        // Its facts were shown to the model as much as the input's block was.
+        for id in pass.facts.iter().map(ToString::to_string) {
+            if !frame.shown_facts.contains(&id) {
+                frame.shown_facts.push(id);
+            }
+        }
     }
 }
 
