@@ -4,10 +4,13 @@ use clap::{Args, Parser, Subcommand};
 use hearth_llm::provider::SourceConfig;
 use hearth_runtime::config::Config;
 use hearth_runtime::socket::{Answer, Client, ClientError, Request};
-use std::io::{BufRead, Write};
+use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
+#[path = "hearth/out.rs"]
+#[macro_use]
+mod out;
 #[path = "hearth/attach.rs"]
 mod attach;
 #[path = "hearth/bench_distill.rs"]
@@ -472,14 +475,14 @@ fn bench_recall(args: &RecallArgs) -> ExitCode {
             all.push(report);
         }
         let first = all.len() - count;
-        println!("{}", all[first].render());
+        outln!("{}", all[first].render());
         if graph.is_some() {
             // Its categories beside cold recall's, above.
-            println!("{}", all[all.len() - 1].render());
+            outln!("{}", all[all.len() - 1].render());
         }
         if count > 1 {
-            println!("ablations on {} (same ingest, same run):", all[first].name);
-            println!(
+            outln!("ablations on {} (same ingest, same run):", all[first].name);
+            outln!(
                 "  {:<26} {}  {:>9} {:>9}",
                 "lists and priors",
                 args.k
@@ -495,7 +498,7 @@ fn bench_recall(args: &RecallArgs) -> ExitCode {
                     .iter()
                     .map(|&k| format!("{:>9.3}", r.recall_at(System::Hearth, Measure::TurnAny, k)))
                     .collect();
-                println!(
+                outln!(
                     "  {:<26} {at}  {:>9.3} {:>9.1}",
                     r.label,
                     r.recall_at(System::Hearth, Measure::SessionAny, 5),
@@ -512,7 +515,7 @@ fn bench_recall(args: &RecallArgs) -> ExitCode {
                     )
                 })
                 .collect();
-            println!(
+            outln!(
                 "  {:<26} {bm25}  {:>9.3}",
                 "plain BM25",
                 all[first].recall_at(System::Bm25, Measure::SessionAny, 5)
@@ -549,7 +552,7 @@ fn bench_prune(
         });
         match report {
             Ok(report) => {
-                println!("{}", report.render());
+                outln!("{}", report.render());
                 json.push(report.to_json());
             }
             Err(e) => {
@@ -573,7 +576,7 @@ fn store_command(command: &StoreCommand, cli: &Cli) -> ExitCode {
     let db = data_dir.join("memory.db");
     let outcome = match command {
         StoreCommand::Check => hearth_memory::Store::check(&db).map(|health| {
-            println!("{}: {health}", db.display());
+            outln!("{}: {health}", db.display());
             health.is_usable()
         }),
         // A daemon answering on the socket has the store open: recovering under it would lose
@@ -588,7 +591,7 @@ fn store_command(command: &StoreCommand, cli: &Cli) -> ExitCode {
             return ExitCode::from(1);
         }
         StoreCommand::Recover => hearth_memory::Store::recover(&db).map(|recovery| {
-            println!("{recovery}");
+            outln!("{recovery}");
             true
         }),
     };
@@ -605,12 +608,10 @@ fn store_command(command: &StoreCommand, cli: &Cli) -> ExitCode {
 /// Streams one request's deltas to stdout and prints its end.
 fn stream(client: &mut Client, request: &Request) -> Result<ExitCode, ClientError> {
     let mut streamed = String::new();
-    let stdout = std::io::stdout();
     let answer = client.request(request, |delta| {
         if let Answer::Lag { missed } = delta {
             // The streamed text now has a hole: say so, and show the whole reply at the end.
-            let _ = writeln!(
-                stdout.lock(),
+            outln!(
                 "\n[{missed} pieces of the answer were not shown: the output was too slow; the whole answer follows]"
             );
             streamed.push('\u{0}');
@@ -622,14 +623,12 @@ fn stream(client: &mut Client, request: &Request) -> Result<ExitCode, ClientErro
             reset,
         } = delta
         {
-            let mut out = stdout.lock();
             if *reset && !streamed.is_empty() {
-                let _ = writeln!(out, "\n[interrupted — the answer restarts]");
+                outln!("\n[interrupted — the answer restarts]");
                 streamed.clear();
             }
             streamed.push_str(content);
-            let _ = out.write_all(content.as_bytes());
-            let _ = out.flush();
+            out::write_bytes(content.as_bytes());
         }
     })?;
     match &answer {
@@ -638,19 +637,19 @@ fn stream(client: &mut Client, request: &Request) -> Result<ExitCode, ClientErro
         Answer::Response { content, .. }
             if !streamed.is_empty() && content.trim() == streamed.trim() =>
         {
-            println!();
+            outln!();
             Ok(ExitCode::SUCCESS)
         }
         Answer::Response { content, .. } => {
             if !streamed.is_empty() {
-                println!();
+                outln!();
             }
-            println!("{content}");
+            outln!("{content}");
             Ok(ExitCode::SUCCESS)
         }
         other => {
             if !streamed.is_empty() {
-                println!();
+                outln!();
             }
             Ok(print_terminal(other))
         }
@@ -660,7 +659,7 @@ fn stream(client: &mut Client, request: &Request) -> Result<ExitCode, ClientErro
 fn print_terminal(answer: &Answer) -> ExitCode {
     match answer {
         Answer::Response { content, .. } => {
-            println!("{content}");
+            outln!("{content}");
             ExitCode::SUCCESS
         }
         Answer::Status { status }
@@ -669,7 +668,7 @@ fn print_terminal(answer: &Answer) -> ExitCode {
         | Answer::Memory { memory: status }
         | Answer::Mcp { mcp: status }
         | Answer::Settings { settings: status } => {
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(status).unwrap_or_default()
             );
@@ -706,11 +705,10 @@ fn chat(
     });
     let stdin = std::io::stdin();
     loop {
-        print!("> ");
-        let _ = std::io::stdout().flush();
+        out!("> ");
         let mut line = String::new();
         if stdin.lock().read_line(&mut line)? == 0 {
-            println!();
+            outln!();
             return Ok(ExitCode::SUCCESS);
         }
         let text = line.trim();

@@ -326,3 +326,37 @@ fn a_source_that_takes_no_tools_is_sent_none() {
         );
     });
 }
+
+/// `hearth send … | head -c 6`: the reader goes away mid-answer. The CLI ends quietly with the
+/// status a shell gives a command ended by SIGPIPE (141), not a panic, and the daemon goes on.
+#[test]
+fn a_reader_that_goes_away_mid_answer_ends_the_cli_quietly() {
+    within(Duration::from_secs(60), || {
+        let server = LlmServer::start();
+        let (gate, wait) = crossbeam_channel::bounded(1);
+        server.push(Script::Gated {
+            pieces: vec!["Hello ".into(), "from ".into(), "the stream.".into()],
+            after: 1,
+            gate: wait,
+        });
+        let daemon = Daemon::start(&source("remote", &server.base_url, 0));
+        let mut child = daemon
+            .cli()
+            .args(["send", "hi"])
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .expect("hearth runs");
+        let mut out = child.stdout.take().expect("stdout");
+        read_until(&mut out, "Hello", Duration::from_secs(20));
+        drop(out);
+        gate.send(()).expect("release the rest");
+        let ended = child.wait_with_output().expect("cli exits");
+        let err = String::from_utf8_lossy(&ended.stderr);
+        assert!(!err.contains("panicked"), "{err}");
+        assert_eq!(ended.status.code(), Some(141), "{err}");
+        let again = daemon.run(&["send", "still there?"]);
+        assert!(again.status.success(), "{}", stderr(&again));
+    });
+}

@@ -46,7 +46,7 @@ pub fn run(args: &DistillArgs) -> ExitCode {
         },
     };
     let facts: usize = set.items.iter().map(|i| i.facts.len()).sum();
-    println!(
+    outln!(
         "distillation benchmark {:?}: {} sentences, {facts} labelled facts",
         set.name,
         set.items.len()
@@ -95,7 +95,7 @@ fn with_model(args: &DistillArgs, set: &LabelledSet, scratch: &std::path::Path) 
     print_row("rules (and the clause extractor)", &scored.rules);
     print_row("model alone (grounded claims)", &scored.model);
     print_row("rules + model (what the graph holds)", &scored.with_rules);
-    println!(
+    outln!(
         "model: {} prompts of up to {} sentences, {:.1} s in all; {} claims dropped as ungrounded; {} batches without an answer",
         scored.batches,
         hearth_graph::MODEL_BATCH,
@@ -122,7 +122,7 @@ fn ask(
 }
 
 fn print_row(label: &str, score: &Score) {
-    println!(
+    outln!(
         "{label:<38} precision {:.3}  recall {:.3}  ({} correct of {} found, {} labelled)",
         score.precision(),
         score.recall(),

@@ -44,7 +44,7 @@ pub fn run(args: &KnowledgeArgs) -> ExitCode {
     let _ = std::fs::remove_dir_all(&scratch);
     match report {
         Ok(report) => {
-            println!("{}", report.render());
+            outln!("{}", report.render());
             if let Some(path) = &args.json {
                 let text = serde_json::to_string_pretty(&report.to_json()).unwrap_or_default();
                 if let Err(e) = std::fs::write(path, text) {

@@ -100,7 +100,7 @@ pub fn run(
             .entry()
             .and_then(|e| store.add(e).map_err(|e| e.to_string()))
             .map(|()| {
-                println!(
+                outln!(
                     "added {} to {}; {}",
                     args.name,
                     store.path().display(),
@@ -109,7 +109,7 @@ pub fn run(
             }),
         McpCommand::Remove { name } => match store.remove(name) {
             Ok(true) => {
-                println!("removed {name}; {}", synced(daemon));
+                outln!("removed {name}; {}", synced(daemon));
                 Ok(())
             }
             Ok(false) => Err(format!("no server {name} in {}", store.path().display())),
@@ -124,7 +124,7 @@ pub fn run(
                     _ => None,
                 },
             });
-            println!(
+            outln!(
                 "{}",
                 serde_json::to_string_pretty(&report).unwrap_or_default()
             );
@@ -149,7 +149,7 @@ fn test(store: &McpStore, name: &str) -> Result<(), String> {
         .ok_or_else(|| format!("no server {name} in {}", store.path().display()))?;
     let server = McpServer::new(entry, Arc::new(ToolRegistry::new())).map_err(|e| e.to_string())?;
     let report = server.probe().map_err(|e| e.to_string())?;
-    println!(
+    outln!(
         "{}",
         serde_json::to_string_pretty(&report).unwrap_or_default()
     );

@@ -74,19 +74,19 @@ impl MemoryCommand {
             MemoryCommand::Search { .. } => {
                 let hits = memory.as_array().map(Vec::as_slice).unwrap_or_default();
                 if hits.is_empty() {
-                    println!("no matching facts");
+                    outln!("no matching facts");
                 }
                 for hit in hits {
-                    println!("{}\n    \"{}\"", text(hit, "line"), text(hit, "sentence"));
+                    outln!("{}\n    \"{}\"", text(hit, "line"), text(hit, "sentence"));
                 }
             }
             MemoryCommand::Recall { .. } => {
                 let items = memory.as_array().map(Vec::as_slice).unwrap_or_default();
                 if items.is_empty() {
-                    println!("no matching remembered turns");
+                    outln!("no matching remembered turns");
                 }
                 for item in items {
-                    println!(
+                    outln!(
                         "{ENTRY_PREFIX}{}  {}  {}",
                         item["id"],
                         text(item, "at"),
@@ -95,20 +95,20 @@ impl MemoryCommand {
                 }
             }
             MemoryCommand::Show { .. } => {
-                println!(
+                outln!(
                     "{} {} ({})",
                     text(memory, "id"),
                     text(memory, "fact"),
                     text(memory, "status")
                 );
                 if let Some(by) = memory["superseded_by"].as_str() {
-                    println!("superseded by {by}");
+                    outln!("superseded by {by}");
                 }
             }
             MemoryCommand::Why { .. } => {
-                println!("{} {}", text(memory, "id"), text(memory, "fact"));
+                outln!("{} {}", text(memory, "id"), text(memory, "fact"));
                 for source in memory["sources"].as_array().into_iter().flatten() {
-                    println!(
+                    outln!(
                         "  {}: \"{}\" (turn {}, cold item {})",
                         text(source, "role"),
                         text(source, "sentence"),
@@ -126,12 +126,12 @@ impl MemoryCommand {
                     .map(|e| format!("{ENTRY_PREFIX}{e}"))
                     .collect();
                 if twins.is_empty() {
-                    println!("forgot {id}");
+                    outln!("forgot {id}");
                 } else {
-                    println!("forgot {id} and {} (the same turn)", twins.join(", "));
+                    outln!("forgot {id} and {} (the same turn)", twins.join(", "));
                 }
                 for fact in memory["facts_forgotten"].as_array().into_iter().flatten() {
-                    println!(
+                    outln!(
                         "  and {}: {} (it came from that entry only)",
                         text(fact, "id"),
                         text(fact, "removed")
@@ -140,7 +140,7 @@ impl MemoryCommand {
                 print_words_out(memory);
             }
             MemoryCommand::Forget { .. } => {
-                println!(
+                outln!(
                     "forgot {}: {} ({} source sentences)",
                     text(memory, "id"),
                     text(memory, "removed"),
@@ -154,7 +154,7 @@ impl MemoryCommand {
                         .flatten()
                         .filter_map(Value::as_str)
                         .collect();
-                    println!(
+                    outln!(
                         "  kept \"{}\": still the source of {}",
                         text(kept, "sentence"),
                         facts.join(", ")
@@ -162,7 +162,7 @@ impl MemoryCommand {
                 }
             }
             MemoryCommand::Stats => {
-                println!(
+                outln!(
                     "{}",
                     serde_json::to_string_pretty(memory).unwrap_or_default()
                 );
@@ -177,9 +177,11 @@ impl MemoryCommand {
 fn print_words_out(memory: &Value) {
     let out = &memory["words_taken_out"];
     if out.is_object() {
-        println!(
+        outln!(
             "  its words taken out of {} remembered turns, {} window events, {} journal entries",
-            out["cold_entries"], out["window_events"], out["journal_entries"]
+            out["cold_entries"],
+            out["window_events"],
+            out["journal_entries"]
         );
     }
 }
@@ -187,7 +189,6 @@ fn print_words_out(memory: &Value) {
 /// Writes an item the daemon sent (base64 in `data`) to `output`, its description to stderr.
 fn write_media(item: &Value, output: &std::path::Path) -> ExitCode {
     use base64::Engine;
-    use std::io::Write;
     let Some(bytes) = item["data"]
         .as_str()
         .and_then(|d| base64::engine::general_purpose::STANDARD.decode(d).ok())
@@ -196,7 +197,8 @@ fn write_media(item: &Value, output: &std::path::Path) -> ExitCode {
         return ExitCode::from(1);
     };
     let written = if output.as_os_str() == "-" {
-        std::io::stdout().write_all(&bytes)
+        crate::out::write_bytes(&bytes);
+        Ok(())
     } else {
         std::fs::write(output, &bytes)
     };

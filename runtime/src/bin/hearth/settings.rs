@@ -143,20 +143,20 @@ fn print(command: &SettingsCommand, answer: &Value) {
     match command {
         SettingsCommand::List { .. } => {
             for s in answer.as_array().into_iter().flatten() {
-                println!("{}", line(s, origin));
+                outln!("{}", line(s, origin));
             }
         }
         SettingsCommand::Get { .. } if origin => {
-            println!("{}", line(answer, true));
+            outln!("{}", line(answer, true));
             if let Some(d) = answer["def"]["description"].as_str() {
-                println!("  {d}");
+                outln!("  {d}");
             }
         }
-        SettingsCommand::Get { .. } => println!("{}", shown(&answer["value"])),
+        SettingsCommand::Get { .. } => outln!("{}", shown(&answer["value"])),
         SettingsCommand::Set { .. } | SettingsCommand::Reset { .. } => {
-            println!("{}", line(&answer["setting"], true));
+            outln!("{}", line(&answer["setting"], true));
             if let Some(applied) = answer["applied"].as_str() {
-                println!("  {applied}");
+                outln!("  {applied}");
             }
         }
     }
