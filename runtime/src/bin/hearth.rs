@@ -17,6 +17,8 @@ mod attach;
 mod bench_distill;
 #[path = "hearth/bench_knowledge.rs"]
 mod bench_knowledge;
+#[path = "hearth/bench_recall.rs"]
+mod bench_recall;
 #[path = "hearth/mcp.rs"]
 mod mcp;
 #[path = "hearth/memory.rs"]
@@ -107,76 +109,13 @@ enum BenchCommand {
     /// Recall quality of cold context on a `hearth-recall/1` file, beside a plain BM25 baseline
     /// measured in the same run (turn- and session-level recall_any@k / recall_all@k, query
     /// latency, tokens injected per query, ingest throughput).
-    Recall(RecallArgs),
+    Recall(bench_recall::RecallArgs),
     /// Search quality of the knowledge base on a `hearth-recall/1` file's sessions as documents,
     /// beside its keywords alone and a plain BM25 measured in the same run (hit@k, latency).
     Knowledge(bench_knowledge::KnowledgeArgs),
     /// Precision and recall of the rule distiller and the model distiller on labelled
     /// sentences (the model reached through the daemon's sources).
     Distill(bench_distill::DistillArgs),
-}
-
-#[derive(Args, Debug)]
-struct RecallArgs {
-    /// The data set (format `hearth-recall/1`).
-    file: PathBuf,
-    /// The k values to report.
-    #[arg(long, value_delimiter = ',', default_value = "1,5,10")]
-    k: Vec<usize>,
-    /// Keyword recall only (no embedding model loaded).
-    #[arg(long)]
-    no_model: bool,
-    /// Where `make setup` put the embedding model (default: the user cache dir).
-    #[arg(long)]
-    model_dir: Option<PathBuf>,
-    /// Keep each corpus's store in this directory (created when missing) and reuse it when it
-    /// already holds every item (re-measures ranking without re-embedding; ingest is then not
-    /// measured).
-    #[arg(long)]
-    store_dir: Option<PathBuf>,
-    /// Dense rankings fused with the keywords: none, use (the default model), e5 (the
-    /// companion), both.
-    #[arg(long, default_value = "both")]
-    dense: hearth_memory::recall_bench::DenseLists,
-    /// Query priors (recency, named time spans, whose words): on or off.
-    #[arg(long, default_value = "on")]
-    priors: hearth_memory::recall_bench::PriorsSwitch,
-    /// How the lists are fused: above-chance (the default), standard (standard scores over each
-    /// list's own candidates), rank (reciprocal rank fusion).
-    #[arg(long, default_value = "above-chance")]
-    fusion: hearth_memory::FusionMethod,
-    /// Also measure every combination of --dense and --priors on the same ingest, and the other
-    /// fusion methods.
-    #[arg(long)]
-    ablate: bool,
-    /// Also measure these weights of the fused lists, each as an arm on the same ingest:
-    /// `dense:keywords:companion`, comma-separated (`1:1.5:1,1:2:1`).
-    #[arg(long, value_delimiter = ',')]
-    weights: Vec<hearth_memory::recall_bench::FusionWeights>,
-    /// Also measure graph-assisted recall: each corpus distilled into an L3 graph with the
-    /// model-free distiller, its facts' turns fused with cold recall (label `+graph`).
-    #[arg(long)]
-    graph: bool,
-    /// The weight of the graph's list against cold recall's 1 in that fusion.
-    #[arg(long, default_value_t = 1.0)]
-    graph_weight: f64,
-    /// Derived sets to run (as-is; undated: every question asked now; named: speakers under
-    /// people's names; third-person: named, and the questions name them; short-turns:
-    /// third-person, each turn cut into its sentences).
-    #[arg(long, value_delimiter = ',', default_value = "as-is")]
-    variant: Vec<hearth_memory::recall_bench::SetVariant>,
-    /// Measure a fixed sample of about this many questions (with their evidence sessions and
-    /// the same share of the other sessions) instead of the whole set.
-    #[arg(long)]
-    sample: Option<usize>,
-    /// Also write every report as JSON to this file.
-    #[arg(long)]
-    json: Option<PathBuf>,
-    /// Instead of ranking, replay each set through the working window at the production limits
-    /// and report whether each question's evidence is still seen at the end (the prune
-    /// benchmark), beside keeping the newest turns.
-    #[arg(long)]
-    prune: bool,
 }
 
 #[derive(Subcommand, Debug)]
@@ -296,7 +235,7 @@ fn socket_path(cli: &Cli) -> PathBuf {
 
 fn run(cli: Cli) -> Result<ExitCode, ClientError> {
     if let Command::Bench(BenchCommand::Recall(args)) = &cli.command {
-        return Ok(bench_recall(args));
+        return Ok(bench_recall::run(args));
     }
     if let Command::Bench(BenchCommand::Knowledge(args)) = &cli.command {
         return Ok(bench_knowledge::run(args));
@@ -384,191 +323,6 @@ fn run(cli: Cli) -> Result<ExitCode, ClientError> {
     };
     let answer = client.request(&request, |_| {})?;
     Ok(print_terminal(&answer))
-}
-
-fn bench_recall(args: &RecallArgs) -> ExitCode {
-    use hearth_memory::recall_bench::{Measure, System, ablation_grid, arm_label, run_variant};
-    use hearth_memory::{MemoryModels, RecallConfig};
-    let mut models = if args.no_model {
-        MemoryModels::default()
-    } else {
-        MemoryModels::load(args.model_dir.clone(), 1)
-    };
-    // A model whose list is not fused would only be embedded for nothing: without the
-    // ablation grid, which ranks every list on one ingest, it is not used at all.
-    if !args.ablate {
-        let ranked = args.dense.apply(RecallConfig::default());
-        if ranked.dense_weight == 0.0 && ranked.companion_weight == 0.0 {
-            models = MemoryModels::default();
-        } else if ranked.companion_weight == 0.0 {
-            models.companion = None;
-        }
-    }
-    let base = RecallConfig {
-        fusion: args.fusion,
-        ..RecallConfig::default()
-    };
-    let chosen = args.priors.apply(args.dense.apply(base.clone()));
-    let mut arms = vec![(
-        arm_label(args.dense, args.priors, args.fusion),
-        chosen.clone(),
-    )];
-    if args.ablate {
-        arms.extend(
-            ablation_grid(&RecallConfig::default())
-                .into_iter()
-                .filter(|a| a.1 != chosen),
-        );
-    }
-    arms.extend(
-        args.weights
-            .iter()
-            .map(|w| (w.label(), w.apply(chosen.clone()))),
-    );
-    let configs: Vec<RecallConfig> = arms.iter().map(|a| a.1.clone()).collect();
-    if args.prune {
-        return bench_prune(args, &models, &chosen);
-    }
-    let mut all = Vec::new();
-    let weight = args.graph_weight;
-    let mut graph = match args
-        .graph
-        .then(|| hearth_runtime::recall_graph::GraphAssist::new(weight))
-    {
-        Some(Err(e)) => {
-            eprintln!("hearth: graph-assisted recall: {e}");
-            return ExitCode::from(1);
-        }
-        Some(Ok(g)) => Some(g),
-        None => None,
-    };
-    for &variant in &args.variant {
-        let progress = |line: &str| eprintln!("recall: {line}");
-        let assist = graph
-            .as_mut()
-            .map(|g| g as &mut dyn hearth_memory::recall_bench::RecallAssist);
-        let reports = match run_variant(
-            &args.file,
-            variant,
-            args.sample,
-            &args.k,
-            &models,
-            &configs,
-            args.store_dir.as_deref(),
-            assist,
-            progress,
-        ) {
-            Ok(reports) => reports,
-            Err(e) => {
-                eprintln!("hearth: {e}");
-                return ExitCode::from(1);
-            }
-        };
-        let count = reports.len();
-        for (i, mut report) in reports.into_iter().enumerate() {
-            // The assisted report, after the arms, keeps its `+graph` label after the first
-            // arm's.
-            report.label = match arms.get(i) {
-                Some((label, _)) => label.clone(),
-                None => format!("{}{}", arms[0].0, report.label),
-            };
-            all.push(report);
-        }
-        let first = all.len() - count;
-        outln!("{}", all[first].render());
-        if graph.is_some() {
-            // Its categories beside cold recall's, above.
-            outln!("{}", all[all.len() - 1].render());
-        }
-        if count > 1 {
-            outln!("ablations on {} (same ingest, same run):", all[first].name);
-            outln!(
-                "  {:<26} {}  {:>9} {:>9}",
-                "lists and priors",
-                args.k
-                    .iter()
-                    .map(|k| format!("{:>9}", format!("turn@{k}")))
-                    .collect::<String>(),
-                "sess@5",
-                "p50 ms"
-            );
-            for r in &all[first..] {
-                let at: String = args
-                    .k
-                    .iter()
-                    .map(|&k| format!("{:>9.3}", r.recall_at(System::Hearth, Measure::TurnAny, k)))
-                    .collect();
-                outln!(
-                    "  {:<26} {at}  {:>9.3} {:>9.1}",
-                    r.label,
-                    r.recall_at(System::Hearth, Measure::SessionAny, 5),
-                    r.hearth_latency.p50.as_secs_f64() * 1e3
-                );
-            }
-            let bm25: String = args
-                .k
-                .iter()
-                .map(|&k| {
-                    format!(
-                        "{:>9.3}",
-                        all[first].recall_at(System::Bm25, Measure::TurnAny, k)
-                    )
-                })
-                .collect();
-            outln!(
-                "  {:<26} {bm25}  {:>9.3}",
-                "plain BM25",
-                all[first].recall_at(System::Bm25, Measure::SessionAny, 5)
-            );
-        }
-    }
-    if let Some(path) = &args.json {
-        let doc = serde_json::Value::Array(all.iter().map(|r| r.to_json()).collect());
-        let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-        if let Err(e) = std::fs::write(path, text) {
-            eprintln!("hearth: {}: {e}", path.display());
-            return ExitCode::from(1);
-        }
-    }
-    ExitCode::SUCCESS
-}
-
-/// `hearth bench recall --prune`: the prune replay of every variant asked for.
-fn bench_prune(
-    args: &RecallArgs,
-    models: &hearth_memory::MemoryModels,
-    config: &hearth_memory::RecallConfig,
-) -> ExitCode {
-    use hearth_memory::recall_bench::{RecallSet, run_prune, sample};
-    let mut progress = |line: &str| eprintln!("recall: {line}");
-    let mut json = Vec::new();
-    for &variant in &args.variant {
-        let report = RecallSet::load(&args.file).and_then(|set| {
-            let set = match args.sample {
-                Some(n) => sample(set, n),
-                None => set,
-            };
-            run_prune(&variant.apply(set), models, config, &mut progress)
-        });
-        match report {
-            Ok(report) => {
-                outln!("{}", report.render());
-                json.push(report.to_json());
-            }
-            Err(e) => {
-                eprintln!("hearth: {e}");
-                return ExitCode::from(1);
-            }
-        }
-    }
-    if let Some(path) = &args.json {
-        let text = serde_json::to_string_pretty(&json).unwrap_or_default();
-        if let Err(e) = std::fs::write(path, text) {
-            eprintln!("hearth: {}: {e}", path.display());
-            return ExitCode::from(1);
-        }
-    }
-    ExitCode::SUCCESS
 }
 
 fn store_command(command: &StoreCommand, cli: &Cli) -> ExitCode {
