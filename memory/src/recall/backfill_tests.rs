@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::tests::{
+use super::test_support::{
     ASKED, COMPANION_FP, CompanionMode, ConceptEmbedder, Flaky, TempDir, companion,
     concept_embedder, ids_of, seed_events, side_count, user,
 };

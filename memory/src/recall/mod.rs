@@ -29,11 +29,29 @@ mod time_expr;
 mod vector_text;
 
 #[cfg(test)]
+mod access_count_tests;
+#[cfg(test)]
+mod archive_tests;
+#[cfg(test)]
 mod backfill_tests;
+#[cfg(test)]
+mod companion_tests;
+#[cfg(test)]
+mod inject_tests;
+#[cfg(test)]
+mod query_priors_tests;
+#[cfg(test)]
+mod ranking_tests;
+#[cfg(test)]
+mod real_model_tests;
 #[cfg(test)]
 mod redact_tests;
 #[cfg(test)]
-mod tests;
+mod search_terms_tests;
+#[cfg(test)]
+mod test_support;
+#[cfg(test)]
+mod vector_text_tests;
 
 pub use bm25::{BM25_B, BM25_K1, OkapiBm25, bm25_tokens};
 pub use clock::{format_minute, parse_iso8601};

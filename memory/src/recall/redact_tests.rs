@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::json;
 
-use super::tests::{
+use super::test_support::{
     ASKED, CompanionMode, ConceptEmbedder, Flaky, TempDir, companion, concept_embedder, ids_of,
     side_count, user,
 };

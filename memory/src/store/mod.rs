@@ -25,9 +25,36 @@ mod recover;
 mod redact;
 mod schema;
 mod statements;
-#[cfg(test)]
-mod tests;
 mod wal;
+
+#[cfg(test)]
+mod cold_entry_tests;
+#[cfg(test)]
+mod cold_fts_tests;
+#[cfg(test)]
+mod cold_vector_tests;
+#[cfg(test)]
+mod corruption_tests;
+#[cfg(test)]
+mod disk_full_tests;
+#[cfg(test)]
+mod events_tests;
+#[cfg(test)]
+mod frames_tests;
+#[cfg(test)]
+mod group_commit_tests;
+#[cfg(test)]
+mod journal_tests;
+#[cfg(test)]
+mod migration_tests;
+#[cfg(test)]
+mod move_to_cold_tests;
+#[cfg(test)]
+mod open_tests;
+#[cfg(test)]
+mod side_vector_tests;
+#[cfg(test)]
+mod test_support;
 
 use std::cell::Cell;
 use std::ops::Deref;

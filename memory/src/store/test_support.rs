@@ -1,0 +1,95 @@
+//! Helpers shared by the store's unit tests: each test runs under a watchdog and in its own
+//! directory, and reads rows back the way the assertions compare them.
+
+use std::fs;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use super::*;
+use crate::ContextEvent;
+
+const LIMIT_SECS: u64 = 30;
+
+/// Every store test runs under the crate's watchdog with one limit.
+pub(super) fn watchdog<F: FnOnce() + Send + 'static>(body: F) {
+    crate::test_support::watchdog(LIMIT_SECS, body)
+}
+
+pub(super) struct TempDir(pub(super) PathBuf);
+
+impl TempDir {
+    pub(super) fn new(name: &str) -> Self {
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let n = NEXT.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("hearth-store-{name}-{}-{n}", std::process::id()));
+        let _ = fs::remove_dir_all(&dir);
+        fs::create_dir_all(&dir).expect("create test dir");
+        Self(dir)
+    }
+
+    pub(super) fn db(&self) -> PathBuf {
+        self.0.join("memory.db")
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = fs::remove_dir_all(&self.0);
+    }
+}
+
+pub(super) fn event(ts: i64, input: &str) -> ContextEvent {
+    ContextEvent::new(ts, "cli", input)
+}
+
+pub(super) fn cold_record(ts: i64, tokens: &str) -> ColdRecord {
+    ColdRecord {
+        event: event(ts, tokens),
+        text: tokens.to_owned(),
+        tokens: tokens.to_owned(),
+        dense: None,
+        archived_from: "prune".to_owned(),
+    }
+}
+
+pub(super) fn pragma_i64(store: &Store, name: &str) -> i64 {
+    store
+        .db
+        .conn
+        .query_row(&format!("PRAGMA {name}"), [], |r| r.get(0))
+        .expect("pragma")
+}
+
+pub(super) fn window_inputs(store: &Store) -> Vec<String> {
+    store
+        .events_window()
+        .expect("window")
+        .into_iter()
+        .map(|e| e.record.event.input)
+        .collect()
+}
+
+pub(super) fn side_rows(store: &Store) -> i64 {
+    store
+        .db
+        .conn
+        .query_row("SELECT count(*) FROM cold_side_vectors", [], |r| r.get(0))
+        .expect("count")
+}
+
+pub(super) fn side_values(store: &Store, fp: &str) -> Vec<(i64, Vec<f32>)> {
+    store
+        .cold_side_vectors(fp)
+        .map(|row| row.map(|v| (v.id, v.values)))
+        .collect::<Result<_, _>>()
+        .expect("scan")
+}
+
+/// What a cold vector reads back as: the direction of `values`, quantized (a version-3 store's
+/// `f32` rows read back as they were written).
+pub(super) fn cold_form(values: &[f32]) -> Vec<f32> {
+    let mut q = vec![0i8; values.len()];
+    crate::simd::quantize(values, &mut q);
+    crate::simd::dequantize(&q)
+}
