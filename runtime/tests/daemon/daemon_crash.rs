@@ -147,10 +147,12 @@ fn a_task_suspended_at_the_crash_resumes_with_a_notice() {
         server.push(Script::Silent);
         let config = source("remote", &server.base_url, 0);
         let daemon = Daemon::start(&config);
-        let (mut long, _) = daemon.spawn(&["send", "a long story please"]);
+        // Each client's output stays open: a CLI whose reader went away hangs up, which cancels
+        // its task.
+        let (mut long, _long_out) = daemon.spawn(&["send", "a long story please"]);
         server.wait_requests(1, Duration::from_secs(20));
         std::thread::sleep(Duration::from_millis(200));
-        let (mut urgent, _) = daemon.spawn(&["interrupt", "--level", "L3", "doorbell"]);
+        let (mut urgent, _urgent_out) = daemon.spawn(&["interrupt", "--level", "L3", "doorbell"]);
         server.wait_requests(2, Duration::from_secs(20));
         let dir = daemon.dir.clone();
         {

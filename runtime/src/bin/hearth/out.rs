@@ -1,8 +1,8 @@
 //! The CLI's standard output. A reader that goes away (`hearth send … | head -3`) ends the
 //! command quietly, with the status a shell gives a command ended by SIGPIPE, as it ends `ls`:
 //! Rust ignores SIGPIPE, so without this every later `println!` would panic on the broken pipe
-//! and print a backtrace. The daemon is not affected: the task was accepted and its answer is
-//! kept whether or not anyone still reads it.
+//! and print a backtrace. The connection closes with the CLI, which cancels the task as any
+//! client's hangup does: nobody reads the rest of the answer.
 
 use std::io::{ErrorKind, Write};
 
