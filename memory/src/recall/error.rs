@@ -15,4 +15,8 @@ pub enum RecallError {
     /// A query vector did not fit the index (a model whose output width changed at run time).
     #[error("cold context vector search: {0}")]
     Vector(#[from] SimdError),
+    /// A turn asked to be forgotten is still being answered: its reply, written when it ends,
+    /// would bring its words back. Nothing was removed.
+    #[error("turn {0} is still being answered: forget it once its answer is in")]
+    InFlight(String),
 }

@@ -39,7 +39,7 @@ pub mod kernel_node;
 mod kernel_tool;
 pub mod knowledge_tools;
 pub mod lang;
-mod memory_forget;
+pub mod memory_forget;
 pub mod memory_service;
 mod memory_state;
 pub mod memory_tools;

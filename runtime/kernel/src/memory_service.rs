@@ -145,10 +145,24 @@ impl MemoryService {
         })
     }
 
-    /// Removes cold entry `id` at a user's request, with the facts only it told (blocking):
-    /// `{forgotten, facts_forgotten}`, once committed.
-    pub fn forget_entry(&self, id: i64) -> Result<serde_json::Value, MemoryError> {
-        self.ask(|reply| MemoryOp::ForgetEntry { id, reply })
+    /// Removes a remembered exchange at a user's request — a cold entry or a turn still in the
+    /// working window, its whole turn either way — with the facts only that turn told
+    /// (blocking): `{forgotten, facts_forgotten, …}`, once committed.
+    pub fn forget_entry(
+        &self,
+        entry: crate::memory_forget::EntryRef,
+    ) -> Result<serde_json::Value, MemoryError> {
+        self.ask(|reply| MemoryOp::ForgetEntry { entry, reply })
+    }
+
+    /// The turns still in the working window holding `query`'s words, at most `k`, most words
+    /// first (blocking, read only): what a person looks for to take back something just said.
+    pub fn search_window(
+        &self,
+        query: String,
+        k: usize,
+    ) -> Result<Vec<hearth_memory::WindowHit>, MemoryError> {
+        self.ask(|reply| MemoryOp::SearchWindow { query, k, reply })
     }
 
     /// An item of the media store with its bytes, by digest or a marker's prefix (blocking).

@@ -117,11 +117,17 @@ pub(crate) enum MemoryOp {
         turn: String,
         reply: Sender<Result<serde_json::Value, GraphMemoryError>>,
     },
-    /// A cold entry removed at a user's request (`memory.forget`), with the facts only it
-    /// told and their words in the turn's other rows.
+    /// A remembered exchange removed at a user's request (`memory.forget`, `hearth memory
+    /// forget c45|w12`), with the facts only its turn told and their words in its other rows.
     ForgetEntry {
-        id: i64,
+        entry: crate::memory_forget::EntryRef,
         reply: Sender<Result<serde_json::Value, MemoryError>>,
+    },
+    /// The turns still in the working window that a query's words name (read only).
+    SearchWindow {
+        query: String,
+        k: usize,
+        reply: Sender<Result<Vec<hearth_memory::WindowHit>, MemoryError>>,
     },
 }
 
@@ -367,8 +373,11 @@ impl MemoryState {
                     .map_err(MemoryError::from);
                 let _ = reply.send(found);
             }
-            MemoryOp::ForgetEntry { id, reply } => {
-                crate::memory_forget::forget_entry(&mut ready.graph, cold, id, reply, after);
+            MemoryOp::SearchWindow { query, k, reply } => {
+                let _ = reply.send(cold.search_window(&query, k).map_err(MemoryError::from));
+            }
+            MemoryOp::ForgetEntry { entry, reply } => {
+                crate::memory_forget::forget_entry(&mut ready.graph, cold, entry, reply, after);
             }
             MemoryOp::Graph {
                 request,
@@ -418,6 +427,9 @@ impl MemoryState {
                 let _ = reply.send(Err(MemoryError::Stopped(why)));
             }
             MemoryOp::ForgetEntry { reply, .. } => {
+                let _ = reply.send(Err(MemoryError::Stopped(why)));
+            }
+            MemoryOp::SearchWindow { reply, .. } => {
                 let _ = reply.send(Err(MemoryError::Stopped(why)));
             }
             MemoryOp::Media { reply, .. } => {
@@ -604,8 +616,11 @@ fn query_into_window(
         .iter()
         .map(|h| {
             let e = &h.event;
+            // Its id first, so the model can name it (`memory_forget c45`).
             let mut line = format!(
-                "[{}] {}: {}",
+                "{}{} [{}] {}: {}",
+                crate::recalled::ENTRY_PREFIX,
+                h.id,
                 hearth_memory::format_minute(e.timestamp_ms, zone.offset_at(e.timestamp_ms)),
                 e.source,
                 e.input

@@ -10,11 +10,15 @@
 
 use crate::graph_service::GraphRequest;
 use crate::kernel_tool::{self, KernelTool};
+use crate::memory_forget::EntryRef;
 use crate::memory_service::MemoryService;
 use hearth_stages::{CallContext, HandlerError, ToolDef, ToolRegistry};
 use serde_json::{Value, json};
 
 const DEFAULT_TOP_K: u64 = 3;
+/// Recent turns `memory_recall` lists beside the facts and memories: the few a person may mean
+/// by "what I just said".
+const RECENT_TURNS: usize = 3;
 
 /// Registers the memory tools (`coldcontext_query`, `doc_commit`) over `memory`.
 pub fn register(tools: &ToolRegistry, memory: &MemoryService) {
@@ -186,6 +190,24 @@ fn purge_request(args: &Value) -> Result<GraphRequest, HandlerError> {
     Ok(GraphRequest::Purge { criteria, hard })
 }
 
+/// `memory_forget` of a remembered turn (`c45`, `w12`): the turn with the facts only it told,
+/// audited as the CLI's and the web page's forgets are.
+fn forget_turn(memory: &MemoryService, entry: EntryRef) -> Result<Value, HandlerError> {
+    let answer = memory.forget_entry(entry).map_err(HandlerError::from)?;
+    if answer["forgotten"] != true {
+        return Err(HandlerError::InvalidArguments(format!(
+            "no remembered turn {entry}"
+        )));
+    }
+    tracing::warn!(
+        target: "audit",
+        %entry,
+        facts = %answer["facts_forgotten"],
+        "memory entry forgotten by the model at the user's request"
+    );
+    Ok(answer)
+}
+
 fn id_param(what: &str) -> Value {
     json!({"type": "string", "description": format!("The fact's id as memory_recall gave it (r12, e3): {what}")})
 }
@@ -194,8 +216,8 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
     let specs: [(&str, &str, Value, GraphArgs, bool); 13] = [
         (
             "memory_forget",
-            "Forget a remembered fact by its id; says what was removed. It never comes back from the same conversation.",
-            json!({"type": "object", "properties": {"id": id_param("the fact to forget")}, "required": ["id"]}),
+            "Forget a remembered fact by its id (r12, e3), or a remembered turn (c45, or w12 for one said recently) with the facts only it told; says what was removed. It never comes back from the same conversation.",
+            json!({"type": "object", "properties": {"id": {"type": "string", "description": "The id as memory_recall gave it: a fact (r12, e3) or a turn (c45, w12)"}}, "required": ["id"]}),
             |a| {
                 Ok(GraphRequest::Forget {
                     id: required(a, "id")?,
@@ -393,6 +415,12 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
             parallel_safe,
         };
         kernel_tool::register(tools, tool, move |call, args| {
+            // A turn by its id is the memory store's to forget, not the graph's.
+            if name == "memory_forget"
+                && let Some(entry) = args["id"].as_str().and_then(EntryRef::parse)
+            {
+                return forget_turn(&m, entry);
+            }
             m.graph_in_turn(parse(args)?, &call.caller().turn)
                 .map_err(HandlerError::from)
         });
@@ -401,7 +429,7 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
     let def = ToolDef {
         name: "memory_recall".into(),
         plugin: "memory".into(),
-        description: "Recall remembered facts (current and past, with the sentence each came from and its id) and past conversations.".into(),
+        description: "Recall remembered facts (current and past, with the sentence each came from and its id), turns said recently and past conversations, each with its id.".into(),
         parameters: json!({"type": "object", "properties": {
             "query": {"type": "string", "description": "What to look for, in any words"},
             "top_k": {"type": "integer", "description": "How many facts (default 5)"}
@@ -432,10 +460,18 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
                 })
                 // Without L3 the conversations are still searched.
                 .unwrap_or_else(|unavailable| json!({ "unavailable": unavailable.to_string() }));
+            // What was said recently, not yet among the memories: found by its words, with the
+            // id that forgets it.
+            let recent: Vec<Value> = m
+                .search_window(query.clone(), RECENT_TURNS)
+                .map_err(HandlerError::from)?
+                .into_iter()
+                .map(|hit| json!({"id": EntryRef::Window(hit.id).to_string(), "text": hit.text}))
+                .collect();
             let memories = m
                 .query(query, DEFAULT_TOP_K as usize)
                 .map_err(HandlerError::from)?;
-            Ok(json!({"facts": facts, "memories": memories}))
+            Ok(json!({"facts": facts, "recent": recent, "memories": memories}))
         },
     );
     if let Err(e) = registered {

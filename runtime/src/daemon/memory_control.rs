@@ -4,6 +4,8 @@
 
 use super::ControlError;
 use hearth_kernel::graph_service::GraphRequest;
+use hearth_kernel::memory_forget::EntryRef;
+pub use hearth_kernel::memory_forget::WINDOW_PREFIX;
 use hearth_kernel::memory_service::MemoryService;
 use serde_json::Value;
 
@@ -41,40 +43,60 @@ pub(super) fn memory(
         }));
     }
     if action == "recall" {
-        let items = service
-            .search(arg()?, k.unwrap_or(DEFAULT_SEARCH_K).clamp(1, 100))
-            .map_err(|e| ControlError::Memory(e.to_string()))?;
+        let query = arg()?;
+        let k = k.unwrap_or(DEFAULT_SEARCH_K).clamp(1, 100);
         // Each with its time as the user reads it, in their zone at that instant.
-        let items: Vec<Value> = items
+        let at = |ms: i64| hearth_memory::format_minute(ms, zone.offset_at(ms));
+        // The turns not yet moved to cold context first: what was said minutes ago, which a
+        // person looking to take something back expects to find.
+        let recent = service
+            .search_window(query.clone(), k)
+            .map_err(|e| ControlError::Memory(e.to_string()))?;
+        let mut items: Vec<Value> = recent
             .iter()
-            .map(|item| {
-                let mut v = serde_json::to_value(item).unwrap_or_default();
-                v["at"] =
-                    hearth_memory::format_minute(item.at_ms, zone.offset_at(item.at_ms)).into();
-                v
+            .map(|hit| {
+                serde_json::json!({
+                    "ref": EntryRef::Window(hit.id).to_string(),
+                    "id": hit.id,
+                    "recent": true,
+                    "at_ms": hit.at_ms,
+                    "at": at(hit.at_ms),
+                    "text": hit.text,
+                })
             })
             .collect();
+        let remembered = service
+            .search(query, k)
+            .map_err(|e| ControlError::Memory(e.to_string()))?;
+        items.extend(remembered.iter().map(|item| {
+            let mut v = serde_json::to_value(item).unwrap_or_default();
+            v["ref"] = EntryRef::Cold(item.id).to_string().into();
+            v["at"] = at(item.at_ms).into();
+            v
+        }));
         return Ok(Value::Array(items));
     }
-    if action == "forget"
-        && let Some(entry) = arg()?.strip_prefix(ENTRY_PREFIX)
-    {
-        let id: i64 = entry.parse().map_err(|_| {
+    let asked = if action == "forget" {
+        arg()?
+    } else {
+        String::new()
+    };
+    if asked.starts_with(ENTRY_PREFIX) || asked.starts_with(WINDOW_PREFIX) {
+        let entry = EntryRef::parse(&asked).ok_or_else(|| {
             ControlError::Invalid(format!(
-                "{ENTRY_PREFIX}{entry} is not a remembered entry's id (c followed by a number)"
+                "{asked} is not the id of a remembered turn ({ENTRY_PREFIX}45, or \
+                 {WINDOW_PREFIX}12 for one still in the working window)"
             ))
         })?;
         let answer = service
-            .forget_entry(id)
+            .forget_entry(entry)
             .map_err(|e| ControlError::Memory(e.to_string()))?;
         if answer["forgotten"] != true {
-            return Err(ControlError::Memory(format!(
-                "no remembered entry {ENTRY_PREFIX}{id}"
-            )));
+            return Err(ControlError::Memory(format!("no remembered turn {entry}")));
         }
         tracing::warn!(
             target: "audit",
-            id,
+            %entry,
             facts = %answer["facts_forgotten"],
             "memory entry forgotten from the CLI"
         );

@@ -19,7 +19,7 @@ pub mod systemd;
 mod wedge_hook;
 
 pub use data_dir::{DataDir, LOCK_FILE};
-pub use memory_control::ENTRY_PREFIX;
+pub use memory_control::{ENTRY_PREFIX, WINDOW_PREFIX};
 pub use settings::{effective as effective_config, open as open_settings};
 pub use settings_service::{LiveParts, SettingsOp, SettingsService, SettingsServiceError};
 pub use source_error::SourceError;

@@ -375,7 +375,7 @@ impl KernelPort for KernelPlugins {
     ) -> Result<Value, HandlerError> {
         let answer = self
             .memory_on(method)?
-            .forget_entry(id)
+            .forget_entry(hearth_kernel::memory_forget::EntryRef::Cold(id))
             .map_err(|e| wire_error(method, e.into()))?;
         // Committed before the audit says so; the audit then survives a crash on its own.
         let forgotten = answer["forgotten"] == true;

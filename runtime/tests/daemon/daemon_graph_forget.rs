@@ -41,7 +41,7 @@ fn a_remembered_entry_forgotten_from_the_cli_takes_the_fact_only_it_told() {
         assert!(out.status.success(), "{}", stderr(&out));
         let said = stdout(&out);
         assert!(
-            said.contains("user lives_in Zorblaxton (it came from that entry only)"),
+            said.contains("user lives_in Zorblaxton (only that turn told it)"),
             "{said}"
         );
         assert!(said.contains("(the same turn)"), "{said}");
@@ -64,14 +64,14 @@ fn a_remembered_entry_forgotten_from_the_cli_takes_the_fact_only_it_told() {
         let unknown = daemon.run(&["memory", "forget", "c999999"]);
         assert!(!unknown.status.success());
         assert!(
-            stderr(&unknown).contains("no remembered entry c999999"),
+            stderr(&unknown).contains("no remembered turn c999999"),
             "{}",
             stderr(&unknown)
         );
         let bad = daemon.run(&["memory", "forget", "cX"]);
         assert!(!bad.status.success());
         assert!(
-            stderr(&bad).contains("not a remembered entry's id"),
+            stderr(&bad).contains("is not the id of a remembered turn"),
             "{}",
             stderr(&bad)
         );
@@ -111,6 +111,94 @@ fn a_fact_the_model_committed_forgotten_leaves_the_turn_it_was_told_in() {
         // The turn it was committed in keeps neither the user's mention nor the reply's.
         until_gone_from_bytes(&daemon, "Quuxford");
         assert!(rows_saying(&daemon, "these days I am based in [forgotten]") > 0);
+    });
+}
+
+/// Something said a moment ago, still in the working window, is found with its `w` id and
+/// taken back whole: the turn, the journal's words, and the fact the model committed in it.
+#[test]
+fn a_turn_just_said_is_found_and_taken_back_with_what_was_committed_in_it() {
+    within(Duration::from_secs(120), || {
+        let server = LlmServer::start();
+        let daemon = Daemon::start(&config(&server.base_url));
+        send(&daemon, "What is a good soup for a cold day?");
+        server.push(Script::Tools(vec![(
+            "memory_commit".to_owned(),
+            serde_json::json!({"subject": "user", "predicate": "banks_at", "object": "Quuxbank"}),
+        )]));
+        server.push(Script::text("Noted: Quuxbank, PIN 4711."));
+        send(&daemon, "My bank is Quuxbank and my PIN is 4711.");
+        assert!(!search(&daemon, "Quuxbank").is_empty(), "committed at once");
+
+        let recall = daemon.run(&["memory", "recall", "my bank PIN"]);
+        assert!(recall.status.success(), "{}", stderr(&recall));
+        let listed = stdout(&recall);
+        let line = listed
+            .lines()
+            .find(|l| l.contains("4711") && l.ends_with("(recent)"))
+            .unwrap_or_else(|| panic!("the turn is listed as recent: {listed}"));
+        let id = line.split_whitespace().next().unwrap().to_owned();
+        assert!(id.starts_with('w'), "{line}");
+
+        let gone = daemon.run(&["memory", "forget", &id]);
+        assert!(gone.status.success(), "{}", stderr(&gone));
+        let said = stdout(&gone);
+        assert!(said.starts_with(&format!("forgot {id}")), "{said}");
+        assert!(
+            said.contains("Quuxbank"),
+            "the committed fact goes too: {said}"
+        );
+        until_gone_from_bytes(&daemon, "4711");
+        assert_eq!(rows_saying(&daemon, "Quuxbank"), 0);
+        assert!(search(&daemon, "Quuxbank").is_empty());
+        assert!(
+            rows_saying(&daemon, "soup for a cold day") > 0,
+            "the other turn stays"
+        );
+        let again = daemon.run(&["memory", "forget", &id]);
+        assert!(!again.status.success(), "nothing left to forget");
+        assert!(
+            stderr(&again).contains("no remembered turn"),
+            "{}",
+            stderr(&again)
+        );
+    });
+}
+
+/// The model, asked to forget what was just said, finds the turn with `memory_recall` (its `w`
+/// id among the recent turns) and forgets it with `memory_forget`.
+#[test]
+fn the_model_takes_back_a_turn_just_said_by_its_recent_id() {
+    within(Duration::from_secs(120), || {
+        let server = LlmServer::start();
+        let daemon = Daemon::start(&config(&server.base_url));
+        send(&daemon, "My locker code is 8642.");
+        let listed = stdout(&daemon.run(&["memory", "recall", "locker code"]));
+        let id = listed
+            .lines()
+            .find(|l| l.contains("8642"))
+            .and_then(|l| l.split_whitespace().next())
+            .unwrap_or_else(|| panic!("listed: {listed}"))
+            .to_owned();
+        server.push(Script::Tools(vec![(
+            "memory_recall".to_owned(),
+            serde_json::json!({"query": "locker code"}),
+        )]));
+        server.push(Script::Tools(vec![(
+            "memory_forget".to_owned(),
+            serde_json::json!({"id": id}),
+        )]));
+        server.push(Script::text("Done, it is forgotten."));
+        send(&daemon, "Please forget what I told you about my locker.");
+        let seen = server.seen();
+        let recalled = seen[seen.len() - 2].body["messages"].to_string();
+        assert!(
+            recalled.contains(&format!("\\\"id\\\":\\\"{id}\\\"")),
+            "memory_recall lists the turn with its id: {recalled}"
+        );
+        let answered = seen.last().unwrap().body["messages"].to_string();
+        assert!(answered.contains("forgotten"), "{answered}");
+        until_gone_from_bytes(&daemon, "8642");
     });
 }
 

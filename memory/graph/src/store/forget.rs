@@ -273,48 +273,77 @@ impl GraphStore {
     /// their provenance, so `why` no longer points at what is gone. Returns the facts
     /// forgotten; none is an answer, not an error (an item that told nothing).
     pub fn forget_cold_item(&mut self, cold_item: i64) -> Result<Vec<Forgotten>, GraphError> {
-        const OP: &str = "forget_cold_item";
+        self.forget_source("forget_cold_item", "cold_item", cold_item)
+    }
+
+    /// A turn the user removed from memory takes with it what only it told, as
+    /// [`forget_cold_item`](Self::forget_cold_item) does for one of its items: the facts
+    /// distilled from its cold items, and those committed while it was served (a memory tool
+    /// the model called in it), which no cold item names. Reads every provenance row: a forget
+    /// is rare, and a user's request.
+    pub fn forget_turn(&mut self, turn_id: &str) -> Result<Vec<Forgotten>, GraphError> {
+        if turn_id.is_empty() {
+            return Ok(Vec::new());
+        }
+        self.forget_source("forget_turn", "turn_id", turn_id)
+    }
+
+    /// The facts whose every source has `value` in provenance column `column` (`cold_item` or
+    /// `turn_id`, also a column of `events`) forgotten, and the rest of those sources dropped.
+    fn forget_source(
+        &mut self,
+        op: &'static str,
+        column: &str,
+        value: impl rusqlite::ToSql + Copy,
+    ) -> Result<Vec<Forgotten>, GraphError> {
         let now = now_ms();
-        let tx = self.conn.transaction().ctx(OP, &self.path)?;
+        let tx = self.conn.transaction().ctx(op, &self.path)?;
         let path = self.path.as_path();
         let only = fact_ids(
             &tx,
             path,
-            OP,
-            "SELECT DISTINCT 'r', p.relation_id FROM provenance p WHERE p.cold_item = ?1 \
-             AND NOT EXISTS (SELECT 1 FROM provenance o WHERE o.relation_id = p.relation_id \
-                 AND o.cold_item IS NOT ?1) \
-             UNION SELECT 'e', id FROM events WHERE cold_item = ?1 AND relation_id IS NULL \
-             ORDER BY 1 DESC, 2",
-            cold_item,
+            op,
+            &format!(
+                "SELECT DISTINCT 'r', p.relation_id FROM provenance p WHERE p.{column} = ?1 \
+                 AND NOT EXISTS (SELECT 1 FROM provenance o WHERE o.relation_id = p.relation_id \
+                     AND o.{column} IS NOT ?1) \
+                 UNION SELECT 'e', id FROM events WHERE {column} = ?1 AND relation_id IS NULL \
+                 ORDER BY 1 DESC, 2"
+            ),
+            value,
         )?;
         let mut gone = Vec::with_capacity(only.len());
         for id in only {
             gone.push(forget_in(&tx, path, id, now, Words::Unsay)?);
         }
-        // What is left of the item elsewhere: its provenance rows, and the dated events it told
-        // of facts that stand on other sources.
+        // What is left of the source elsewhere: its provenance rows, and the dated events it
+        // told of facts that stand on other sources.
         let sentences = ids(
             &tx,
             path,
-            OP,
-            "SELECT sentence_id FROM provenance WHERE cold_item = ?1 \
-             UNION SELECT sentence_id FROM events WHERE cold_item = ?1",
-            cold_item,
+            op,
+            &format!(
+                "SELECT sentence_id FROM provenance WHERE {column} = ?1 \
+                 UNION SELECT sentence_id FROM events WHERE {column} = ?1"
+            ),
+            value,
         )?;
         let subjects = ids(
             &tx,
             path,
-            OP,
-            "SELECT subject_id FROM events WHERE cold_item = ?1",
-            cold_item,
+            op,
+            &format!("SELECT subject_id FROM events WHERE {column} = ?1"),
+            value,
         )?;
-        tx.execute("DELETE FROM provenance WHERE cold_item = ?1", [cold_item])
-            .ctx(OP, path)?;
-        tx.execute("DELETE FROM events WHERE cold_item = ?1", [cold_item])
-            .ctx(OP, path)?;
+        tx.execute(
+            &format!("DELETE FROM provenance WHERE {column} = ?1"),
+            [value],
+        )
+        .ctx(op, path)?;
+        tx.execute(&format!("DELETE FROM events WHERE {column} = ?1"), [value])
+            .ctx(op, path)?;
         sweep_orphans(&tx, path, &subjects, &sentences)?;
-        tx.commit().ctx(OP, path)?;
+        tx.commit().ctx(op, path)?;
         self.scrub();
         Ok(gone)
     }

@@ -15,7 +15,7 @@ pub(super) fn ids(
     path: &Path,
     op: &'static str,
     sql: &str,
-    arg: i64,
+    arg: impl rusqlite::ToSql,
 ) -> Result<Vec<i64>, GraphError> {
     conn.prepare_cached(sql)
         .ctx(op, path)?
@@ -32,7 +32,7 @@ pub(super) fn fact_ids(
     path: &Path,
     op: &'static str,
     sql: &str,
-    arg: i64,
+    arg: impl rusqlite::ToSql,
 ) -> Result<Vec<FactId>, GraphError> {
     conn.prepare_cached(sql)
         .ctx(op, path)?

@@ -292,6 +292,59 @@ fn a_removed_cold_item_takes_the_facts_only_it_told_and_leaves_the_rest() {
     crate::support::assert_invariants(g.graph.path());
 }
 
+/// A turn taken back takes what only it told: the facts distilled from its item and those a
+/// tool committed while serving it (no cold item names them), not a fact said elsewhere too.
+#[test]
+fn a_removed_turn_takes_what_it_told_and_what_was_committed_in_it() {
+    let mut g = graph();
+    g.graph
+        .distill_items(&[
+            item(1, T0, "I live in Porto. I like jazz."),
+            item(2, T0 + DAY, "I like jazz, really."),
+        ])
+        .unwrap();
+    let committed = Statement {
+        sentence: "user works_at Quuxcorp".into(),
+        facts: vec![fact(USER, "works_at", "Quuxcorp")],
+        events: vec![],
+    };
+    let in_turn = FactSource {
+        cold_item: None,
+        turn_id: "turn-1".into(),
+        said_ms: T0 + 60_000,
+    };
+    g.graph.tell(&[committed], &in_turn).unwrap();
+    let porto = id_of(&g, "where do I live", "Porto");
+    let jazz = id_of(&g, "what do I like", "jazz");
+    let work = id_of(&g, "where do I work", "Quuxcorp");
+
+    let gone: Vec<FactId> = g
+        .graph
+        .forget_turn("turn-1")
+        .unwrap()
+        .iter()
+        .map(|f| f.id)
+        .collect();
+    assert!(gone.contains(&porto) && gone.contains(&work), "{gone:?}");
+    assert!(!gone.contains(&jazz), "jazz was said in turn 2 too");
+    assert!(
+        g.graph.why(work).is_err(),
+        "the committed fact is forgotten"
+    );
+    let why = g.graph.why(jazz).unwrap();
+    assert_eq!(
+        why.sources
+            .iter()
+            .map(|s| s.turn_id.as_str())
+            .collect::<Vec<_>>(),
+        ["turn-2"]
+    );
+    // Forgetting only the turn's cold item would have left what was committed in it.
+    assert!(g.graph.forget_turn("turn-1").unwrap().is_empty());
+    assert!(g.graph.forget_turn("").unwrap().is_empty(), "no turn");
+    crate::support::assert_invariants(g.graph.path());
+}
+
 #[test]
 fn a_correction_replaces_the_belief_and_keeps_what_was_said() {
     let mut g = graph();

@@ -9,12 +9,14 @@
 //! plugin kept) goes alone.
 
 use super::*;
-use crate::RECALLED_PREFIX;
 use crate::recall::cold_context::redact::FORGOTTEN_MARKER;
+use crate::{ColdEntry, RECALLED_PREFIX};
 
 /// What forgetting an entry removed.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ForgottenTurn {
+    /// The turn the entry belonged to ("" for an entry of no turn, or when nothing existed).
+    pub turn: String,
     /// The cold entries removed, the one asked for first; empty when it did not exist.
     pub cold_entries: Vec<i64>,
     /// Window events removed (the turn's own, and copies recalled from its entries).
@@ -23,56 +25,105 @@ pub struct ForgottenTurn {
     pub journal_entries: usize,
 }
 
+impl ForgottenTurn {
+    /// Whether anything was there to forget.
+    pub fn forgot_anything(&self) -> bool {
+        !self.cold_entries.is_empty() || self.window_events > 0
+    }
+}
+
 impl ColdContext {
     /// Removes cold entry `id` and the rest of its turn (see the module docs) in the store's
     /// current transaction, bytes zeroed as they are freed.
     pub fn forget_entry(&mut self, id: i64) -> Result<ForgottenTurn, RecallError> {
-        self.zeroing(|cold| cold.forget_turn_rows(id))
+        self.zeroing(|cold| {
+            let Some(entry) = cold.store.cold_get(id)? else {
+                return Ok(ForgottenTurn::default());
+            };
+            let turn = turn_of(&entry.event).to_owned();
+            let mut entries = vec![entry];
+            if !turn.is_empty() {
+                entries.extend(
+                    cold.store
+                        .cold_of_turn(&turn, None)?
+                        .into_iter()
+                        .filter(|e| e.id != id),
+                );
+            }
+            cold.forget_turn_rows(&turn, entries, None)
+        })
     }
 
-    fn forget_turn_rows(&mut self, id: i64) -> Result<ForgottenTurn, RecallError> {
-        let mut out = ForgottenTurn::default();
-        let Some(entry) = self.store.cold_get(id)? else {
-            return Ok(out);
+    /// Removes window event `id` — a turn said too recently to have left the working window —
+    /// and the rest of its turn, as [`forget_entry`](Self::forget_entry) does for a cold entry:
+    /// a person forgetting what they just said means the exchange, wherever its copies are. A
+    /// copy recalled from a cold entry forgets that entry's turn.
+    pub fn forget_window_event(&mut self, id: i64) -> Result<ForgottenTurn, RecallError> {
+        let Some(event) = self.store.event_get(id)? else {
+            return Ok(ForgottenTurn::default());
         };
-        let turn = match entry.event.id.as_str() {
-            t if t.starts_with(RECALLED_PREFIX) => "",
-            t => t,
+        if let Some(cold) = recalled_from(&event.record.event) {
+            return self.forget_entry(cold);
         }
-        .to_owned();
-        let mut entries = vec![entry];
-        if !turn.is_empty() {
-            entries.extend(
-                self.store
-                    .cold_of_turn(&turn, None)?
-                    .into_iter()
-                    .filter(|e| e.id != id),
-            );
+        self.zeroing(|cold| {
+            let turn = turn_of(&event.record.event).to_owned();
+            let entries = if turn.is_empty() {
+                Vec::new()
+            } else {
+                cold.store.cold_of_turn(&turn, None)?
+            };
+            cold.forget_turn_rows(&turn, entries, Some(event))
+        })
+    }
+
+    /// Removes `entries` (the turn's cold entries), the turn's window events and `event` (a
+    /// window event of it asked for), and takes their words out of the turn's journal entry.
+    fn forget_turn_rows(
+        &mut self,
+        turn: &str,
+        entries: Vec<ColdEntry>,
+        event: Option<StoredEvent>,
+    ) -> Result<ForgottenTurn, RecallError> {
+        if !turn.is_empty()
+            && self
+                .store
+                .journal_get(turn)?
+                .is_some_and(|entry| entry.reply.is_none())
+        {
+            return Err(RecallError::InFlight(turn.to_owned()));
         }
-        out.cold_entries = entries.iter().map(|e| e.id).collect();
-        let window: Vec<i64> = self
-            .store
-            .events_of_turn(&turn, &out.cold_entries)?
-            .iter()
-            .map(|e| e.id)
-            .collect();
-        out.window_events = self.store.events_forget(&window)?;
+        let mut out = ForgottenTurn {
+            turn: turn.to_owned(),
+            cold_entries: entries.iter().map(|e| e.id).collect(),
+            ..ForgottenTurn::default()
+        };
+        // The turn's events, and the copies recalled from its entries (a note's too).
+        let mut window = self.store.events_of_turn(turn, &out.cold_entries)?;
+        if let Some(event) = event
+            && !window.iter().any(|w| w.id == event.id)
+        {
+            window.push(event);
+        }
         if !turn.is_empty() {
             // The twins hold the same input: each text is taken out of the journal once.
             let mut said: Vec<&str> = entries
                 .iter()
-                .flat_map(|e| [e.event.input.as_str(), e.event.response.as_str()])
+                .map(|e| &e.event)
+                .chain(window.iter().map(|w| &w.record.event))
+                .flat_map(|e| [e.input.as_str(), e.response.as_str()])
                 .filter(|t| !t.trim().is_empty() && !FORGOTTEN_MARKER.contains(t))
                 .collect();
             said.sort_unstable();
             said.dedup();
             let mut changed = 0;
             for text in said {
-                changed += self.store.journal_redact(&turn, text, FORGOTTEN_MARKER)?;
+                changed += self.store.journal_redact(turn, text, FORGOTTEN_MARKER)?;
             }
             // One journal entry per turn, however many of its texts it held.
             out.journal_entries = changed.min(1);
         }
+        let window: Vec<i64> = window.iter().map(|w| w.id).collect();
+        out.window_events = self.store.events_forget(&window)?;
         self.store.cold_remove(&out.cold_entries)?;
         for space in [&mut self.dense, &mut self.companion].into_iter().flatten() {
             if let Some(index) = space.index.as_mut() {
@@ -83,4 +134,19 @@ impl ColdContext {
         }
         Ok(out)
     }
+}
+
+/// The turn `event` belongs to: "" for a copy recalled from a cold entry, which is that
+/// entry's, not a turn of its own.
+fn turn_of(event: &ContextEvent) -> &str {
+    if event.id.starts_with(RECALLED_PREFIX) {
+        ""
+    } else {
+        &event.id
+    }
+}
+
+/// The cold entry a window event was recalled from (`cold:45`), if it is such a copy.
+fn recalled_from(event: &ContextEvent) -> Option<i64> {
+    event.id.strip_prefix(RECALLED_PREFIX)?.parse().ok()
 }

@@ -14,7 +14,7 @@
 //!
 //! One file per job: `archive.rs` (window → cold, vectors back-filled), `prune.rs` (what the
 //! window keeps), `recall.rs` (the candidate lists and their fusion), `inject.rs` (the block in
-//! front of the model), `redact.rs` (forgotten words taken out of a turn), `forget.rs` (a turn removed), `dense_space.rs` (a
+//! front of the model), `redact.rs` (forgotten words taken out of a turn), `forget.rs` (a turn removed), `window_search.rs` (the recent turns a query names), `dense_space.rs` (a
 //! model's vectors and its index), `config.rs`.
 
 mod archive;
@@ -26,6 +26,7 @@ mod inject;
 mod prune;
 mod recall;
 mod redact;
+mod window_search;
 
 pub use config::RecallConfig;
 pub use dense_space::{EMBED_BATCH, split_passages};
@@ -34,6 +35,7 @@ pub use inject::{INJECT_HEADER, Injection};
 pub use prune::PruneOutcome;
 pub use recall::Recalled;
 pub use redact::{FORGOTTEN_MARKER, Redacted, Redaction, RedactionScope};
+pub use window_search::WindowHit;
 
 use dense_space::DenseSpace;
 

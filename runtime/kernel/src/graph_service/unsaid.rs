@@ -142,20 +142,28 @@ impl GraphMemory {
             return Ok(None);
         };
         let gone = graph.forget_cold_item(cold_item)?;
-        for f in &gone {
-            tracing::info!(
-                target: "audit",
-                id = %f.id,
-                fact = %f.fact,
-                cold_item,
-                "memory fact forgotten with the entry it came from"
-            );
+        Ok(Some(audited(&gone, &format!("entry c{cold_item}"))))
+    }
+
+    /// The facts only turn `turn_id` told — those its items gave and those a tool committed
+    /// while serving it — forgotten, as [`forget_cold_item`](Self::forget_cold_item) forgets
+    /// an item's. `None` without a graph or a turn.
+    pub(crate) fn forget_turn(&mut self, turn_id: &str) -> Result<Option<Value>, GraphMemoryError> {
+        let Some(graph) = self.store.as_mut() else {
+            return Ok(None);
+        };
+        if turn_id.is_empty() {
+            return Ok(None);
         }
-        Ok(Some(Value::Array(
-            gone.iter()
-                .map(|f| json!({"id": f.id.to_string(), "removed": f.fact}))
-                .collect(),
-        )))
+        let gone = graph.forget_turn(turn_id)?;
+        Ok(Some(audited(&gone, &format!("turn {turn_id}"))))
+    }
+
+    /// Asks the idle steps to truncate `memory.db`'s WAL once the open group has committed: a
+    /// forgotten turn's rows are gone from the file, but the log still holds its pages as
+    /// they were.
+    pub(crate) fn scrub_after_commit(&mut self) {
+        self.unsaying.scrubs_left = SCRUB_TRIES;
     }
 
     /// Marks done what committed redactions took out (`graph.db` commits on its own), and
@@ -274,4 +282,23 @@ fn words_json(r: &Redacted) -> Value {
         "window_events": r.window_events,
         "journal_entries": r.journal_entries,
     })
+}
+
+/// The facts `gone` as `[{id, removed}]`, each noted in the audit log as forgotten with what it
+/// was told in (`told_in`: the entry or the turn the user removed).
+fn audited(gone: &[hearth_graph::Forgotten], told_in: &str) -> Value {
+    for f in gone {
+        tracing::info!(
+            target: "audit",
+            id = %f.id,
+            fact = %f.fact,
+            told_in,
+            "memory fact forgotten with what it was told in"
+        );
+    }
+    Value::Array(
+        gone.iter()
+            .map(|f| json!({"id": f.id.to_string(), "removed": f.fact}))
+            .collect(),
+    )
 }

@@ -2,7 +2,7 @@
 //! remembered turns and its media store, over the socket.
 
 use clap::Subcommand;
-use hearth_runtime::daemon::ENTRY_PREFIX;
+use hearth_runtime::daemon::{ENTRY_PREFIX, WINDOW_PREFIX};
 use hearth_runtime::socket::{Answer, Request};
 use serde_json::Value;
 use std::process::ExitCode;
@@ -17,7 +17,8 @@ pub enum MemoryCommand {
         query: Vec<String>,
     },
     /// Remembered turns for a query, as recall would remind the model of them, each with its
-    /// id (`c45`); reads only (nothing counts as recalled).
+    /// id (`c45`), after the turns still in the working window that hold its words (`w12`,
+    /// marked recent); reads only (nothing counts as recalled).
     Recall {
         /// How many entries.
         #[arg(long, default_value_t = 10)]
@@ -29,8 +30,8 @@ pub enum MemoryCommand {
     /// Why a fact is believed: the sentences and turns it came from.
     Why { id: String },
     /// Forget a fact (`r12`, `e3`) by id: it is not distilled again from the same conversation
-    /// and its sentence leaves the remembered turns. Or forget a remembered entry (`c45`), with
-    /// the facts only it told.
+    /// and its sentence leaves the remembered turns. Or forget a remembered turn (`c45`, or
+    /// `w12` for one still in the working window), with the facts only it told.
     Forget { id: String },
     /// What the graph holds and how far distillation got.
     Stats,
@@ -86,9 +87,14 @@ impl MemoryCommand {
                     outln!("no matching remembered turns");
                 }
                 for item in items {
+                    let recent = if item["recent"] == true {
+                        "  (recent)"
+                    } else {
+                        ""
+                    };
                     outln!(
-                        "{ENTRY_PREFIX}{}  {}  {}",
-                        item["id"],
+                        "{}  {}  {}{recent}",
+                        text(item, "ref"),
                         text(item, "at"),
                         text(item, "text").replace('\n', " ")
                     );
@@ -117,12 +123,17 @@ impl MemoryCommand {
                     );
                 }
             }
-            MemoryCommand::Forget { id } if id.starts_with(ENTRY_PREFIX) => {
+            MemoryCommand::Forget { id }
+                if id.starts_with(ENTRY_PREFIX) || id.starts_with(WINDOW_PREFIX) =>
+            {
+                // The other entries of the turn: for a `c45`, those besides the one asked for;
+                // for a `w12`, every entry its turn had in cold context.
+                let asked_entry = usize::from(id.starts_with(ENTRY_PREFIX));
                 let twins: Vec<String> = memory["entries"]
                     .as_array()
                     .into_iter()
                     .flatten()
-                    .skip(1)
+                    .skip(asked_entry)
                     .map(|e| format!("{ENTRY_PREFIX}{e}"))
                     .collect();
                 if twins.is_empty() {
@@ -132,7 +143,7 @@ impl MemoryCommand {
                 }
                 for fact in memory["facts_forgotten"].as_array().into_iter().flatten() {
                     outln!(
-                        "  and {}: {} (it came from that entry only)",
+                        "  and {}: {} (only that turn told it)",
                         text(fact, "id"),
                         text(fact, "removed")
                     );

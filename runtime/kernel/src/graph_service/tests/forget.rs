@@ -125,7 +125,13 @@ fn a_memory_entry_forgotten_by_the_user_takes_the_facts_only_it_told() {
 
     let (reply, answer) = crossbeam_channel::bounded(1);
     let mut after = Vec::new();
-    crate::memory_forget::forget_entry(&mut s.graph, &mut s.cold, zorb, reply, &mut after);
+    crate::memory_forget::forget_entry(
+        &mut s.graph,
+        &mut s.cold,
+        crate::memory_forget::EntryRef::Cold(zorb),
+        reply,
+        &mut after,
+    );
     assert!(answer.try_recv().is_err(), "answered only after the commit");
     for then in after {
         then(&Ok(()));
