@@ -82,15 +82,21 @@ try {
   seen.recalled_turn = await page.locator("tr[data-turn] th").first().innerText();
   await page.fill("#memory-q", "teapot attic");
   await page.click("#memory-form button");
-  await page.locator("tr[data-memory]").first().waitFor({ timeout: 20000 });
-  seen.memory_rows = await page.locator("tr[data-memory]").allInnerTexts();
-  seen.memory_id = await page.locator("tr[data-memory]").first().getAttribute("data-memory");
+  // The remembered note (a number), after the turns said so recently they are still in the
+  // working window (`w12`, "said recently").
+  const remembered = page.locator('tr[data-memory]:not([data-memory^="w"])');
+  await remembered.first().waitFor({ timeout: 20000 });
+  seen.memory_rows = await remembered.allInnerTexts();
+  seen.recent_rows = await page.locator('tr[data-memory^="w"]').allInnerTexts();
+  seen.memory_id = await remembered.first().getAttribute("data-memory");
   await page.screenshot({ path: `${shots}/5-memory.png` });
   page.once("dialog", (d) => { seen.confirm = d.message(); d.accept(); });
-  await page.locator("tr[data-memory]").first().getByRole("button", { name: "forget" }).click();
+  await remembered.first().getByRole("button", { name: "forget" }).click();
   await page.locator(`tr[data-memory="${seen.memory_id}"]`).waitFor({ state: "detached", timeout: 20000 });
-  await page.click("#memory-form button");
-  await page.locator("#memory-out", { hasText: "Nothing in memory matches" }).waitFor({ timeout: 20000 });
+  await Promise.all([
+    page.waitForResponse((r) => r.url().includes("/api/memory?")),
+    page.click("#memory-form button"),
+  ]);
   await page.waitForTimeout(300);
   seen.memory_after = await page.locator(`tr[data-memory="${seen.memory_id}"]`).count();
 

@@ -118,11 +118,43 @@ impl Host {
         field(methods::MEMORY_SEARCH, result, "items")
     }
 
+    /// [`memory_search`](Self::memory_search)'s entries, and the turns said so recently they
+    /// are still in the agent's working window that hold the query's words (`recent`, each
+    /// with its name `w12`, its text and time), as `memory.search` answers (capability
+    /// `memory`). A kernel without the recent list answers none.
+    pub fn memory_search_with_recent(
+        &self,
+        query: &str,
+        top_k: usize,
+    ) -> Result<(Vec<Value>, Vec<Value>), ToolError> {
+        let mut result = self.call(
+            methods::MEMORY_SEARCH,
+            json!({"query": query, "top_k": top_k}),
+        )?;
+        let recent = match result.get_mut("recent").map(Value::take) {
+            Some(Value::Array(recent)) => recent,
+            _ => Vec::new(),
+        };
+        Ok((field(methods::MEMORY_SEARCH, result, "items")?, recent))
+    }
+
     /// Deletes cold-context entry `id` (`memory.forget`, capability `memory`): committed and
     /// recorded in the kernel's audit log with `reason` before it answers; `false` when no
     /// entry had that id.
     pub fn memory_forget(&self, id: i64, reason: &str) -> Result<bool, ToolError> {
         let result = self.call(methods::MEMORY_FORGET, json!({"id": id, "reason": reason}))?;
+        field(methods::MEMORY_FORGET, result, "forgotten")
+    }
+
+    /// [`memory_forget`](Self::memory_forget) by name: `c45` (a cold-context entry) or `w12`
+    /// (a turn still in the working window, as
+    /// [`memory_search_with_recent`](Self::memory_search_with_recent) names it). Its whole
+    /// turn goes either way.
+    pub fn memory_forget_named(&self, name: &str, reason: &str) -> Result<bool, ToolError> {
+        let result = self.call(
+            methods::MEMORY_FORGET,
+            json!({"id": name, "reason": reason}),
+        )?;
         field(methods::MEMORY_FORGET, result, "forgotten")
     }
 

@@ -165,3 +165,24 @@ fn a_turn_still_being_answered_is_not_forgotten_until_its_answer_is_in() {
         assert_eq!(gone.window_events, 1);
     });
 }
+
+#[test]
+fn a_turn_in_the_window_twice_is_listed_once_by_its_answered_event() {
+    watchdog(30, || {
+        let dir = TempDir::new("window-search-twice");
+        let mut cold = ColdContext::new(dir.store(), None);
+        let mut asked = user(1_000, "where did I park the red van");
+        asked.id = "req-11".into();
+        let mut answered = asked.clone().with_response("By the red gate.");
+        answered.timestamp_ms = 1_200;
+        let ids: Vec<i64> = cold
+            .append(vec![asked, answered])
+            .expect("append")
+            .iter()
+            .map(|e| e.id)
+            .collect();
+        let hits = cold.search_window("red van", 5).expect("search");
+        assert_eq!(hits.iter().map(|h| h.id).collect::<Vec<_>>(), [ids[1]]);
+        assert!(hits[0].text.contains("red gate"));
+    });
+}

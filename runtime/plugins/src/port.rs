@@ -160,13 +160,14 @@ pub trait KernelPort: Send + Sync + 'static {
     }
 
     /// `memory.forget` and `doc.remove` (`method`, which names the call in errors): deletes
-    /// cold-context entry `id` for `plugin` (committed before the answer, and recorded in the
+    /// the remembered turn `id` names — a cold-context entry (`c45`) or a turn still in the
+    /// working window (`w12`) — for `plugin` (committed before the answer, and recorded in the
     /// audit log with `reason`) → `{forgotten: bool}`.
     fn memory_forget(
         &self,
         plugin: &str,
         method: &str,
-        id: i64,
+        id: &str,
         reason: &str,
     ) -> Result<Value, HandlerError> {
         let _ = (plugin, id, reason);

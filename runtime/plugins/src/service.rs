@@ -287,11 +287,20 @@ impl PluginService {
                 self.port.memory_search(query, top_k)
             }
             methods::MEMORY_FORGET => {
-                let id = params["id"].as_i64().ok_or_else(|| {
-                    HandlerError::invalid_arguments(format!("{method}: id must be an integer"))
+                // An entry's number (what `memory.search` and `textmemory.append` give), or
+                // its name: `c45`, or `w12` for a turn still in the working window.
+                let id = match &params["id"] {
+                    Value::Number(n) => n.as_i64().map(|n| format!("c{n}")),
+                    Value::String(s) => Some(s.trim().to_owned()),
+                    _ => None,
+                }
+                .ok_or_else(|| {
+                    HandlerError::invalid_arguments(format!(
+                        "{method}: id must be an entry's number or its name (c45, w12)"
+                    ))
                 })?;
                 let reason = params["reason"].as_str().unwrap_or_default();
-                self.port.memory_forget(plugin, method, id, reason)
+                self.port.memory_forget(plugin, method, &id, reason)
             }
             methods::DOC_QUERY => {
                 let text = params["text"].as_str().ok_or_else(|| {
@@ -305,7 +314,9 @@ impl PluginService {
                 let id = params["id"].as_i64().ok_or_else(|| {
                     HandlerError::invalid_arguments(format!("{method}: id must be an integer"))
                 })?;
-                let gone = self.port.memory_forget(plugin, method, id, method)?;
+                let gone = self
+                    .port
+                    .memory_forget(plugin, method, &format!("c{id}"), method)?;
                 Ok(json!({"removed": gone["forgotten"]}))
             }
             methods::DOC_STATS => self.port.doc_stats(),

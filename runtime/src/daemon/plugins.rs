@@ -317,7 +317,18 @@ impl KernelPort for KernelPlugins {
             let items = memory
                 .search(query.to_owned(), top_k)
                 .map_err(|e| wire_error("memory.search", e.into()))?;
-            return Ok(json!({"items": items}));
+            // Turns said so recently they are still in the working window, named `w12`: what
+            // a person looks for to take back something just said.
+            let recent: Vec<Value> = memory
+                .search_window(query.to_owned(), top_k)
+                .map_err(|e| wire_error("memory.search", e.into()))?
+                .into_iter()
+                .map(|hit| {
+                    json!({"id": format!("{}{}", hearth_kernel::memory_forget::WINDOW_PREFIX, hit.id),
+                        "text": hit.text, "at_ms": hit.at_ms})
+                })
+                .collect();
+            return Ok(json!({"items": items, "recent": recent}));
         }
         let tokens = hearth_memory::query_tokens(query);
         let items = self.on_store(
@@ -370,22 +381,33 @@ impl KernelPort for KernelPlugins {
         &self,
         plugin: &str,
         method: &str,
-        id: i64,
+        id: &str,
         reason: &str,
     ) -> Result<Value, HandlerError> {
+        use hearth_kernel::memory_forget::EntryRef;
+        let entry = EntryRef::parse(id).ok_or_else(|| {
+            HandlerError::invalid_arguments(format!(
+                "{method}: {id} names no remembered turn (c45, or w12 for a recent one)"
+            ))
+        })?;
         let answer = self
             .memory_on(method)?
-            .forget_entry(hearth_kernel::memory_forget::EntryRef::Cold(id))
+            .forget_entry(entry)
             .map_err(|e| wire_error(method, e.into()))?;
         // Committed before the audit says so; the audit then survives a crash on its own.
         let forgotten = answer["forgotten"] == true;
         if forgotten {
+            // A cold entry keeps its number as `id`, as before; a recent turn is named.
+            let id = match entry {
+                EntryRef::Cold(n) => json!(n),
+                EntryRef::Window(_) => json!(entry.to_string()),
+            };
             let record = json!({"at_ms": hearth_engine::now_ms(), "op": "forget", "id": id,
                 "by": plugin, "reason": reason, "facts": answer["facts_forgotten"]});
             self.audit.record(&record).map_err(|e| {
                 HandlerError::new(ErrorKind::Failed, format!("{method}: the audit log: {e}"))
             })?;
-            tracing::warn!(plugin, id, reason, "memory entry forgotten");
+            tracing::warn!(plugin, %entry, reason, "memory entry forgotten");
             self.publish("memory_forgotten", &record);
         }
         Ok(answer)

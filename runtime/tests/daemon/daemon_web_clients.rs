@@ -150,6 +150,12 @@ fn the_page_in_headless_chromium_streams_stops_reloads_searches_and_manages_plug
         assert!(!result.trim().is_empty(), "{seen}");
         let rows = seen["memory_rows"].to_string();
         assert!(rows.contains("teapot"), "{seen}");
+        // The turns about the teapot are still in the working window: listed as said recently.
+        let recent = seen["recent_rows"].to_string();
+        assert!(
+            recent.contains("teapot") && recent.contains("said recently"),
+            "{seen}"
+        );
         assert!(
             seen["confirm"].as_str().unwrap().contains("Forget memory"),
             "{seen}"

@@ -155,3 +155,72 @@ fn each_turn_keeps_what_recall_injected_with_ids_scores_and_times_across_a_resta
         );
     });
 }
+
+/// The memory browser finds a turn said a moment ago — still in the working window, not yet
+/// archived — as `w<n>`, and its forget button takes it back whole; a malformed id is refused.
+#[test]
+fn the_memory_browser_lists_a_turn_just_said_and_forgets_it() {
+    within(Duration::from_secs(120), || {
+        let server = LlmServer::start();
+        server.push(Script::text("Noted, 3141."));
+        let (daemon, http) = start(&server);
+        let (cookie, csrf) = login(&http);
+        let said = chat(&http, &cookie, &csrf, "my garage code is 3141");
+        events(&http, &cookie, &said, None);
+
+        let found = http.request(
+            "GET",
+            "/api/memory?q=garage%20code",
+            &[("Cookie", &cookie)],
+            "",
+        );
+        assert_eq!(found.status, 200, "{}", found.body);
+        let recent = found.json()["recent"].clone();
+        let hit = recent
+            .as_array()
+            .and_then(|r| {
+                r.iter()
+                    .find(|i| i["text"].as_str().is_some_and(|t| t.contains("3141")))
+            })
+            .unwrap_or_else(|| panic!("the turn is listed as recent: {recent}"))
+            .clone();
+        let id = hit["id"].as_str().expect("a name").to_owned();
+        assert!(id.starts_with('w'), "{hit}");
+
+        let post = |path: &str| {
+            http.request(
+                "POST",
+                path,
+                &[("Cookie", &cookie), ("X-CSRF-Token", &csrf)],
+                "",
+            )
+        };
+        assert_eq!(post("/api/memory/x12/forget").status, 400);
+        let forgot = post(&format!("/api/memory/{id}/forget"));
+        assert_eq!(forgot.status, 200, "{}", forgot.body);
+        let again = http.request(
+            "GET",
+            "/api/memory?q=garage%20code",
+            &[("Cookie", &cookie)],
+            "",
+        );
+        assert!(!again.body.contains("3141"), "{}", again.body);
+        assert_eq!(post(&format!("/api/memory/{id}/forget")).status, 404);
+        let conn = rusqlite::Connection::open_with_flags(
+            daemon.dir.join("memory.db"),
+            rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY,
+        )
+        .expect("store");
+        let left: i64 = conn
+            .query_row(
+                "SELECT (SELECT count(*) FROM events WHERE instr(input, '3141')) \
+                 + (SELECT count(*) FROM journal WHERE instr(payload, '3141') OR instr(reply, '3141'))",
+                [],
+                |r| r.get(0),
+            )
+            .expect("count");
+        assert_eq!(left, 0);
+        let audit = std::fs::read_to_string(daemon.dir.join("audit.jsonl")).expect("audit");
+        assert!(audit.contains(&format!("\"id\":\"{id}\"")), "{audit}");
+    });
+}

@@ -28,7 +28,7 @@ impl ColdContext {
         if terms.is_empty() || k == 0 {
             return Ok(Vec::new());
         }
-        let mut hits = Vec::new();
+        let mut hits: Vec<(WindowHit, String)> = Vec::new();
         for stored in self.store.events_window()? {
             let event = &stored.record.event;
             let text = [event.input.trim(), event.response.trim()]
@@ -39,16 +39,24 @@ impl ColdContext {
             let own: HashSet<String> = search_terms(&text).into_iter().collect();
             let matched = terms.iter().filter(|t| own.contains(**t)).count();
             if matched > 0 {
-                hits.push(WindowHit {
+                let hit = WindowHit {
                     id: stored.id,
                     at_ms: event.timestamp_ms,
                     text,
                     matched,
-                });
+                };
+                hits.push((hit, event.id.clone()));
             }
         }
-        hits.sort_by_key(|h| std::cmp::Reverse((h.matched, h.at_ms, h.id)));
-        hits.truncate(k);
-        Ok(hits)
+        hits.sort_by_key(|(h, _)| std::cmp::Reverse((h.matched, h.at_ms, h.id)));
+        // A turn is in the window twice (its input, then with its reply): listed once, by the
+        // event that holds the most of it, the answered one. Either forgets the whole turn.
+        let mut turns = HashSet::new();
+        Ok(hits
+            .into_iter()
+            .filter(|(_, turn)| turn.is_empty() || turns.insert(turn.clone()))
+            .map(|(hit, _)| hit)
+            .take(k)
+            .collect())
     }
 }

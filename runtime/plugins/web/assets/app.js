@@ -158,22 +158,29 @@ async function searchMemory() {
   const out = $("memory-out");
   try {
     const r = await api("GET", "/api/memory?q=" + encodeURIComponent($("memory-q").value));
-    out.textContent = r.items.length ? "" : "Nothing in memory matches.";
+    const recent = r.recent || [];
+    out.textContent = r.items.length || recent.length ? "" : "Nothing in memory matches.";
     const table = document.createElement("table");
-    for (const item of r.items) {
-      const tr = document.createElement("tr");
-      tr.dataset.memory = item.id;
-      cell(tr, `#${item.id}`);
-      cell(tr, item.text);
-      cell(tr, why(item));
-      button(cell(tr, ""), "forget", async () => {
-        if (!confirm(`Forget memory #${item.id} for good? The exchange it belongs to goes, with what was learned only from it.\n\n${item.text.slice(0, 200)}`)) return;
-        try { await api("POST", `/api/memory/${item.id}/forget`); tr.remove(); } catch (e) { alert(e.message); }
-      });
-      table.appendChild(tr);
-    }
+    // Turns said so recently they are still in the working window first: what a person
+    // looking to take something back has usually just said.
+    for (const item of recent) table.appendChild(memoryRow(item, "said recently"));
+    for (const item of r.items) table.appendChild(memoryRow(item, why(item)));
     out.appendChild(table);
   } catch (err) { out.textContent = err.message; }
+}
+
+// One found memory (`item.id`: a number, or `w12` for a recent turn) with its forget button.
+function memoryRow(item, found) {
+  const tr = document.createElement("tr");
+  tr.dataset.memory = item.id;
+  cell(tr, `#${item.id}`);
+  cell(tr, item.text);
+  cell(tr, found);
+  button(cell(tr, ""), "forget", async () => {
+    if (!confirm(`Forget memory #${item.id} for good? The exchange it belongs to goes, with what was learned only from it.\n\n${item.text.slice(0, 200)}`)) return;
+    try { await api("POST", `/api/memory/${item.id}/forget`); tr.remove(); } catch (e) { alert(e.message); }
+  });
+  return tr;
 }
 
 // Why a memory item was found: its fused score, by meaning and by keywords, and its time.

@@ -158,8 +158,9 @@ pub async fn post_logout(_who: Authorized) -> Response {
 }
 
 /// `GET /api/memory?q=...&k=N`: the cold items recall finds for a query, by meaning and
-/// keyword, each with its id, scores and time. Only reads: nothing is copied into the agent's
-/// working window.
+/// keyword, each with its id, scores and time (`items`), and the turns said so recently they
+/// are still in the agent's working window that hold its words (`recent`, named `w12`). Only
+/// reads: nothing is copied into the agent's working window.
 #[derive(Deserialize)]
 pub struct MemoryQuery {
     q: String,
@@ -177,23 +178,37 @@ pub async fn get_memory(
     let q = query.q;
     let found = app
         .call(move |host| {
-            let items = host.memory_search(&q, k as usize)?;
-            Ok(json!({"items": items}))
+            let (items, recent) = host.memory_search_with_recent(&q, k as usize)?;
+            Ok(json!({"items": items, "recent": recent}))
         })
         .await;
     answer(found)
 }
 
-/// `POST /api/memory/{id}/forget`: deletes one entry, durably; the kernel audits it.
+/// `POST /api/memory/{id}/forget`: deletes one entry — by its number (`45`), or by name: `c45`,
+/// or `w12` for a recent turn — with its whole turn, durably; the kernel audits it.
 pub async fn post_forget(
     State(app): State<Arc<App>>,
-    Path(id): Path<i64>,
+    Path(id): Path<String>,
     _who: Authorized,
 ) -> Response {
-    match app
-        .call(move |host| host.memory_forget(id, "forgotten from the web page"))
-        .await
-    {
+    const WHY: &str = "forgotten from the web page";
+    let named = id.strip_prefix(['c', 'w']).unwrap_or(&id);
+    if named.is_empty() || !named.bytes().all(|b| b.is_ascii_digit()) {
+        return refuse(
+            StatusCode::BAD_REQUEST,
+            &format!("{id:?} is not a memory's id (45, c45, or w12 for a recent turn)"),
+        );
+    }
+    let name = id.clone();
+    let forgotten = match id.parse::<i64>() {
+        Ok(number) => app.call(move |host| host.memory_forget(number, WHY)).await,
+        Err(_) => {
+            app.call(move |host| host.memory_forget_named(&name, WHY))
+                .await
+        }
+    };
+    match forgotten {
         Ok(true) => Json(json!({"forgotten": id})).into_response(),
         Ok(false) => refuse(StatusCode::NOT_FOUND, &format!("no memory has id {id}")),
         Err(r) => r,
