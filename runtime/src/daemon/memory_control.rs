@@ -81,11 +81,11 @@ pub(super) fn memory(
     } else {
         String::new()
     };
-    if asked.starts_with(ENTRY_PREFIX) || asked.starts_with(WINDOW_PREFIX) {
+    if action == "forget" && asked.parse::<hearth_graph::FactId>().is_err() {
         let entry = EntryRef::parse(&asked).ok_or_else(|| {
             ControlError::Invalid(format!(
-                "{asked} is not the id of a remembered turn ({ENTRY_PREFIX}45, or \
-                 {WINDOW_PREFIX}12 for one still in the working window)"
+                "{asked} names nothing to forget: a fact (r12, e3) or a remembered turn \
+                 ({ENTRY_PREFIX}45, or {WINDOW_PREFIX}12 for one still in the working window)"
             ))
         })?;
         let answer = service

@@ -71,7 +71,7 @@ fn a_remembered_entry_forgotten_from_the_cli_takes_the_fact_only_it_told() {
         let bad = daemon.run(&["memory", "forget", "cX"]);
         assert!(!bad.status.success());
         assert!(
-            stderr(&bad).contains("is not the id of a remembered turn"),
+            stderr(&bad).contains("names nothing to forget"),
             "{}",
             stderr(&bad)
         );
