@@ -76,12 +76,12 @@ pub(super) fn memory(
         }));
         return Ok(Value::Array(items));
     }
-    let asked = if action == "forget" {
-        arg()?
-    } else {
-        String::new()
+    // A forget of anything but a fact (`r12`, `e3`) is a remembered turn's.
+    let turn_asked = match action {
+        "forget" => Some(arg()?).filter(|id| id.parse::<hearth_graph::FactId>().is_err()),
+        _ => None,
     };
-    if action == "forget" && asked.parse::<hearth_graph::FactId>().is_err() {
+    if let Some(asked) = turn_asked {
         let entry = EntryRef::parse(&asked).ok_or_else(|| {
             ControlError::Invalid(format!(
                 "{asked} names nothing to forget: a fact (r12, e3) or a remembered turn \
