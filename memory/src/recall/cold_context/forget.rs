@@ -41,16 +41,7 @@ impl ColdContext {
                 return Ok(ForgottenTurn::default());
             };
             let turn = turn_of(&entry.event).to_owned();
-            let mut entries = vec![entry];
-            if !turn.is_empty() {
-                entries.extend(
-                    cold.store
-                        .cold_of_turn(&turn, None)?
-                        .into_iter()
-                        .filter(|e| e.id != id),
-                );
-            }
-            cold.forget_turn_rows(&turn, entries, None)
+            cold.forget_turn_rows(&turn, Some(entry), None)
         })
     }
 
@@ -67,21 +58,18 @@ impl ColdContext {
         }
         self.zeroing(|cold| {
             let turn = turn_of(&event.record.event).to_owned();
-            let entries = if turn.is_empty() {
-                Vec::new()
-            } else {
-                cold.store.cold_of_turn(&turn, None)?
-            };
-            cold.forget_turn_rows(&turn, entries, Some(event))
+            cold.forget_turn_rows(&turn, None, Some(event))
         })
     }
 
-    /// Removes `entries` (the turn's cold entries), the turn's window events and `event` (a
-    /// window event of it asked for), and takes their words out of the turn's journal entry.
+    /// Removes turn `turn`'s cold entries (`entry`, a cold entry asked for, first), its window
+    /// events and `event` (a window event asked for), and takes their words out of the turn's
+    /// journal entry. A turn of none (`""`) is the asked entry or event alone, with the copies
+    /// recalled from it.
     fn forget_turn_rows(
         &mut self,
         turn: &str,
-        entries: Vec<ColdEntry>,
+        entry: Option<ColdEntry>,
         event: Option<StoredEvent>,
     ) -> Result<ForgottenTurn, RecallError> {
         if !turn.is_empty()
@@ -91,6 +79,16 @@ impl ColdContext {
                 .is_some_and(|entry| entry.reply.is_none())
         {
             return Err(RecallError::InFlight(turn.to_owned()));
+        }
+        let asked = entry.as_ref().map(|e| e.id);
+        let mut entries: Vec<ColdEntry> = entry.into_iter().collect();
+        if !turn.is_empty() {
+            entries.extend(
+                self.store
+                    .cold_of_turn(turn, None)?
+                    .into_iter()
+                    .filter(|e| Some(e.id) != asked),
+            );
         }
         let mut out = ForgottenTurn {
             turn: turn.to_owned(),
