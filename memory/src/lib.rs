@@ -24,6 +24,7 @@
 mod budget;
 mod context_event;
 mod embed;
+mod option_error;
 mod prune;
 mod recall;
 mod store;
@@ -50,6 +51,7 @@ pub use embed::{
     Pooling, RUNTIME_LIB_FILE, SparseEmbedder, SparseVector, TOKENIZER_FILE, TextEmbedder,
     TokenBatch, USE_M3_MODEL_NAME, l2_normalize, onnx_environment, tokens,
 };
+pub use option_error::OptionError;
 pub use prune::{
     DEFAULT_AVG_EVENT_TOKENS, DEFAULT_MAX_CONTEXT_SIZE, DEFAULT_PROTECTED_COUNT, DenseRef,
     PruneEvent, PruneLimits, PrunePlan, PruneQuery, PruneScore, average_event_tokens,

@@ -58,13 +58,13 @@ impl FusionMethod {
 }
 
 impl std::str::FromStr for FusionMethod {
-    type Err = String;
+    type Err = crate::OptionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         FusionMethod::ALL
             .into_iter()
             .find(|m| m.name() == s)
-            .ok_or_else(|| format!("unknown fusion {s:?} (above-chance, standard, rank)"))
+            .ok_or_else(|| crate::OptionError::new("fusion", s, "above-chance, standard, rank"))
     }
 }
 

@@ -3,6 +3,7 @@
 
 use std::str::FromStr;
 
+use crate::OptionError;
 use crate::recall::{FusionMethod, RecallConfig};
 
 /// Which dense rankings are fused with the keywords. `use` is the main (default) model, `e5`
@@ -50,13 +51,13 @@ impl DenseLists {
 }
 
 impl FromStr for DenseLists {
-    type Err = String;
+    type Err = OptionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         DenseLists::ALL
             .into_iter()
             .find(|d| d.name() == s)
-            .ok_or_else(|| format!("unknown dense lists {s:?} (none, use, e5, both)"))
+            .ok_or_else(|| OptionError::new("dense lists", s, "none, use, e5, both"))
     }
 }
 
@@ -85,13 +86,13 @@ impl PriorsSwitch {
 }
 
 impl FromStr for PriorsSwitch {
-    type Err = String;
+    type Err = OptionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         match s {
             "on" => Ok(PriorsSwitch::On),
             "off" => Ok(PriorsSwitch::Off),
-            _ => Err(format!("unknown priors switch {s:?} (on, off)")),
+            _ => Err(OptionError::new("priors switch", s, "on, off")),
         }
     }
 }
@@ -212,14 +213,21 @@ impl FusionWeights {
 }
 
 impl FromStr for FusionWeights {
-    type Err = String;
+    type Err = OptionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
+        let refused = || {
+            OptionError::new(
+                "weights",
+                s,
+                "three weights of 0 or more, dense:keywords:companion",
+            )
+        };
         let parts: Vec<f64> = s
             .split(':')
             .map(|p| p.trim().parse::<f64>())
             .collect::<Result<_, _>>()
-            .map_err(|e| format!("weights {s:?}: {e}"))?;
+            .map_err(|_| refused())?;
         match parts[..] {
             [dense, keyword, companion] if parts.iter().all(|w| w.is_finite() && *w >= 0.0) => {
                 Ok(Self {
@@ -228,9 +236,7 @@ impl FromStr for FusionWeights {
                     companion,
                 })
             }
-            _ => Err(format!(
-                "weights {s:?}: three weights of 0 or more, dense:keywords:companion"
-            )),
+            _ => Err(refused()),
         }
     }
 }

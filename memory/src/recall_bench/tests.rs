@@ -485,6 +485,6 @@ fn fusion_weights_are_read_as_three_weights_or_refused() {
     assert_eq!(w.label(), "weights=1:1.5:0");
     for bad in ["1:1", "1:1:1:1", "a:1:1", "1:-1:1", "1:inf:1", ""] {
         let err = bad.parse::<FusionWeights>().expect_err(bad);
-        assert!(err.contains("weights"), "{bad}: {err}");
+        assert!(err.to_string().contains("weights"), "{bad}: {err}");
     }
 }

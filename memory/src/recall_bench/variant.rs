@@ -114,15 +114,17 @@ fn name_speakers(set: &mut RecallSet) {
 }
 
 impl FromStr for SetVariant {
-    type Err = String;
+    type Err = crate::OptionError;
 
     fn from_str(s: &str) -> Result<Self, Self::Err> {
         SetVariant::ALL
             .into_iter()
             .find(|v| v.name() == s)
             .ok_or_else(|| {
-                format!(
-                    "unknown set variant {s:?} (as-is, undated, named, third-person, short-turns)"
+                crate::OptionError::new(
+                    "set variant",
+                    s,
+                    "as-is, undated, named, third-person, short-turns",
                 )
             })
     }
