@@ -99,6 +99,9 @@ pub enum MemoryError {
     /// no digest, or the store or a blob failing.
     #[error(transparent)]
     Media(#[from] hearth_media::MediaError),
+    /// A forget named a remembered turn (`c45`, `w12`) that is not there (any more).
+    #[error("no remembered turn {0}")]
+    NoSuchTurn(crate::memory_forget::EntryRef),
 }
 
 impl From<MemoryError> for hearth_stages::HandlerError {
@@ -107,6 +110,7 @@ impl From<MemoryError> for hearth_stages::HandlerError {
             MemoryError::Stopped(_) => Self::Unavailable(e.to_string()),
             MemoryError::InvalidArguments(why) => Self::InvalidArguments(why.to_owned()),
             MemoryError::NoMediaStored(_)
+            | MemoryError::NoSuchTurn(_)
             | MemoryError::Media(
                 hearth_media::MediaError::NotFound { .. }
                 | hearth_media::MediaError::Ambiguous { .. }

@@ -155,6 +155,27 @@ impl MemoryService {
         self.ask(|reply| MemoryOp::ForgetEntry { entry, reply })
     }
 
+    /// [`forget_entry`](Self::forget_entry) of a turn a person named, noted in the audit log
+    /// with who asked (`by`); [`MemoryError::NoSuchTurn`] when it named nothing.
+    pub fn forget_named(
+        &self,
+        entry: crate::memory_forget::EntryRef,
+        by: &str,
+    ) -> Result<serde_json::Value, MemoryError> {
+        let answer = self.forget_entry(entry)?;
+        if answer["forgotten"] != true {
+            return Err(MemoryError::NoSuchTurn(entry));
+        }
+        tracing::warn!(
+            target: "audit",
+            %entry,
+            by,
+            facts = %answer["facts_forgotten"],
+            "memory entry forgotten"
+        );
+        Ok(answer)
+    }
+
     /// The turns still in the working window holding `query`'s words, at most `k`, most words
     /// first (blocking, read only): what a person looks for to take back something just said.
     pub fn search_window(

@@ -190,24 +190,6 @@ fn purge_request(args: &Value) -> Result<GraphRequest, HandlerError> {
     Ok(GraphRequest::Purge { criteria, hard })
 }
 
-/// `memory_forget` of a remembered turn (`c45`, `w12`): the turn with the facts only it told,
-/// audited as the CLI's and the web page's forgets are.
-fn forget_turn(memory: &MemoryService, entry: EntryRef) -> Result<Value, HandlerError> {
-    let answer = memory.forget_entry(entry).map_err(HandlerError::from)?;
-    if answer["forgotten"] != true {
-        return Err(HandlerError::InvalidArguments(format!(
-            "no remembered turn {entry}"
-        )));
-    }
-    tracing::warn!(
-        target: "audit",
-        %entry,
-        facts = %answer["facts_forgotten"],
-        "memory entry forgotten by the model at the user's request"
-    );
-    Ok(answer)
-}
-
 fn id_param(what: &str) -> Value {
     json!({"type": "string", "description": format!("The fact's id as memory_recall gave it (r12, e3): {what}")})
 }
@@ -419,7 +401,9 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
             if name == "memory_forget"
                 && let Some(entry) = args["id"].as_str().and_then(EntryRef::parse)
             {
-                return forget_turn(&m, entry);
+                return m
+                    .forget_named(entry, "the model, at the user's request")
+                    .map_err(HandlerError::from);
             }
             m.graph_in_turn(parse(args)?, &call.caller().turn)
                 .map_err(HandlerError::from)

@@ -88,19 +88,9 @@ pub(super) fn memory(
                  ({ENTRY_PREFIX}45, or {WINDOW_PREFIX}12 for one still in the working window)"
             ))
         })?;
-        let answer = service
-            .forget_entry(entry)
-            .map_err(|e| ControlError::Memory(e.to_string()))?;
-        if answer["forgotten"] != true {
-            return Err(ControlError::Memory(format!("no remembered turn {entry}")));
-        }
-        tracing::warn!(
-            target: "audit",
-            %entry,
-            facts = %answer["facts_forgotten"],
-            "memory entry forgotten from the CLI"
-        );
-        return Ok(answer);
+        return service
+            .forget_named(entry, "the CLI")
+            .map_err(|e| ControlError::Memory(e.to_string()));
     }
     let request = match action {
         "search" => GraphRequest::Recall {

@@ -390,10 +390,15 @@ impl KernelPort for KernelPlugins {
                 "{method}: {id} names no remembered turn (c45, or w12 for a recent one)"
             ))
         })?;
-        let answer = self
+        let answer = match self
             .memory_on(method)?
-            .forget_entry(entry)
-            .map_err(|e| wire_error(method, e.into()))?;
+            .forget_named(entry, &format!("plugin {plugin}"))
+        {
+            Ok(answer) => answer,
+            // Nothing by that name: an answer, not a failure (the page says 404).
+            Err(hearth_kernel::MemoryError::NoSuchTurn(_)) => json!({"forgotten": false}),
+            Err(e) => return Err(wire_error(method, e.into())),
+        };
         // Committed before the audit says so; the audit then survives a crash on its own.
         let forgotten = answer["forgotten"] == true;
         if forgotten {
@@ -407,7 +412,6 @@ impl KernelPort for KernelPlugins {
             self.audit.record(&record).map_err(|e| {
                 HandlerError::new(ErrorKind::Failed, format!("{method}: the audit log: {e}"))
             })?;
-            tracing::warn!(plugin, %entry, reason, "memory entry forgotten");
             self.publish("memory_forgotten", &record);
         }
         Ok(answer)

@@ -200,15 +200,16 @@ pub async fn post_forget(
             &format!("{id:?} is not a memory's id (45, c45, or w12 for a recent turn)"),
         );
     }
-    let name = id.clone();
-    let forgotten = match id.parse::<i64>() {
-        Ok(number) => app.call(move |host| host.memory_forget(number, WHY)).await,
-        Err(_) => {
-            app.call(move |host| host.memory_forget_named(&name, WHY))
-                .await
-        }
+    // A bare number is a remembered entry's, as the page has always sent it.
+    let name = if named.len() == id.len() {
+        format!("c{id}")
+    } else {
+        id.clone()
     };
-    match forgotten {
+    match app
+        .call(move |host| host.memory_forget_named(&name, WHY))
+        .await
+    {
         Ok(true) => Json(json!({"forgotten": id})).into_response(),
         Ok(false) => refuse(StatusCode::NOT_FOUND, &format!("no memory has id {id}")),
         Err(r) => r,
