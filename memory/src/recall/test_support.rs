@@ -1,41 +1,18 @@
 //! Helpers shared by the cold context tests: a small deterministic embedder (a bag of concepts),
 //! so expected rankings can be worked out by hand, and a companion model of another space.
 
-use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 use super::*;
-use crate::{ContextEvent, EmbedError, Embedder, Fingerprint, Pooling, Store};
+use crate::{ContextEvent, EmbedError, Embedder, Fingerprint, Pooling};
 
 pub(super) const HOUR_MS: i64 = 60 * 60 * 1000;
 
 /// When the tests that do not care about time ask: just after their entries, the same day.
 pub(super) const ASKED: i64 = 20_000;
 
-pub(super) struct TempDir(pub(super) PathBuf);
-
-impl TempDir {
-    pub(super) fn new(name: &str) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("hearth-recall-{name}-{}-{n}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("create test dir");
-        Self(dir)
-    }
-
-    pub(super) fn store(&self) -> Store {
-        Store::open(self.0.join("memory.db")).expect("open store")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+pub(super) use crate::test_support::TempDir;
 
 /// Concepts of the test embedder: a text's vector counts the words of each concept it uses.
 const CONCEPTS: &[&[&str]] = &[

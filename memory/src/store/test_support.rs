@@ -1,10 +1,6 @@
 //! Helpers shared by the store's unit tests: each test runs under a watchdog and in its own
 //! directory, and reads rows back the way the assertions compare them.
 
-use std::fs;
-use std::path::PathBuf;
-use std::sync::atomic::{AtomicU64, Ordering};
-
 use super::*;
 use crate::ContextEvent;
 
@@ -15,29 +11,7 @@ pub(super) fn watchdog<F: FnOnce() + Send + 'static>(body: F) {
     crate::test_support::watchdog(LIMIT_SECS, body)
 }
 
-pub(super) struct TempDir(pub(super) PathBuf);
-
-impl TempDir {
-    pub(super) fn new(name: &str) -> Self {
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("hearth-store-{name}-{}-{n}", std::process::id()));
-        let _ = fs::remove_dir_all(&dir);
-        fs::create_dir_all(&dir).expect("create test dir");
-        Self(dir)
-    }
-
-    pub(super) fn db(&self) -> PathBuf {
-        self.0.join("memory.db")
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = fs::remove_dir_all(&self.0);
-    }
-}
+pub(super) use crate::test_support::TempDir;
 
 pub(super) fn event(ts: i64, input: &str) -> ContextEvent {
     ContextEvent::new(ts, "cli", input)
