@@ -16,7 +16,8 @@ pub enum RecallError {
     #[error("cold context vector search: {0}")]
     Vector(#[from] SimdError),
     /// A turn asked to be forgotten is still being answered: its reply, written when it ends,
-    /// would bring its words back. Nothing was removed.
-    #[error("turn {0} is still being answered: forget it once its answer is in")]
+    /// would bring its words back. Nothing was removed; the memory service marks it instead
+    /// (`Store::journal_forget_when_answered`) and forgets it when the reply is journaled.
+    #[error("turn {0} is still being answered: it can be forgotten once its answer is in")]
     InFlight(String),
 }

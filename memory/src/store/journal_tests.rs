@@ -217,3 +217,61 @@ fn store_journal_trim_keeps_the_pending_the_recent_and_each_channel_s_newest() {
         assert_eq!(ids(&store, "web"), ["pending"]);
     });
 }
+
+#[test]
+fn store_marks_only_a_turn_still_owing_its_reply_to_be_forgotten_once_answered() {
+    watchdog(|| {
+        let dir = TempDir::new("journal-forget-mark");
+        {
+            // A row journaled before migration 10 reads as unmarked.
+            let mut conn = Connection::open(dir.db()).expect("raw open");
+            migrate(&mut conn, &dir.db(), &MIGRATIONS[..9]).expect("v9");
+            conn.execute(
+                "INSERT INTO journal (request_id, source, kind, payload, accepted_ms) \
+                 VALUES ('old', 'cli', 'input', '{}', 1)",
+                [],
+            )
+            .expect("v9 row");
+        }
+        let mut store = Store::open(dir.db()).expect("open migrates");
+        assert!(!store.journal_forgets_when_answered("old").expect("read"));
+        for id in ["running", "answered"] {
+            store
+                .journal_accept(id, "cli", "input", &json!({}), 2)
+                .expect("accept");
+        }
+        store
+            .journal_reply("answered", &json!({"content": "ok"}), 3)
+            .expect("reply");
+        assert!(store.journal_forget_when_answered("running").expect("mark"));
+        assert!(
+            !store
+                .journal_forget_when_answered("answered")
+                .expect("mark"),
+            "a replied turn is forgotten at once, never marked"
+        );
+        assert!(!store.journal_forget_when_answered("nobody").expect("mark"));
+        assert!(
+            store
+                .journal_forgets_when_answered("running")
+                .expect("read")
+        );
+        assert!(
+            !store
+                .journal_forgets_when_answered("answered")
+                .expect("read")
+        );
+        // Listed for a start's sweep only once answered.
+        assert!(store.journal_answered_to_forget().expect("list").is_empty());
+        store
+            .journal_reply("running", &json!({"content": "ok"}), 4)
+            .expect("reply");
+        assert_eq!(
+            store.journal_answered_to_forget().expect("list"),
+            ["running"]
+        );
+        assert!(store.journal_clear_forget_mark("running").expect("clear"));
+        assert!(!store.journal_clear_forget_mark("running").expect("clear"));
+        assert!(store.journal_answered_to_forget().expect("list").is_empty());
+    });
+}

@@ -17,6 +17,7 @@ mod common_terms;
 mod error;
 mod events;
 mod files;
+mod forget_when_answered;
 mod frames;
 mod group;
 mod integrity;

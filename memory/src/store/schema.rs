@@ -17,7 +17,7 @@ use super::error::{SqlContext, StoreError};
 pub const STORE_APPLICATION_ID: i32 = 0x4852_5448;
 
 /// The schema version this build writes and reads.
-pub const STORE_SCHEMA_VERSION: u32 = 9;
+pub const STORE_SCHEMA_VERSION: u32 = 10;
 
 /// One numbered migration.
 #[derive(Clone, Copy, Debug)]
@@ -73,6 +73,11 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         version: 9,
         name: "what memory showed a window event's reply",
         sql: V9_EVENTS_SHOWN,
+    },
+    Migration {
+        version: 10,
+        name: "turns to forget once answered",
+        sql: V10_JOURNAL_FORGET_WHEN_ANSWERED,
     },
 ];
 
@@ -264,6 +269,17 @@ CREATE TABLE cold_shown (
     PRIMARY KEY (shown, cold_id)
 ) STRICT, WITHOUT ROWID;
 CREATE INDEX cold_shown_by_entry ON cold_shown (cold_id);
+"#;
+
+// A person may take back a turn while it is still being answered ("my PIN is 4711 — no, don't
+// keep that"). Forgetting it then would not last: the reply, written when the turn ends, brings
+// its words back. The journal row marks it instead, in the same transaction as the request, and
+// the turn is forgotten in the group that journals its reply — after a crash too, since the mark
+// is durable and the input runs again. Only rows still owing a reply are ever marked.
+const V10_JOURNAL_FORGET_WHEN_ANSWERED: &str = r#"
+ALTER TABLE journal ADD COLUMN forget_when_answered INTEGER NOT NULL DEFAULT 0
+    CHECK (forget_when_answered IN (0, 1));
+CREATE INDEX journal_to_forget ON journal (seq) WHERE forget_when_answered = 1;
 "#;
 
 const VERSION_TABLE: &str = "CREATE TABLE IF NOT EXISTS schema_version (

@@ -101,7 +101,7 @@ pub enum MemoryError {
     Media(#[from] hearth_media::MediaError),
     /// A forget named a remembered turn (`c45`, `w12`) that is not there (any more).
     #[error("no remembered turn {0}")]
-    NoSuchTurn(crate::memory_forget::EntryRef),
+    NoSuchTurn(crate::entry_ref::EntryRef),
 }
 
 impl From<MemoryError> for hearth_stages::HandlerError {

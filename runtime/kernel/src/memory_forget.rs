@@ -6,50 +6,14 @@
 //! group holding the change has committed (see `graph_service::unsaid`).
 
 use crossbeam_channel::Sender;
-use hearth_memory::ColdContext;
+use hearth_memory::{ColdContext, ForgottenTurn, RecallError};
 use serde_json::{Value, json};
 
 use crate::GraphMemoryError;
 use crate::durable::then::{Then, answer_at_commit};
+use crate::entry_ref::EntryRef;
 use crate::error::MemoryError;
 use crate::graph_service::GraphMemory;
-use crate::recalled::ENTRY_PREFIX;
-
-/// How a turn still in the working window is written (`w12`, its window row), beside a
-/// remembered entry's `c45`.
-pub const WINDOW_PREFIX: &str = "w";
-
-/// A remembered exchange a user may take back: a cold entry, or a window event not yet moved
-/// to cold context. Either way its whole turn goes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum EntryRef {
-    /// A cold entry (`c45`).
-    Cold(i64),
-    /// A window event (`w12`).
-    Window(i64),
-}
-
-impl EntryRef {
-    /// `c45` or `w12`; `None` for anything else (a fact's `r12`, a typo).
-    pub fn parse(text: &str) -> Option<Self> {
-        let text = text.trim();
-        let number = |rest: &str| rest.parse::<i64>().ok().filter(|n| *n > 0);
-        if let Some(rest) = text.strip_prefix(ENTRY_PREFIX) {
-            number(rest).map(Self::Cold)
-        } else {
-            number(text.strip_prefix(WINDOW_PREFIX)?).map(Self::Window)
-        }
-    }
-}
-
-impl std::fmt::Display for EntryRef {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            Self::Cold(id) => write!(f, "{ENTRY_PREFIX}{id}"),
-            Self::Window(id) => write!(f, "{WINDOW_PREFIX}{id}"),
-        }
-    }
-}
 
 /// Answers a fact's forget once its words are out of the memory store too: taken out in the
 /// open group, answered after its commit.
@@ -78,6 +42,9 @@ pub(crate) fn answer_forget(
 /// still holds them, as a fact's forget takes them out), and answers `{forgotten, entries,
 /// facts_forgotten, …}` after the commit. A graph that fails leaves the entries removed: the
 /// answer says what the graph could not do.
+///
+/// A turn still being answered is marked instead, in the same group, and forgotten with its
+/// reply ([`forget_answered`]): the answer says `when_answered`.
 pub(crate) fn forget_entry(
     graph: &mut GraphMemory,
     cold: &mut ColdContext,
@@ -89,13 +56,62 @@ pub(crate) fn forget_entry(
         EntryRef::Cold(id) => cold.forget_entry(id),
         EntryRef::Window(id) => cold.forget_window_event(id),
     };
-    let gone = match gone {
-        Ok(gone) => gone,
-        Err(e) => {
-            let _ = reply.send(Err(e.into()));
-            return;
-        }
+    let answer = match gone {
+        Ok(gone) => Ok(settle_turn(graph, cold, &gone, &entry.to_string(), after)),
+        Err(RecallError::InFlight(turn)) => later(cold, turn),
+        Err(e) => Err(e.into()),
     };
+    after.push(answer_at_commit(reply, answer, MemoryError::NotStored));
+}
+
+/// Forgets turn `turn`, answered now and marked to be forgotten when it was (see
+/// [`forget_entry`]), with the facts only it told; what it removed is logged, nobody waits.
+pub(crate) fn forget_answered(
+    graph: &mut GraphMemory,
+    cold: &mut ColdContext,
+    turn: &str,
+    after: &mut Vec<Then>,
+) {
+    match cold.forget_turn(turn) {
+        Ok(gone) => {
+            let answer = settle_turn(graph, cold, &gone, turn, after);
+            tracing::info!(turn, facts = %answer["facts_forgotten"], "turn forgotten once answered");
+        }
+        // The mark stays: the next start tries again.
+        Err(e) => tracing::error!(turn, "a turn to forget once answered stays: {e}"),
+    }
+}
+
+/// Marks in-flight turn `turn` to be forgotten when its reply is journaled: the answer a
+/// forget of it gets.
+fn later(cold: &mut ColdContext, turn: String) -> Result<Value, MemoryError> {
+    match cold.journal_store().journal_forget_when_answered(&turn) {
+        Ok(true) => Ok(json!({
+            "forgotten": true,
+            "when_answered": true,
+            "turn": turn,
+            "entries": [],
+            "window_events": 0,
+            "journal_entries": 0,
+            "facts_forgotten": [],
+        })),
+        // Answered between the look and the mark cannot happen on this one thread; an entry
+        // gone from the journal (trimmed) leaves nothing to mark.
+        Ok(false) => Err(RecallError::InFlight(turn).into()),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The graph's part of forgetting turn `gone` (named `what` in the log): the facts only it
+/// told, their words out of what else holds them; the answer, with what to run at the commit
+/// pushed to `after`.
+fn settle_turn(
+    graph: &mut GraphMemory,
+    cold: &mut ColdContext,
+    gone: &ForgottenTurn,
+    what: &str,
+    after: &mut Vec<Then>,
+) -> Value {
     let mut answer = json!({
         "forgotten": gone.forgot_anything(),
         "entries": gone.cold_entries,
@@ -114,7 +130,7 @@ pub(crate) fn forget_entry(
             Ok(Some(Value::Array(some))) => facts.extend(some),
             Ok(_) => {}
             Err(e) => {
-                tracing::warn!(%entry, "the facts of a forgotten memory entry stay: {e}");
+                tracing::warn!(what, "the facts of a forgotten memory entry stay: {e}");
                 answer["facts_error"] = json!(e.to_string());
             }
         }
@@ -128,10 +144,8 @@ pub(crate) fn forget_entry(
         answer["words_error"] = json!(e.to_string());
         Box::new(|_| {})
     });
-    after.push(then_answer(
-        settle,
-        answer_at_commit(reply, Ok(answer), MemoryError::NotStored),
-    ));
+    after.push(settle);
+    answer
 }
 
 /// Takes pending forgotten words out in the open group, noting in `answer` what was
@@ -156,21 +170,4 @@ fn then_answer(settle: Then, answer: Then) -> Then {
         settle(committed);
         answer(committed);
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::EntryRef;
-
-    #[test]
-    fn an_entry_is_named_by_c_or_w_and_a_number() {
-        assert_eq!(EntryRef::parse("c45"), Some(EntryRef::Cold(45)));
-        assert_eq!(EntryRef::parse(" w12 "), Some(EntryRef::Window(12)));
-        for bad in ["r12", "e3", "c", "w", "c-1", "w0", "c4x", "45", "", "wc1"] {
-            assert_eq!(EntryRef::parse(bad), None, "{bad}");
-        }
-        for entry in [EntryRef::Cold(7), EntryRef::Window(9)] {
-            assert_eq!(EntryRef::parse(&entry.to_string()), Some(entry));
-        }
-    }
 }

@@ -150,16 +150,17 @@ impl MemoryService {
     /// (blocking): `{forgotten, facts_forgotten, …}`, once committed.
     pub fn forget_entry(
         &self,
-        entry: crate::memory_forget::EntryRef,
+        entry: crate::entry_ref::EntryRef,
     ) -> Result<serde_json::Value, MemoryError> {
         self.ask(|reply| MemoryOp::ForgetEntry { entry, reply })
     }
 
     /// [`forget_entry`](Self::forget_entry) of a turn a person named, noted in the audit log
-    /// with who asked (`by`); [`MemoryError::NoSuchTurn`] when it named nothing.
+    /// with who asked (`by`); [`MemoryError::NoSuchTurn`] when it named nothing. A turn still
+    /// being answered is forgotten when its reply is journaled (`when_answered` in the answer).
     pub fn forget_named(
         &self,
-        entry: crate::memory_forget::EntryRef,
+        entry: crate::entry_ref::EntryRef,
         by: &str,
     ) -> Result<serde_json::Value, MemoryError> {
         let answer = self.forget_entry(entry)?;
@@ -171,6 +172,7 @@ impl MemoryService {
             %entry,
             by,
             facts = %answer["facts_forgotten"],
+            when_answered = answer["when_answered"] == true,
             "memory entry forgotten"
         );
         Ok(answer)

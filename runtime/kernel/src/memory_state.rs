@@ -120,8 +120,14 @@ pub(crate) enum MemoryOp {
     /// A remembered exchange removed at a user's request (`memory.forget`, `hearth memory
     /// forget c45|w12`), with the facts only its turn told and their words in its other rows.
     ForgetEntry {
-        entry: crate::memory_forget::EntryRef,
+        entry: crate::entry_ref::EntryRef,
         reply: Sender<Result<serde_json::Value, MemoryError>>,
+    },
+    /// A turn marked to be forgotten once answered, answered now (the group journaling its
+    /// reply, or a start finding it still marked): forgotten with the facts only it told.
+    ForgetAnswered {
+        /// The turn's request id.
+        turn: String,
     },
     /// The turns still in the working window that a query's words name (read only).
     SearchWindow {
@@ -215,10 +221,20 @@ impl MemoryState {
         if let Some(companion) = models.companion {
             fresh = fresh.with_companion(companion).defer_companion();
         }
-        let waiting = match std::mem::take(&mut self.phase) {
+        let mut waiting = match std::mem::take(&mut self.phase) {
             Phase::Loading(waiting) => waiting,
             Phase::Off | Phase::Ready(_) => VecDeque::new(),
         };
+        // Turns answered while still marked to be forgotten: the memory service was not
+        // running when their reply was journaled (loading at a start, off, or a crash).
+        match fresh.store().journal_answered_to_forget() {
+            Ok(turns) => waiting.extend(
+                turns
+                    .into_iter()
+                    .map(|turn| MemoryOp::ForgetAnswered { turn }),
+            ),
+            Err(e) => tracing::error!("cannot read the turns to forget once answered: {e}"),
+        }
         let graph = GraphMemory::open(cfg.graph.as_ref(), cfg.zone.clone(), now, consolidate);
         let journal = JournalTrim::new(cfg.journal_keep, now);
         self.phase = Phase::Ready(Box::new(Ready {
@@ -242,7 +258,7 @@ impl MemoryState {
             | MemoryOp::Remember { .. } => true,
             // A forget embeds again the turns its words are taken out of.
             MemoryOp::Graph { request, .. } => request.forgets(),
-            MemoryOp::ForgetEntry { .. } => true,
+            MemoryOp::ForgetEntry { .. } | MemoryOp::ForgetAnswered { .. } => true,
             _ => false,
         };
         work && matches!(&self.phase, Phase::Ready(r) if r.embeds)
@@ -379,6 +395,9 @@ impl MemoryState {
             MemoryOp::ForgetEntry { entry, reply } => {
                 crate::memory_forget::forget_entry(&mut ready.graph, cold, entry, reply, after);
             }
+            MemoryOp::ForgetAnswered { turn } => {
+                crate::memory_forget::forget_answered(&mut ready.graph, cold, &turn, after);
+            }
             MemoryOp::Graph {
                 request,
                 turn,
@@ -414,6 +433,10 @@ impl MemoryState {
         let why = "memory store unavailable";
         match op {
             MemoryOp::Attach | MemoryOp::Install(_) | MemoryOp::Append(_) => {}
+            // Its mark stays in the journal: the next start with memory forgets it.
+            MemoryOp::ForgetAnswered { turn } => {
+                tracing::warn!(turn, "a turn to forget once answered waits: {why}");
+            }
             MemoryOp::Pass(PassRequest { call, .. }) => {
                 tracing::warn!(call, "memory pass refused: {why}");
             }

@@ -342,3 +342,69 @@ fn cold_recall_follows_the_users_zone() {
     offset.store(7_200, Ordering::SeqCst);
     assert_eq!(cold.config().zone.offset_at(0), 7_200);
 }
+
+/// A turn marked to be forgotten once answered whose reply came while memory was not running
+/// (loading at a start, off, a crash between the two) is forgotten when memory starts: the
+/// install queues it, and running it removes the turn and clears the mark.
+#[test]
+fn a_start_forgets_the_answered_turns_still_marked() {
+    let (_scratch, path) = scratch_store("forget-answered");
+    let mut store = hearth_memory::Store::open(&path).expect("store opens");
+    for (id, text) in [("req-1", "my safe code is 7319"), ("req-2", "buy more tea")] {
+        store
+            .journal_accept(id, "cli", "input", &serde_json::json!({"content": text}), 1)
+            .expect("accept");
+        let mut event = ContextEvent::new(2, "cli", text.to_owned());
+        event.id = id.into();
+        store
+            .event_append(&hearth_memory::EventRecord::new(event))
+            .expect("append");
+    }
+    assert!(store.journal_forget_when_answered("req-1").expect("mark"));
+    for id in ["req-1", "req-2"] {
+        store
+            .journal_reply(id, &serde_json::json!({"content": "Noted."}), 3)
+            .expect("reply");
+    }
+    let install = Install {
+        models: hearth_memory::MemoryModels::default(),
+        cfg: keyword_config(&path, 0),
+        done: Sink::new(|_| {}),
+        consolidate: None,
+    };
+    let mut state = MemoryState::default();
+    let (mut cold, waiting) = state.install(ColdContext::new(store, None), install);
+    let turns: Vec<&str> = waiting
+        .iter()
+        .filter_map(|op| match op {
+            MemoryOp::ForgetAnswered { turn } => Some(turn.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(turns, ["req-1"]);
+    let mut after = Vec::new();
+    for op in waiting {
+        state.handle(&mut cold, op, &mut after);
+    }
+    let window: Vec<String> = cold
+        .store()
+        .events_window()
+        .expect("window")
+        .into_iter()
+        .map(|e| e.record.event.input)
+        .collect();
+    assert_eq!(window, ["buy more tea"]);
+    assert!(
+        !cold
+            .store()
+            .journal_forgets_when_answered("req-1")
+            .expect("read"),
+        "the mark goes with the turn"
+    );
+    assert!(
+        cold.store()
+            .journal_answered_to_forget()
+            .expect("read")
+            .is_empty()
+    );
+}

@@ -8,9 +8,9 @@
 //! (`person_query`, `person_set_trait`, `person_relate`, `person_network`) are the same graph
 //! seen by person, with `person_trait` and `person_list`.
 
+use crate::entry_ref::EntryRef;
 use crate::graph_service::GraphRequest;
 use crate::kernel_tool::{self, KernelTool};
-use crate::memory_forget::EntryRef;
 use crate::memory_service::MemoryService;
 use hearth_stages::{CallContext, HandlerError, ToolDef, ToolRegistry};
 use serde_json::{Value, json};
@@ -198,7 +198,7 @@ fn register_graph_tools(tools: &ToolRegistry, memory: &MemoryService) {
     let specs: [(&str, &str, Value, GraphArgs, bool); 13] = [
         (
             "memory_forget",
-            "Forget a remembered fact by its id (r12, e3), or a remembered turn (c45, or w12 for one said recently) with the facts only it told; says what was removed. It never comes back from the same conversation.",
+            "Forget a remembered fact by its id (r12, e3), or a remembered turn (c45, or w12 for one said recently, this very message included) with the facts only it told; says what was removed (a turn still being answered goes as soon as the answer is in: when_answered). It never comes back from the same conversation.",
             json!({"type": "object", "properties": {"id": {"type": "string", "description": "The id as memory_recall gave it: a fact (r12, e3) or a turn (c45, w12)"}}, "required": ["id"]}),
             |a| {
                 Ok(GraphRequest::Forget {

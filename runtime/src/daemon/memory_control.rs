@@ -3,9 +3,9 @@
 //! `memory.db`, `graph.db` and `media.db` keep their one owner.
 
 use super::ControlError;
+use hearth_kernel::entry_ref::EntryRef;
+pub use hearth_kernel::entry_ref::WINDOW_PREFIX;
 use hearth_kernel::graph_service::GraphRequest;
-use hearth_kernel::memory_forget::EntryRef;
-pub use hearth_kernel::memory_forget::WINDOW_PREFIX;
 use hearth_kernel::memory_service::MemoryService;
 use serde_json::Value;
 

@@ -324,7 +324,7 @@ impl KernelPort for KernelPlugins {
                 .map_err(|e| wire_error("memory.search", e.into()))?
                 .into_iter()
                 .map(|hit| {
-                    json!({"id": format!("{}{}", hearth_kernel::memory_forget::WINDOW_PREFIX, hit.id),
+                    json!({"id": format!("{}{}", hearth_kernel::entry_ref::WINDOW_PREFIX, hit.id),
                         "text": hit.text, "at_ms": hit.at_ms})
                 })
                 .collect();
@@ -384,7 +384,7 @@ impl KernelPort for KernelPlugins {
         id: &str,
         reason: &str,
     ) -> Result<Value, HandlerError> {
-        use hearth_kernel::memory_forget::EntryRef;
+        use hearth_kernel::entry_ref::EntryRef;
         let entry = EntryRef::parse(id).ok_or_else(|| {
             HandlerError::invalid_arguments(format!(
                 "{method}: {id} names no remembered turn (c45, or w12 for a recent one)"
@@ -408,7 +408,8 @@ impl KernelPort for KernelPlugins {
                 EntryRef::Window(_) => json!(entry.to_string()),
             };
             let record = json!({"at_ms": hearth_engine::now_ms(), "op": "forget", "id": id,
-                "by": plugin, "reason": reason, "facts": answer["facts_forgotten"]});
+                "by": plugin, "reason": reason, "facts": answer["facts_forgotten"],
+                "when_answered": answer["when_answered"] == true});
             self.audit.record(&record).map_err(|e| {
                 HandlerError::new(ErrorKind::Failed, format!("{method}: the audit log: {e}"))
             })?;

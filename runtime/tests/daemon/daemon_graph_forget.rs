@@ -11,9 +11,9 @@ use crate::harness::{Daemon, install_lua, stderr, stdout, within};
 use hearth_testkit::llm_server::{LlmServer, Script};
 use std::time::Duration;
 
-/// The ids (`c<n>`) of the remembered entries `hearth memory recall` lists for `query` whose
-/// text holds `words`.
-fn entries(daemon: &Daemon, query: &str, words: &str) -> Vec<String> {
+/// The ids (`c45`, `w12`) of the remembered turns `hearth memory recall` lists for `query`
+/// whose text holds `words`.
+pub(crate) fn entries(daemon: &Daemon, query: &str, words: &str) -> Vec<String> {
     let out = daemon.run(&["memory", "recall", query]);
     assert!(out.status.success(), "{}", stderr(&out));
     stdout(&out)

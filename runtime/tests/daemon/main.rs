@@ -12,6 +12,7 @@ mod daemon_distill;
 mod daemon_fallback;
 mod daemon_first_words;
 mod daemon_flood;
+mod daemon_forget_answering;
 mod daemon_graph;
 mod daemon_graph_forget;
 mod daemon_hangup;

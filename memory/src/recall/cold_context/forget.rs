@@ -62,10 +62,21 @@ impl ColdContext {
         })
     }
 
+    /// Removes every row turn `turn` left, as [`forget_entry`](Self::forget_entry) does for one
+    /// of its entries: a turn taken back while it was still being answered, forgotten once its
+    /// reply is in (`Store::journal_forget_when_answered`). Refused the same way while it is
+    /// still being answered.
+    pub fn forget_turn(&mut self, turn: &str) -> Result<ForgottenTurn, RecallError> {
+        if turn.is_empty() {
+            return Ok(ForgottenTurn::default());
+        }
+        self.zeroing(|cold| cold.forget_turn_rows(turn, None, None))
+    }
+
     /// Removes turn `turn`'s cold entries (`entry`, a cold entry asked for, first), its window
     /// events and `event` (a window event asked for), and takes their words out of the turn's
-    /// journal entry. A turn of none (`""`) is the asked entry or event alone, with the copies
-    /// recalled from it.
+    /// journal entry, whose mark to forget it once answered goes with them. A turn of none
+    /// (`""`) is the asked entry or event alone, with the copies recalled from it.
     fn forget_turn_rows(
         &mut self,
         turn: &str,
@@ -119,6 +130,7 @@ impl ColdContext {
             }
             // One journal entry per turn, however many of its texts it held.
             out.journal_entries = changed.min(1);
+            self.store.journal_clear_forget_mark(turn)?;
         }
         let window: Vec<i64> = window.iter().map(|w| w.id).collect();
         out.window_events = self.store.events_forget(&window)?;

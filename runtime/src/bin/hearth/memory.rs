@@ -136,7 +136,11 @@ impl MemoryCommand {
                     .skip(asked_entry)
                     .map(|e| format!("{ENTRY_PREFIX}{e}"))
                     .collect();
-                if twins.is_empty() {
+                if memory["when_answered"] == true {
+                    outln!(
+                        "{id} is still being answered: its whole turn is forgotten as soon as its answer is in"
+                    );
+                } else if twins.is_empty() {
                     outln!("forgot {id}");
                 } else {
                     outln!("forgot {id} and {} (the same turn)", twins.join(", "));

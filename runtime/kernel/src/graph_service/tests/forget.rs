@@ -128,7 +128,7 @@ fn a_memory_entry_forgotten_by_the_user_takes_the_facts_only_it_told() {
     crate::memory_forget::forget_entry(
         &mut s.graph,
         &mut s.cold,
-        crate::memory_forget::EntryRef::Cold(zorb),
+        crate::entry_ref::EntryRef::Cold(zorb),
         reply,
         &mut after,
     );
