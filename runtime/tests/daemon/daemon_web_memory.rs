@@ -196,6 +196,10 @@ fn the_memory_browser_lists_a_turn_just_said_and_forgets_it() {
             )
         };
         assert_eq!(post("/api/memory/x12/forget").status, 400);
+        // Well formed for the page, refused by the kernel (no entry is numbered 0): still the
+        // client's request to fix, not a failing gateway.
+        let zero = post("/api/memory/w0/forget");
+        assert_eq!(zero.status, 400, "{}", zero.body);
         let forgot = post(&format!("/api/memory/{id}/forget"));
         assert_eq!(forgot.status, 200, "{}", forgot.body);
         let again = http.request(

@@ -7,7 +7,7 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use axum::http::{HeaderMap, Method, StatusCode};
 use axum::response::{IntoResponse, Response};
-use hearth_plugin::{Host, ToolError, Value, json};
+use hearth_plugin::{ErrorKind, Host, ToolError, Value, json};
 
 use crate::secret::{self, Signer};
 use crate::throttle::Throttle;
@@ -57,9 +57,25 @@ pub fn refuse(status: StatusCode, message: &str) -> Response {
     (status, axum::Json(json!({"error": message}))).into_response()
 }
 
-/// A kernel call's failure as an answer.
+/// A kernel call's failure as an answer, its status from what kind of failure the kernel
+/// said it was: a request the kernel refused is the client's to fix (400, 403), a kernel busy,
+/// starting or stopping is worth a retry (503, 504); only the kernel failing is a bad gateway.
 pub fn kernel_error(e: &ToolError) -> Response {
-    refuse(StatusCode::BAD_GATEWAY, &e.to_string())
+    refuse(status_of(e.kind), &e.to_string())
+}
+
+/// The HTTP status of a kernel failure of `kind`.
+fn status_of(kind: ErrorKind) -> StatusCode {
+    match kind {
+        ErrorKind::InvalidArguments | ErrorKind::InvalidRequest | ErrorKind::ParseError => {
+            StatusCode::BAD_REQUEST
+        }
+        ErrorKind::Denied => StatusCode::FORBIDDEN,
+        ErrorKind::Unavailable | ErrorKind::Busy => StatusCode::SERVICE_UNAVAILABLE,
+        ErrorKind::TimedOut => StatusCode::GATEWAY_TIMEOUT,
+        // The kernel failed, broke, or said something this build does not know.
+        _ => StatusCode::BAD_GATEWAY,
+    }
 }
 
 fn cookie(headers: &HeaderMap, name: &str) -> Option<String> {
@@ -183,4 +199,24 @@ pub fn answer(result: Result<Value, Response>) -> Response {
 /// The client's address (for throttling).
 pub fn peer_ip(addr: &SocketAddr) -> IpAddr {
     addr.ip()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_refused_request_is_the_clients_to_fix_and_only_a_failing_kernel_a_bad_gateway() {
+        let status = |kind| kernel_error(&ToolError::new(kind, "why")).status();
+        assert_eq!(status(ErrorKind::InvalidArguments), StatusCode::BAD_REQUEST);
+        assert_eq!(status(ErrorKind::Denied), StatusCode::FORBIDDEN);
+        assert_eq!(status(ErrorKind::Busy), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(
+            status(ErrorKind::Unavailable),
+            StatusCode::SERVICE_UNAVAILABLE
+        );
+        assert_eq!(status(ErrorKind::TimedOut), StatusCode::GATEWAY_TIMEOUT);
+        assert_eq!(status(ErrorKind::Failed), StatusCode::BAD_GATEWAY);
+        assert_eq!(status(ErrorKind::Other(-1)), StatusCode::BAD_GATEWAY);
+    }
 }
