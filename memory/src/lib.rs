@@ -53,10 +53,10 @@ pub use embed::{
 };
 pub use option_error::OptionError;
 pub use prune::{
-    DEFAULT_AVG_EVENT_TOKENS, DEFAULT_MAX_CONTEXT_SIZE, DEFAULT_PROTECTED_COUNT, DenseRef,
-    PruneEvent, PruneLimits, PrunePlan, PruneQuery, PruneScore, average_event_tokens,
-    context_top_k, effective_protected_count, plan_prune, plan_prune_scored, prune_score,
-    single_event_fits_budget,
+    DEFAULT_AVG_EVENT_TOKENS, DEFAULT_MAX_CONTEXT_SIZE, DEFAULT_PROTECTED_COUNT,
+    DEFAULT_PRUNE_SLACK, DenseRef, PruneEvent, PruneLimits, PrunePlan, PruneQuery, PruneScore,
+    average_event_tokens, context_top_k, effective_protected_count, plan_prune, plan_prune_scored,
+    prune_score, single_event_fits_budget,
 };
 pub use recall::{
     AGENT_SOURCE, BM25_B, BM25_K1, COLD_STORAGE_SOURCE, ColdContext, DEFAULT_RRF_K, EMBED_BATCH,
@@ -76,5 +76,5 @@ pub use store::{
     Store, StoreError, StoreHealth, StoreReader, StoredEvent, TableSalvage, WindowStats,
     keep_statements, switch_to_wal,
 };
-pub use timeline::{TIMELINE_HEADER, format_timeline};
+pub use timeline::{TIMELINE_HEADER, format_timeline, line_tokens};
 pub use window::ContextWindow;

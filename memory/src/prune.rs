@@ -92,6 +92,13 @@ pub fn single_event_fits_budget(
     average_event_tokens(accumulated_tokens, len) <= context_tokens as u64
 }
 
+/// The share of the working window's limit a prune frees beyond it, by default. Pruning one
+/// event per turn once the window is full (the original's way) changes the conversation's
+/// start every turn, and a local model's server then reads the whole prompt again every turn;
+/// freeing half the window lets the next turns only append, so the server reuses what it read
+/// (`hearth bench recall --prune`: the prompt reused from the turn before).
+pub const DEFAULT_PRUNE_SLACK: f64 = 0.5;
+
 /// Both limits of one prune, from the configuration and the window's token statistics.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct PruneLimits {
@@ -120,6 +127,18 @@ impl PruneLimits {
                 len,
             ),
             protected: effective_protected_count(cfg_cap, context_tokens, accumulated_tokens, len),
+        }
+    }
+
+    /// What a prune keeps when it frees `slack` (a share, 0 to 1) of the window beyond these
+    /// limits, so the next turns append without pruning: at least one event, and the protected
+    /// newest events cut to leave a candidate.
+    pub fn with_slack(self, slack: f64) -> Self {
+        let freed = (self.top_k as f64 * slack.clamp(0.0, 1.0)).ceil() as usize;
+        let top_k = self.top_k.saturating_sub(freed).max(1);
+        Self {
+            top_k,
+            protected: self.protected.min(top_k.saturating_sub(1)),
         }
     }
 }
@@ -423,6 +442,35 @@ mod tests {
     fn unit(v: &[f32]) -> Vec<f32> {
         let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
         v.iter().map(|x| x / n).collect()
+    }
+
+    #[test]
+    fn a_slack_frees_its_share_of_the_window_and_leaves_a_candidate() {
+        let limits = PruneLimits {
+            top_k: 29,
+            protected: 10,
+        };
+        assert_eq!(limits.with_slack(0.0), limits);
+        // Half of 29, rounded up, is freed: 14 kept, 10 of them the newest.
+        assert_eq!(
+            limits.with_slack(0.5),
+            PruneLimits {
+                top_k: 14,
+                protected: 10
+            }
+        );
+        // Freeing most of the window cuts the protected events to leave one by relevance.
+        assert_eq!(
+            limits.with_slack(0.9),
+            PruneLimits {
+                top_k: 2,
+                protected: 1
+            }
+        );
+        // At least one event stays, and a share outside 0..=1 is clamped.
+        assert_eq!(limits.with_slack(1.0).top_k, 1);
+        assert_eq!(limits.with_slack(7.0), limits.with_slack(1.0));
+        assert_eq!(limits.with_slack(-1.0), limits);
     }
 
     #[test]

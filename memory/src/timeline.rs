@@ -14,6 +14,16 @@ const RESPONSE_OVERHEAD: usize = 120;
 /// Responses are cut to this many runes in the timeline.
 const RESPONSE_RUNES: usize = 120;
 
+/// What `evt`'s line costs of the timeline's budget: its source and input, with a fixed share
+/// for the time and the reply's first words.
+pub fn line_tokens(evt: &ContextEvent) -> usize {
+    let mut cost = estimate_tokens(&evt.source) + estimate_tokens(&evt.input) + EVENT_OVERHEAD;
+    if !evt.response.is_empty() {
+        cost += RESPONSE_OVERHEAD;
+    }
+    cost
+}
+
 /// Renders `events` (oldest first) within `budget_tokens`. At least one event is always shown
 /// when there is any, so the model never loses the latest exchange to a tiny budget.
 /// `offset_at` gives the user's offset east of UTC at an instant (Unix ms), which places each
@@ -29,10 +39,7 @@ pub fn format_timeline(
     let mut left = budget_tokens.saturating_sub(estimate_tokens(TIMELINE_HEADER));
     let mut first = events.len();
     for (i, evt) in events.iter().enumerate().rev() {
-        let mut cost = estimate_tokens(&evt.source) + estimate_tokens(&evt.input) + EVENT_OVERHEAD;
-        if !evt.response.is_empty() {
-            cost += RESPONSE_OVERHEAD;
-        }
+        let cost = line_tokens(evt);
         if cost > left && first != events.len() {
             break;
         }

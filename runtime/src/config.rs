@@ -16,6 +16,11 @@ pub struct AgentConfig {
     pub max_tool_turns: u32,
     /// Messages kept in the working window before older ones go to cold memory (default 30).
     pub max_context_size: usize,
+    /// The share of the window's limit a prune frees beyond it, 0 to 1 (default 0.5): the
+    /// next turns then only append to the conversation, so a local model's server reuses the
+    /// prompt it already read instead of reading the whole conversation again every turn. 0
+    /// prunes one event per turn once the window is full, as the original did.
+    pub prune_slack: f64,
     /// Seconds east of UTC for timeline stamps; `None` = the system's zone when it can be read.
     pub utc_offset_secs: Option<i64>,
     /// The language of the kernel's texts (errors, stops, placeholders): `auto` picks it per
@@ -42,6 +47,7 @@ impl Default for AgentConfig {
             system_prompt: turn.system_prompt,
             max_tool_turns: turn.max_tool_turns,
             max_context_size: 30,
+            prune_slack: hearth_memory::DEFAULT_PRUNE_SLACK,
             utc_offset_secs: None,
             language: "auto".into(),
             source: String::new(),
@@ -279,6 +285,12 @@ impl Config {
     /// no name is defined twice.
     pub fn validate(&self) -> Result<(), ConfigError> {
         self.agent.language().map_err(ConfigError::Invalid)?;
+        if !(0.0..=1.0).contains(&self.agent.prune_slack) {
+            return Err(ConfigError::Invalid(format!(
+                "agent.prune_slack: {} is not a share of the window (0 to 1)",
+                self.agent.prune_slack
+            )));
+        }
         let mut names = std::collections::HashSet::new();
         for source in &self.sources {
             source.validate()?;
@@ -432,6 +444,21 @@ mod tests {
             err.contains("agent.language") && err.contains("klingon"),
             "{err}"
         );
+    }
+
+    #[test]
+    fn the_prune_slack_is_a_share_of_the_window() {
+        assert_eq!(
+            Config::default().agent.prune_slack,
+            hearth_memory::DEFAULT_PRUNE_SLACK
+        );
+        let cfg = Config::parse("[agent]\nprune_slack = 0\n").expect("parses");
+        assert!(cfg.validate().is_ok());
+        for bad in ["1.5", "-0.1", "nan"] {
+            let cfg = Config::parse(&format!("[agent]\nprune_slack = {bad}\n")).expect("parses");
+            let err = cfg.validate().expect_err(bad).to_string();
+            assert!(err.contains("agent.prune_slack"), "{err}");
+        }
     }
 
     #[test]

@@ -25,6 +25,7 @@ mod format;
 mod json;
 mod model_tokens;
 pub use model_tokens::ModelTokens;
+mod prompt_reuse;
 mod prune_replay;
 mod report;
 mod short_turns;
@@ -46,6 +47,7 @@ use crate::{ContextEvent, DEFAULT_MAX_CONTEXT_TOKENS, MemoryModels, Store, compu
 pub use ablation::{DenseLists, FusionWeights, PriorsSwitch, ablation_grid, arm_label};
 pub use assist::{AssistError, AssistIngest, RecallAssist, fuse_assisted};
 pub use format::{CorpusItem, Question, RECALL_FORMAT, RecallSet};
+pub use prompt_reuse::{PromptShape, ReuseStats};
 pub use prune_replay::{PruneReport, run_prune};
 pub use report::{Latency, Measure, QuestionResult, Ranks, Report, System, TokenStats};
 pub use variant::{NAMED_PARTNER, NAMED_USER, SetVariant, sample};

@@ -12,11 +12,11 @@
 use std::collections::HashMap;
 
 use super::{AGENT_SOURCE, CorpusItem, RecallBenchError, RecallSet, ScratchDir};
-use super::{TokenStats, now_ms, to_events};
+use super::{PromptShape, ReuseStats, TokenStats, now_ms, to_events};
 use crate::recall::{ColdContext, RecallConfig, parse_iso8601};
 use crate::{
     DEFAULT_MAX_CONTEXT_SIZE, DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_PROTECTED_COUNT, MemoryModels,
-    PruneLimits, Store, compute_token_budget, estimate_tokens,
+    PruneLimits, Store, compute_token_budget, estimate_tokens, line_tokens,
 };
 
 /// What the prune benchmark measured on one set.
@@ -41,6 +41,11 @@ pub struct PruneReport {
     pub newest: f64,
     /// Tokens injected per question.
     pub inject_tokens: TokenStats,
+    /// The share of the window's limit a prune frees beyond it, so the next prunes wait (0:
+    /// every turn past the limit prunes one event).
+    pub slack: f64,
+    /// How much of each person's turn's prompt the turn before already held.
+    pub reuse: ReuseStats,
 }
 
 impl PruneReport {
@@ -56,8 +61,15 @@ impl PruneReport {
             "injected": self.injected,
             "seen": self.seen,
             "newest": self.newest,
-            "inject_tokens": {"p50": self.inject_tokens.p50, "p95": self.inject_tokens.p95,
-                              "max": self.inject_tokens.max},
+            "inject_tokens": self.inject_tokens.to_json(),
+            "slack": self.slack,
+            "prompt_reuse": {
+                "turns": self.reuse.turns,
+                "share_block_first": self.reuse.shares().0,
+                "share_block_last": self.reuse.shares().1,
+                "read_again_block_first": TokenStats::of(&self.reuse.read_first).to_json(),
+                "read_again_block_last": TokenStats::of(&self.reuse.read_last).to_json(),
+            },
         })
     }
 
@@ -67,7 +79,9 @@ impl PruneReport {
             "prune benchmark {:?}: {} turns replayed ({} prunes), {} questions asked at the end\n\
              evidence seen by the model   {:>6.3}   (in the window {:.3}, injected {:.3})\n\
              keep the newest {:<3} turns    {:>6.3}\n\
-             injected tokens per query    p50 {} / p95 {} / max {}\n",
+             injected tokens per query    p50 {} / p95 {} / max {}\n\
+             prompt reused from the turn before, {} turns (prune slack {}): block first {:.3} \
+             (read again p50 {} / p95 {} tokens), block last {:.3} (p50 {} / p95 {})\n",
             self.name,
             self.items,
             self.prunes,
@@ -80,20 +94,31 @@ impl PruneReport {
             self.inject_tokens.p50,
             self.inject_tokens.p95,
             self.inject_tokens.max,
+            self.reuse.turns,
+            self.slack,
+            self.reuse.shares().0,
+            TokenStats::of(&self.reuse.read_first).p50,
+            TokenStats::of(&self.reuse.read_first).p95,
+            self.reuse.shares().1,
+            TokenStats::of(&self.reuse.read_last).p50,
+            TokenStats::of(&self.reuse.read_last).p95,
         )
     }
 }
 
-/// Replays every corpus of `set` that has questions, with `models` and `config`.
+/// Replays every corpus of `set` that has questions, with `models` and `config`, each prune
+/// freeing `slack` of the window's limit beyond it.
 pub fn run_prune(
     set: &RecallSet,
     models: &MemoryModels,
     config: &RecallConfig,
+    slack: f64,
     progress: &mut dyn FnMut(&str),
 ) -> Result<PruneReport, RecallBenchError> {
     let budget = compute_token_budget(DEFAULT_MAX_CONTEXT_TOKENS, "");
     let mut report = PruneReport {
         name: set.name.clone(),
+        slack,
         ..PruneReport::default()
     };
     let (mut in_window, mut injected, mut seen, mut newest) = (0, 0, 0, 0);
@@ -110,7 +135,12 @@ pub fn run_prune(
         if let Some(companion) = &models.companion {
             cold = cold.with_companion(companion.clone());
         }
-        report.prunes += replay(&mut cold, corpus, budget.context_tokens)?;
+        let replay = Replay {
+            context_tokens: budget.context_tokens,
+            memory_tokens: budget.memory_tokens,
+            slack,
+        };
+        report.prunes += replay.run(&mut cold, corpus, &mut report.reuse)?;
         report.items += corpus.len();
         let position: HashMap<&str, usize> = corpus
             .iter()
@@ -177,30 +207,64 @@ fn limits(cold: &ColdContext, context_tokens: usize) -> Result<PruneLimits, Reca
     ))
 }
 
-/// Feeds `corpus` through the window: before each person's turn the window is pruned for its
-/// words when it holds more than the limits keep, as the memory service does on each input.
-/// Returns how many prunes ran.
-fn replay(
-    cold: &mut ColdContext,
-    corpus: &[CorpusItem],
+/// How a replay feeds a corpus through the window.
+struct Replay {
     context_tokens: usize,
-) -> Result<usize, RecallBenchError> {
-    let mut prunes = 0;
-    for (item, event) in corpus.iter().zip(to_events(corpus)) {
-        if event.source != AGENT_SOURCE {
-            let stats = cold.store().events_stats()?;
-            let limits = limits(cold, context_tokens)?;
-            if stats.events as usize > limits.top_k {
-                cold.prune(
-                    &item.text,
-                    limits.top_k,
-                    limits.protected,
-                    event.timestamp_ms,
-                )?;
-                prunes += 1;
+    memory_tokens: usize,
+    slack: f64,
+}
+
+impl Replay {
+    /// Feeds `corpus` through the window: before each person's turn the window is pruned for
+    /// its words when it holds more than the limits keep (down to `slack` of them fewer), as the memory
+    /// service does on each input, and the prompt's shape is compared with the turn before's
+    /// into `reuse`. Returns how many prunes ran.
+    fn run(
+        &self,
+        cold: &mut ColdContext,
+        corpus: &[CorpusItem],
+        reuse: &mut ReuseStats,
+    ) -> Result<usize, RecallBenchError> {
+        let mut prunes = 0;
+        let mut previous: Option<PromptShape> = None;
+        for (item, event) in corpus.iter().zip(to_events(corpus)) {
+            if event.source != AGENT_SOURCE {
+                let stats = cold.store().events_stats()?;
+                let limits = limits(cold, self.context_tokens)?;
+                if stats.events as usize > limits.top_k {
+                    let keep = limits.with_slack(self.slack);
+                    cold.prune(&item.text, keep.top_k, keep.protected, event.timestamp_ms)?;
+                    prunes += 1;
+                }
+                let shape = self.shape(cold, &item.text, event.timestamp_ms)?;
+                if let Some(previous) = &previous {
+                    reuse.add(&shape, previous);
+                }
+                previous = Some(shape);
             }
+            cold.append(vec![event])?;
         }
-        cold.append(vec![event])?;
+        Ok(prunes)
     }
-    Ok(prunes)
+
+    /// What the prompt for `query` holds besides the fixed part and the input.
+    fn shape(
+        &self,
+        cold: &mut ColdContext,
+        query: &str,
+        now: i64,
+    ) -> Result<PromptShape, RecallBenchError> {
+        let injection = cold.inject(query, self.memory_tokens, now)?;
+        let window = cold
+            .store()
+            .events_window()?
+            .into_iter()
+            .map(|e| (e.id, line_tokens(&e.record.event)))
+            .collect();
+        Ok(PromptShape {
+            block: injection.event_ids,
+            block_tokens: estimate_tokens(&injection.block),
+            window,
+        })
+    }
 }

@@ -129,6 +129,11 @@ impl TokenStats {
             max: sorted.last().copied().unwrap_or(0),
         }
     }
+
+    /// `{p50, p95, max}`.
+    pub fn to_json(&self) -> serde_json::Value {
+        serde_json::json!({"p50": self.p50, "p95": self.p95, "max": self.max})
+    }
 }
 
 /// Which system of a report.

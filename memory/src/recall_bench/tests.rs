@@ -411,6 +411,7 @@ fn prune_replay_sees_early_evidence_only_through_recall() {
             &long_history(),
             installed_models(),
             &RecallConfig::default(),
+            0.0,
             &mut |_| {},
         )
         .expect("replay runs")
@@ -429,6 +430,9 @@ fn prune_replay_sees_early_evidence_only_through_recall() {
     assert!(report.inject_tokens.p50 > 0);
     assert!(report.render().contains("keep the newest"));
     assert_eq!(report.to_json()["seen"], 1.0);
+    // Every person's turn after the first is compared with the one before.
+    assert_eq!(report.reuse.turns, 40);
+    assert!(report.reuse.tokens > 0);
 }
 
 #[test]

@@ -148,6 +148,9 @@ pub struct MemoryConfig {
     pub model_dir: Option<PathBuf>,
     /// `core.agent.max_context_size` (SPEC §4.7).
     pub max_context_size: usize,
+    /// The share of the window's limit a prune frees beyond it (0 to 1): see
+    /// [`DEFAULT_PRUNE_SLACK`](hearth_memory::DEFAULT_PRUNE_SLACK).
+    pub prune_slack: f64,
     /// Configured protected count (the last N events are never pruned).
     pub protected: usize,
     /// The user's zone: recall's time words, the graph's days, a scene's part of the day.
@@ -557,7 +560,8 @@ fn pass(
             stats.events as usize,
         );
         if stats.events as usize > limits.top_k {
-            let outcome = cold.prune(query, limits.top_k, limits.protected, now)?;
+            let keep = limits.with_slack(cfg.prune_slack);
+            let outcome = cold.prune(query, keep.top_k, keep.protected, now)?;
             out.archived = outcome.archived.len();
             if out.archived > 0 {
                 tracing::debug!(

@@ -20,6 +20,7 @@ fn keyword_config(path: &std::path::Path, utc_offset_secs: i64) -> MemoryConfig 
         model: false,
         model_dir: None,
         max_context_size: 30,
+        prune_slack: 0.0,
         protected: 10,
         zone: hearth_engine::LocalZone::fixed(utc_offset_secs),
         graph: None,
@@ -86,6 +87,49 @@ fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
         ["note number 17", "note number 18", "note number 19"],
         "the three newest are protected"
     );
+}
+
+/// With a slack, a window past its limit is pruned below it, and the turns after only append
+/// until the limit is reached again: the conversation's start stays the same between prunes.
+#[test]
+fn a_prune_with_slack_frees_half_the_window_and_the_next_turns_only_append() {
+    let (_scratch, path) = scratch_store("slack");
+    let cfg = MemoryConfig {
+        max_context_size: 11,
+        prune_slack: 0.5,
+        protected: 3,
+        ..keyword_config(&path, 0)
+    };
+    let mut cold = ColdContext::new(
+        hearth_memory::Store::open(&path).expect("store opens"),
+        None,
+    );
+    let mut graph =
+        crate::graph_service::GraphMemory::open(None, hearth_engine::LocalZone::default(), 0, None);
+    let budget = PassBudget {
+        prune: true,
+        recall: false,
+        context_tokens: 100_000,
+        memory_tokens: 0,
+    };
+    let mut archived = Vec::new();
+    let mut window_start = Vec::new();
+    for i in 0..30 {
+        let now = 1_000 + i64::from(i);
+        let pass = pass(&mut cold, &mut graph, &cfg, "tea", None, budget, now).expect("pass");
+        archived.push(pass.archived);
+        window_start.push(pass.window.first().map(|e| e.input.clone()));
+        cold.append(vec![ContextEvent::new(now, "cli", format!("turn {i}"))])
+            .expect("append");
+    }
+    // The limit is 10 events (max_context_size − 1): past it, a prune keeps 5 (3 newest and 2
+    // by relevance), then five turns append before the next one.
+    let prunes: Vec<usize> = (0..30).filter(|&i| archived[i] > 0).collect();
+    assert_eq!(prunes, [11, 17, 23, 29], "{archived:?}");
+    assert!(prunes.iter().all(|&i| archived[i] == 6), "{archived:?}");
+    for turn in 12..17 {
+        assert_eq!(window_start[turn], window_start[11], "turn {turn}");
+    }
 }
 
 /// A note with no content is the caller's mistake, a store failure is not: the tool answers

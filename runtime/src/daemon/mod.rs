@@ -276,6 +276,7 @@ impl Daemon {
                 model: cfg.memory_model,
                 model_dir: cfg.memory_model_dir.clone(),
                 max_context_size: cfg.agent.max_context_size,
+                prune_slack: cfg.agent.prune_slack,
                 protected: hearth_memory::DEFAULT_PROTECTED_COUNT,
                 zone: zone.clone(),
                 journal_keep: (cfg.journal_keep_days > 0).then(|| {

@@ -71,6 +71,12 @@ const CORE: &[CoreKey] = &[
         "Messages kept in the working window before older ones go to cold memory.",
     ),
     core(
+        "core.agent.prune_slack",
+        SettingKind::Number,
+        Restart,
+        "Share of the working window a prune frees beyond its limit (0 to 1), so the next turns only append and a local model reuses the prompt it read.",
+    ),
+    core(
         "core.agent.language",
         SettingKind::String,
         Restart,

@@ -84,6 +84,14 @@ fn told_pruned_recalled(fact: &str, filler: &[&str], question: &str, needle: &st
         recalled.contains(needle),
         "the fact is recalled into turn 42's prompt; system messages: {last:#?}"
     );
+    // The block sits after the timeline, right before the input: recalled afresh for each
+    // input, it would otherwise make a model server read the whole timeline again every turn.
+    let messages = seen[41].body["messages"].as_array().expect("messages");
+    let at = |pred: &dyn Fn(&serde_json::Value) -> bool| messages.iter().position(pred);
+    let block_at = at(&|m| m["content"].as_str() == Some(recalled.as_str())).expect("block");
+    let timeline_at = at(&|m| m["content"].as_str() == Some(timeline.as_str())).expect("timeline");
+    let user_at = at(&|m| m["role"] == "user").expect("the input");
+    assert_eq!((timeline_at + 1, block_at + 1), (block_at, user_at));
     // Nothing was lost on the way: the fact sits in cold context too.
     let db = daemon.dir.join("memory.db");
     let store = hearth_memory::StoreReader::open(&db).expect("store");

@@ -170,14 +170,6 @@ impl TurnEngine {
         let fixed = format!("{system}{}", super::offer::schema_text(&frame.tools));
         let budget = compute_token_budget(self.provider.max_context_tokens(), &fixed);
         let mut msgs = vec![Message::system(system.clone())];
-        // Recalled memory right after the fixed system prompt: one block that changes only when
-        // its members change, so the prompt prefix stays cacheable between turns.
-        if !frame.memory_block.is_empty() {
-            msgs.push(Message::system(texts::localize_memory(
-                frame.lang,
-                frame.memory_block.clone(),
-            )));
-        }
         // The input itself is the last message: shown again as a timeline line ("[12:00] cli:
         // hello") it is only more words for a small model to talk about.
         let events = self.context.events();
@@ -195,6 +187,17 @@ impl TurnEngine {
         if !timeline.is_empty() {
             msgs.push(Message::system(texts::localize_timeline(
                 frame.lang, timeline,
+            )));
+        }
+        // Recalled memory after the timeline, right before the input: it is recalled for each
+        // input, so its members change from one turn to the next, and a local model's server
+        // reads again everything after the first change. Placed here, a change costs the
+        // block alone; right after the system prompt it cost the whole timeline every turn
+        // (`hearth bench recall --prune`: prompt reused from the turn before).
+        if !frame.memory_block.is_empty() {
+            msgs.push(Message::system(texts::localize_memory(
+                frame.lang,
+                frame.memory_block.clone(),
             )));
         }
         if frame.is_interrupt {

@@ -60,6 +60,7 @@ pub fn sent_for(n: usize, inputs: &[&str], steps: Vec<ScriptStep>) -> Sent {
         model: true,
         model_dir: None,
         max_context_size: 200,
+        prune_slack: hearth_memory::DEFAULT_PRUNE_SLACK,
         protected: 10,
         zone: hearth_engine::LocalZone::default(),
         graph: None,

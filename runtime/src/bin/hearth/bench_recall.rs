@@ -69,6 +69,11 @@ pub struct RecallArgs {
     /// benchmark), beside keeping the newest turns.
     #[arg(long)]
     prune: bool,
+    /// With --prune: replay once per value, each prune freeing this share of the window's
+    /// limit beyond it (comma-separated, 0 to 1; 0 prunes one event per turn past the limit;
+    /// default: the daemon's).
+    #[arg(long, value_delimiter = ',', default_values_t = [hearth_memory::DEFAULT_PRUNE_SLACK])]
+    prune_slack: Vec<f64>,
 }
 
 /// Runs the benchmark (or the prune replay) and prints its tables.
@@ -228,13 +233,17 @@ fn bench_prune(
     use hearth_memory::recall_bench::{RecallSet, run_prune, sample};
     let mut progress = |line: &str| eprintln!("recall: {line}");
     let mut json = Vec::new();
-    for &variant in &args.variant {
+    let arms = args
+        .variant
+        .iter()
+        .flat_map(|&v| args.prune_slack.iter().map(move |&slack| (v, slack)));
+    for (variant, slack) in arms {
         let report = RecallSet::load(&args.file).and_then(|set| {
             let set = match args.sample {
                 Some(n) => sample(set, n),
                 None => set,
             };
-            run_prune(&variant.apply(set), models, config, &mut progress)
+            run_prune(&variant.apply(set), models, config, slack, &mut progress)
         });
         match report {
             Ok(report) => {
