@@ -52,6 +52,10 @@ bench: setup
 	@echo "embedded model: loops, capped answers, prompt reading and plain facts; without its tool list (its default), without the repeat penalty"
 	python3 bench/scripts/embedded_repetition.py ./target/release/hearthd ./target/release/hearth \
 		--arm no-tools='{"tools": null, "tool_choice": null}' --arm no-penalty='{"repeat_penalty": 1.0}'
+	@echo "prompt reuse: prompt tokens the local model's server reads per turn of a long conversation, the prune's slack 0 and 0.5, at the embedded default's window and as for a 32k model"
+	python3 bench/scripts/prompt_reuse.py ./target/release/hearthd ./target/release/hearth --slack 0,0.5
+	python3 bench/scripts/prompt_reuse.py ./target/release/hearthd ./target/release/hearth --slack 0,0.5 \
+		--ctx 8192 --window 32768
 	@echo "distill: the shipped labelled sentences, rules against the default source's model"
 	./target/release/hearth bench distill || { echo "distill: no model answered; the rules alone:"; \
 		./target/release/hearth bench distill --no-model; }
