@@ -240,9 +240,10 @@ fn store_marks_only_a_turn_still_owing_its_reply_to_be_forgotten_once_answered()
                 .journal_accept(id, "cli", "input", &json!({}), 2)
                 .expect("accept");
         }
-        store
+        let replied = store
             .journal_reply("answered", &json!({"content": "ok"}), 3)
             .expect("reply");
+        assert!(!replied.forget_when_answered);
         assert!(store.journal_forget_when_answered("running").expect("mark"));
         assert!(
             !store
@@ -263,9 +264,11 @@ fn store_marks_only_a_turn_still_owing_its_reply_to_be_forgotten_once_answered()
         );
         // Listed for a start's sweep only once answered.
         assert!(store.journal_answered_to_forget().expect("list").is_empty());
-        store
+        let replied = store
             .journal_reply("running", &json!({"content": "ok"}), 4)
             .expect("reply");
+        // The reply says so itself: its caller forgets the turn with no second read.
+        assert!(replied.forget_when_answered);
         assert_eq!(
             store.journal_answered_to_forget().expect("list"),
             ["running"]

@@ -73,7 +73,7 @@ pub use error::StoreError;
 pub use events::{DenseVector, EventRecord, RECALLED_PREFIX, StoredEvent, WindowStats};
 pub use frames::FrameRecord;
 pub use integrity::StoreHealth;
-pub use journal::JournalEntry;
+pub use journal::{JournalEntry, Replied};
 pub use recover::{Recovery, TableSalvage};
 pub use schema::{STORE_APPLICATION_ID, STORE_SCHEMA_VERSION};
 pub use statements::{STATEMENT_CACHE_CAPACITY, keep_statements};

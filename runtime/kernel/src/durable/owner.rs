@@ -426,9 +426,10 @@ fn run_op(cold: &mut ColdContext, memory: &mut MemoryState, op: Op, after: &mut 
             let journaled = cold
                 .journal_store()
                 .journal_reply(handle.request_id(), &value, now);
-            if journaled.is_ok() {
-                forget_if_marked(cold, memory, handle.request_id(), &mut outputs, after);
+            if journaled.as_ref().is_ok_and(|r| r.forget_when_answered) {
+                forget_answered(cold, memory, handle.request_id(), &mut outputs, after);
             }
+            let journaled = journaled.map(drop);
             after.push(After::Reply {
                 handle,
                 reply,
@@ -464,28 +465,21 @@ fn run_op(cold: &mut ColdContext, memory: &mut MemoryState, op: Op, after: &mut 
     }
 }
 
-/// Forgets turn `turn`, just answered, in the group journaling its reply when a person took it
+/// Forgets turn `turn`, just answered, in the group journaling its reply: a person took it
 /// back while it was being answered (`MemoryOp::ForgetAnswered`). Its memory candidate is not
 /// published: a memory outside Hearth would keep what the person asked to be forgotten.
-fn forget_if_marked(
+fn forget_answered(
     cold: &mut ColdContext,
     memory: &mut MemoryState,
     turn: &str,
     outputs: &mut Vec<(EventKind, Value)>,
     after: &mut Vec<After>,
 ) {
-    match cold.store().journal_forgets_when_answered(turn) {
-        Ok(false) => {}
-        Ok(true) => {
-            outputs.retain(|(kind, _)| *kind != EventKind::MemoryCandidate);
-            let mut thens = Vec::new();
-            let turn = turn.to_owned();
-            memory.handle(cold, MemoryOp::ForgetAnswered { turn }, &mut thens);
-            after.extend(thens.into_iter().map(After::Then));
-        }
-        // The mark stays: the next start forgets the turn.
-        Err(e) => tracing::error!(turn, "cannot read whether to forget an answered turn: {e}"),
-    }
+    outputs.retain(|(kind, _)| *kind != EventKind::MemoryCandidate);
+    let mut thens = Vec::new();
+    let turn = turn.to_owned();
+    memory.handle(cold, MemoryOp::ForgetAnswered { turn }, &mut thens);
+    after.extend(thens.into_iter().map(After::Then));
 }
 
 /// A commit failure, once more for each op it concerns (`StoreError` is not `Clone`).
