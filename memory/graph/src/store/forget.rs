@@ -335,16 +335,21 @@ impl GraphStore {
             &format!("SELECT subject_id FROM events WHERE {column} = ?1"),
             value,
         )?;
-        tx.execute(
-            &format!("DELETE FROM provenance WHERE {column} = ?1"),
-            [value],
-        )
-        .ctx(op, path)?;
-        tx.execute(&format!("DELETE FROM events WHERE {column} = ?1"), [value])
-            .ctx(op, path)?;
+        let dropped = tx
+            .execute(
+                &format!("DELETE FROM provenance WHERE {column} = ?1"),
+                [value],
+            )
+            .ctx(op, path)?
+            + tx.execute(&format!("DELETE FROM events WHERE {column} = ?1"), [value])
+                .ctx(op, path)?;
         sweep_orphans(&tx, path, &subjects, &sentences)?;
         tx.commit().ctx(op, path)?;
-        self.scrub();
+        // A source that told nothing left nothing to scrub: a turn's forget asks once per
+        // entry and once for the turn, and most told no fact.
+        if !gone.is_empty() || dropped > 0 {
+            self.scrub();
+        }
         Ok(gone)
     }
 
