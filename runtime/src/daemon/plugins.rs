@@ -324,7 +324,7 @@ impl KernelPort for KernelPlugins {
                 .map_err(|e| wire_error("memory.search", e.into()))?
                 .into_iter()
                 .map(|hit| {
-                    json!({"id": format!("{}{}", hearth_kernel::entry_ref::WINDOW_PREFIX, hit.id),
+                    json!({"id": hearth_kernel::entry_ref::EntryRef::Window(hit.id).to_string(),
                         "text": hit.text, "at_ms": hit.at_ms})
                 })
                 .collect();

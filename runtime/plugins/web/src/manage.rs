@@ -193,15 +193,9 @@ pub async fn post_forget(
     _who: Authorized,
 ) -> Response {
     const WHY: &str = "forgotten from the web page";
-    let named = id.strip_prefix(['c', 'w']).unwrap_or(&id);
-    if named.is_empty() || !named.bytes().all(|b| b.is_ascii_digit()) {
-        return refuse(
-            StatusCode::BAD_REQUEST,
-            &format!("{id:?} is not a memory's id (45, c45, or w12 for a recent turn)"),
-        );
-    }
-    // A bare number is a remembered entry's, as the page has always sent it.
-    let name = if named.len() == id.len() {
+    // A bare number is a remembered entry's, as the page has always sent it. Any other form
+    // goes as it is: the kernel reads names, and refuses one that names nothing (400).
+    let name = if !id.is_empty() && id.bytes().all(|b| b.is_ascii_digit()) {
         format!("c{id}")
     } else {
         id.clone()
