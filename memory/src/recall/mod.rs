@@ -59,8 +59,8 @@ pub use bm25::{BM25_B, BM25_K1, OkapiBm25, bm25_tokens};
 pub use clock::{format_minute, parse_iso8601};
 pub use cold_context::{
     ColdContext, EMBED_BATCH, FORGOTTEN_MARKER, ForgottenTurn, INJECT_HEADER, Injection,
-    PruneOutcome, RecallConfig, Recalled, Redacted, Redaction, RedactionScope, WindowHit,
-    split_passages,
+    PruneOutcome, PruneSettings, RecallConfig, Recalled, Redacted, Redaction, RedactionScope,
+    WindowHit, split_passages,
 };
 pub use error::RecallError;
 pub use fusion::{

@@ -16,7 +16,7 @@ use super::{PromptShape, ReuseStats, TokenStats, now_ms, to_events};
 use crate::recall::{ColdContext, RecallConfig, parse_iso8601};
 use crate::{
     DEFAULT_MAX_CONTEXT_SIZE, DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_PROTECTED_COUNT, MemoryModels,
-    PruneLimits, Store, compute_token_budget, estimate_tokens, line_tokens,
+    PruneLimits, PruneSettings, Store, compute_token_budget, estimate_tokens, line_tokens,
 };
 
 /// What the prune benchmark measured on one set.
@@ -229,11 +229,17 @@ impl Replay {
         let mut previous: Option<PromptShape> = None;
         for (item, event) in corpus.iter().zip(to_events(corpus)) {
             if event.source != AGENT_SOURCE {
-                let stats = cold.store().events_stats()?;
-                let limits = limits(cold, self.context_tokens)?;
-                if stats.events as usize > limits.top_k {
-                    let keep = limits.with_slack(self.slack);
-                    cold.prune(&item.text, keep.top_k, keep.protected, event.timestamp_ms)?;
+                // The memory service's own prune, at the production limits.
+                let settings = PruneSettings {
+                    max_context_size: DEFAULT_MAX_CONTEXT_SIZE,
+                    protected: DEFAULT_PROTECTED_COUNT,
+                    context_tokens: self.context_tokens,
+                    slack: self.slack,
+                };
+                if cold
+                    .prune_past_limits(&item.text, settings, event.timestamp_ms)?
+                    .is_some()
+                {
                     prunes += 1;
                 }
                 let shape = self.shape(cold, &item.text, event.timestamp_ms)?;

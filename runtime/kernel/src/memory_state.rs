@@ -13,7 +13,7 @@ use crate::journal_trim::JournalTrim;
 use crossbeam_channel::Sender;
 use hearth_engine::Sink;
 use hearth_memory::{
-    ColdContext, ContextEvent, ContextWindow, MemoryModels, PruneLimits, RecallConfig,
+    ColdContext, ContextEvent, ContextWindow, MemoryModels, PruneSettings, RecallConfig,
     estimate_tokens,
 };
 use std::collections::VecDeque;
@@ -551,17 +551,13 @@ fn pass(
     let offset = cfg.zone.offset_at(now);
     let entered = scene.and_then(|s| graph.enter_scene(s, query, offset, now));
     if prune {
-        let stats = cold.store().events_stats()?;
-        let limits = PruneLimits::compute(
-            cfg.max_context_size,
-            cfg.protected,
+        let settings = PruneSettings {
+            max_context_size: cfg.max_context_size,
+            protected: cfg.protected,
             context_tokens,
-            stats.tokens,
-            stats.events as usize,
-        );
-        if stats.events as usize > limits.top_k {
-            let keep = limits.with_slack(cfg.prune_slack);
-            let outcome = cold.prune(query, keep.top_k, keep.protected, now)?;
+            slack: cfg.prune_slack,
+        };
+        if let Some(outcome) = cold.prune_past_limits(query, settings, now)? {
             out.archived = outcome.archived.len();
             if out.archived > 0 {
                 tracing::debug!(

@@ -52,7 +52,7 @@ fn pruning_protects_the_budget_bounded_count_not_the_configured_one() {
     let avg = (stats.tokens / stats.events) as usize;
     assert!(avg > 0, "events carry tokens: {stats:?}");
     let context_tokens = 3 * avg;
-    let limits = PruneLimits::compute(30, 10, context_tokens, stats.tokens, 20);
+    let limits = hearth_memory::PruneLimits::compute(30, 10, context_tokens, stats.tokens, 20);
     assert_eq!(
         (limits.protected, limits.top_k),
         (3, 4),

@@ -32,7 +32,7 @@ pub use config::RecallConfig;
 pub use dense_space::{EMBED_BATCH, split_passages};
 pub use forget::ForgottenTurn;
 pub use inject::{INJECT_HEADER, Injection};
-pub use prune::PruneOutcome;
+pub use prune::{PruneOutcome, PruneSettings};
 pub use recall::Recalled;
 pub use redact::{FORGOTTEN_MARKER, Redacted, Redaction, RedactionScope};
 pub use window_search::WindowHit;
@@ -43,7 +43,7 @@ use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use crate::embed::Embedder;
-use crate::prune::{DenseRef, PruneEvent, PruneQuery, plan_prune};
+use crate::prune::{DenseRef, PruneEvent, PruneLimits, PruneQuery, plan_prune};
 use crate::recall::RecallError;
 use crate::recall::clock::format_minute;
 use crate::recall::dense_index::{DenseHit, DenseIndex};

@@ -2,6 +2,19 @@
 
 use super::*;
 
+/// What bounds the working window before each input.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PruneSettings {
+    /// `core.agent.max_context_size` (SPEC §4.7).
+    pub max_context_size: usize,
+    /// Configured protected count: the newest events never pruned.
+    pub protected: usize,
+    /// The turn's timeline budget, in estimated tokens.
+    pub context_tokens: usize,
+    /// The share of the limit a prune frees beyond it ([`PruneLimits::with_slack`]).
+    pub slack: f64,
+}
+
 /// What a prune did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct PruneOutcome {
@@ -45,6 +58,32 @@ impl ColdContext {
             kept: plan.keep.len(),
             archived,
         })
+    }
+
+    /// The prune before an input (SPEC §4.7): when the window holds more events than its
+    /// limits keep — from `max_context_size`, the `protected` count and the window's tokens
+    /// against `context_tokens` ([`PruneLimits::compute`]) — it is pruned for `query` down to
+    /// `slack` of its limit below ([`PruneLimits::with_slack`]). `None` while it is within.
+    pub fn prune_past_limits(
+        &mut self,
+        query: &str,
+        limits: PruneSettings,
+        now_ms: i64,
+    ) -> Result<Option<PruneOutcome>, RecallError> {
+        let stats = self.store.events_stats()?;
+        let keep = PruneLimits::compute(
+            limits.max_context_size,
+            limits.protected,
+            limits.context_tokens,
+            stats.tokens,
+            stats.events as usize,
+        );
+        if stats.events as usize <= keep.top_k {
+            return Ok(None);
+        }
+        let keep = keep.with_slack(limits.slack);
+        self.prune(query, keep.top_k, keep.protected, now_ms)
+            .map(Some)
     }
 
     /// The window events a [`prune`](Self::prune) for `query` would keep, in window order,
