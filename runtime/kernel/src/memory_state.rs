@@ -164,6 +164,26 @@ pub struct MemoryConfig {
     pub journal_keep: Option<Duration>,
 }
 
+impl MemoryConfig {
+    /// Memory over the store at `store` with the defaults: the embedding model from the
+    /// default cache dir, the original's window limits with the default prune slack, the
+    /// system's zone, no graph, no knowledge base, every journal entry kept.
+    pub fn at(store: PathBuf) -> Self {
+        Self {
+            store,
+            model: true,
+            model_dir: None,
+            max_context_size: hearth_memory::DEFAULT_MAX_CONTEXT_SIZE,
+            prune_slack: hearth_memory::DEFAULT_PRUNE_SLACK,
+            protected: hearth_memory::DEFAULT_PROTECTED_COUNT,
+            zone: hearth_engine::LocalZone::default(),
+            graph: None,
+            knowledge: None,
+            journal_keep: None,
+        }
+    }
+}
+
 /// The memory service's side of the owner thread.
 #[derive(Default)]
 pub(crate) struct MemoryState {

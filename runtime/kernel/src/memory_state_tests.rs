@@ -16,16 +16,12 @@ fn scratch_store(tag: &str) -> (tempfile::TempDir, PathBuf) {
 /// events, in a zone `utc_offset_secs` east of UTC.
 fn keyword_config(path: &std::path::Path, utc_offset_secs: i64) -> MemoryConfig {
     MemoryConfig {
-        store: path.to_path_buf(),
         model: false,
-        model_dir: None,
         max_context_size: 30,
         prune_slack: 0.0,
         protected: 10,
         zone: hearth_engine::LocalZone::fixed(utc_offset_secs),
-        graph: None,
-        knowledge: None,
-        journal_keep: None,
+        ..MemoryConfig::at(path.to_path_buf())
     }
 }
 

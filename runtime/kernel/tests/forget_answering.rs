@@ -27,16 +27,8 @@ fn a_turn_forgotten_while_answered_is_not_offered_as_a_memory_candidate() {
             ScriptStep::slow_text("I will keep it to myself.", Duration::from_millis(300)),
         ]));
         let memory = MemoryConfig {
-            store: store.clone(),
             model: false,
-            model_dir: None,
-            max_context_size: 30,
-            prune_slack: hearth_memory::DEFAULT_PRUNE_SLACK,
-            protected: 10,
-            zone: hearth_engine::LocalZone::default(),
-            graph: None,
-            knowledge: None,
-            journal_keep: None,
+            ..MemoryConfig::at(store.clone())
         };
         let kernel = graph::build_with(
             GraphConfig::unpinned(1),

@@ -56,16 +56,8 @@ pub fn sent_for(n: usize, inputs: &[&str], steps: Vec<ScriptStep>) -> Sent {
     let registries = Registries::default();
     register_labelled(&registries, n.saturating_sub(MEMORY_TOOLS));
     let memory = MemoryConfig {
-        store: dir.join("memory.db"),
-        model: true,
-        model_dir: None,
         max_context_size: 200,
-        prune_slack: hearth_memory::DEFAULT_PRUNE_SLACK,
-        protected: 10,
-        zone: hearth_engine::LocalZone::default(),
-        graph: None,
-        knowledge: None,
-        journal_keep: None,
+        ..MemoryConfig::at(dir.join("memory.db"))
     };
     let cfg = GraphConfig::unpinned(1);
     let events = EventBus::with_default_ring("hearth");
