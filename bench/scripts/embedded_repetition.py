@@ -31,8 +31,8 @@ import time
 import urllib.error
 import urllib.request
 
-CACHE = os.path.join(os.path.expanduser("~"), ".cache", "hearth", "llm")
-LAUNCHER = os.path.join(os.path.dirname(__file__), "..", "..", "runtime", "assets", "llama_server.py")
+from local_model import start_model
+
 MESSAGES = [
     "hello",
     "What is the capital of France?",
@@ -95,18 +95,6 @@ def capture_request(hearthd, hearth):
     if not bodies:
         sys.exit("hearthd sent no request to the stand-in model")
     return bodies[0]
-
-
-def start_model():
-    python = os.path.join(CACHE, "venv", "bin", "python")
-    model = os.path.join(CACHE, "SmolLM2-135M-Instruct.Q4_1.gguf")
-    proc = subprocess.Popen([python, LAUNCHER, "--model", model, "--threads", "1", "--ctx", "4096",
-                             "--alias", "smollm2"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    for line in proc.stdout:
-        found = re.search(r"http://127\.0\.0\.1:\d+", line)
-        if found:
-            return proc, found.group(0)
-    sys.exit("the model server did not start (run `make setup`)")
 
 
 def loops(text):

@@ -27,7 +27,6 @@ import http.client
 import http.server
 import json
 import os
-import re
 import statistics
 import subprocess
 import sys
@@ -36,8 +35,8 @@ import threading
 import time
 import urllib.parse
 
-CACHE = os.path.join(os.path.expanduser("~"), ".cache", "hearth", "llm")
-LAUNCHER = os.path.join(os.path.dirname(__file__), "..", "..", "runtime", "assets", "llama_server.py")
+from local_model import start_model
+
 # One person's evening of small requests, a few referring back to earlier ones.
 MESSAGES = [
     "Hi! I just moved to Porto last week and I'm still unpacking.",
@@ -123,18 +122,6 @@ class Relay(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def start_model(threads, ctx):
-    python = os.path.join(CACHE, "venv", "bin", "python")
-    model = os.path.join(CACHE, "SmolLM2-135M-Instruct.Q4_1.gguf")
-    proc = subprocess.Popen([python, LAUNCHER, "--model", model, "--threads", str(threads), "--ctx", str(ctx),
-                             "--alias", "smollm2"], stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    for line in proc.stdout:
-        found = re.search(r"http://127\.0\.0\.1:\d+", line)
-        if found:
-            return proc, found.group(0)
-    sys.exit("the model server did not start (run `make setup`)")
-
-
 def run_arm(args, slack):
     """The server's timings of every request of one conversation with `prune_slack = slack`,
     and the index of the first turn whose window had pruned."""
@@ -214,8 +201,10 @@ def main():
     results = {}
     for slack in args.slack.split(","):
         results[slack] = run_arm(args, slack)
-    # Compare the same turns in every arm: from the first turn any arm had pruned.
-    start = min((first or len(MESSAGES)) for _, first in results.values())
+    # Compare the same turns in every arm: from the first turn any arm had pruned (all of them
+    # when none did: the conversation was too short to fill the window).
+    pruned = [first for _, first in results.values() if first is not None]
+    start = min(pruned) if pruned else 0
     for slack, (per_turn, first) in results.items():
         turns = per_turn[start:]
         read = [sum(t.get("prompt_n", 0) for t in turn) for turn in turns]
