@@ -18,7 +18,9 @@ asks (the embedded default offers none: the bundled model cannot call them); its
 own, and each arm starts a fresh server and data dir, so no arm reuses another's cache.
 
 Reported per arm, over the turns after the window first pruned: prompt tokens read per turn (p50,
-p95, mean), the share of the prompt reused, and the time the server spent reading prompts.
+p95, mean), the share of the prompt reused, and the time the server spent reading prompts; and
+over every turn, the size of the whole prompts (p50, the largest): how much of the window the
+budget filled, and that it never overran it.
 Needs `make setup` (the model, the server's venv and the embedding models in the user cache dir).
 """
 
@@ -211,10 +213,13 @@ def main():
         reused = [sum(t.get("cache_n", 0) for t in turn) for turn in turns]
         seconds = sum(t.get("prompt_ms", 0) for turn in turns for t in turn) / 1000
         total = sum(read) + sum(reused)
+        # The whole prompt of each request, as the server counted it: what the budget filled.
+        size = [t.get("prompt_n", 0) + t.get("cache_n", 0) for turn in per_turn for t in turn]
         print(f"prune_slack {slack}: turns {start + 1}-{len(per_turn)} (window first pruned at turn {first}): "
               f"prompt tokens read per turn p50 {pct(read, 0.5)} / p95 {pct(read, 0.95)} / mean "
               f"{statistics.mean(read) if read else 0:.0f}, reused {sum(reused) / max(total, 1):.1%} of the prompt, "
-              f"{seconds:.1f} s reading prompts", flush=True)
+              f"{seconds:.1f} s reading prompts; whole prompts p50 {pct(size, 0.5)} / largest {max(size, default=0)} "
+              f"tokens of the server's {args.ctx}", flush=True)
 
 
 if __name__ == "__main__":

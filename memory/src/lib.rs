@@ -15,7 +15,7 @@
 //! use hearth_memory::{compute_token_budget, estimate_tokens};
 //! let budget = compute_token_budget(32_768, "You are Hearth.");
 //! assert_eq!(budget.memory_tokens + budget.context_tokens, budget.available);
-//! assert_eq!(estimate_tokens("你好"), 4);
+//! assert_eq!(estimate_tokens("你好"), 6);
 //! ```
 // Only the SIMD kernels may use `unsafe` (each block with its SAFETY line).
 #![deny(unsafe_code)]

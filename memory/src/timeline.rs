@@ -7,21 +7,29 @@ use crate::{ContextEvent, estimate_tokens};
 
 /// First line of the rendered timeline ("conversation timeline").
 pub const TIMELINE_HEADER: &str = "【对话时序】";
-/// Per-event overhead of the estimate: timestamp, separators and the line break.
-const EVENT_OVERHEAD: usize = 40;
-/// Extra estimate for an event that carries a response (rendered truncated).
-const RESPONSE_OVERHEAD: usize = 120;
 /// Responses are cut to this many runes in the timeline.
 const RESPONSE_RUNES: usize = 120;
 
-/// What `evt`'s line costs of the timeline's budget: its source and input, with a fixed share
-/// for the time and the reply's first words.
+/// What `evt`'s line costs of the timeline's budget: the estimate of the line as rendered (its
+/// clock's digits cost the same at any time of day).
 pub fn line_tokens(evt: &ContextEvent) -> usize {
-    let mut cost = estimate_tokens(&evt.source) + estimate_tokens(&evt.input) + EVENT_OVERHEAD;
-    if !evt.response.is_empty() {
-        cost += RESPONSE_OVERHEAD;
+    let mut line =
+        String::with_capacity(16 + evt.source.len() + evt.input.len() + RESPONSE_RUNES * 4);
+    write_line(&mut line, evt, Clock(0));
+    estimate_tokens(&line)
+}
+
+/// Appends `evt`'s line (with its leading line break) to `out`, stamped `clock`.
+fn write_line(out: &mut String, evt: &ContextEvent, clock: Clock) {
+    let _ = write!(out, "\n[{clock}] {}: {}", evt.source, evt.input);
+    if !evt.tools_used.is_empty() {
+        out.push_str(" → 调用工具: ");
+        out.push_str(&evt.tools_used.join(", "));
     }
-    cost
+    if !evt.response.is_empty() {
+        out.push_str(" → ");
+        out.extend(evt.response.chars().take(RESPONSE_RUNES));
+    }
 }
 
 /// Renders `events` (oldest first) within `budget_tokens`. At least one event is always shown
@@ -57,21 +65,11 @@ pub fn format_timeline(
     out.push_str(TIMELINE_HEADER);
     for evt in shown {
         // Written in place: the timeline is rebuilt every turn, one allocation per line added up.
-        let _ = write!(
-            out,
-            "\n[{}] {}: {}",
+        write_line(
+            &mut out,
+            evt,
             clock(evt.timestamp_ms, offset_at(evt.timestamp_ms)),
-            evt.source,
-            evt.input
         );
-        if !evt.tools_used.is_empty() {
-            out.push_str(" → 调用工具: ");
-            out.push_str(&evt.tools_used.join(", "));
-        }
-        if !evt.response.is_empty() {
-            out.push_str(" → ");
-            out.extend(evt.response.chars().take(RESPONSE_RUNES));
-        }
     }
     out
 }
@@ -129,13 +127,26 @@ mod tests {
         let events: Vec<_> = (0..10)
             .map(|i| evt(i * 1000, &format!("event{i}")))
             .collect();
-        // Each event costs 6 + 12 + 40 = 58 tokens; the header costs 12.
-        let out = format_timeline(&events, 12 + 58 * 3, |_| 0);
+        let line = line_tokens(&events[9]);
+        assert!(events.iter().all(|e| line_tokens(e) == line));
+        let out = format_timeline(&events, estimate_tokens(TIMELINE_HEADER) + line * 3, |_| 0);
         assert_eq!(out.lines().count(), 4);
         assert!(out.contains("event9") && out.contains("event7") && !out.contains("event6"));
         let tiny = format_timeline(&events, 1, |_| 0);
         assert_eq!(tiny.lines().count(), 2);
         assert!(tiny.contains("event9"));
+    }
+
+    #[test]
+    fn a_line_costs_the_estimate_of_what_is_rendered() {
+        let mut e = evt(0, "hello there").with_response("y".repeat(300));
+        e.tools_used = vec!["web_search".into()];
+        let out = format_timeline(std::slice::from_ref(&e), 100_000, |_| 0);
+        let line = out.strip_prefix(TIMELINE_HEADER).expect("header");
+        assert_eq!(line_tokens(&e), estimate_tokens(line));
+        // The reply is cut, so its length past the cut costs nothing.
+        let longer = e.clone().with_response("y".repeat(3_000));
+        assert_eq!(line_tokens(&longer), line_tokens(&e));
     }
 
     #[test]

@@ -4,6 +4,8 @@
 #[path = "e2e/support.rs"]
 mod support;
 
+#[path = "e2e/kernel_budget.rs"]
+mod kernel_budget;
 #[path = "e2e/kernel_cooldown.rs"]
 mod kernel_cooldown;
 #[path = "e2e/kernel_handler_contract.rs"]

@@ -8,6 +8,8 @@
 mod assets;
 mod e5;
 mod error;
+#[cfg(test)]
+mod estimate_tests;
 mod fingerprint;
 mod onnx;
 mod sp_tokenizer;

@@ -132,12 +132,7 @@ impl EventRecord {
     /// A record without vectors, its tokens estimated from the input, the response and the tool
     /// outputs (SPEC §4.8 `EstimateTokens`).
     pub fn new(event: ContextEvent) -> Self {
-        let tools: usize = event
-            .tool_results
-            .iter()
-            .map(|t| estimate_tokens(&t.output))
-            .sum();
-        let tokens = estimate_tokens(&event.input) + estimate_tokens(&event.response) + tools;
+        let tokens = event_tokens(&event.input, &event.response, &event.tool_results);
         Self {
             event,
             dense: None,
@@ -175,6 +170,40 @@ pub struct WindowStats {
     pub events: u64,
     /// Sum of their token estimates (`accumulatedTokens`).
     pub tokens: u64,
+}
+
+/// An event's share of the window's tokens: its input, response and tool outputs by the
+/// estimate.
+fn event_tokens(input: &str, response: &str, tool_results: &[ToolOutput]) -> usize {
+    let tools: usize = tool_results
+        .iter()
+        .map(|t| estimate_tokens(&t.output))
+        .sum();
+    estimate_tokens(input) + estimate_tokens(response) + tools
+}
+
+/// Migration 11: every window event's tokens again by today's estimate, so a window kept from
+/// before is not pruned for what the old estimate (two per character) said it cost. A row whose
+/// tool outputs do not read keeps its count; reading it fails as it did before.
+pub(super) fn reestimate_tokens(conn: &rusqlite::Connection) -> rusqlite::Result<()> {
+    let mut read = conn.prepare("SELECT id, input, response, tool_results FROM events")?;
+    let counts = read
+        .query_map([], |r| {
+            let (input, response): (String, String) = (r.get(1)?, r.get(2)?);
+            let results: String = r.get(3)?;
+            let tokens = serde_json::from_str::<Vec<ToolOutput>>(&results)
+                .ok()
+                .map(|outputs| event_tokens(&input, &response, &outputs));
+            Ok((r.get::<_, i64>(0)?, tokens))
+        })?
+        .collect::<rusqlite::Result<Vec<_>>>()?;
+    let mut write = conn.prepare("UPDATE events SET tokens = ?2 WHERE id = ?1")?;
+    for (id, tokens) in counts {
+        if let Some(tokens) = tokens {
+            write.execute(rusqlite::params![id, tokens as i64])?;
+        }
+    }
+    Ok(())
 }
 
 pub(super) const EVENT_COLUMNS: &str = "id, event_id, timestamp_ms, source, input, response, \

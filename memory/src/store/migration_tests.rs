@@ -191,6 +191,7 @@ fn store_failed_migration_leaves_previous_version() {
                 version: 2,
                 name: "broken",
                 sql: "CREATE TABLE half_done (a INTEGER); SELECT no_such_function();",
+                rewrite: None,
             },
         ];
         let mut conn = Connection::open(dir.db()).expect("raw open");
@@ -215,5 +216,38 @@ fn store_failed_migration_leaves_previous_version() {
             store.schema_version().expect("version"),
             STORE_SCHEMA_VERSION
         );
+    });
+}
+
+#[test]
+fn store_migration_11_counts_a_kept_window_by_todays_estimate() {
+    watchdog(|| {
+        let dir = TempDir::new("migrate-tokens");
+        {
+            let mut conn = Connection::open(dir.db()).expect("raw open");
+            migrate(&mut conn, &dir.db(), &MIGRATIONS[..10]).expect("v10");
+            // Two per character, as version 10 counted: 11 + 3 runes, and a tool output of 5.
+            conn.execute(
+                "INSERT INTO events (timestamp_ms, source, input, response, tool_results, tokens) \
+                 VALUES (1, 'cli', 'hello there', 'hi!', '[{\"name\":\"t\",\"output\":\"found\"}]', 38)",
+                [],
+            )
+            .expect("v10 row");
+            // Outputs of a shape no event has: the row keeps its count.
+            conn.execute(
+                "INSERT INTO events (timestamp_ms, source, input, tool_results, tokens) \
+                 VALUES (2, 'cli', 'odd', '[1]', 6)",
+                [],
+            )
+            .expect("v10 row");
+        }
+        let store = Store::open(dir.db()).expect("open migrates");
+        assert_eq!(store.schema_version().expect("version"), 11);
+        let stats = store.events_stats().expect("stats");
+        let today = crate::estimate_tokens("hello there")
+            + crate::estimate_tokens("hi!")
+            + crate::estimate_tokens("found");
+        assert_eq!(today, 4 + 2 + 2);
+        assert_eq!(stats.tokens, (today + 6) as u64);
     });
 }

@@ -17,7 +17,7 @@ use super::error::{SqlContext, StoreError};
 pub const STORE_APPLICATION_ID: i32 = 0x4852_5448;
 
 /// The schema version this build writes and reads.
-pub const STORE_SCHEMA_VERSION: u32 = 10;
+pub const STORE_SCHEMA_VERSION: u32 = 11;
 
 /// One numbered migration.
 #[derive(Clone, Copy, Debug)]
@@ -25,6 +25,9 @@ pub(super) struct Migration {
     pub version: u32,
     pub name: &'static str,
     pub sql: &'static str,
+    /// A rewrite of rows that SQL alone cannot compute, run after `sql` in the same
+    /// transaction.
+    pub rewrite: Option<fn(&Connection) -> rusqlite::Result<()>>,
 }
 
 /// Every migration, in order; `MIGRATIONS[i].version == i + 1`.
@@ -33,51 +36,67 @@ pub(super) const MIGRATIONS: &[Migration] = &[
         version: 1,
         name: "core tables: events, cold, journal, frames",
         sql: V1_CORE,
+        rewrite: None,
     },
     Migration {
         version: 2,
         name: "full-text index over cold tokens",
         sql: V2_COLD_FTS,
+        rewrite: None,
     },
     Migration {
         version: 3,
         name: "cold vectors of side dense spaces",
         sql: V3_COLD_SIDE_VECTORS,
+        rewrite: None,
     },
     Migration {
         version: 4,
         name: "side vectors in a rowid table",
         sql: V4_SIDE_VECTORS_ROWID,
+        rewrite: None,
     },
     Migration {
         version: 5,
         name: "trust of journaled inputs",
         sql: V5_JOURNAL_TRUST,
+        rewrite: None,
     },
     Migration {
         version: 6,
         name: "count of cold entries",
         sql: V6_COLD_COUNT,
+        rewrite: None,
     },
     Migration {
         version: 7,
         name: "cold index deletes for good",
         sql: V7_COLD_FTS_SECURE_DELETE,
+        rewrite: None,
     },
     Migration {
         version: 8,
         name: "cold entries by turn",
         sql: V8_COLD_BY_TURN,
+        rewrite: None,
     },
     Migration {
         version: 9,
         name: "what memory showed a window event's reply",
         sql: V9_EVENTS_SHOWN,
+        rewrite: None,
     },
     Migration {
         version: 10,
         name: "turns to forget once answered",
         sql: V10_JOURNAL_FORGET_WHEN_ANSWERED,
+        rewrite: None,
+    },
+    Migration {
+        version: 11,
+        name: "window token estimates by words and bytes",
+        sql: "",
+        rewrite: Some(super::events::reestimate_tokens),
     },
 ];
 
@@ -399,17 +418,19 @@ pub(super) fn migrate(
             version = m.version;
             continue;
         }
-        tx.execute_batch(m.sql).map_err(|e| {
-            let inner = StoreError::sql(OP, path, e);
-            match inner {
-                StoreError::Sqlite { op, path, detail } => StoreError::Sqlite {
-                    op,
-                    path,
-                    detail: format!("migration {} ({}): {detail}", m.version, m.name),
-                },
-                other => other,
-            }
-        })?;
+        // A failure names the migration, unless it is one the caller tells apart (a full disk).
+        let named = |e: rusqlite::Error| match StoreError::sql(OP, path, e) {
+            StoreError::Sqlite { op, path, detail } => StoreError::Sqlite {
+                op,
+                path,
+                detail: format!("migration {} ({}): {detail}", m.version, m.name),
+            },
+            other => other,
+        };
+        tx.execute_batch(m.sql).map_err(named)?;
+        if let Some(rewrite) = m.rewrite {
+            rewrite(&tx).map_err(named)?;
+        }
         tx.execute(
             "INSERT INTO schema_version (version, name, applied_ms) VALUES (?1, ?2, ?3)",
             params![m.version, m.name, hearth_engine::now_ms()],

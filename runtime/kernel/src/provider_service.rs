@@ -86,6 +86,12 @@ impl ProviderService {
     pub fn max_context_tokens(&self) -> usize {
         self.provider.max_context_tokens()
     }
+
+    /// Whether the default source sends the tool schemas to its model, so the budget must
+    /// count them; asked at every turn like the window.
+    pub fn takes_tools(&self) -> bool {
+        self.provider.takes_tools()
+    }
 }
 
 fn serve(

@@ -44,7 +44,16 @@ impl Harness {
     }
 
     pub fn with_config(steps: Vec<ScriptStep>, turn: TurnConfig, registries: Registries) -> Self {
-        let provider = Arc::new(ScriptedProvider::new(steps));
+        Self::with_provider(ScriptedProvider::new(steps), turn, registries)
+    }
+
+    /// A kernel over `provider` as it is set up (its window, whether it takes tools).
+    pub fn with_provider(
+        provider: ScriptedProvider,
+        turn: TurnConfig,
+        registries: Registries,
+    ) -> Self {
+        let provider = Arc::new(provider);
         let cfg = GraphConfig {
             turn,
             agent_id: "test".into(),

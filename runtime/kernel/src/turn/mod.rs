@@ -572,7 +572,7 @@ impl TurnEngine {
             && !cur.frame.critical;
         let recall = input.str_field("recall_policy") != Some("none") && !cur.frame.critical;
         let (ranking, schemas) = self.tools_to_rank(&cur.frame);
-        let budget = self.memory_budget(&schemas);
+        let budget = self.turn_budget(&schemas);
         // The turn's scene: its channel, partner and declared scenes (never a consolidation
         // task's, nor under `scene_policy: "none"`); the tools it will use are not known yet.
         let scene = if cur.frame.critical {
@@ -599,9 +599,16 @@ impl TurnEngine {
         };
     }
 
-    /// The token budget of a memory pass: the model's context less the system prompt and the
-    /// tool schemas `schemas` sent with every request.
-    fn memory_budget(&self, schemas: &str) -> hearth_memory::TokenBudget {
+    /// The token budget of a turn: the model's context less the system prompt and the tool
+    /// schemas `schemas` sent with every request — unless the source drops them (`no_tools`,
+    /// the embedded default's): reserving room for schemas its model never reads left the
+    /// embedded model's 4,096-token window no room for the conversation.
+    fn turn_budget(&self, schemas: &str) -> hearth_memory::TokenBudget {
+        let schemas = if self.provider.takes_tools() {
+            schemas
+        } else {
+            ""
+        };
         hearth_memory::compute_token_budget(
             self.provider.max_context_tokens(),
             &format!("{}{schemas}", self.cfg.system_prompt),

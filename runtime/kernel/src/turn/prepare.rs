@@ -5,7 +5,7 @@ use super::{Current, Step, TaskFrame, Terminal, Then, TurnEngine};
 use crate::input::skip;
 use hearth_ipc::EventKind;
 use hearth_llm::provider::{Message, Role};
-use hearth_memory::{ContextEvent, compute_token_budget, format_timeline};
+use hearth_memory::{ContextEvent, format_timeline};
 use hearth_scheduler::{CRITICAL_CHANNEL, TaskClass};
 use hearth_stages::{ContextMsg, Stage, StageContext};
 use serde_json::{Value, json};
@@ -167,8 +167,7 @@ impl TurnEngine {
     pub(super) fn build_prefix(&self, frame: &TaskFrame) -> Vec<Message> {
         let system = &self.cfg.system_prompt;
         // The schemas are sent with every request: the budget counts them with the prompt.
-        let fixed = format!("{system}{}", super::offer::schema_text(&frame.tools));
-        let budget = compute_token_budget(self.provider.max_context_tokens(), &fixed);
+        let budget = self.turn_budget(&super::offer::schema_text(&frame.tools));
         let mut msgs = vec![Message::system(system.clone())];
         // The input itself is the last message: shown again as a timeline line ("[12:00] cli:
         // hello") it is only more words for a small model to talk about.

@@ -60,7 +60,7 @@ impl TurnEngine {
         if !(prune || recall) || query.trim().is_empty() {
             return false;
         }
-        let budget = self.memory_budget(&super::offer::schema_text(&frame.tools));
+        let budget = self.turn_budget(&super::offer::schema_text(&frame.tools));
         let call = self.next_call_id();
         memory.pass(PassRequest {
             call,

@@ -191,6 +191,10 @@ impl ChatProvider for LuaSource {
         self.cfg.context_window
     }
 
+    fn takes_tools(&self) -> bool {
+        !self.cfg.no_tools
+    }
+
     fn chat_stream(
         &self,
         request: &ChatRequest,
@@ -372,5 +376,7 @@ mod tests {
         );
         assert!(none.tools.is_empty() && none.tool_choice.is_none());
         assert_eq!(none.messages, asked.messages);
+        assert!(source(|c| c.max_tokens = 99).takes_tools());
+        assert!(!source(|c| c.no_tools = true).takes_tools());
     }
 }

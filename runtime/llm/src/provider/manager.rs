@@ -439,6 +439,14 @@ impl ChatProvider for ProviderManager {
         })
     }
 
+    /// Whether the default source takes tool schemas (the one the budget is computed for).
+    fn takes_tools(&self) -> bool {
+        self.sources
+            .lock()
+            .first()
+            .is_none_or(|s| s.provider.takes_tools())
+    }
+
     fn chat_stream(
         &self,
         request: &ChatRequest,

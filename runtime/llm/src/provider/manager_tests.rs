@@ -618,6 +618,20 @@ fn default_follows_registration_order() {
 }
 
 #[test]
+fn whether_tools_are_sent_is_the_default_sources_answer() {
+    let (m, _) = manager();
+    assert!(m.takes_tools(), "no source: nothing dropped yet");
+    m.register(
+        SourceInfo::new("embedded", ""),
+        Arc::new(ScriptedProvider::new([]).without_tools()),
+    );
+    m.register(SourceInfo::new("cloud", "").with_priority(9), scripted([]));
+    assert!(!m.takes_tools(), "the default takes none");
+    assert!(m.remove("embedded"));
+    assert!(m.takes_tools());
+}
+
+#[test]
 fn registering_a_name_again_replaces_it_and_clears_its_health() {
     let (m, _) = manager();
     m.register(SourceInfo::new("a", "old"), scripted([status(401)]));

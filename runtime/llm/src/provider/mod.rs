@@ -85,6 +85,12 @@ pub trait ChatProvider: Send + Sync + 'static {
         0
     }
 
+    /// Whether requests reach the model with their tool schemas (`no_tools` sources drop
+    /// them): the turn's budget reserves room for the schemas only then.
+    fn takes_tools(&self) -> bool {
+        true
+    }
+
     /// Streams the answer to `request` into `sink`; returns when it is complete, failed or cancelled.
     fn chat_stream(
         &self,

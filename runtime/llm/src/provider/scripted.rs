@@ -104,6 +104,7 @@ pub struct ScriptedProvider {
     steps: Mutex<VecDeque<ScriptStep>>,
     requests: Mutex<Vec<ChatRequest>>,
     max_context: usize,
+    no_tools: bool,
 }
 
 impl std::fmt::Debug for ScriptedProvider {
@@ -122,12 +123,20 @@ impl ScriptedProvider {
             steps: Mutex::new(steps.into_iter().collect()),
             requests: Mutex::new(Vec::new()),
             max_context: 0,
+            no_tools: false,
         }
     }
 
     /// Reports `tokens` as its context window.
     pub fn with_max_context(mut self, tokens: usize) -> Self {
         self.max_context = tokens;
+        self
+    }
+
+    /// Reports that its model is sent no tool schemas, as a `no_tools` source does (the
+    /// requests it records still carry them).
+    pub fn without_tools(mut self) -> Self {
+        self.no_tools = true;
         self
     }
 
@@ -166,6 +175,10 @@ impl ChatProvider for ScriptedProvider {
 
     fn max_context_tokens(&self) -> usize {
         self.max_context
+    }
+
+    fn takes_tools(&self) -> bool {
+        !self.no_tools
     }
 
     fn chat_stream(
