@@ -198,7 +198,7 @@ def main():
                              "shapes prompts as for a model with that window, as long as they fit --ctx")
     parser.add_argument("--max-tokens", type=int, default=96, help="cap of each answer")
     parser.add_argument("--tools", action="store_true",
-                        help="offer the kernel's tools (chosen per input), as to a capable model")
+                        help="offer the kernel's tools, as to a capable model")
     args = parser.parse_args()
     results = {}
     for slack in args.slack.split(","):

@@ -13,7 +13,7 @@ use hearth_memory::OnnxEmbedder;
 use hearth_stages::ToolDef;
 use hearth_testkit::tool_set::labelled_tools;
 use hearth_testkit::within;
-use prompt::{model_tokens, prompt_tokens, requests_for, sent_for};
+use prompt::{model_tokens, prompt_tokens, requests_for, requests_in, sent_for};
 use serde_json::json;
 use std::sync::Arc;
 use std::time::Duration;
@@ -143,11 +143,38 @@ fn the_set_stays_within_a_task_and_grows_by_the_tools_search_found() {
 #[test]
 fn up_to_a_handful_of_tools_every_one_is_offered() {
     within(WATCHDOG, || {
-        let requests = requests_for(FULL_SET_MAX, &["hello"], vec![ScriptStep::text("Hi!")]);
+        let hi = || vec![ScriptStep::text("Hi!")];
+        let requests = requests_in(FULL_SET_MAX, 4096, &["hello"], hi());
         let offered = names(&requests[0]);
         assert_eq!(offered.len(), FULL_SET_MAX, "{offered:?}");
         assert!(!offered.iter().any(|n| n == TOOL_SEARCH));
-        let requests = requests_for(FULL_SET_MAX + 1, &["hello"], vec![ScriptStep::text("Hi!")]);
+        // A 4,096-token window's band is 3,276 tokens: a quarter of it holds fewer schemas.
+        let requests = requests_in(FULL_SET_MAX + 1, 4096, &["hello"], hi());
         assert!(names(&requests[0]).iter().any(|n| n == TOOL_SEARCH));
+    });
+}
+
+#[test]
+fn every_tool_goes_while_their_schemas_take_a_quarter_of_the_band() {
+    within(WATCHDOG, || {
+        let inputs = ["hello", "What's the weather like in Berlin right now?"];
+        let steps = || vec![ScriptStep::text("Hi!"), ScriptStep::text("Sunny.")];
+        // A 32k window: twenty tools fit, so every one goes, the same set whatever the input
+        // (a local model's server then reuses the prompt it read up to the tools and past them).
+        let requests = requests_in(20, 32_768, &inputs, steps());
+        let first = names(&requests[0]);
+        assert_eq!(first.len(), 20, "{first:?}");
+        assert!(!first.iter().any(|n| n == TOOL_SEARCH));
+        assert_eq!(names(&requests[1]), first);
+        // An 8k window: the same twenty take more than a quarter of its band, so each input
+        // gets its own choice.
+        let requests = requests_in(20, 8_192, &inputs, steps());
+        let chosen: Vec<Vec<String>> = requests.iter().map(names).collect();
+        assert!(
+            chosen
+                .iter()
+                .all(|c| c.len() < 20 && c.iter().any(|n| n == TOOL_SEARCH))
+        );
+        assert!(chosen[1].iter().any(|n| n == "weather_now"), "{chosen:?}");
     });
 }

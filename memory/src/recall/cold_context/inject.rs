@@ -74,8 +74,8 @@ impl ColdContext {
                 break;
             }
             let line = self.inject_line(&hit.event, &query_terms);
-            // The line and the line break before it (one rune).
-            let cost = estimate_tokens(&line) + 2;
+            // The line and the line break before it.
+            let cost = estimate_tokens(&line) + estimate_tokens("\n");
             if cost > left {
                 continue;
             }

@@ -1,6 +1,10 @@
-//! Which tool schemas a request carries. Every schema is paid for in prompt tokens on every
-//! turn, and on a home CPU the prefill of a long prompt takes minutes, so once more than
-//! [`FULL_SET_MAX`] tools are registered a request carries only:
+//! Which tool schemas a request carries. Every schema is paid for in prompt tokens, and on a
+//! home CPU the prefill of a long prompt takes minutes. While every schema together takes at
+//! most [`WHOLE_SET_SHARE`] of the model's working band (or there are at most
+//! [`FULL_SET_MAX`] tools), every tool goes, the same set on every turn: a local model's
+//! server reuses the prompt it read up to the first difference, and a model server's template
+//! lists the tools in the system block, so a set chosen per input made it read the whole
+//! prompt again every turn. Past that a request carries only:
 //!
 //! - the core set: the output channels' reply tools, tools compiled into the daemon and
 //!   `skill_load`;
@@ -23,6 +27,10 @@ use std::collections::HashSet;
 
 /// At or below this many tools every tool is offered: choosing would save little.
 pub const FULL_SET_MAX: usize = 8;
+
+/// Every tool is offered while all their schemas take at most this share of the working band
+/// (by the budget's estimate): a quarter of a 32k window's band holds ~35 of the daemon's own.
+pub const WHOLE_SET_SHARE: f64 = 0.25;
 
 /// How many tools nearest to the input join the core set.
 pub const RELEVANT_K: usize = 5;

@@ -12,6 +12,14 @@ struct Offerable {
     core: bool,
 }
 
+/// Every offerable tool but `tool_search`, as the request would carry it.
+fn every_spec(all: &[Offerable]) -> Vec<ToolSpec> {
+    all.iter()
+        .filter(|o| o.def.name != TOOL_SEARCH)
+        .map(|o| spec(&o.def))
+        .collect()
+}
+
 fn spec(def: &ToolDef) -> ToolSpec {
     ToolSpec {
         name: def.name.clone(),
@@ -53,14 +61,14 @@ impl TurnEngine {
             return (None, schema_text(&frame.tools));
         }
         let all = self.offerable();
+        let every = schema_text(&every_spec(&all));
+        if self.whole_set_fits(&all, &every) {
+            return (None, every);
+        }
         let (core, rest): (Vec<&Offerable>, Vec<&Offerable>) = all
             .iter()
             .filter(|o| o.def.name != TOOL_SEARCH)
             .partition(|o| o.core);
-        if tool_choice::fits(all.iter().map(|o| o.def.name.as_str())) {
-            let specs: Vec<ToolSpec> = core.iter().chain(&rest).map(|o| spec(&o.def)).collect();
-            return (None, schema_text(&specs));
-        }
         let mut widest: Vec<ToolSpec> = rest.iter().map(|o| spec(&o.def)).collect();
         // Each schema serialised once, not once per comparison.
         widest
@@ -81,12 +89,15 @@ impl TurnEngine {
         let all = self.offerable();
         let chosen = match frame.tool_choice.take() {
             Some(chosen) => chosen,
+            // Every tool goes: nothing to rank (tokenising on the worker is not free, and the
+            // first use loads the segmenter's dictionary).
+            None if self.whole_set_fits(&all, &schema_text(&every_spec(&all))) => all
+                .iter()
+                .filter(|o| o.def.name != TOOL_SEARCH)
+                .map(|o| o.def.name.clone())
+                .collect(),
             None => {
-                let ranking = if tool_choice::fits(all.iter().map(|o| o.def.name.as_str())) {
-                    // Every tool goes: nothing to rank (tokenising on the worker is not free,
-                    // and the first use loads the segmenter's dictionary).
-                    Vec::new()
-                } else if frame.tool_ranking.is_empty() {
+                let ranking = if frame.tool_ranking.is_empty() {
                     // No memory pass ranked them: shared words, cheap enough for the worker.
                     let docs: Vec<ToolDoc> = all
                         .iter()
@@ -113,6 +124,18 @@ impl TurnEngine {
             .map(|o| spec(&o.def))
             .collect();
         frame.tool_choice = Some(chosen);
+    }
+
+    /// Whether every tool goes into the request: at most [`tool_choice::FULL_SET_MAX`] of
+    /// them, or all their schemas (`every`, as the request serialises them) within
+    /// [`tool_choice::WHOLE_SET_SHARE`] of the working band of the default source's window.
+    fn whole_set_fits(&self, all: &[Offerable], every: &str) -> bool {
+        if tool_choice::fits(all.iter().map(|o| o.def.name.as_str())) {
+            return true;
+        }
+        let band = hearth_memory::compute_token_budget(self.provider.max_context_tokens(), "")
+            .target_usage;
+        hearth_memory::estimate_tokens(every) as f64 <= band as f64 * tool_choice::WHOLE_SET_SHARE
     }
 
     /// Adds the tools the task used or found since the set was chosen; before each request.

@@ -49,10 +49,26 @@ pub fn requests_for(n: usize, inputs: &[&str], steps: Vec<ScriptStep>) -> Vec<Ch
     sent_for(n, inputs, steps).requests
 }
 
+/// [`requests_for`] to a model whose window is `window` tokens (0: undeclared, the budget's
+/// 32,768).
+pub fn requests_in(
+    n: usize,
+    window: usize,
+    inputs: &[&str],
+    steps: Vec<ScriptStep>,
+) -> Vec<ChatRequest> {
+    sent_in(n, window, inputs, steps).requests
+}
+
 /// [`requests_for`], with every schema the kernel could have offered.
 pub fn sent_for(n: usize, inputs: &[&str], steps: Vec<ScriptStep>) -> Sent {
+    sent_in(n, 0, inputs, steps)
+}
+
+/// [`sent_for`] to a model whose window is `window` tokens.
+pub fn sent_in(n: usize, window: usize, inputs: &[&str], steps: Vec<ScriptStep>) -> Sent {
     let dir = hearth_testkit::fresh_dir("tool-choice");
-    let provider = Arc::new(ScriptedProvider::new(steps));
+    let provider = Arc::new(ScriptedProvider::new(steps).with_max_context(window));
     let registries = Registries::default();
     register_labelled(&registries, n.saturating_sub(MEMORY_TOOLS));
     let memory = MemoryConfig {
