@@ -260,6 +260,19 @@ impl StoreReader {
         Ok(out)
     }
 
+    /// Whether request `request_id` is journaled and still owes its reply, read without its
+    /// payload (a pasted document can be most of the row).
+    pub fn journal_awaits_reply(&self, request_id: &str) -> Result<bool, StoreError> {
+        const OP: &str = "journal_awaits_reply";
+        self.conn
+            .prepare_cached(
+                "SELECT EXISTS (SELECT 1 FROM journal WHERE request_id = ?1 AND reply IS NULL)",
+            )
+            .ctx(OP, &self.path)?
+            .query_row([request_id], |r| r.get(0))
+            .ctx(OP, &self.path)
+    }
+
     /// One journal entry by request id.
     pub fn journal_get(&self, request_id: &str) -> Result<Option<JournalEntry>, StoreError> {
         const OP: &str = "journal_get";

@@ -244,6 +244,9 @@ fn store_marks_only_a_turn_still_owing_its_reply_to_be_forgotten_once_answered()
             .journal_reply("answered", &json!({"content": "ok"}), 3)
             .expect("reply");
         assert!(!replied.forget_when_answered);
+        assert!(store.journal_awaits_reply("running").expect("read"));
+        assert!(!store.journal_awaits_reply("answered").expect("read"));
+        assert!(!store.journal_awaits_reply("nobody").expect("read"));
         assert!(store.journal_forget_when_answered("running").expect("mark"));
         assert!(
             !store

@@ -118,23 +118,15 @@ fn settle_turn(
         "window_events": gone.window_events,
         "journal_entries": gone.journal_entries,
     });
-    let mut facts = Vec::new();
-    let mut told: Vec<_> = gone
-        .cold_entries
-        .iter()
-        .map(|&item| graph.forget_cold_item(item))
-        .collect();
-    told.push(graph.forget_turn(&gone.turn));
-    for result in told {
-        match result {
-            Ok(Some(Value::Array(some))) => facts.extend(some),
-            Ok(_) => {}
-            Err(e) => {
-                tracing::warn!(what, "the facts of a forgotten memory entry stay: {e}");
-                answer["facts_error"] = json!(e.to_string());
-            }
+    let facts = match graph.forget_told(&gone.turn, &gone.cold_entries) {
+        Ok(Some(Value::Array(facts))) => facts,
+        Ok(_) => Vec::new(),
+        Err(e) => {
+            tracing::warn!(what, "the facts of a forgotten memory entry stay: {e}");
+            answer["facts_error"] = json!(e.to_string());
+            Vec::new()
         }
-    }
+    };
     answer["facts_forgotten"] = Value::Array(facts);
     if gone.forgot_anything() {
         graph.scrub_after_commit();

@@ -273,7 +273,7 @@ impl GraphStore {
     /// their provenance, so `why` no longer points at what is gone. Returns the facts
     /// forgotten; none is an answer, not an error (an item that told nothing).
     pub fn forget_cold_item(&mut self, cold_item: i64) -> Result<Vec<Forgotten>, GraphError> {
-        self.forget_source("forget_cold_item", "cold_item", cold_item)
+        self.forget_turn_and_items("", &[cold_item])
     }
 
     /// A turn the user removed from memory takes with it what only it told, as
@@ -282,77 +282,37 @@ impl GraphStore {
     /// the model called in it), which no cold item names. Reads every provenance row: a forget
     /// is rare, and a user's request.
     pub fn forget_turn(&mut self, turn_id: &str) -> Result<Vec<Forgotten>, GraphError> {
-        if turn_id.is_empty() {
-            return Ok(Vec::new());
-        }
-        self.forget_source("forget_turn", "turn_id", turn_id)
+        self.forget_turn_and_items(turn_id, &[])
     }
 
-    /// The facts whose every source has `value` in provenance column `column` (`cold_item` or
-    /// `turn_id`, also a column of `events`) forgotten, and the rest of those sources dropped.
-    fn forget_source(
+    /// Turn `turn_id` (none: `""`) and its cold items `items` forgotten together, in one
+    /// transaction: each item as [`forget_cold_item`](Self::forget_cold_item), then the turn
+    /// as [`forget_turn`](Self::forget_turn), so a fact told by two of its items goes with the
+    /// second and none is left half forgotten by a failure between them.
+    pub fn forget_turn_and_items(
         &mut self,
-        op: &'static str,
-        column: &str,
-        value: impl rusqlite::ToSql + Copy,
+        turn_id: &str,
+        items: &[i64],
     ) -> Result<Vec<Forgotten>, GraphError> {
+        const OP: &str = "forget_turn";
         let now = now_ms();
-        let tx = self.conn.transaction().ctx(op, &self.path)?;
+        let tx = self.conn.transaction().ctx(OP, &self.path)?;
         let path = self.path.as_path();
-        let only = fact_ids(
-            &tx,
-            path,
-            op,
-            &format!(
-                "SELECT DISTINCT 'r', p.relation_id FROM provenance p WHERE p.{column} = ?1 \
-                 AND NOT EXISTS (SELECT 1 FROM provenance o WHERE o.relation_id = p.relation_id \
-                     AND o.{column} IS NOT ?1) \
-                 UNION SELECT 'e', id FROM events WHERE {column} = ?1 AND relation_id IS NULL \
-                 ORDER BY 1 DESC, 2"
-            ),
-            value,
-        )?;
-        let mut gone = Vec::with_capacity(only.len());
-        for id in only {
-            gone.push(forget_in(&tx, path, id, now, Words::Unsay)?);
+        let mut gone = Vec::new();
+        let mut dropped = 0;
+        for &item in items {
+            dropped += forget_source(&tx, path, "cold_item", item, now, &mut gone)?;
         }
-        // What is left of the source elsewhere: its provenance rows, and the dated events it
-        // told of facts that stand on other sources.
-        let sentences = ids(
-            &tx,
-            path,
-            op,
-            &format!(
-                "SELECT sentence_id FROM provenance WHERE {column} = ?1 \
-                 UNION SELECT sentence_id FROM events WHERE {column} = ?1"
-            ),
-            value,
-        )?;
-        let subjects = ids(
-            &tx,
-            path,
-            op,
-            &format!("SELECT subject_id FROM events WHERE {column} = ?1"),
-            value,
-        )?;
-        let dropped = tx
-            .execute(
-                &format!("DELETE FROM provenance WHERE {column} = ?1"),
-                [value],
-            )
-            .ctx(op, path)?
-            + tx.execute(&format!("DELETE FROM events WHERE {column} = ?1"), [value])
-                .ctx(op, path)?;
-        sweep_orphans(&tx, path, &subjects, &sentences)?;
-        tx.commit().ctx(op, path)?;
-        // A source that told nothing left nothing to scrub: a turn's forget asks once per
-        // entry and once for the turn, and most told no fact.
+        if !turn_id.is_empty() {
+            dropped += forget_source(&tx, path, "turn_id", turn_id, now, &mut gone)?;
+        }
+        tx.commit().ctx(OP, path)?;
+        // A source that told nothing left nothing to scrub: most turns told no fact.
         if !gone.is_empty() || dropped > 0 {
             self.scrub();
         }
         Ok(gone)
     }
-
     /// The soft purge: every relation `criteria` select that holds now ends now — kept as past
     /// history with its sources (`why` still explains it, recall shows it as past), never
     /// returned as current. One that has not begun yet (a plan dated later) never held, so it
@@ -397,6 +357,65 @@ impl GraphStore {
         tx.commit().ctx(OP, path)?;
         Ok(ended)
     }
+}
+
+/// The facts whose every source has `value` in provenance column `column` (`cold_item` or
+/// `turn_id`, also a column of `events`) forgotten into `gone`, and the rest of those sources
+/// dropped; how many provenance and event rows went.
+fn forget_source(
+    tx: &Connection,
+    path: &Path,
+    column: &str,
+    value: impl rusqlite::ToSql + Copy,
+    now: i64,
+    gone: &mut Vec<Forgotten>,
+) -> Result<usize, GraphError> {
+    const OP: &str = "forget_turn";
+    let only = fact_ids(
+        tx,
+        path,
+        OP,
+        &format!(
+            "SELECT DISTINCT 'r', p.relation_id FROM provenance p WHERE p.{column} = ?1 \
+             AND NOT EXISTS (SELECT 1 FROM provenance o WHERE o.relation_id = p.relation_id \
+                 AND o.{column} IS NOT ?1) \
+             UNION SELECT 'e', id FROM events WHERE {column} = ?1 AND relation_id IS NULL \
+             ORDER BY 1 DESC, 2"
+        ),
+        value,
+    )?;
+    for id in only {
+        gone.push(forget_in(tx, path, id, now, Words::Unsay)?);
+    }
+    // What is left of the source elsewhere: its provenance rows, and the dated events it
+    // told of facts that stand on other sources.
+    let sentences = ids(
+        tx,
+        path,
+        OP,
+        &format!(
+            "SELECT sentence_id FROM provenance WHERE {column} = ?1 \
+             UNION SELECT sentence_id FROM events WHERE {column} = ?1"
+        ),
+        value,
+    )?;
+    let subjects = ids(
+        tx,
+        path,
+        OP,
+        &format!("SELECT subject_id FROM events WHERE {column} = ?1"),
+        value,
+    )?;
+    let dropped = tx
+        .execute(
+            &format!("DELETE FROM provenance WHERE {column} = ?1"),
+            [value],
+        )
+        .ctx(OP, path)?
+        + tx.execute(&format!("DELETE FROM events WHERE {column} = ?1"), [value])
+            .ctx(OP, path)?;
+    sweep_orphans(tx, path, &subjects, &sentences)?;
+    Ok(dropped)
 }
 
 /// The ids of the relations `criteria` select (superseded ones included: a purge leaves no

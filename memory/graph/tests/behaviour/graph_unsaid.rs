@@ -292,6 +292,27 @@ fn a_removed_cold_item_takes_the_facts_only_it_told_and_leaves_the_rest() {
     crate::support::assert_invariants(g.graph.path());
 }
 
+/// Two items forgotten together (one transaction) take the fact only they told, and leave what
+/// another item told.
+#[test]
+fn items_forgotten_together_take_a_fact_told_by_both() {
+    let mut g = graph();
+    g.graph
+        .distill_items(&[
+            item(1, T0, "I like jazz."),
+            item(2, T0 + DAY, "I like jazz, really."),
+            item(3, T0 + 2 * DAY, "I live in Porto."),
+        ])
+        .unwrap();
+    let jazz = id_of(&g, "what do I like", "jazz");
+    let porto = id_of(&g, "where do I live", "Porto");
+    let gone = g.graph.forget_turn_and_items("", &[1, 2]).unwrap();
+    assert_eq!(gone.iter().map(|f| f.id).collect::<Vec<_>>(), [jazz]);
+    assert!(g.graph.why(jazz).is_err());
+    assert!(g.graph.why(porto).is_ok(), "item 3 was not forgotten");
+    crate::support::assert_invariants(g.graph.path());
+}
+
 /// A turn taken back takes what only it told: the facts distilled from its item and those a
 /// tool committed while serving it (no cold item names them), not a fact said elsewhere too.
 #[test]

@@ -83,12 +83,7 @@ impl ColdContext {
         entry: Option<ColdEntry>,
         event: Option<StoredEvent>,
     ) -> Result<ForgottenTurn, RecallError> {
-        if !turn.is_empty()
-            && self
-                .store
-                .journal_get(turn)?
-                .is_some_and(|entry| entry.reply.is_none())
-        {
+        if !turn.is_empty() && self.store.journal_awaits_reply(turn)? {
             return Err(RecallError::InFlight(turn.to_owned()));
         }
         let asked = entry.as_ref().map(|e| e.id);

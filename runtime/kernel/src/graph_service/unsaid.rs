@@ -132,31 +132,29 @@ impl GraphMemory {
         }))
     }
 
-    /// Forgets the facts only cold item `cold_item` told, the user having removed it; `None`
-    /// without a graph. The facts as `[{id, removed}]`.
-    pub(crate) fn forget_cold_item(
+    /// Forgets the facts only turn `turn_id` (none: `""`) and its cold items `items` told,
+    /// the user having removed them — those its items gave and those a tool committed while
+    /// serving it — in one transaction of the graph; `None` without a graph or anything to
+    /// forget. The facts as `[{id, removed}]`.
+    pub(crate) fn forget_told(
         &mut self,
-        cold_item: i64,
+        turn_id: &str,
+        items: &[i64],
     ) -> Result<Option<Value>, GraphMemoryError> {
         let Some(graph) = self.store.as_mut() else {
             return Ok(None);
         };
-        let gone = graph.forget_cold_item(cold_item)?;
-        Ok(Some(audited(&gone, &format!("entry c{cold_item}"))))
-    }
-
-    /// The facts only turn `turn_id` told — those its items gave and those a tool committed
-    /// while serving it — forgotten, as [`forget_cold_item`](Self::forget_cold_item) forgets
-    /// an item's. `None` without a graph or a turn.
-    pub(crate) fn forget_turn(&mut self, turn_id: &str) -> Result<Option<Value>, GraphMemoryError> {
-        let Some(graph) = self.store.as_mut() else {
-            return Ok(None);
-        };
-        if turn_id.is_empty() {
+        if turn_id.is_empty() && items.is_empty() {
             return Ok(None);
         }
-        let gone = graph.forget_turn(turn_id)?;
-        Ok(Some(audited(&gone, &format!("turn {turn_id}"))))
+        let gone = graph.forget_turn_and_items(turn_id, items)?;
+        let told_in = if turn_id.is_empty() {
+            let items: Vec<String> = items.iter().map(|i| format!("c{i}")).collect();
+            format!("entry {}", items.join(", "))
+        } else {
+            format!("turn {turn_id}")
+        };
+        Ok(Some(audited(&gone, &told_in)))
     }
 
     /// Asks the idle steps to truncate `memory.db`'s WAL once the open group has committed: a
