@@ -15,8 +15,8 @@ use super::{AGENT_SOURCE, CorpusItem, RecallBenchError, RecallSet, ScratchDir};
 use super::{PromptShape, ReuseStats, TokenStats, now_ms, to_events};
 use crate::recall::{ColdContext, RecallConfig, parse_iso8601};
 use crate::{
-    DEFAULT_MAX_CONTEXT_SIZE, DEFAULT_MAX_CONTEXT_TOKENS, DEFAULT_PROTECTED_COUNT, MemoryModels,
-    PruneLimits, PruneSettings, Store, compute_token_budget, estimate_tokens, line_tokens,
+    DEFAULT_MAX_CONTEXT_SIZE, DEFAULT_PROTECTED_COUNT, MemoryModels, PruneLimits, PruneSettings,
+    Store, compute_token_budget, estimate_tokens, line_tokens,
 };
 
 /// What the prune benchmark measured on one set.
@@ -46,6 +46,8 @@ pub struct PruneReport {
     pub slack: f64,
     /// How much of each person's turn's prompt the turn before already held.
     pub reuse: ReuseStats,
+    /// The model's window the budget was computed for, in tokens.
+    pub window: usize,
 }
 
 impl PruneReport {
@@ -63,6 +65,7 @@ impl PruneReport {
             "newest": self.newest,
             "inject_tokens": self.inject_tokens.to_json(),
             "slack": self.slack,
+            "window": self.window,
             "prompt_reuse": {
                 "turns": self.reuse.turns,
                 "share_block_first": self.reuse.shares().0,
@@ -76,7 +79,8 @@ impl PruneReport {
     /// A short plain-text table.
     pub fn render(&self) -> String {
         format!(
-            "prune benchmark {:?}: {} turns replayed ({} prunes), {} questions asked at the end\n\
+            "prune benchmark {:?}: {} turns replayed ({} prunes) at a {}-token window, {} questions \
+             asked at the end\n\
              evidence seen by the model   {:>6.3}   (in the window {:.3}, injected {:.3})\n\
              keep the newest {:<3} turns    {:>6.3}\n\
              injected tokens per query    p50 {} / p95 {} / max {}\n\
@@ -85,6 +89,7 @@ impl PruneReport {
             self.name,
             self.items,
             self.prunes,
+            self.window,
             self.questions,
             self.seen,
             self.in_window,
@@ -107,18 +112,21 @@ impl PruneReport {
 }
 
 /// Replays every corpus of `set` that has questions, with `models` and `config`, each prune
-/// freeing `slack` of the window's limit beyond it.
+/// freeing `slack` of the window's limit beyond it, the budget that of a model whose window is
+/// `window` tokens (0: undeclared, the budget's
+/// [`DEFAULT_MAX_CONTEXT_TOKENS`](crate::DEFAULT_MAX_CONTEXT_TOKENS)).
 pub fn run_prune(
     set: &RecallSet,
     models: &MemoryModels,
     config: &RecallConfig,
-    slack: f64,
+    (slack, window): (f64, usize),
     progress: &mut dyn FnMut(&str),
 ) -> Result<PruneReport, RecallBenchError> {
-    let budget = compute_token_budget(DEFAULT_MAX_CONTEXT_TOKENS, "");
+    let budget = compute_token_budget(window, "");
     let mut report = PruneReport {
         name: set.name.clone(),
         slack,
+        window: budget.max_context,
         ..PruneReport::default()
     };
     let (mut in_window, mut injected, mut seen, mut newest) = (0, 0, 0, 0);

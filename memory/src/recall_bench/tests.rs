@@ -411,7 +411,7 @@ fn prune_replay_sees_early_evidence_only_through_recall() {
             &long_history(),
             installed_models(),
             &RecallConfig::default(),
-            0.0,
+            (0.0, 0),
             &mut |_| {},
         )
         .expect("replay runs")
@@ -433,6 +433,33 @@ fn prune_replay_sees_early_evidence_only_through_recall() {
     // Every person's turn after the first is compared with the one before.
     assert_eq!(report.reuse.turns, 40);
     assert!(report.reuse.tokens > 0);
+    // An undeclared window is the budget's default.
+    assert_eq!(report.window, crate::DEFAULT_MAX_CONTEXT_TOKENS);
+}
+
+#[test]
+fn a_prune_replay_at_a_small_window_keeps_fewer_turns() {
+    let replay = |window: usize| {
+        watchdog(180, move || {
+            run_prune(
+                &long_history(),
+                installed_models(),
+                &RecallConfig::default(),
+                (0.5, window),
+                &mut |_| {},
+            )
+            .expect("replay runs")
+        })
+    };
+    // The history's turns are short: at 1,024 tokens the event cap (29) binds first.
+    let (small, large) = (replay(256), replay(32_768));
+    assert_eq!((small.window, large.window), (256, 32_768));
+    assert!(small.prunes > large.prunes, "{small:?}\n{large:?}");
+    assert!(
+        small.window_events < large.window_events,
+        "{small:?}\n{large:?}"
+    );
+    assert!(small.render().contains("at a 256-token window"));
 }
 
 #[test]

@@ -74,6 +74,11 @@ pub struct RecallArgs {
     /// default: the daemon's).
     #[arg(long, value_delimiter = ',', default_values_t = [hearth_memory::DEFAULT_PRUNE_SLACK])]
     prune_slack: Vec<f64>,
+    /// With --prune: replay once per value, the budget that of a model whose window is this
+    /// many tokens (comma-separated; 4096 is the embedded model's; default: 32768, what the
+    /// budget assumes when a source declares none).
+    #[arg(long, value_delimiter = ',', default_values_t = [hearth_memory::DEFAULT_MAX_CONTEXT_TOKENS])]
+    prune_window: Vec<usize>,
 }
 
 /// Runs the benchmark (or the prune replay) and prints its tables.
@@ -233,17 +238,20 @@ fn bench_prune(
     use hearth_memory::recall_bench::{RecallSet, run_prune, sample};
     let mut progress = |line: &str| eprintln!("recall: {line}");
     let mut json = Vec::new();
-    let arms = args
-        .variant
-        .iter()
-        .flat_map(|&v| args.prune_slack.iter().map(move |&slack| (v, slack)));
-    for (variant, slack) in arms {
+    let arms = args.variant.iter().flat_map(|&v| {
+        args.prune_window.iter().flat_map(move |&window| {
+            args.prune_slack
+                .iter()
+                .map(move |&slack| (v, (slack, window)))
+        })
+    });
+    for (variant, arm) in arms {
         let report = RecallSet::load(&args.file).and_then(|set| {
             let set = match args.sample {
                 Some(n) => sample(set, n),
                 None => set,
             };
-            run_prune(&variant.apply(set), models, config, slack, &mut progress)
+            run_prune(&variant.apply(set), models, config, arm, &mut progress)
         });
         match report {
             Ok(report) => {
