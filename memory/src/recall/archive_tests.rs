@@ -1,7 +1,9 @@
 //! Turns leave the window for cold context whole (original time, text and vector): a prune keeps
 //! the most relevant, never drops a turn, and never archives a recalled copy a second time.
 
-use super::test_support::{ConceptEmbedder, TempDir, concept_embedder, seeded, stored_form, user};
+use super::test_support::{
+    ConceptEmbedder, TempDir, concept_embedder, seeded, stored_form, user, user_turns,
+};
 use super::*;
 use crate::ContextEvent;
 use crate::test_support::watchdog;
@@ -45,11 +47,7 @@ fn prune_moves_the_least_relevant_to_cold_and_never_drops() {
             "a novel to read",
             "latest: the car is at the garage",
         ];
-        let events: Vec<ContextEvent> = texts
-            .iter()
-            .enumerate()
-            .map(|(i, t)| user(i as i64 * 1000, t))
-            .collect();
+        let events = user_turns(0, 1000, &texts);
         cold.append(events).expect("append");
         // Keep 4: the last 2 protected, plus the 2 candidates most about pets and food.
         let outcome = cold
@@ -113,6 +111,43 @@ fn prune_with_an_empty_query_keeps_the_newest() {
             .map(|e| e.record.event.timestamp_ms)
             .collect();
         assert_eq!(window, [3000, 4000, 5000]);
+    });
+}
+
+#[test]
+fn prune_for_small_talk_keeps_the_newest_not_the_other_greetings() {
+    watchdog(30, || {
+        let window = |small_talk_cosine: f32| {
+            let dir = TempDir::new("prune-small-talk");
+            let config = RecallConfig {
+                small_talk_cosine,
+                ..RecallConfig::default()
+            };
+            let mut cold = ColdContext::new(dir.store(), None).with_config(config);
+            let texts = [
+                "thank you",
+                "my sister moves to Lisbon in May",
+                "thank you!",
+                "the boiler needs a service before winter",
+                "book the dentist for Tuesday",
+                "what a day",
+            ];
+            let events = user_turns(0, 1000, &texts);
+            cold.append(events).expect("append");
+            cold.prune("Thank you.", 3, 1, 10_000).expect("prune");
+            cold.store()
+                .events_window()
+                .expect("window")
+                .iter()
+                .map(|e| e.record.event.timestamp_ms)
+                .collect::<Vec<i64>>()
+        };
+        assert_eq!(
+            window(RecallConfig::default().small_talk_cosine),
+            [3000, 4000, 5000]
+        );
+        // Ranked by its words, a thanks would keep the history's other thanks.
+        assert_eq!(window(2.0), [0, 2000, 5000]);
     });
 }
 

@@ -78,3 +78,45 @@ fn auto_inject_is_budgeted_time_ordered_stable_and_floored() {
         assert_eq!(cold.auto_inject("pizza", 0, 24_000).expect("inject"), "");
     });
 }
+
+#[test]
+fn without_a_model_a_small_talk_phrase_recalls_nothing() {
+    watchdog(30, || {
+        let dir = TempDir::new("small-talk-words");
+        let mut cold = ColdContext::new(dir.store(), None);
+        cold.archive_events(
+            vec![
+                user(1_000, "hello"),
+                user(2_000, "thank you"),
+                user(3_000, "thank you for the hotel tips"),
+            ],
+            "import",
+            10_000,
+        )
+        .expect("archive");
+        assert_eq!(
+            cold.auto_inject("Hello!", 2_000, 20_000).expect("inject"),
+            ""
+        );
+        assert_eq!(
+            cold.auto_inject("Thank you.", 2_000, 20_000)
+                .expect("inject"),
+            ""
+        );
+        // Words beyond the phrase ask for something.
+        let tips = cold
+            .auto_inject("thank you, which hotel tips?", 2_000, 20_000)
+            .expect("inject");
+        assert!(tips.contains("hotel tips"), "{tips}");
+        // The rule is what keeps the greeting out: the words match.
+        let mut config = cold.config().clone();
+        config.small_talk_cosine = 2.0;
+        cold.set_config(config);
+        assert!(
+            !cold
+                .auto_inject("Hello!", 2_000, 20_000)
+                .expect("inject")
+                .is_empty()
+        );
+    });
+}

@@ -23,6 +23,7 @@ mod excerpt;
 mod fusion;
 mod named_speakers;
 mod priors;
+mod small_talk;
 mod speaker_focus;
 mod terms;
 mod time_expr;

@@ -116,6 +116,15 @@ pub(super) fn user(ts: i64, text: &str) -> ContextEvent {
     ContextEvent::new(ts, "cli", text)
 }
 
+/// The user's turns `texts`, the first at `start_ms` and each `step_ms` after the one before.
+pub(super) fn user_turns(start_ms: i64, step_ms: i64, texts: &[&str]) -> Vec<ContextEvent> {
+    texts
+        .iter()
+        .enumerate()
+        .map(|(i, t)| user(start_ms + i as i64 * step_ms, t))
+        .collect()
+}
+
 pub(super) fn seed_events() -> Vec<ContextEvent> {
     vec![
         user(1_000, "my kitten likes to sleep on the sofa"),

@@ -52,6 +52,13 @@ impl Report {
                 })),
                 "evidence": self.injected_evidence(),
             },
+            "small_talk": {
+                "inputs": self.small_talk.inputs,
+                "items": self.small_talk.items,
+                "inputs_with_items": self.small_talk.inputs_with_items,
+                "items_without_rule": self.small_talk.items_without_rule,
+                "inputs_with_items_without_rule": self.small_talk.inputs_with_items_without_rule,
+            },
             "config": {
                 "fusion": c.fusion.name(),
                 "chance_margin": c.chance_margin,

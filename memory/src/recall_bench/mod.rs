@@ -29,6 +29,7 @@ mod prompt_reuse;
 mod prune_replay;
 mod report;
 mod short_turns;
+mod small_talk_probe;
 #[cfg(test)]
 mod tests;
 mod third_person;
@@ -50,6 +51,7 @@ pub use format::{CorpusItem, Question, RECALL_FORMAT, RecallSet};
 pub use prompt_reuse::{PromptShape, ReuseStats};
 pub use prune_replay::{PruneReport, run_prune};
 pub use report::{Latency, Measure, QuestionResult, Ranks, Report, System, TokenStats};
+pub use small_talk_probe::{SMALL_TALK_PROBES, SmallTalkCount};
 pub use variant::{NAMED_PARTNER, NAMED_USER, SetVariant, sample};
 
 /// Why a benchmark could not run.
@@ -206,6 +208,7 @@ pub fn run_set(
     let mut ingest = Duration::ZERO;
     let mut items = 0;
     let mut reused_items = 0;
+    let mut small_talk = SmallTalkCount::default();
     let skipped = set
         .questions
         .iter()
@@ -373,6 +376,8 @@ pub fn run_set(
                 results[c].push(result);
             }
         }
+        cold.set_config(configs[0].clone());
+        small_talk.add(SmallTalkCount::probe(&mut cold, memory_tokens, now)?);
     }
 
     let bm25_latency = Latency::of(&bm25_latency);
@@ -399,12 +404,14 @@ pub fn run_set(
         hearth_latency: Latency::of(&assisted_latency),
         bm25_latency,
         memory_tokens,
+        small_talk: SmallTalkCount::default(),
     });
     let mut reports: Vec<Report> = configs
         .into_iter()
         .zip(results)
         .zip(latencies)
-        .map(|((config, questions), lat)| Report {
+        .enumerate()
+        .map(|(c, ((config, questions), lat))| Report {
             label: String::new(),
             name: set.name.clone(),
             corpora: set.corpora.len(),
@@ -419,6 +426,12 @@ pub fn run_set(
             hearth_latency: Latency::of(&lat),
             bm25_latency,
             memory_tokens,
+            // Probed under the first config only.
+            small_talk: if c == 0 {
+                small_talk
+            } else {
+                SmallTalkCount::default()
+            },
         })
         .collect();
     reports.extend(assisted_report);

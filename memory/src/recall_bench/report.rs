@@ -11,6 +11,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use super::SmallTalkCount;
 use crate::recall::RecallConfig;
 
 /// Where a question's evidence first and fully appears in one ranked list (1-based ranks).
@@ -205,6 +206,8 @@ pub struct Report {
     pub bm25_latency: Latency,
     /// The memory budget each question's injected block was built within.
     pub memory_tokens: usize,
+    /// What small talk brought into the prompt (no inputs: not probed under this config).
+    pub small_talk: SmallTalkCount,
 }
 
 impl Report {
@@ -370,6 +373,19 @@ impl Report {
             tokens.max,
             self.injected_evidence()
         );
+        let st = &self.small_talk;
+        if st.inputs > 0 {
+            let (with, without) = st.per_input();
+            let share = |n: usize| n as f64 / st.inputs as f64;
+            let _ = writeln!(
+                out,
+                "small talk ({} inputs): entries injected per input {with:.2}, for {:.3} of \
+                 them; the rule off, same run: {without:.2}, for {:.3}",
+                st.inputs,
+                share(st.inputs_with_items),
+                share(st.inputs_with_items_without_rule)
+            );
+        }
         if let Some(model) = self.inject_model_tokens() {
             let _ = writeln!(
                 out,

@@ -360,6 +360,14 @@ fn the_report_counts_injected_tokens_and_serialises_to_json() {
     assert_eq!(json["per_question"].as_array().map(Vec::len), Some(6));
     assert_eq!(reports[1].config.recency_half_life_days, 0.0);
     assert!(report.render().contains("tokens p50"));
+    // Small talk is put to every corpus under the first config only, and counted with the
+    // rule off beside it; the rule never brings more.
+    let st = report.small_talk;
+    assert_eq!(st.inputs, SMALL_TALK_PROBES.len() * report.corpora);
+    assert!(st.items <= st.items_without_rule, "{st:?}");
+    assert_eq!(reports[1].small_talk.inputs, 0);
+    assert_eq!(json["small_talk"]["inputs"], st.inputs);
+    assert!(report.render().contains("small talk ("));
     let _ = std::fs::remove_dir_all(&dir);
 }
 

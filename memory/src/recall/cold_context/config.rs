@@ -47,6 +47,10 @@ pub struct RecallConfig {
     pub inject_min_sparse: f32,
     /// At most this many entries are injected (SPEC §5.1: top 3).
     pub inject_max_items: usize,
+    /// A short input whose main-model cosine to a small-talk phrase (`SMALL_TALK`) reaches this
+    /// gets nothing injected: a greeting or an "ok" asks for nothing, and over a long history
+    /// it matches the history's own greetings (above 1: never).
+    pub small_talk_cosine: f32,
     /// The user's time zone: dates in injected blocks (each in the offset of its instant), and
     /// the calendar days that "yesterday", "last Tuesday" and the no-future rule are reckoned
     /// in (the offset when the query is asked).
@@ -86,6 +90,7 @@ impl Default for RecallConfig {
             inject_min_cosine: 0.35,
             inject_min_sparse: 0.2,
             inject_max_items: 3,
+            small_talk_cosine: 0.65,
             zone: LocalZone::default(),
             exclude_future: false,
             recency_half_life_days: 14.0,

@@ -47,6 +47,8 @@ pub(super) struct DenseSpace {
     /// Every entry up to this id has been through the back-fill (`i64::MIN`: none has); the
     /// next step starts after it. New entries only ever get higher ids.
     pub(super) backfilled_to: i64,
+    /// The small-talk phrases in this model's space, embedded on the first short input.
+    pub(super) small_talk: Option<SmallTalk>,
 }
 
 impl DenseSpace {
@@ -57,6 +59,7 @@ impl DenseSpace {
             column,
             index: None,
             backfilled_to: i64::MIN,
+            small_talk: None,
         }
     }
 

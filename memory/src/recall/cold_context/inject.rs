@@ -51,6 +51,10 @@ impl ColdContext {
         if memory_tokens == 0 || max_items == 0 {
             return Ok(Injection::default());
         }
+        if self.is_small_talk(query) {
+            tracing::debug!("small talk: nothing recalled into the prompt");
+            return Ok(Injection::default());
+        }
         let hits = self.peek(query, max_items * 3, now_ms)?;
         let query_sparse = SparseEmbedder.vectorize(query);
         // Without a main vector for the entry (no model, or not embedded yet) it is judged by

@@ -55,6 +55,7 @@ use crate::recall::fusion::{
 };
 use crate::recall::named_speakers::Speakers;
 use crate::recall::priors::QueryPriors;
+use crate::recall::small_talk::{SmallTalk, is_small_talk_phrase, short_enough_for_small_talk};
 use crate::recall::terms::{index_tokens, query_tokens};
 use crate::recall::vector_text::{PlainText, VectorTextRules, text_for_vector};
 use crate::store::{KeywordHit, VectorColumn};
@@ -81,6 +82,9 @@ pub struct ColdContext {
     /// The people who speak in cold context, read from the store on the first recall and kept
     /// current by archive (`None`: not read yet, or the store was written behind our back).
     speakers: Option<Speakers>,
+    /// The last query and its main-model vector: the injection asks whether an input is small
+    /// talk before recalling for it, and must not embed it twice.
+    last_query: Option<(String, Vec<f32>)>,
 }
 
 impl std::fmt::Debug for ColdContext {
@@ -111,6 +115,7 @@ impl ColdContext {
             companion_failure_announced: false,
             companion_deferred: false,
             speakers: None,
+            last_query: None,
         }
     }
 
@@ -254,13 +259,49 @@ impl ColdContext {
     /// The query's dense vector, or `None` without a model (or when the model failed: keyword
     /// recall still works, and the failure is logged once).
     fn embed_query(&mut self, query: &str) -> Option<Vec<f32>> {
+        if let Some((last, vector)) = &self.last_query
+            && last == query
+        {
+            return Some(vector.clone());
+        }
         match self.dense.as_ref()?.embed_query(query) {
-            Ok(v) => Some(v),
+            Ok(v) => {
+                self.last_query = Some((query.to_owned(), v.clone()));
+                Some(v)
+            }
             Err(reason) => {
                 self.announce_fallback(&reason);
                 None
             }
         }
+    }
+
+    /// Whether `query` is small talk: short, and close to one of the phrases in the main
+    /// model's space; without the model (or when it fails), one of the phrases itself.
+    fn is_small_talk(&mut self, query: &str) -> bool {
+        let floor = self.config.small_talk_cosine;
+        if floor > 1.0 || !short_enough_for_small_talk(query) {
+            return false;
+        }
+        let Some(vector) = self.embed_query(query) else {
+            return is_small_talk_phrase(query);
+        };
+        let Some(space) = self.dense.as_mut() else {
+            return is_small_talk_phrase(query);
+        };
+        if space.small_talk.is_none() {
+            match SmallTalk::embed(space.embedder.as_ref()) {
+                Ok(phrases) => space.small_talk = Some(phrases),
+                Err(err) => {
+                    tracing::debug!(%err, "small-talk phrases not embedded; matched as words");
+                    return is_small_talk_phrase(query);
+                }
+            }
+        }
+        space
+            .small_talk
+            .as_ref()
+            .is_some_and(|phrases| phrases.closeness(&vector) >= floor)
     }
 
     /// Dense vectors of `texts` (`None` for an empty text, or for all when there is no model or

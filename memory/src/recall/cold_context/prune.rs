@@ -27,7 +27,8 @@ pub struct PruneOutcome {
 impl ColdContext {
     /// Prunes the window for `query` (SPEC §4.6 with Hearth's fixes, see [`crate::prune`]): keeps
     /// the last `protected` events and the `top_k − protected` most relevant others, moves the
-    /// rest to cold context with their original timestamps.
+    /// rest to cold context with their original timestamps. Small talk ranks nothing: the
+    /// newest are kept, as for an empty query.
     pub fn prune(
         &mut self,
         query: &str,
@@ -114,6 +115,9 @@ impl ColdContext {
         protected: usize,
     ) -> Result<(Vec<StoredEvent>, crate::PrunePlan), RecallError> {
         let window = self.store.events_window()?;
+        // Small talk says nothing to rank the window by: the prune keeps the newest, as for
+        // an empty query, instead of the history's other greetings.
+        let query = if self.is_small_talk(query) { "" } else { query };
         let query_dense = if query.trim().is_empty() {
             None
         } else {
