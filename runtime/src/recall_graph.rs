@@ -7,12 +7,13 @@
 //! Nothing here reads the questions' evidence: the graph sees the same items and questions
 //! cold recall does.
 
-use hearth_graph::{ColdItem, FactId, GraphError, GraphStore, RuleDistiller};
+use hearth_graph::{ColdItem, FactId, GraphError, GraphStore, RecallLimits, RuleDistiller};
 use hearth_kernel::graph_service::{INDEXER_FACTS, INDEXER_LIMITS, facts_block};
 use hearth_memory::recall_bench::{AssistError, AssistIngest, RecallAssist};
-use hearth_memory::{Store, estimate_tokens};
+use hearth_memory::{Embedder, Store, estimate_tokens};
 use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Instant;
 
 /// Cold entries read per distillation call.
@@ -28,6 +29,10 @@ pub struct GraphAssist {
     dir: PathBuf,
     graph: Option<GraphStore>,
     corpora: usize,
+    /// The model the graph's facts are embedded and searched by (`None`: keywords only).
+    embedder: Option<Arc<dyn Embedder>>,
+    /// How each question is recalled: the daemon indexer's limits unless a run changes them.
+    limits: RecallLimits,
 }
 
 impl GraphAssist {
@@ -43,7 +48,18 @@ impl GraphAssist {
             dir,
             graph: None,
             corpora: 0,
+            embedder: None,
+            limits: INDEXER_LIMITS,
         })
+    }
+
+    /// Embeds each graph's facts with `embedder` and searches them by it, keeping the facts
+    /// whose cosine to the question reaches `floor` (as the daemon's graph does with its
+    /// main model).
+    pub fn with_vectors(mut self, embedder: Arc<dyn Embedder>, floor: f32) -> Self {
+        self.embedder = Some(embedder);
+        self.limits.dense_floor = floor;
+        self
     }
 }
 
@@ -88,6 +104,7 @@ impl RecallAssist for GraphAssist {
             let _ = std::fs::remove_file(format!("{}{suffix}", path.display()));
         }
         let mut graph = GraphStore::open(&path)?;
+        graph.set_embedder(self.embedder.clone());
         let started = Instant::now();
         let mut after = i64::MIN;
         let mut items = 0;
@@ -123,7 +140,7 @@ impl RecallAssist for GraphAssist {
         };
         // Recalled as the daemon's indexer recalls for a turn: the facts the question's words
         // and time bear on.
-        let hits = graph.recall_with(query, asked_ms, FACTS.max(depth), INDEXER_LIMITS)?;
+        let hits = graph.recall_with(query, asked_ms, FACTS.max(depth), self.limits)?;
         // The block the indexer would put in this turn's prompt (its best facts).
         let mut shown: Vec<_> = hits.iter().take(INDEXER_FACTS).cloned().collect();
         let block = facts_block(&mut shown, usize::MAX, graph.zone());
@@ -169,20 +186,25 @@ mod tests {
       "questions": [{"id": "q1", "corpus": "c", "time": "2026-02-01T10:00:00Z",
         "text": "what is my home town?", "evidence": ["t1"], "category": "single-session-user"}]}"#;
 
-    #[test]
-    fn the_graph_assisted_report_finds_a_fact_the_keywords_miss() {
+    /// The set through cold recall (keywords only) and `assist`, at k 1 and 5.
+    fn run(assist: &mut GraphAssist) -> Vec<hearth_memory::recall_bench::Report> {
         let set = RecallSet::from_json(SET).expect("set");
-        let mut assist = GraphAssist::new(1.0).expect("temp dir");
-        let reports = run_set(
+        run_set(
             &set,
             &[1, 5],
             &MemoryModels::default(),
             &[hearth_memory::RecallConfig::default()],
             None,
-            Some(&mut assist),
+            Some(assist),
             &mut |_| {},
         )
-        .expect("bench runs");
+        .expect("bench runs")
+    }
+
+    #[test]
+    fn the_graph_assisted_report_finds_a_fact_the_keywords_miss() {
+        let mut assist = GraphAssist::new(1.0).expect("temp dir");
+        let reports = run(&mut assist);
         assert_eq!(reports.len(), 2, "cold recall and the assisted report");
         assert_eq!(reports[1].label, "+graph");
         assert!(
@@ -195,5 +217,29 @@ mod tests {
         };
         assert_eq!(at1(&reports[0]), 0.0, "no shared word: keywords miss it");
         assert_eq!(at1(&reports[1]), 1.0, "the lives_in fact names its turn");
+    }
+
+    /// With the graph's vectors, a fact joins a question's list only when it is near enough:
+    /// a question about something else finds nothing at the floor, the nearest fact without it.
+    #[test]
+    fn the_graph_vectors_bring_a_fact_only_above_their_floor() {
+        let model: Arc<dyn Embedder> = Arc::new(
+            hearth_memory::OnnxEmbedder::locate_and_load(None, 1)
+                .unwrap_or_else(|e| panic!("{e} (run `make setup`)")),
+        );
+        let store_of = |floor: f32| {
+            let mut assist = GraphAssist::new(1.0)
+                .expect("temp dir")
+                .with_vectors(model.clone(), floor);
+            run(&mut assist);
+            assist
+                .recall("how do I fix a flat bicycle tyre?", 1_800_000_000_000, 5)
+                .expect("recall")
+        };
+        assert!(store_of(0.35).is_empty());
+        assert!(
+            !store_of(0.0).is_empty(),
+            "without a floor the nearest fact comes"
+        );
     }
 }

@@ -28,7 +28,7 @@ use crate::error::SqlContext;
 use crate::{FactId, FactStatus, GraphError, GraphStore, USER};
 
 /// The bounds recall works within.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq)]
 pub struct RecallLimits {
     /// Rows each ranked list contributes.
     pub list: usize,
@@ -49,6 +49,10 @@ pub struct RecallLimits {
     /// recalled where they work). A slot the query names ("where do I live") and a time it
     /// names are read either way.
     pub expand_speaker: bool,
+    /// The dense list keeps only relations whose cosine to the query reaches this: without a
+    /// floor the nearest facts join the fusion whatever the query, so every turn would be
+    /// shown facts.
+    pub dense_floor: f32,
 }
 
 impl RecallLimits {
@@ -61,6 +65,7 @@ impl RecallLimits {
         depth: 2,
         common_df: 2_000,
         expand_speaker: true,
+        dense_floor: 0.35,
     };
 }
 
@@ -622,7 +627,9 @@ impl GraphStore {
                 .zip(&q)
                 .map(|(b, x)| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) * x)
                 .sum();
-            scored.push((dot, id));
+            if dot >= limits.dense_floor {
+                scored.push((dot, id));
+            }
         }
         scored.sort_unstable_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         scored.truncate(limits.list);

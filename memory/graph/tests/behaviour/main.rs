@@ -11,6 +11,7 @@ mod graph_model_distill;
 mod graph_names_and_purge;
 mod graph_people;
 mod graph_recall_bounds;
+mod graph_recall_dense;
 mod graph_recall_time;
 mod graph_scenes;
 mod graph_unsaid;

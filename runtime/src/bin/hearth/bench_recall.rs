@@ -52,6 +52,10 @@ pub struct RecallArgs {
     /// The weight of the graph's list against cold recall's 1 in that fusion.
     #[arg(long, default_value_t = 1.0)]
     graph_weight: f64,
+    /// The graph's facts embedded by the main model and searched by it too, keeping facts at
+    /// this cosine to the question or above (unset: the graph's keyword and entity lists only).
+    #[arg(long)]
+    graph_vectors: Option<f32>,
     /// Derived sets to run (as-is; undated: every question asked now; named: speakers under
     /// people's names; third-person: named, and the questions name them; short-turns:
     /// third-person, each turn cut into its sentences).
@@ -135,7 +139,14 @@ pub fn run(args: &RecallArgs) -> ExitCode {
             eprintln!("hearth: graph-assisted recall: {e}");
             return ExitCode::from(1);
         }
-        Some(Ok(g)) => Some(g),
+        Some(Ok(g)) => match (args.graph_vectors, &models.dense) {
+            (Some(floor), Some(model)) => Some(g.with_vectors(model.clone(), floor)),
+            (Some(_), None) => {
+                eprintln!("hearth: --graph-vectors needs the main embedding model (make setup)");
+                return ExitCode::from(1);
+            }
+            (None, _) => Some(g),
+        },
         None => None,
     };
     for &variant in &args.variant {
