@@ -70,7 +70,7 @@ pub use fusion::{
     standard_score_fusion,
 };
 pub use terms::{index_tokens, query_tokens, search_terms};
-pub use time_expr::{ResolvedDate, TimeWindow, question_windows, resolve_date};
+pub use time_expr::{ENGLISH_WEEKDAYS, ResolvedDate, TimeWindow, question_windows, resolve_date};
 pub use vector_text::{
     AGENT_SOURCE, COLD_STORAGE_SOURCE, PlainText, VectorTextRules, clean_text, text_for_vector,
 };

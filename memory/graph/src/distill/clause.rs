@@ -1,6 +1,7 @@
 //! What both distillers share: sentences of a turn, the clause left when its time phrase is
 //! taken out, and where a named object ends.
 
+use super::noun_phrase::thing;
 use hearth_memory::{ResolvedDate, resolve_date};
 
 /// One sentence of a turn, ready for pattern matching.
@@ -78,15 +79,16 @@ const EN_BOUNDARIES: &[&str] = &[
     "and", "but", "because", "since", "now", "anymore", "any", "in", "on", "at", "with", "for",
     "when", "where", "which", "who", "so", "then", "too", "also", "though", "although", "after",
     "before", "recently", "already", "again", "as", "from", "until", "while", "very", "a", "lot",
-    "much", "these", "nowadays", "instead", "not",
+    "much", "these", "nowadays", "instead", "not", "that", "it", "i", "you", "they", "we", "he",
+    "she", "to", "if", "whether", "about",
 ];
 
 /// Longest object, in words.
 const EN_MAX_WORDS: usize = 4;
 
 /// The object starting at byte `at` of the clause's text: up to the next comma or boundary
-/// word, at most four words, without a leading article. Also whether the clause says
-/// "anymore" after it.
+/// word, at most four words, without a leading article, and only when they name a thing
+/// ([`thing`]). Also whether the clause says "anymore" after it.
 pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool)> {
     let rest = clause.text.get(at..)?;
     let rest_lower = clause.lower.get(at..)?;
@@ -95,6 +97,8 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
     let mut words = Vec::new();
     for (i, word) in rest[..stop].split_whitespace().enumerate() {
         let lw = word.to_ascii_lowercase();
+        // "who's" ends an object as "who" does.
+        let lw = lw.split('\'').next().unwrap_or_default().to_owned();
         if i == 0 && matches!(lw.as_str(), "the" | "a" | "an" | "my") {
             continue;
         }
@@ -105,8 +109,28 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
         }
         words.push(word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '\''));
     }
-    let object = words.join(" ");
-    (!object.is_empty() && object.chars().any(char::is_alphanumeric)).then_some((object, anymore))
+    let words: Vec<&str> = words.into_iter().filter(|w| !w.is_empty()).collect();
+    let object = thing(&words)?;
+    object
+        .chars()
+        .any(char::is_alphanumeric)
+        .then_some((object, anymore))
+}
+
+/// Words after which a first-person statement is a condition or a wish, not a fact: "if I
+/// have", "make sure I have".
+const EN_HYPOTHETICAL: &[&str] = &["if", "whether", "sure", "ensure", "unless", "hope", "wish"];
+/// Words after which a statement in the present is a habit or a condition ("when I have guests
+/// over"), while one in the past is still a fact ("when I visited the Art Cube").
+const EN_WHEN: &[&str] = &["when", "whenever", "once", "until"];
+
+/// Whether the clause's text before byte `at` makes what follows — in the present tense when
+/// `present` — a condition or a wish.
+pub(crate) fn hypothetical_before(clause: &Clause, at: usize, present: bool) -> bool {
+    clause.lower[..at]
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .rfind(|w| !w.is_empty())
+        .is_some_and(|w| EN_HYPOTHETICAL.contains(&w) || (present && EN_WHEN.contains(&w)))
 }
 
 /// Characters that end a Chinese object.

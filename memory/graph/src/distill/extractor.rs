@@ -7,7 +7,8 @@
 //! are skipped, since nothing here resolves who "she" is. Its precision and recall against a
 //! labelled set are measured in the crate's tests, next to the rules alone.
 
-use super::clause::{Clause, chinese_object, english_object, word_matches};
+use super::clause::{Clause, chinese_object, english_object, hypothetical_before, word_matches};
+use super::noun_phrase::is_appointment;
 use super::rules::USER;
 use crate::{EventSpec, Fact, FactMode, Statement};
 use hearth_memory::ResolvedDate;
@@ -60,6 +61,15 @@ const EN_VERBS: &[Verb] = &[
     verb(" bought ", "owns", "concept", true),
     verb(" adopted ", "has", "concept", true),
 ];
+
+impl Verb {
+    /// Whether the phrase is in the present tense ("i have a ", not "i went to ").
+    fn present(&self) -> bool {
+        !["went", "visited", "bought", "adopted"]
+            .iter()
+            .any(|past| self.phrase.contains(past))
+    }
+}
 
 /// First-person English verbs the fixed rules leave out.
 const EN_FIRST_PERSON: &[Verb] = &[
@@ -155,7 +165,9 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
     };
     for v in EN_FIRST_PERSON {
         if let Some(at) = word_matches(&clause.lower, v.phrase).next()
+            && !hypothetical_before(clause, at, v.present())
             && let Some((object, _)) = english_object(clause, at + v.phrase.len())
+            && !(v.predicate == "has" && is_appointment(&object))
         {
             add(
                 &mut statement,

@@ -10,6 +10,7 @@ mod clause;
 mod cursor;
 mod extractor;
 mod model;
+mod noun_phrase;
 mod rules;
 
 use hearth_memory::ColdEntry;

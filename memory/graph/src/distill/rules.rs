@@ -3,7 +3,7 @@
 //! change a fact rather than state it: "I moved to", "我搬到", "I'm now working at",
 //! "I no longer…", "actually…".
 
-use super::clause::{Clause, chinese_object, english_object, word_matches};
+use super::clause::{Clause, chinese_object, english_object, hypothetical_before, word_matches};
 use crate::{EventSpec, Fact, FactMode, Statement};
 use hearth_memory::ResolvedDate;
 
@@ -260,6 +260,9 @@ fn first_match<'r>(clause: &Clause, rules: &'r [Rule]) -> Option<Found<'r>> {
         word_matches(&clause.lower, rule.prefix).find_map(|at| {
             let start = at + rule.prefix.len();
             if rule.prefix.is_ascii() {
+                if hypothetical_before(clause, at, true) {
+                    return None;
+                }
                 let (object, anymore) = english_object(clause, start)?;
                 Some(Found {
                     rule,

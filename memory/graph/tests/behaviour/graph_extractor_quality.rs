@@ -95,3 +95,36 @@ fn the_extractor_adds_recall_without_losing_precision() {
     assert!(all_p >= 0.85, "extractor precision {all_p:.2}");
     assert!(rules_p >= 0.85);
 }
+
+/// Sentences users said to an assistant (LongMemEval, MIT): the rules must not take the
+/// conversation's ideas, hedges and cut-off phrases for facts. Measured when the English
+/// noun-phrase rules came in (`hearth bench distill FILE --no-model`): precision .121 → .625
+/// on the sentences they were written against, .091 → .267 on the next 70 labelled before
+/// they ran (.462 after the general fixes those showed: contractions, a bare quantity, "when"
+/// before a past tense), recall not lower on either.
+#[test]
+fn real_talk_gives_few_false_facts() {
+    use hearth_graph::distill_bench::{LabelledSet, score_rules};
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
+    for (file, precision, recall) in [
+        ("conversation_facts_dev.json", 0.6, 0.35),
+        ("conversation_facts_held_out.json", 0.45, 0.45),
+    ] {
+        let set = LabelledSet::load(std::path::Path::new(&format!("{dir}/{file}"))).expect(file);
+        let score = score_rules(&set);
+        println!(
+            "{file}: precision {:.3} recall {:.3} ({} of {} found)",
+            score.precision(),
+            score.recall(),
+            score.correct,
+            score.found
+        );
+        assert!(score.precision() >= precision, "{file}: {score:?}");
+        assert!(score.recall() >= recall, "{file}: {score:?}");
+    }
+    let shipped = score_rules(&LabelledSet::shipped());
+    assert!(
+        shipped.precision() >= 0.96 && shipped.recall() >= 0.7,
+        "{shipped:?}"
+    );
+}

@@ -242,18 +242,23 @@ fn month_name(word: &str) -> Option<i64> {
     MONTHS.iter().position(|&m| m == word).map(|m| m as i64 + 1)
 }
 
+/// The English names of the days of the week, Monday first, in lower case.
+pub const ENGLISH_WEEKDAYS: [&str; 7] = [
+    "monday",
+    "tuesday",
+    "wednesday",
+    "thursday",
+    "friday",
+    "saturday",
+    "sunday",
+];
+
 /// 0 = Monday … 6 = Sunday.
 fn weekday_name(word: &str) -> Option<i64> {
-    const DAYS: [&str; 7] = [
-        "monday",
-        "tuesday",
-        "wednesday",
-        "thursday",
-        "friday",
-        "saturday",
-        "sunday",
-    ];
-    DAYS.iter().position(|&d| d == word).map(|d| d as i64)
+    ENGLISH_WEEKDAYS
+        .iter()
+        .position(|&d| d == word)
+        .map(|d| d as i64)
 }
 
 /// "15" or "15th" as a day of the month, and whether it carried an ordinal suffix.

@@ -23,6 +23,7 @@ mod tests;
 mod widened;
 
 use calendar::Calendar;
+pub use english::ENGLISH_WEEKDAYS;
 pub use literal::{ResolvedDate, resolve_date};
 
 const DAY: i64 = 86_400_000;

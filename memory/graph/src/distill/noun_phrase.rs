@@ -1,0 +1,222 @@
+//! What of the words after an English verb names a thing: real talk puts clauses, hedges and
+//! the conversation's own objects there ("I like the idea of using an image", "I like that
+//! they offer", "I have a lot of movies to add", "I love your insights"), which a fixed window
+//! of words turned into facts like `likes "idea of using an"`.
+
+use hearth_memory::ENGLISH_WEEKDAYS;
+
+/// Words that cannot begin the name of a thing: pronouns, wh-words and complementisers
+/// ("I like how it…", "I like that they…"), prepositions ("I bought last week at Walmart"),
+/// degree and comparison words ("which one I like best"), demonstratives and other people's
+/// possessives (the conversation's own "these prompts", the assistant's "your insights").
+const NOT_A_START: &[&str] = &[
+    "that", "how", "what", "which", "who", "why", "when", "where", "if", "whether", "it", "it's",
+    "its", "they", "them", "he", "him", "she", "we", "us", "you", "your", "their", "our", "i",
+    "me", "myself", "to", "at", "in", "on", "from", "for", "by", "with", "about", "of", "into",
+    "best", "better", "most", "more", "less", "least", "so", "too", "very", "really", "just",
+    "also", "this", "these", "those", "there", "here", "being", "getting", "doing", "going",
+];
+
+/// Quantity words before the thing itself ("a bunch of cookbooks" is cookbooks).
+const QUANTITIES: &[&[&str]] = &[
+    &["lot", "of"],
+    &["lots", "of"],
+    &["bunch", "of"],
+    &["couple", "of"],
+    &["pair", "of"],
+    &["variety", "of"],
+    &["number", "of"],
+    &["plenty", "of"],
+    &["bit", "of"],
+    &["set", "of"],
+    &["collection", "of"],
+    &["ton", "of"],
+    &["tons", "of"],
+    &["handful", "of"],
+    &["few"],
+    &["some"],
+    &["several"],
+    &["many"],
+];
+
+/// Facets of a thing: "the flavor of caramelized onions" is caramelized onions.
+const FACETS: &[&str] = &[
+    "flavor",
+    "flavour",
+    "taste",
+    "smell",
+    "look",
+    "feel",
+    "texture",
+    "combination",
+    "mix",
+];
+
+/// Nouns of the conversation itself, not of the speaker's life: liking an idea, a suggestion
+/// or "the sound of" something the assistant offered is not a standing preference, and "a good
+/// idea of how" or "some options" are not possessions.
+const CONVERSATION_NOUNS: &[&str] = &[
+    "idea",
+    "ideas",
+    "sound",
+    "thought",
+    "thoughts",
+    "suggestion",
+    "suggestions",
+    "option",
+    "options",
+    "tip",
+    "tips",
+    "advice",
+    "template",
+    "prompt",
+    "prompts",
+    "insight",
+    "insights",
+    "recommendation",
+    "recommendations",
+    "question",
+    "questions",
+    "comment",
+    "way",
+    "things",
+    "items",
+    "stuff",
+];
+
+/// Words that cannot end the name of a thing: a cut-off phrase ends in them ("lot of movies
+/// to", "idea of the").
+const NOT_AN_END: &[&str] = &[
+    "the", "a", "an", "of", "to", "that", "which", "who", "and", "or", "my", "your", "our",
+    "their", "his", "her", "its", "it", "i", "is", "are", "was", "were", "be", "been", "have",
+    "has", "had", "how", "what", "about", "into", "by", "some", "any",
+];
+
+/// The name of a thing in `words` (the words after the verb, leading article already
+/// dropped, cut at a boundary), or `None` when they do not name one.
+pub(crate) fn thing(words: &[&str]) -> Option<String> {
+    let lower: Vec<String> = words.iter().map(|w| w.to_ascii_lowercase()).collect();
+    let mut start = 0;
+    // "a lot of", "a few", "20": the quantity is not the thing.
+    while start < lower.len() {
+        let rest = &lower[start..];
+        if let Some(q) = QUANTITIES
+            .iter()
+            .find(|q| rest.len() > q.len() && rest.iter().zip(q.iter()).all(|(w, q)| w == q))
+        {
+            start += q.len();
+        } else if rest.len() > 1 && rest[0].chars().all(|c| c.is_ascii_digit() || c == '-') {
+            start += 1;
+        } else {
+            break;
+        }
+    }
+    let mut end = lower.len();
+    while end > start && NOT_AN_END.contains(&lower[end - 1].as_str()) {
+        end -= 1;
+    }
+    if start == end || NOT_A_START.contains(&lower[start].as_str()) {
+        return None;
+    }
+    // A quantity alone ("I have a few", "a lot on my plate") names nothing.
+    if end - start == 1 && QUANTITIES.iter().any(|q| q[0] == lower[start]) {
+        return None;
+    }
+    // The head of "the flavor of X" is `flavor`; of "good idea" `idea`.
+    let of = lower[start..end].iter().position(|w| w == "of");
+    let head = of.map_or(end - 1, |at| start + at - 1);
+    if head < start || CONVERSATION_NOUNS.contains(&lower[head].as_str()) {
+        return None;
+    }
+    if FACETS.contains(&lower[head].as_str()) {
+        // A facet alone ("the flavor it adds") names nothing.
+        return thing(&words[start + of? + 1..end]);
+    }
+    Some(words[start..end].join(" "))
+}
+
+/// Things one has that are appointments, not possessions: "I have a meeting at 2 PM", "my
+/// yoga class at 6"; and any day ("a busy Monday ahead").
+const APPOINTMENTS: &[&str] = &[
+    "meeting",
+    "appointment",
+    "class",
+    "session",
+    "game",
+    "games",
+    "party",
+    "call",
+    "exam",
+    "test",
+    "deadline",
+    "interview",
+    "lesson",
+    "shift",
+    "flight",
+    "weekend",
+    "week",
+    "day",
+    "today",
+    "tomorrow",
+    "tonight",
+    "ahead",
+];
+
+/// Whether `object`, had, is an appointment rather than a possession.
+pub(crate) fn is_appointment(object: &str) -> bool {
+    object
+        .split_whitespace()
+        .map(str::to_ascii_lowercase)
+        .any(|w| APPOINTMENTS.contains(&w.as_str()) || ENGLISH_WEEKDAYS.contains(&w.as_str()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::thing;
+
+    fn of(text: &str) -> Option<String> {
+        thing(&text.split_whitespace().collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn a_quantity_goes_and_the_thing_stays() {
+        assert_eq!(of("bunch of cookbooks").as_deref(), Some("cookbooks"));
+        assert_eq!(of("20 playlists").as_deref(), Some("playlists"));
+        assert_eq!(of("few items"), None);
+        assert_eq!(of("few"), None);
+        assert_eq!(of("lot"), None);
+        assert_eq!(of("lot of movies to").as_deref(), Some("movies"));
+    }
+
+    #[test]
+    fn clauses_hedges_and_the_conversations_own_things_are_not_things() {
+        for words in [
+            "that they offer",
+            "how it includes detailed",
+            "idea of using natural",
+            "sound of the Skagen",
+            "better idea of how",
+            "good idea of how",
+            "these reflection prompts",
+            "your insights",
+            "at Walmart",
+            "best",
+            "idea of the",
+        ] {
+            assert_eq!(of(words), None, "{words}");
+        }
+    }
+
+    #[test]
+    fn a_facet_names_the_thing_after_it() {
+        assert_eq!(
+            of("flavor of caramelized onions").as_deref(),
+            Some("caramelized onions")
+        );
+        assert_eq!(of("Bank of America").as_deref(), Some("Bank of America"));
+        assert_eq!(
+            of("coral-colored necklace").as_deref(),
+            Some("coral-colored necklace")
+        );
+    }
+}
