@@ -595,7 +595,11 @@ fn pass(
         // The indexer's block comes after the cold-recall block, in what of the memory budget
         // that one left.
         let left = memory_tokens.saturating_sub(estimate_tokens(&out.block));
-        let facts = graph.block_in(query, entered.as_ref(), left, now);
+        let facts = if cold.is_small_talk(query) {
+            graph.scene_block_in(entered.as_ref(), left, now)
+        } else {
+            graph.block_in(query, entered.as_ref(), left, now)
+        };
         if !facts.is_empty() {
             if !out.block.is_empty() {
                 out.block.push_str("\n\n");

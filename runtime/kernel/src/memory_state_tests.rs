@@ -448,3 +448,50 @@ fn a_start_forgets_the_answered_turns_still_marked() {
             .is_empty()
     );
 }
+
+/// A small-talk input gets neither cold recall nor the facts its words match: "thanks" is in
+/// the sentence a fact was told in, yet only a question is shown it.
+#[test]
+fn small_talk_is_shown_no_memory_its_words_match() {
+    let (scratch, path) = scratch_store("small-talk");
+    let cfg = keyword_config(&path, 0);
+    let t0 = 1_780_000_000_000;
+    let mut cold = ColdContext::new(
+        hearth_memory::Store::open(&path).expect("store opens"),
+        None,
+    );
+    cold.archive_events(
+        vec![ContextEvent::new(t0, "cli", "Thanks, I live in Porto now.").with_response("ok")],
+        "prune",
+        t0,
+    )
+    .expect("archived");
+    let settings = crate::graph_service::GraphSettings {
+        path: scratch.path().join("graph.db"),
+        interval: Duration::from_secs(600),
+        model: None,
+        scene_half_life: None,
+    };
+    let mut graph = crate::graph_service::GraphMemory::open(
+        Some(&settings),
+        hearth_engine::LocalZone::fixed(0),
+        t0,
+        None,
+    );
+    let later = t0 + 601_000;
+    graph.tick_if_due(&cold, later);
+    let budget = PassBudget {
+        prune: false,
+        recall: true,
+        context_tokens: 2_000,
+        memory_tokens: 2_000,
+    };
+    let mut ask = |query: &str| {
+        pass(&mut cold, &mut graph, &cfg, query, None, budget, later + 1)
+            .expect("pass")
+            .block
+    };
+    let question = ask("thanks, where do I live?");
+    assert!(question.contains("Porto"), "{question}");
+    assert_eq!(ask("Thanks!"), "");
+}

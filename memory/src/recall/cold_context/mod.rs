@@ -277,8 +277,9 @@ impl ColdContext {
     }
 
     /// Whether `query` is small talk: short, and close to one of the phrases in the main
-    /// model's space; without the model (or when it fails), one of the phrases itself.
-    fn is_small_talk(&mut self, query: &str) -> bool {
+    /// model's space; without the model (or when it fails), one of the phrases itself. Such an
+    /// input gets no memory block and its prune keeps the newest events.
+    pub fn is_small_talk(&mut self, query: &str) -> bool {
         let floor = self.config.small_talk_cosine;
         if floor > 1.0 || !short_enough_for_small_talk(query) {
             return false;

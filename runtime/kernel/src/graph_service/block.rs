@@ -43,13 +43,42 @@ impl GraphMemory {
         budget: usize,
         now_ms: i64,
     ) -> FactsBlock {
+        if query.trim().is_empty() {
+            return FactsBlock::default();
+        }
+        self.block_of(Some(query), scene, budget, now_ms)
+    }
+
+    /// The block of a small-talk turn: its scenes' facts alone, since its words ask for
+    /// nothing (a greeting's words would match facts told with a greeting).
+    pub(crate) fn scene_block_in(
+        &self,
+        scene: Option<&SceneNow>,
+        budget: usize,
+        now_ms: i64,
+    ) -> FactsBlock {
+        self.block_of(None, scene, budget, now_ms)
+    }
+
+    /// The block of the facts `query` recalls (none without one) and the scene's, within
+    /// `budget`.
+    fn block_of(
+        &self,
+        query: Option<&str>,
+        scene: Option<&SceneNow>,
+        budget: usize,
+        now_ms: i64,
+    ) -> FactsBlock {
         let Some(graph) = self.store.as_ref() else {
             return FactsBlock::default();
         };
-        if budget == 0 || query.trim().is_empty() {
+        if budget == 0 {
             return FactsBlock::default();
         }
-        let mut hits = match graph.recall_with(query, now_ms, INDEXER_FACTS, INDEXER_LIMITS) {
+        let recalled = query.map_or(Ok(Vec::new()), |q| {
+            graph.recall_with(q, now_ms, INDEXER_FACTS, INDEXER_LIMITS)
+        });
+        let mut hits = match recalled {
             Ok(hits) => hits,
             Err(e) => {
                 tracing::warn!("graph recall for the prompt failed: {e}");

@@ -94,14 +94,23 @@ fn each_entry_adds_one_to_the_scene_strength() {
     );
 }
 
-#[test]
-fn the_same_situation_over_the_same_graph_gives_the_same_bytes() {
-    let mut s = scratch("scene-stable");
-    let told = "I live in Porto. I like hiking. I work at Acme.";
+/// A scratch graph where `told` was said in turn `t1` on telegram and distilled: the heartbeat
+/// has run, at the time returned.
+fn told_on_telegram(tag: &str, told: &str) -> (Scratch, i64) {
+    let mut s = scratch(tag);
     s.graph.enter_scene(&turn("t1", "telegram"), told, 0, T0);
     s.say_in(T0, "t1", "telegram", told);
     let due = T0 + TICK.as_millis() as i64;
     s.tick(due);
+    (s, due)
+}
+
+#[test]
+fn the_same_situation_over_the_same_graph_gives_the_same_bytes() {
+    let (mut s, due) = told_on_telegram(
+        "scene-stable",
+        "I live in Porto. I like hiking. I work at Acme.",
+    );
     let query = "where do I work";
     let first = s.scene_block(&turn("t2", "telegram"), query, due + 1);
     // The second sighting of this situation makes it an emergent scene: the graph's facts are
@@ -197,5 +206,29 @@ fn the_stats_count_scenes_and_list_the_recent_ones() {
             .iter()
             .any(|sc| sc["key"] == "work" && sc["origin"] == "declared" && sc["strength"] == 2),
         "{stats}"
+    );
+}
+
+#[test]
+fn small_talk_is_shown_its_scenes_facts_and_none_its_words_match() {
+    let (mut s, due) = told_on_telegram(
+        "scene-small-talk",
+        "Thanks, I live in Porto now. I like hiking.",
+    );
+    // Its word is in a fact's sentence: asked as a query, "thanks" finds where the user lives.
+    assert!(s.graph.block("thanks", 400, due).contains("Porto"));
+    // As small talk it is shown no fact its words match: nothing outside a scene...
+    assert!(s.graph.scene_block_in(None, 400, due).is_empty());
+    // ...and in its scene, the scene's facts alone.
+    let entered = s
+        .graph
+        .enter_scene(&turn("t2", "telegram"), "thanks", 0, due + 1);
+    let block = s.graph.scene_block_in(entered.as_ref(), 400, due + 1).text;
+    assert!(block.starts_with(SCENE_FACTS_HEADER), "{block}");
+    assert!(!block.contains(FACTS_HEADER), "{block}");
+    assert!(
+        s.graph
+            .scene_block_in(entered.as_ref(), 0, due + 1)
+            .is_empty()
     );
 }
