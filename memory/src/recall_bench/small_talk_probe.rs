@@ -64,26 +64,22 @@ impl SmallTalkCount {
         now_ms: i64,
     ) -> Result<Self, RecallError> {
         let config = cold.config().clone();
-        let off = RecallConfig {
+        let with = injected_per_probe(cold, memory_tokens, now_ms)?;
+        cold.set_config(RecallConfig {
             small_talk_cosine: f32::INFINITY,
             ..config.clone()
-        };
-        let mut count = Self::default();
-        for probe in SMALL_TALK_PROBES {
-            let with = cold.inject(probe, memory_tokens, now_ms)?.event_ids.len();
-            cold.set_config(off.clone());
-            let without = cold
-                .inject(probe, memory_tokens, now_ms)
-                .map(|i| i.event_ids.len());
-            cold.set_config(config.clone());
-            let without = without?;
-            count.inputs += 1;
-            count.items += with;
-            count.inputs_with_items += usize::from(with > 0);
-            count.items_without_rule += without;
-            count.inputs_with_items_without_rule += usize::from(without > 0);
-        }
-        Ok(count)
+        });
+        let without = injected_per_probe(cold, memory_tokens, now_ms);
+        cold.set_config(config);
+        let without = without?;
+        let any = |counts: &[usize]| counts.iter().filter(|&&n| n > 0).count();
+        Ok(Self {
+            inputs: SMALL_TALK_PROBES.len(),
+            items: with.iter().sum(),
+            inputs_with_items: any(&with),
+            items_without_rule: without.iter().sum(),
+            inputs_with_items_without_rule: any(&without),
+        })
     }
 
     /// Adds another corpus's count.
@@ -100,4 +96,16 @@ impl SmallTalkCount {
         let n = self.inputs.max(1) as f64;
         (self.items as f64 / n, self.items_without_rule as f64 / n)
     }
+}
+
+/// The entries injected for each probe under `cold`'s config.
+fn injected_per_probe(
+    cold: &mut ColdContext,
+    memory_tokens: usize,
+    now_ms: i64,
+) -> Result<Vec<usize>, RecallError> {
+    SMALL_TALK_PROBES
+        .iter()
+        .map(|probe| Ok(cold.inject(probe, memory_tokens, now_ms)?.event_ids.len()))
+        .collect()
 }

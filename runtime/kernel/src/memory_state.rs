@@ -595,7 +595,7 @@ fn pass(
         // The indexer's block comes after the cold-recall block, in what of the memory budget
         // that one left.
         let left = memory_tokens.saturating_sub(estimate_tokens(&out.block));
-        let facts = if cold.is_small_talk(query) {
+        let facts = if injection.small_talk {
             graph.scene_block_in(entered.as_ref(), left, now)
         } else {
             graph.block_in(query, entered.as_ref(), left, now)

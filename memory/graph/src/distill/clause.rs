@@ -96,9 +96,12 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
     let stop = rest.find([',', ':', '(', '"']).unwrap_or(rest.len());
     let mut words = Vec::new();
     for (i, word) in rest[..stop].split_whitespace().enumerate() {
-        let lw = word.to_ascii_lowercase();
         // "who's" ends an object as "who" does.
-        let lw = lw.split('\'').next().unwrap_or_default().to_owned();
+        let lw = word
+            .split('\'')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
         if i == 0 && matches!(lw.as_str(), "the" | "a" | "an" | "my") {
             continue;
         }

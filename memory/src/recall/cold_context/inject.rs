@@ -22,6 +22,9 @@ pub struct Injection {
     /// The recall hits the block is made of, in the same order: why each was chosen (its
     /// scores) for the record of what a turn was shown.
     pub recalled: Vec<Recalled>,
+    /// The query was small talk ([`ColdContext::is_small_talk`]): nothing was recalled for it,
+    /// and nothing else should be recalled by its words.
+    pub small_talk: bool,
 }
 
 impl ColdContext {
@@ -48,11 +51,14 @@ impl ColdContext {
         now_ms: i64,
     ) -> Result<Injection, RecallError> {
         let max_items = self.config.inject_max_items;
-        if memory_tokens == 0 || max_items == 0 {
-            return Ok(Injection::default());
-        }
         if self.is_small_talk(query) {
             tracing::debug!("small talk: nothing recalled into the prompt");
+            return Ok(Injection {
+                small_talk: true,
+                ..Injection::default()
+            });
+        }
+        if memory_tokens == 0 || max_items == 0 {
             return Ok(Injection::default());
         }
         let hits = self.peek(query, max_items * 3, now_ms)?;
@@ -103,6 +109,7 @@ impl ColdContext {
             block,
             event_ids: chosen.iter().map(|c| c.0.event.id.clone()).collect(),
             recalled: chosen.iter().map(|c| c.0.clone()).collect(),
+            small_talk: false,
         })
     }
 
