@@ -127,13 +127,25 @@ const EN_HYPOTHETICAL: &[&str] = &["if", "whether", "sure", "ensure", "unless", 
 /// over"), while one in the past is still a fact ("when I visited the Art Cube").
 const EN_WHEN: &[&str] = &["when", "whenever", "once", "until"];
 
-/// Whether the clause's text before byte `at` makes what follows — in the present tense when
-/// `present` — a condition or a wish.
-pub(crate) fn hypothetical_before(clause: &Clause, at: usize, present: bool) -> bool {
+/// Past forms of the irregular verbs the English patterns use.
+const EN_IRREGULAR_PAST: &[&str] = &["went", "bought", "quit", "got", "left", "came"];
+
+/// Whether an English pattern ("i moved to ", "i went to ", "i have a ") is in the past.
+fn in_the_past(phrase: &str) -> bool {
+    phrase
+        .split_whitespace()
+        .any(|w| w.ends_with("ed") || EN_IRREGULAR_PAST.contains(&w))
+}
+
+/// Whether the clause's text before byte `at`, where the pattern `phrase` starts, makes what
+/// follows a condition or a wish.
+pub(crate) fn hypothetical_before(clause: &Clause, at: usize, phrase: &str) -> bool {
     clause.lower[..at]
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
         .rfind(|w| !w.is_empty())
-        .is_some_and(|w| EN_HYPOTHETICAL.contains(&w) || (present && EN_WHEN.contains(&w)))
+        .is_some_and(|w| {
+            EN_HYPOTHETICAL.contains(&w) || (!in_the_past(phrase) && EN_WHEN.contains(&w))
+        })
 }
 
 /// Characters that end a Chinese object.

@@ -62,15 +62,6 @@ const EN_VERBS: &[Verb] = &[
     verb(" adopted ", "has", "concept", true),
 ];
 
-impl Verb {
-    /// Whether the phrase is in the present tense ("i have a ", not "i went to ").
-    fn present(&self) -> bool {
-        !["went", "visited", "bought", "adopted"]
-            .iter()
-            .any(|past| self.phrase.contains(past))
-    }
-}
-
 /// First-person English verbs the fixed rules leave out.
 const EN_FIRST_PERSON: &[Verb] = &[
     verb("i went to ", "visited", "place", true),
@@ -165,7 +156,7 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
     };
     for v in EN_FIRST_PERSON {
         if let Some(at) = word_matches(&clause.lower, v.phrase).next()
-            && !hypothetical_before(clause, at, v.present())
+            && !hypothetical_before(clause, at, v.phrase)
             && let Some((object, _)) = english_object(clause, at + v.phrase.len())
             && !(v.predicate == "has" && is_appointment(&object))
         {

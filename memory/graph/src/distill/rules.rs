@@ -260,7 +260,7 @@ fn first_match<'r>(clause: &Clause, rules: &'r [Rule]) -> Option<Found<'r>> {
         word_matches(&clause.lower, rule.prefix).find_map(|at| {
             let start = at + rule.prefix.len();
             if rule.prefix.is_ascii() {
-                if hypothetical_before(clause, at, true) {
+                if hypothetical_before(clause, at, rule.prefix) {
                     return None;
                 }
                 let (object, anymore) = english_object(clause, start)?;
@@ -420,6 +420,18 @@ mod tests {
             facts(text),
             vec![(predicate.to_owned(), object.to_owned(), mode)],
             "{text}"
+        );
+    }
+
+    #[test]
+    fn a_condition_states_nothing_and_a_past_after_when_is_still_a_fact() {
+        assert_eq!(facts("If I like the flat, I will sign"), vec![]);
+        assert_eq!(facts("I always cook when I love the recipe"), vec![]);
+        one(
+            "When I moved to Lisbon I found a job",
+            "lives_in",
+            "Lisbon",
+            Began,
         );
     }
 
