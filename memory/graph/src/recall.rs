@@ -612,6 +612,7 @@ impl GraphStore {
             )
             .ctx(OP, &self.path)?;
         let mut scored: Vec<(f32, i64)> = Vec::new();
+        let mut vector: Vec<f32> = Vec::with_capacity(q.len());
         let rows = stmt
             .query_map([fingerprint], |r| {
                 Ok((r.get::<_, i64>(0)?, r.get::<_, Vec<u8>>(1)?))
@@ -622,11 +623,12 @@ impl GraphStore {
             if blob.len() != q.len() * 4 {
                 continue;
             }
-            let dot: f32 = blob
-                .chunks_exact(4)
-                .zip(&q)
-                .map(|(b, x)| f32::from_le_bytes([b[0], b[1], b[2], b[3]]) * x)
-                .sum();
+            vector.clear();
+            vector.extend(
+                blob.chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]])),
+            );
+            let dot = hearth_memory::simd::dot(&vector, &q);
             if dot >= limits.dense_floor {
                 scored.push((dot, id));
             }

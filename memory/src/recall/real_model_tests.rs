@@ -140,6 +140,33 @@ fn small_talk_recalls_nothing_while_a_question_in_it_still_does() {
     });
 }
 
+/// The bench's small-talk probe measures the rule: on a history full of greetings the probes
+/// bring fewer memories with it than without it, in the same run, and the config is left as
+/// it was.
+#[test]
+fn the_small_talk_probe_counts_fewer_memories_with_the_rule() {
+    watchdog(120, || {
+        let dir = TempDir::new("small-talk-probe");
+        let mut cold = ColdContext::new(dir.store(), Some(real_model()));
+        cold.archive_events(history_with_small_talk(), "import", 1_800_000_000_000)
+            .expect("archive");
+        let before = cold.config().clone();
+        let count = crate::recall_bench::SmallTalkCount::probe(&mut cold, 2_000, 1_800_000_100_000)
+            .expect("probe");
+        assert_eq!(count.inputs, SMALL_TALK_PROBES.len());
+        assert!(
+            count.inputs_with_items_without_rule >= count.inputs / 2,
+            "without the rule most probes find a greeting: {count:?}"
+        );
+        assert!(
+            count.inputs_with_items * 3 <= count.inputs_with_items_without_rule,
+            "the rule leaves at most a third of them: {count:?}"
+        );
+        assert!(count.items < count.items_without_rule, "{count:?}");
+        assert_eq!(cold.config(), &before, "the probe restores the config");
+    });
+}
+
 /// Small talk phrased as none of the phrases is, and short requests and questions are not.
 /// Measured when the rule was made (ARCHITECTURE §7): of the bench's 30 probes 24 are within
 /// 0.65 of a phrase (the rest between 0.51 and 0.64); of the requests the closest is 0.59, of

@@ -49,7 +49,7 @@ pub use ablation::{DenseLists, FusionWeights, PriorsSwitch, ablation_grid, arm_l
 pub use assist::{AssistError, AssistIngest, RecallAssist, fuse_assisted};
 pub use format::{CorpusItem, Question, RECALL_FORMAT, RecallSet};
 pub use prompt_reuse::{PromptShape, ReuseStats};
-pub use prune_replay::{PruneReport, run_prune};
+pub use prune_replay::{PruneArm, PruneReport, run_prune};
 pub use report::{Latency, Measure, QuestionResult, Ranks, Report, System, TokenStats};
 pub use small_talk_probe::{SMALL_TALK_PROBES, SmallTalkCount};
 pub use variant::{NAMED_PARTNER, NAMED_USER, SetVariant, sample};

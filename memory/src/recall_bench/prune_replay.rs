@@ -111,17 +111,26 @@ impl PruneReport {
     }
 }
 
-/// Replays every corpus of `set` that has questions, with `models` and `config`, each prune
-/// freeing `slack` of the window's limit beyond it, the budget that of a model whose window is
-/// `window` tokens (0: undeclared, the budget's
-/// [`DEFAULT_MAX_CONTEXT_TOKENS`](crate::DEFAULT_MAX_CONTEXT_TOKENS)).
+/// The window one prune replay runs at.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct PruneArm {
+    /// The share of the window's limit a prune frees beyond it (`prune_slack`).
+    pub slack: f64,
+    /// The model's window in tokens (0: undeclared, the budget's
+    /// [`DEFAULT_MAX_CONTEXT_TOKENS`](crate::DEFAULT_MAX_CONTEXT_TOKENS)).
+    pub window: usize,
+}
+
+/// Replays every corpus of `set` that has questions, with `models` and `config`, through the
+/// window `arm` describes.
 pub fn run_prune(
     set: &RecallSet,
     models: &MemoryModels,
     config: &RecallConfig,
-    (slack, window): (f64, usize),
+    arm: PruneArm,
     progress: &mut dyn FnMut(&str),
 ) -> Result<PruneReport, RecallBenchError> {
+    let PruneArm { slack, window } = arm;
     let budget = compute_token_budget(window, "");
     let mut report = PruneReport {
         name: set.name.clone(),

@@ -419,7 +419,10 @@ fn prune_replay_sees_early_evidence_only_through_recall() {
             &long_history(),
             installed_models(),
             &RecallConfig::default(),
-            (0.0, 0),
+            PruneArm {
+                slack: 0.0,
+                window: 0,
+            },
             &mut |_| {},
         )
         .expect("replay runs")
@@ -453,7 +456,7 @@ fn a_prune_replay_at_a_small_window_keeps_fewer_turns() {
                 &long_history(),
                 installed_models(),
                 &RecallConfig::default(),
-                (0.5, window),
+                PruneArm { slack: 0.5, window },
                 &mut |_| {},
             )
             .expect("replay runs")

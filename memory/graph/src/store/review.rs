@@ -93,7 +93,10 @@ impl GraphStore {
         let vectors = match &self.embedder {
             Some(e) => {
                 let refs: Vec<&str> = names.iter().map(|(n, _)| n.as_str()).collect();
-                e.embed_batch(&refs).ok()
+                // A batch of the wrong shape is no batch: the names are compared by letters.
+                e.embed_batch(&refs)
+                    .ok()
+                    .filter(|v| v.len() == refs.len() && v.iter().all(|row| row.len() == e.dim()))
             }
             None => None,
         };
@@ -107,7 +110,7 @@ impl GraphStore {
                 let (a, b) = (&names[i].0, &names[j].0);
                 let mut similarity = bigram_jaccard(&normal_form(a), &normal_form(b));
                 if let Some(v) = &vectors {
-                    let cos: f32 = v[i].iter().zip(&v[j]).map(|(x, y)| x * y).sum();
+                    let cos = hearth_memory::simd::dot(&v[i], &v[j]);
                     similarity = similarity.max(f64::from(cos));
                 }
                 if similarity <= MERGE_THRESHOLD {

@@ -2,6 +2,7 @@
 //! its in-memory index searched with the query's priors.
 
 use super::*;
+use crate::embed::EmbedError;
 
 /// Texts per embedding run: large enough to amortise a graph run, small enough that one
 /// archive's buffers stay small (the model's own limit is 64).
@@ -86,12 +87,14 @@ impl DenseSpace {
     }
 
     /// The query's vector, or why there is none.
-    pub(super) fn embed_query(&self, query: &str) -> Result<Vec<f32>, String> {
-        match self.embedder.embed_query(query) {
-            Ok(v) if v.len() == self.embedder.dim() => Ok(v),
-            Ok(v) => Err(format!("query vector has {} dimensions", v.len())),
-            Err(err) => Err(err.to_string()),
+    pub(super) fn embed_query(&self, query: &str) -> Result<Vec<f32>, EmbedError> {
+        let v = self.embedder.embed_query(query)?;
+        if v.len() != self.embedder.dim() {
+            return Err(EmbedError::Output {
+                message: format!("query vector has {} dimensions", v.len()),
+            });
         }
+        Ok(v)
     }
 
     /// Vectors of `texts` (`None` for an empty text), or why the model gave none. Texts longer
@@ -100,7 +103,7 @@ impl DenseSpace {
         &self,
         texts: &[String],
         passage_chars: usize,
-    ) -> Result<Vec<Option<Vec<f32>>>, String> {
+    ) -> Result<Vec<Option<Vec<f32>>>, EmbedError> {
         let embedder = &self.embedder;
         // (text index, passage) for every non-empty text.
         let mut pieces: Vec<(usize, &str)> = Vec::new();
@@ -119,11 +122,12 @@ impl DenseSpace {
         let mut sums: Vec<Option<Vec<f32>>> = vec![None; texts.len()];
         for chunk in pieces.chunks(EMBED_BATCH) {
             let batch: Vec<&str> = chunk.iter().map(|p| p.1).collect();
-            let vectors = match embedder.embed_batch(&batch) {
-                Ok(v) if v.len() == batch.len() && v.iter().all(|r| r.len() == embedder.dim()) => v,
-                Ok(_) => return Err("the model returned vectors of the wrong shape".to_owned()),
-                Err(err) => return Err(err.to_string()),
-            };
+            let vectors = embedder.embed_batch(&batch)?;
+            if vectors.len() != batch.len() || vectors.iter().any(|r| r.len() != embedder.dim()) {
+                return Err(EmbedError::Output {
+                    message: "vectors of the wrong shape".to_owned(),
+                });
+            }
             for (&(i, _), v) in chunk.iter().zip(vectors) {
                 match &mut sums[i] {
                     Some(acc) => acc.iter_mut().zip(&v).for_each(|(a, x)| *a += x),

@@ -311,7 +311,8 @@ impl ColdContext {
         let result = match &self.dense {
             Some(space) => space.embed_texts(texts, self.config.passage_chars),
             None if texts.iter().any(|t| !t.is_empty()) => {
-                Err("no dense embedding model loaded".to_owned())
+                self.announce_fallback(&"no dense embedding model loaded");
+                return vec![None; texts.len()];
             }
             None => Ok(vec![None; texts.len()]),
         };

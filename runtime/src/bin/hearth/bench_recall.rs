@@ -246,14 +246,14 @@ fn bench_prune(
     models: &hearth_memory::MemoryModels,
     config: &hearth_memory::RecallConfig,
 ) -> ExitCode {
-    use hearth_memory::recall_bench::{RecallSet, run_prune, sample};
+    use hearth_memory::recall_bench::{PruneArm, RecallSet, run_prune, sample};
     let mut progress = |line: &str| eprintln!("recall: {line}");
     let mut json = Vec::new();
     let arms = args.variant.iter().flat_map(|&v| {
         args.prune_window.iter().flat_map(move |&window| {
             args.prune_slack
                 .iter()
-                .map(move |&slack| (v, (slack, window)))
+                .map(move |&slack| (v, PruneArm { slack, window }))
         })
     });
     for (variant, arm) in arms {
