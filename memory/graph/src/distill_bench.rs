@@ -197,6 +197,37 @@ pub fn score_rules(set: &LabelledSet) -> Score {
     score
 }
 
+/// Where the rules and a sentence's labels disagree.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Disagreement {
+    /// The sentence.
+    pub text: String,
+    /// Labelled facts the rules did not find, `(subject, predicate, object)` lowered.
+    pub missed: Vec<(String, String, String)>,
+    /// Facts the rules found that no label has.
+    pub wrong: Vec<(String, String, String)>,
+}
+
+/// The sentences of `set` where the rule distiller missed a labelled fact or found one no
+/// label has, in the set's order: what a change to the rules is read against.
+pub fn rule_disagreements(set: &LabelledSet) -> Vec<Disagreement> {
+    let rules = RuleDistiller::default();
+    set.items
+        .iter()
+        .zip(set.cold_items())
+        .filter_map(|(item, cold)| {
+            let (found, wanted) = (triples(&rules.statements(&cold)), labels(item));
+            let missed: Vec<Triple> = wanted.difference(&found).cloned().collect();
+            let wrong: Vec<Triple> = found.difference(&wanted).cloned().collect();
+            (!missed.is_empty() || !wrong.is_empty()).then(|| Disagreement {
+                text: item.text.clone(),
+                missed,
+                wrong,
+            })
+        })
+        .collect()
+}
+
 /// What the model distiller did on a set.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ModelScore {

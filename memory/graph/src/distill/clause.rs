@@ -35,6 +35,44 @@ const CORRECTION_MARKERS: &[&str] = &[
 /// Chinese adverbs between 我 and the verb that change nothing the patterns care about.
 const ZH_FILLERS: &[&str] = &["已经", "刚刚", "刚", "最近", "终于", "也"];
 
+/// English adverbs between the speaker and the verb ("I actually already have", "I'm really
+/// into", "I've been really into") that change nothing the patterns care about. "now" and
+/// "no longer" are not among them: they change a fact.
+const EN_FILLERS: &[&str] = &[
+    "also",
+    "already",
+    "actually",
+    "really",
+    "just",
+    "recently",
+    "still",
+    "even",
+    "finally",
+    "definitely",
+    "absolutely",
+    "totally",
+    "truly",
+];
+
+/// Words after which an English filler is dropped: the speaker, and "been" of "I've been".
+const EN_FILLER_ANCHORS: &[&str] = &["i", "i'm", "i've", "been"];
+
+/// `text` without the English fillers that follow the speaker (see [`EN_FILLERS`]), its
+/// whitespace collapsed.
+fn without_english_fillers(text: &str) -> String {
+    let mut kept: Vec<&str> = Vec::new();
+    for word in text.split_whitespace() {
+        let after_anchor = kept
+            .last()
+            .is_some_and(|w| EN_FILLER_ANCHORS.contains(&w.to_ascii_lowercase().as_str()));
+        if after_anchor && EN_FILLERS.contains(&word.to_ascii_lowercase().as_str()) {
+            continue;
+        }
+        kept.push(word);
+    }
+    kept.join(" ")
+}
+
 /// The sentences of `text` (split at `. ! ? ;` and their full-width forms and at line
 /// breaks), each resolved against `said_ms`.
 pub(crate) fn clauses(text: &str, said_ms: i64, utc_offset_secs: i64) -> Vec<Clause> {
@@ -61,7 +99,7 @@ fn clause(sentence: &str, said_ms: i64, utc_offset_secs: i64) -> Clause {
     for filler in ZH_FILLERS {
         text = text.replace(&format!("我{filler}"), "我");
     }
-    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = without_english_fillers(&text);
     let lower = text.to_ascii_lowercase();
     let trimmed = lower.trim_start_matches(|c: char| !c.is_alphanumeric());
     let correction = CORRECTION_MARKERS.iter().any(|m| trimmed.starts_with(m));
@@ -78,10 +116,13 @@ fn clause(sentence: &str, said_ms: i64, utc_offset_secs: i64) -> Clause {
 const EN_BOUNDARIES: &[&str] = &[
     "and", "but", "because", "since", "now", "anymore", "any", "in", "on", "at", "with", "for",
     "when", "where", "which", "who", "so", "then", "too", "also", "though", "although", "after",
-    "before", "recently", "already", "again", "as", "from", "until", "while", "very", "a", "lot",
-    "much", "these", "nowadays", "instead", "not", "that", "it", "i", "you", "they", "we", "he",
-    "she", "to", "if", "whether", "about",
+    "before", "recently", "lately", "already", "again", "as", "from", "until", "while", "very",
+    "a", "lot", "much", "these", "nowadays", "instead", "not", "that", "it", "i", "you", "they",
+    "we", "he", "she", "to", "if", "whether", "about",
 ];
+
+/// Words before a thing that tell when it was had, not what it is: "my new heels" are heels.
+const EN_TIME_ADJECTIVES: &[&str] = &["new", "brand-new", "current", "latest", "first"];
 
 /// Longest object, in words.
 const EN_MAX_WORDS: usize = 4;
@@ -102,7 +143,9 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
             .next()
             .unwrap_or_default()
             .to_ascii_lowercase();
-        if i == 0 && matches!(lw.as_str(), "the" | "a" | "an" | "my") {
+        // "my new heels", "a brand-new bike": the thing is what follows.
+        let article = i == 0 && matches!(lw.as_str(), "the" | "a" | "an" | "my");
+        if words.is_empty() && (article || EN_TIME_ADJECTIVES.contains(&lw.as_str())) {
             continue;
         }
         if (EN_BOUNDARIES.contains(&lw.as_str()) && !words.is_empty())

@@ -8,7 +8,7 @@
 //! labelled set are measured in the crate's tests, next to the rules alone.
 
 use super::clause::{Clause, chinese_object, english_object, hypothetical_before, word_matches};
-use super::noun_phrase::is_appointment;
+use super::noun_phrase::not_a_possession;
 use super::rules::USER;
 use crate::{EventSpec, Fact, FactMode, Statement};
 use hearth_memory::ResolvedDate;
@@ -67,6 +67,7 @@ const EN_FIRST_PERSON: &[Verb] = &[
     verb("i went to ", "visited", "place", true),
     verb("i visited ", "visited", "place", true),
     verb("i bought ", "owns", "concept", true),
+    verb("i got ", "owns", "concept", true),
     verb("i adopted ", "has", "concept", true),
     verb("i'm from ", "from", "place", false),
     verb("i am from ", "from", "place", false),
@@ -158,7 +159,7 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
         if let Some(at) = word_matches(&clause.lower, v.phrase).next()
             && !hypothetical_before(clause, at, v.phrase)
             && let Some((object, _)) = english_object(clause, at + v.phrase.len())
-            && !(v.predicate == "has" && is_appointment(&object))
+            && !(matches!(v.predicate, "has" | "owns") && not_a_possession(&object))
         {
             add(
                 &mut statement,
@@ -435,5 +436,29 @@ mod tests {
         assert_eq!(st.events[0].what, "went to Kyoto");
         assert_eq!(st.events[0].when.phrase, "in March");
         assert_eq!(triples("我买了一辆车"), vec![t("user", "owns", "车")]);
+    }
+
+    /// What one got is owned, the time it was got aside; what one got without owning it is not.
+    #[test]
+    fn what_i_got_is_owned_unless_it_is_no_thing() {
+        assert_eq!(
+            triples("I just got my new turntable"),
+            vec![t("user", "owns", "turntable")]
+        );
+        assert_eq!(
+            triples("I already have a first edition"),
+            vec![t("user", "has", "edition")]
+        );
+        for text in [
+            "I got my flu shot yesterday",
+            "I got married in June",
+            "I got a discount",
+            "I got to attend the service",
+            "I got it last week",
+            "I got those bike lights installed and I got done",
+        ] {
+            let found = triples(text);
+            assert!(found.iter().all(|f| f.1 != "owns"), "{text}: {found:?}");
+        }
     }
 }

@@ -82,6 +82,10 @@ const CONVERSATION_NOUNS: &[&str] = &[
     "things",
     "items",
     "stuff",
+    "plan",
+    "plans",
+    "fact",
+    "feedback",
 ];
 
 /// Words that cannot end the name of a thing: a cut-off phrase ends in them ("lot of movies
@@ -135,8 +139,9 @@ pub(crate) fn thing(words: &[&str]) -> Option<String> {
     Some(words[start..end].join(" "))
 }
 
-/// Things one has that are appointments, not possessions: "I have a meeting at 2 PM", "my
-/// yoga class at 6"; and any day ("a busy Monday ahead").
+/// Things one has that are appointments or habits, not possessions: "I have a meeting at 2
+/// PM", "my yoga class at 6", "a 30-minute exercise routine"; and any day ("a busy Monday
+/// ahead").
 const APPOINTMENTS: &[&str] = &[
     "meeting",
     "appointment",
@@ -153,6 +158,8 @@ const APPOINTMENTS: &[&str] = &[
     "lesson",
     "shift",
     "flight",
+    "routine",
+    "schedule",
     "weekend",
     "week",
     "day",
@@ -162,12 +169,50 @@ const APPOINTMENTS: &[&str] = &[
     "ahead",
 ];
 
-/// Whether `object`, had, is an appointment rather than a possession.
-pub(crate) fn is_appointment(object: &str) -> bool {
-    object
+/// What one gets or has without owning it: "I got my flu shot", "I got a discount", "I have a
+/// chance"; a job is where one works, not a possession.
+const NOT_OWNED: &[&str] = &[
+    "shot",
+    "vaccine",
+    "haircut",
+    "discount",
+    "refund",
+    "chance",
+    "promotion",
+    "raise",
+    "job",
+    "message",
+    "email",
+    "reply",
+    "response",
+];
+
+/// Words that, alone after "got", say what became of the speaker or a thing, not what they
+/// own: "I got done", "I got married", "I got back".
+const STATES: &[&str] = &[
+    "done", "back", "home", "ready", "sick", "lost", "better", "worse",
+];
+
+/// Whether `object`, had or got, is not a possession: an appointment or habit, something got
+/// without being owned, or (a single word) a state or participle.
+pub(crate) fn not_a_possession(object: &str) -> bool {
+    let words: Vec<String> = object
         .split_whitespace()
         .map(str::to_ascii_lowercase)
-        .any(|w| APPOINTMENTS.contains(&w.as_str()) || ENGLISH_WEEKDAYS.contains(&w.as_str()))
+        .collect();
+    let state = match words.as_slice() {
+        // "married", "repaired"; not "bed", "shed" or "speed".
+        [only] => {
+            STATES.contains(&only.as_str())
+                || (only.len() > 4 && only.ends_with("ed") && !only.ends_with("eed"))
+        }
+        _ => false,
+    };
+    state
+        || words.iter().any(|w| {
+            let w = w.as_str();
+            APPOINTMENTS.contains(&w) || NOT_OWNED.contains(&w) || ENGLISH_WEEKDAYS.contains(&w)
+        })
 }
 
 #[cfg(test)]
@@ -204,6 +249,31 @@ mod tests {
             "idea of the",
         ] {
             assert_eq!(of(words), None, "{words}");
+        }
+    }
+
+    #[test]
+    fn what_is_got_without_being_owned_is_no_possession() {
+        use super::not_a_possession;
+        for object in [
+            "flu shot",
+            "10% discount",
+            "married",
+            "done",
+            "back",
+            "yoga class",
+            "30-minute exercise routine",
+        ] {
+            assert!(not_a_possession(object), "{object}");
+        }
+        for object in [
+            "bed",
+            "emerald earrings",
+            "dog bed",
+            "stand mixer",
+            "speed boat",
+        ] {
+            assert!(!not_a_possession(object), "{object}");
         }
     }
 

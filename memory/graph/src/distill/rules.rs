@@ -199,9 +199,24 @@ const ENGLISH: &[Rule] = &[
     rule("i do not like ", "dislikes", Holds, "concept"),
     rule("i dislike ", "dislikes", Holds, "concept"),
     rule("i hate ", "dislikes", Holds, "concept"),
+    rule("i'm not a fan of ", "dislikes", Holds, "concept"),
+    rule("i'm not a big fan of ", "dislikes", Holds, "concept"),
+    rule("i'm not a huge fan of ", "dislikes", Holds, "concept"),
+    rule("i am not a fan of ", "dislikes", Holds, "concept"),
+    rule("i am not a big fan of ", "dislikes", Holds, "concept"),
     rule("i like ", "likes", Holds, "concept"),
     rule("i love ", "likes", Holds, "concept"),
     rule("i enjoy ", "likes", Holds, "concept"),
+    rule("i've been loving ", "likes", Holds, "concept"),
+    rule("i'm loving ", "likes", Holds, "concept"),
+    rule("i'm into ", "likes", Holds, "concept"),
+    rule("i am into ", "likes", Holds, "concept"),
+    rule("i've been into ", "likes", Holds, "concept"),
+    rule("i'm a fan of ", "likes", Holds, "concept"),
+    rule("i'm a big fan of ", "likes", Holds, "concept"),
+    rule("i'm a huge fan of ", "likes", Holds, "concept"),
+    rule("i am a fan of ", "likes", Holds, "concept"),
+    rule("i am a big fan of ", "likes", Holds, "concept"),
 ];
 
 /// Chinese rules, same order.
@@ -433,6 +448,28 @@ mod tests {
             "Lisbon",
             Began,
         );
+    }
+
+    #[test]
+    fn fans_and_what_one_is_into_are_likes_and_adverbs_after_i_change_nothing() {
+        one("I'm not a big fan of nuts", "dislikes", "nuts", Holds);
+        one("I'm a huge fan of jazz", "likes", "jazz", Holds);
+        one(
+            "I've been really into folk-rock lately",
+            "likes",
+            "folk-rock",
+            Holds,
+        );
+        one(
+            "I'm loving the weekly issues",
+            "likes",
+            "weekly issues",
+            Holds,
+        );
+        one("I actually really love sushi", "likes", "sushi", Holds);
+        one("I still live in Porto", "lives_in", "Porto", Holds);
+        // "now" changes the fact: it is no filler.
+        one("I now live in Braga", "lives_in", "Braga", Began);
     }
 
     #[test]

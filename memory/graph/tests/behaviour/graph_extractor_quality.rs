@@ -101,14 +101,17 @@ fn the_extractor_adds_recall_without_losing_precision() {
 /// noun-phrase rules came in (`hearth bench distill FILE --no-model`): precision .121 → .625
 /// on the sentences they were written against, .091 → .267 on the next 70 labelled before
 /// they ran (.462 after the general fixes those showed: contractions, a bare quantity, "when"
-/// before a past tense), recall not lower on either.
+/// before a past tense), recall not lower on either. A third 70, labelled before the rules ran
+/// on them, measured .100 / .067; then .333 / .333 after the general fixes they showed ("I
+/// got", adverbs after "I", "a fan of", "into", "my new X", what is got without being owned).
 #[test]
 fn real_talk_gives_few_false_facts() {
     use hearth_graph::distill_bench::{LabelledSet, score_rules};
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
     for (file, precision, recall) in [
-        ("conversation_facts_dev.json", 0.6, 0.35),
-        ("conversation_facts_held_out.json", 0.45, 0.45),
+        ("conversation_facts_dev.json", 0.55, 0.4),
+        ("conversation_facts_held_out.json", 0.45, 0.5),
+        ("conversation_facts_held_out_2.json", 0.3, 0.3),
     ] {
         let set = LabelledSet::load(std::path::Path::new(&format!("{dir}/{file}"))).expect(file);
         let score = score_rules(&set);

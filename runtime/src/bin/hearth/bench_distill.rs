@@ -9,7 +9,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use clap::Args;
-use hearth_graph::distill_bench::{LabelledSet, Score, score_model, score_rules};
+use hearth_graph::distill_bench::{
+    LabelledSet, Score, rule_disagreements, score_model, score_rules,
+};
 use hearth_llm::provider::{ChatProvider, ChatRequest, Message, ProviderError, complete_text};
 use hearth_runtime::config::Config;
 use hearth_runtime::daemon::Sources;
@@ -28,6 +30,10 @@ pub struct DistillArgs {
     /// Print each prompt's answer as the model gave it (to standard error).
     #[arg(long)]
     show_answers: bool,
+    /// Also list each sentence where the rules missed a labelled fact or found one no label
+    /// has.
+    #[arg(long)]
+    show_facts: bool,
     /// Longest wait for one batch's answer, in seconds.
     #[arg(long, default_value_t = 300)]
     timeout_secs: u64,
@@ -51,6 +57,17 @@ pub fn run(args: &DistillArgs) -> ExitCode {
         set.name,
         set.items.len()
     );
+    if args.show_facts {
+        for d in rule_disagreements(&set) {
+            outln!("{:?}", d.text);
+            for (s, p, o) in &d.missed {
+                outln!("  missed ({s}, {p}, {o})");
+            }
+            for (s, p, o) in &d.wrong {
+                outln!("  wrong  ({s}, {p}, {o})");
+            }
+        }
+    }
     if args.no_model {
         print_row("rules (and the clause extractor)", &score_rules(&set));
         return ExitCode::SUCCESS;
