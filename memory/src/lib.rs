@@ -60,13 +60,13 @@ pub use prune::{
 };
 pub use recall::{
     AGENT_SOURCE, BM25_B, BM25_K1, COLD_STORAGE_SOURCE, ColdContext, DEFAULT_RRF_K, EMBED_BATCH,
-    ENGLISH_WEEKDAYS, FORGOTTEN_MARKER, ForgottenTurn, Fused, FusionMethod, INJECT_HEADER,
-    Injection, MIN_STANDARD_SAMPLE, OkapiBm25, PlainText, Population, PruneOutcome, PruneSettings,
-    RANK_SHARE, Ranked, RecallConfig, RecallError, Recalled, Redacted, Redaction, RedactionScope,
-    ResolvedDate, Scored, TimeWindow, VectorTextRules, WindowHit, above_chance_fusion, bm25_tokens,
-    clean_text, expected_best_of, format_minute, index_tokens, parse_iso8601, query_tokens,
-    question_windows, rank_fusion_of_scored, reciprocal_rank_fusion, resolve_date, search_terms,
-    split_passages, standard_score_fusion, text_for_vector,
+    ENGLISH_WEEKDAYS, Explained, FORGOTTEN_MARKER, ForgottenTurn, Fused, FusionMethod,
+    INJECT_HEADER, Injection, MIN_STANDARD_SAMPLE, OkapiBm25, PlainText, Population, PruneOutcome,
+    PruneSettings, RANK_SHARE, Ranked, RecallConfig, RecallError, Recalled, Redacted, Redaction,
+    RedactionScope, ResolvedDate, Scored, TimeWindow, VectorTextRules, WindowHit,
+    above_chance_fusion, bm25_tokens, clean_text, expected_best_of, format_minute, index_tokens,
+    parse_iso8601, query_tokens, question_windows, rank_fusion_of_scored, reciprocal_rank_fusion,
+    resolve_date, search_terms, split_passages, standard_score_fusion, text_for_vector,
 };
 pub use simd::{Kernel, Matrix, SimdError, TopK, top_k, top_k_where};
 pub use store::{

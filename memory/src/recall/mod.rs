@@ -59,7 +59,7 @@ mod vector_text_tests;
 pub use bm25::{BM25_B, BM25_K1, OkapiBm25, bm25_tokens};
 pub use clock::{format_minute, parse_iso8601};
 pub use cold_context::{
-    ColdContext, EMBED_BATCH, FORGOTTEN_MARKER, ForgottenTurn, INJECT_HEADER, Injection,
+    ColdContext, EMBED_BATCH, Explained, FORGOTTEN_MARKER, ForgottenTurn, INJECT_HEADER, Injection,
     PruneOutcome, PruneSettings, RecallConfig, Recalled, Redacted, Redaction, RedactionScope,
     WindowHit, split_passages,
 };

@@ -220,3 +220,35 @@ fn keyword_hits_from_the_index_alone_equal_the_row_reading_ones() {
         }
     });
 }
+
+/// `explain` tells where an entry stands in each list and in the fusion, as `peek` ranks it;
+/// an entry no list holds stands nowhere, and nothing counts as an access.
+#[test]
+fn explain_places_an_entry_in_each_list_as_peek_ranks_it() {
+    watchdog(30, || {
+        let dir = TempDir::new("explain");
+        let (mut cold, ids) = seeded(&dir, Some(concept_embedder()));
+        let hits = cold.peek("kitten", 3, ASKED).expect("peek");
+        let explained = cold
+            .explain("kitten", ASKED, &[ids[0], -1])
+            .expect("explain");
+        let first = &explained[0];
+        assert_eq!(first.id, ids[0]);
+        assert_eq!(first.fused.map(|f| f.0), Some(1), "first, as peek has it");
+        assert!((first.fused.expect("fused").1 - hits[0].score).abs() < 1e-9);
+        assert_eq!(
+            first.keyword.map(|k| k.0),
+            Some(1),
+            "the only keyword match"
+        );
+        assert!(first.dense.expect("dense").1 > 0.9, "{first:?}");
+        assert_eq!(first.prior, Some(1.0), "no time named, the user's words");
+        let unknown = &explained[1];
+        assert_eq!(
+            (unknown.fused, unknown.dense, unknown.keyword, unknown.prior),
+            (None, None, None, None)
+        );
+        let entry = cold.store().cold_get(ids[0]).expect("get").expect("entry");
+        assert_eq!(entry.access_count, 0, "explaining is no access");
+    });
+}

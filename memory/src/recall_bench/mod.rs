@@ -21,6 +21,7 @@
 
 mod ablation;
 mod assist;
+mod explain;
 mod format;
 mod json;
 mod model_tokens;
@@ -47,6 +48,7 @@ use crate::{ContextEvent, DEFAULT_MAX_CONTEXT_TOKENS, MemoryModels, Store, compu
 
 pub use ablation::{DenseLists, FusionWeights, PriorsSwitch, ablation_grid, arm_label};
 pub use assist::{AssistError, AssistIngest, RecallAssist, fuse_assisted};
+pub use explain::explain_questions;
 pub use format::{CorpusItem, Question, RECALL_FORMAT, RecallSet};
 pub use prompt_reuse::{PromptShape, ReuseStats};
 pub use prune_replay::{PruneArm, PruneReport, run_prune};

@@ -530,3 +530,55 @@ fn fusion_weights_are_read_as_three_weights_or_refused() {
         assert!(err.to_string().contains("weights"), "{bad}: {err}");
     }
 }
+
+/// `--explain` reads the store a run kept and shows a question's evidence, marked, with its
+/// place in the lists; without a kept store it says so instead of building one.
+#[test]
+fn explain_shows_a_questions_evidence_from_the_kept_store() {
+    let dir = std::env::temp_dir().join(format!("hearth-recall-explain-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    let set = RecallSet::load(&fixture()).expect("fixture");
+    let none = MemoryModels::default();
+    let explain = |dir: &std::path::Path| {
+        let mut lines = Vec::new();
+        explain_questions(
+            &set,
+            &["q-parking".to_owned(), "q-nope".to_owned()],
+            &none,
+            &RecallConfig::default(),
+            dir,
+            &mut |l| lines.push(l.to_owned()),
+        )
+        .expect("explain");
+        lines
+    };
+    let before = explain(&dir);
+    assert!(
+        before.iter().any(|l| l.contains("does not hold corpus")),
+        "{before:?}"
+    );
+    let kept = dir.clone();
+    watchdog(60, move || {
+        run_variant(
+            &fixture(),
+            SetVariant::AsIs,
+            None,
+            &[1],
+            &MemoryModels::default(),
+            &[RecallConfig::default()],
+            Some(&kept),
+            None,
+            |_| {},
+        )
+        .expect("bench runs")
+    });
+    let lines = explain(&dir);
+    let evidence = lines
+        .iter()
+        .find(|l| l.starts_with("* "))
+        .unwrap_or_else(|| panic!("evidence marked: {lines:?}"));
+    // Keyword recall alone finds the parking fact first: first in the fusion and the list.
+    assert!(evidence.starts_with("* 1:"), "{evidence}");
+    assert!(lines.iter().any(|l| l.contains("q-nope: not in the set")));
+    let _ = std::fs::remove_dir_all(&dir);
+}

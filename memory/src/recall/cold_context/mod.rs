@@ -33,7 +33,7 @@ pub use dense_space::{EMBED_BATCH, split_passages};
 pub use forget::ForgottenTurn;
 pub use inject::{INJECT_HEADER, Injection};
 pub use prune::{PruneOutcome, PruneSettings};
-pub use recall::Recalled;
+pub use recall::{Explained, Recalled};
 pub use redact::{FORGOTTEN_MARKER, Redacted, Redaction, RedactionScope};
 pub use window_search::WindowHit;
 

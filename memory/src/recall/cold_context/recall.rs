@@ -10,6 +10,36 @@ type KeywordList = Vec<(i64, f64, EntryMeta)>;
 /// The keyword search inside a named span reads at most this many times `depth` matches.
 const SPAN_SCAN_DEPTHS: usize = 64;
 
+/// What [`ColdContext::rank`] found: each list, and their weighed fusion.
+struct Ranking {
+    dense: DenseList,
+    keyword: KeywordList,
+    companion: DenseList,
+    /// (cold id, fused score × the priors' factor), best first.
+    fused: Vec<(i64, f64)>,
+    query_vec: Option<Vec<f32>>,
+    priors: QueryPriors,
+    meta: HashMap<i64, EntryMeta>,
+}
+
+/// Where one cold entry stands for a query ([`ColdContext::explain`]): its 1-based place and
+/// score in each list (`None`: not among that list's candidates).
+#[derive(Clone, Debug, PartialEq)]
+pub struct Explained {
+    /// Cold entry id.
+    pub id: i64,
+    /// In the fused ranking, the priors weighed in.
+    pub fused: Option<(usize, f64)>,
+    /// In the main model's list (cosine).
+    pub dense: Option<(usize, f64)>,
+    /// In the keyword list (BM25).
+    pub keyword: Option<(usize, f64)>,
+    /// In the companion's list (cosine).
+    pub companion: Option<(usize, f64)>,
+    /// The priors' factor on its fused score (`None`: no list and no index knows the entry).
+    pub prior: Option<f64>,
+}
+
 /// One recalled cold entry.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Recalled {
@@ -45,37 +75,13 @@ impl ColdContext {
         if k == 0 || query.trim().is_empty() {
             return Ok(Vec::new());
         }
-        self.ensure_indexes()?;
-        let speakers = self.speakers.as_ref().expect("loaded by ensure_indexes");
-        let priors = QueryPriors::new(query, now_ms, &self.config).with_speakers(query, speakers);
-        let depth = self.config.depth.max(k);
-        let keyword = self.keyword_hits(query, depth, &priors)?;
-        let query_vec = self.embed_query(query);
-        let dense = match (&query_vec, &self.dense) {
-            (Some(q), Some(space)) => {
-                space.search(q, depth, &priors, self.config.dense_relative_floor)?
-            }
-            _ => DenseList::default(),
-        };
-        let companion = self.companion_hits(query, depth, &priors)?;
-        let meta: HashMap<i64, EntryMeta> = dense
-            .hits
-            .iter()
-            .chain(&companion.hits)
-            .map(|d| (d.0, d.2))
-            .chain(keyword.iter().map(|k| (k.0, k.2)))
-            .collect();
-        let fused = self.fuse(&dense, &keyword, &companion);
-        let mut fused: Vec<(i64, f64)> = fused
-            .into_iter()
-            .filter_map(|f| {
-                let m = meta.get(&f.id)?;
-                Some((f.id, f.score * priors.entry_factor(m)))
-            })
-            .filter(|&(_, score)| score > 0.0)
-            .collect();
-        // The fusion's order is total; a stable sort keeps it among equal weighed scores.
-        fused.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let Ranking {
+            dense,
+            keyword,
+            fused,
+            query_vec,
+            ..
+        } = self.rank(query, k, now_ms)?;
         let mut out = Vec::with_capacity(k);
         for (id, score) in fused {
             if out.len() == k {
@@ -110,6 +116,95 @@ impl ColdContext {
             });
         }
         Ok(out)
+    }
+
+    /// Every list's candidates for `query` asked at `now_ms` (at least `k` deep), and their
+    /// fusion weighed by the query's priors, best first.
+    fn rank(&mut self, query: &str, k: usize, now_ms: i64) -> Result<Ranking, RecallError> {
+        self.ensure_indexes()?;
+        let speakers = self.speakers.as_ref().expect("loaded by ensure_indexes");
+        let priors = QueryPriors::new(query, now_ms, &self.config).with_speakers(query, speakers);
+        let depth = self.config.depth.max(k);
+        let keyword = self.keyword_hits(query, depth, &priors)?;
+        let query_vec = self.embed_query(query);
+        let dense = match (&query_vec, &self.dense) {
+            (Some(q), Some(space)) => {
+                space.search(q, depth, &priors, self.config.dense_relative_floor)?
+            }
+            _ => DenseList::default(),
+        };
+        let companion = self.companion_hits(query, depth, &priors)?;
+        let meta: HashMap<i64, EntryMeta> = dense
+            .hits
+            .iter()
+            .chain(&companion.hits)
+            .map(|d| (d.0, d.2))
+            .chain(keyword.iter().map(|k| (k.0, k.2)))
+            .collect();
+        let mut fused: Vec<(i64, f64)> = self
+            .fuse(&dense, &keyword, &companion)
+            .into_iter()
+            .filter_map(|f| {
+                let m = meta.get(&f.id)?;
+                Some((f.id, f.score * priors.entry_factor(m)))
+            })
+            .filter(|&(_, score)| score > 0.0)
+            .collect();
+        // The fusion's order is total; a stable sort keeps it among equal weighed scores.
+        fused.sort_by(|a, b| b.1.total_cmp(&a.1));
+        Ok(Ranking {
+            dense,
+            keyword,
+            companion,
+            fused,
+            query_vec,
+            priors,
+            meta,
+        })
+    }
+
+    /// Why `query` asked at `now_ms` ranks `ids` where it does: each one's place and score in
+    /// every list and in the fusion, and the prior factor on it. For reading a miss, not for
+    /// the turn path: nothing is counted as an access.
+    pub fn explain(
+        &mut self,
+        query: &str,
+        now_ms: i64,
+        ids: &[i64],
+    ) -> Result<Vec<Explained>, RecallError> {
+        if query.trim().is_empty() {
+            return Ok(Vec::new());
+        }
+        let ranking = self.rank(query, 1, now_ms)?;
+        let place = |hits: &[(i64, f64)], id: i64| {
+            hits.iter()
+                .position(|h| h.0 == id)
+                .map(|at| (at + 1, hits[at].1))
+        };
+        let scores = |hits: &[DenseHit]| -> Vec<(i64, f64)> {
+            hits.iter().map(|d| (d.0, f64::from(d.1))).collect()
+        };
+        let (dense, companion) = (scores(&ranking.dense.hits), scores(&ranking.companion.hits));
+        let keyword: Vec<(i64, f64)> = ranking.keyword.iter().map(|k| (k.0, k.1)).collect();
+        Ok(ids
+            .iter()
+            .map(|&id| {
+                let meta = ranking.meta.get(&id).copied().or_else(|| {
+                    self.dense
+                        .as_ref()
+                        .and_then(|d| d.index.as_ref())
+                        .and_then(|i| i.meta(id))
+                });
+                Explained {
+                    id,
+                    fused: place(&ranking.fused, id),
+                    dense: place(&dense, id),
+                    keyword: place(&keyword, id),
+                    companion: place(&companion, id),
+                    prior: meta.map(|m| ranking.priors.entry_factor(&m)),
+                }
+            })
+            .collect())
     }
 
     /// The three candidate lists fused by the configured method: the main model's, the

@@ -65,6 +65,11 @@ pub struct RecallArgs {
     /// the same share of the other sessions) instead of the whole set.
     #[arg(long)]
     sample: Option<usize>,
+    /// Instead of measuring, show how these questions (ids, comma-separated) rank: the fused
+    /// top ten and the evidence, each with its place and score in every list and the priors'
+    /// factor. Reads the stores an earlier run kept in --store-dir.
+    #[arg(long, value_delimiter = ',')]
+    explain: Vec<String>,
     /// Also write every report as JSON to this file.
     #[arg(long)]
     json: Option<PathBuf>,
@@ -128,6 +133,9 @@ pub fn run(args: &RecallArgs) -> ExitCode {
     let configs: Vec<RecallConfig> = arms.iter().map(|a| a.1.clone()).collect();
     if args.prune {
         return bench_prune(args, &models, &chosen);
+    }
+    if !args.explain.is_empty() {
+        return explain(args, &models, &chosen);
     }
     let mut all = Vec::new();
     let weight = args.graph_weight;
@@ -283,4 +291,29 @@ fn bench_prune(
         }
     }
     ExitCode::SUCCESS
+}
+
+/// `--explain`: each named question's top ten and evidence, list by list.
+fn explain(
+    args: &RecallArgs,
+    models: &hearth_memory::MemoryModels,
+    config: &hearth_memory::RecallConfig,
+) -> ExitCode {
+    use hearth_memory::recall_bench::{RecallSet, explain_questions};
+    let Some(dir) = &args.store_dir else {
+        eprintln!("hearth: --explain reads the stores a run kept: give --store-dir");
+        return ExitCode::from(2);
+    };
+    let result = RecallSet::load(&args.file).and_then(|set| {
+        explain_questions(&set, &args.explain, models, config, dir, &mut |line| {
+            outln!("{line}")
+        })
+    });
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("hearth: {e}");
+            ExitCode::from(1)
+        }
+    }
 }
