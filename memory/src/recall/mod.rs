@@ -42,6 +42,8 @@ mod forget_window_tests;
 #[cfg(test)]
 mod inject_tests;
 #[cfg(test)]
+mod passages_tests;
+#[cfg(test)]
 mod query_priors_tests;
 #[cfg(test)]
 mod ranking_tests;

@@ -294,6 +294,18 @@ pub fn run_set(
         if reuse {
             reused_items += corpus.len();
         }
+        if let Some(chars) = configs
+            .iter()
+            .find(|c| c.passage_list_weight > 0.0 && c.passage_list_chars > 0)
+            .map(|c| c.passage_list_chars)
+        {
+            let t = Instant::now();
+            let passages = cold.index_passages(chars)?;
+            progress(&format!(
+                "corpus {corpus_id}: {passages} passages of the person's long entries embedded in {:.1} s",
+                t.elapsed().as_secs_f64()
+            ));
+        }
 
         if let Some(assist) = assist.as_deref_mut() {
             let did = assist

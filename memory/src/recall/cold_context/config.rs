@@ -40,6 +40,12 @@ pub struct RecallConfig {
     /// Texts longer than this many characters are embedded as passages of about this size and
     /// their vectors averaged (0: embed the text whole, cut at the model's token limit).
     pub passage_chars: usize,
+    /// Weight of the passage list in the fusion (each long entry of the person scored by its
+    /// best passage, [`ColdContext::index_passages`](super::ColdContext::index_passages)); 0,
+    /// the default, leaves it out. Measured, not a default: see ARCHITECTURE §7.
+    pub passage_list_weight: f64,
+    /// Passage size of that list, in characters (where the bench builds it).
+    pub passage_list_chars: usize,
     /// Auto-injection floor with a dense model: an entry is injected only when its cosine to
     /// the query reaches this.
     pub inject_min_cosine: f32,
@@ -87,6 +93,8 @@ impl Default for RecallConfig {
             companion_weight: 1.0,
             companion_relative_floor: 0.0,
             passage_chars: 0,
+            passage_list_weight: 0.0,
+            passage_list_chars: 0,
             inject_min_cosine: 0.35,
             inject_min_sparse: 0.2,
             inject_max_items: 3,

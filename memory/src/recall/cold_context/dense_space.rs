@@ -3,6 +3,7 @@
 
 use super::*;
 use crate::embed::EmbedError;
+use crate::simd::ScoreMoments;
 
 /// Texts per embedding run: large enough to amortise a graph run, small enough that one
 /// archive's buffers stay small (the model's own limit is 64).
@@ -28,6 +29,15 @@ fn above_relative_floor(hits: &mut Vec<DenseHit>, relative_floor: f32) {
         let floor = best * relative_floor;
         hits.retain(|d| d.1 >= floor);
     }
+}
+
+/// The distribution a scan's cosines make, when it has one (two rows at least).
+pub(super) fn population_of(moments: &ScoreMoments) -> Option<Population> {
+    Some(Population {
+        mean: moments.mean()?,
+        std_dev: moments.std_dev()?,
+        count: moments.count,
+    })
 }
 
 /// A dense model's candidates for one query, and the cosines of the whole store they stand out
@@ -173,15 +183,10 @@ impl DenseSpace {
             above_relative_floor(&mut hits, relative_floor);
             (hits, moments)
         };
-        let population = match (moments.mean(), moments.std_dev()) {
-            (Some(mean), Some(std_dev)) => Some(Population {
-                mean,
-                std_dev,
-                count: moments.count,
-            }),
-            _ => None,
-        };
-        Ok(DenseList { hits, population })
+        Ok(DenseList {
+            hits,
+            population: population_of(&moments),
+        })
     }
 
     /// Adds freshly stored vectors to the index, when it is loaded (otherwise its load reads

@@ -23,6 +23,7 @@ mod config;
 mod dense_space;
 mod forget;
 mod inject;
+mod passages;
 mod prune;
 mod recall;
 mod redact;
@@ -38,6 +39,7 @@ pub use redact::{FORGOTTEN_MARKER, Redacted, Redaction, RedactionScope};
 pub use window_search::WindowHit;
 
 use dense_space::DenseSpace;
+use passages::PassageIndex;
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
@@ -85,6 +87,8 @@ pub struct ColdContext {
     /// The last query and its main-model vector: the injection asks whether an input is small
     /// talk before recalling for it, and must not embed it twice.
     last_query: Option<(String, Vec<f32>)>,
+    /// The passage list, when a measurement built it ([`ColdContext::index_passages`]).
+    passages: Option<PassageIndex>,
 }
 
 impl std::fmt::Debug for ColdContext {
@@ -116,6 +120,7 @@ impl ColdContext {
             companion_deferred: false,
             speakers: None,
             last_query: None,
+            passages: None,
         }
     }
 

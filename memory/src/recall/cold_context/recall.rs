@@ -134,15 +134,22 @@ impl ColdContext {
             _ => DenseList::default(),
         };
         let companion = self.companion_hits(query, depth, &priors)?;
+        let passages = match (&query_vec, &self.passages) {
+            (Some(q), Some(index)) if self.config.passage_list_weight > 0.0 => {
+                index.search(q, depth, &priors)?
+            }
+            _ => DenseList::default(),
+        };
         let meta: HashMap<i64, EntryMeta> = dense
             .hits
             .iter()
             .chain(&companion.hits)
+            .chain(&passages.hits)
             .map(|d| (d.0, d.2))
             .chain(keyword.iter().map(|k| (k.0, k.2)))
             .collect();
         let mut fused: Vec<(i64, f64)> = self
-            .fuse(&dense, &keyword, &companion)
+            .fuse(&dense, &keyword, &companion, &passages)
             .into_iter()
             .filter_map(|f| {
                 let m = meta.get(&f.id)?;
@@ -207,19 +214,21 @@ impl ColdContext {
             .collect())
     }
 
-    /// The three candidate lists fused by the configured method: the main model's, the
-    /// keywords' and the companion's (empty without one: it adds nothing then).
+    /// The candidate lists fused by the configured method: the main model's, the keywords',
+    /// the companion's and the passages' (empty without one: it adds nothing then).
     fn fuse(
         &self,
         dense: &DenseList,
         keyword: &[(i64, f64, EntryMeta)],
         companion: &DenseList,
+        passages: &DenseList,
     ) -> Vec<Fused> {
         let c = &self.config;
         let scores = |hits: &[DenseHit]| -> Vec<(i64, f64)> {
             hits.iter().map(|d| (d.0, f64::from(d.1))).collect()
         };
         let (dense_scores, companion_scores) = (scores(&dense.hits), scores(&companion.hits));
+        let passage_scores = scores(&passages.hits);
         let keyword_scores: Vec<(i64, f64)> = keyword.iter().map(|k| (k.0, k.1)).collect();
         let lists = [
             Scored {
@@ -236,6 +245,11 @@ impl ColdContext {
                 ids: &companion_scores,
                 weight: c.companion_weight,
                 population: companion.population,
+            },
+            Scored {
+                ids: &passage_scores,
+                weight: c.passage_list_weight,
+                population: passages.population,
             },
         ];
         match c.fusion {

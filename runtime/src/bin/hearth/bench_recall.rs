@@ -45,6 +45,11 @@ pub struct RecallArgs {
     /// `dense:keywords:companion`, comma-separated (`1:1.5:1,1:2:1`).
     #[arg(long, value_delimiter = ',')]
     weights: Vec<hearth_memory::recall_bench::FusionWeights>,
+    /// Also measure an arm with the passage list fused as a fourth list at weight 1: each of
+    /// the person's long entries cut into passages of about this many characters, scored by
+    /// its best (built in memory after the ingest).
+    #[arg(long)]
+    passage_list: Option<usize>,
     /// Also measure graph-assisted recall: each corpus distilled into an L3 graph with the
     /// model-free distiller, its facts' turns fused with cold recall (label `+graph`).
     #[arg(long)]
@@ -130,6 +135,16 @@ pub fn run(args: &RecallArgs) -> ExitCode {
             .iter()
             .map(|w| (w.label(), w.apply(chosen.clone()))),
     );
+    if let Some(chars) = args.passage_list {
+        arms.push((
+            format!("{}+passages {chars}", arms[0].0),
+            RecallConfig {
+                passage_list_weight: 1.0,
+                passage_list_chars: chars,
+                ..chosen.clone()
+            },
+        ));
+    }
     let configs: Vec<RecallConfig> = arms.iter().map(|a| a.1.clone()).collect();
     if args.prune {
         return bench_prune(args, &models, &chosen);
