@@ -170,7 +170,8 @@ const APPOINTMENTS: &[&str] = &[
 ];
 
 /// What one gets or has without owning it: "I got my flu shot", "I got a discount", "I have a
-/// chance"; a job is where one works, not a possession.
+/// chance", "I have a feeling", "a strong foundation in"; a job is where one works, not a
+/// possession.
 const NOT_OWNED: &[&str] = &[
     "shot",
     "vaccine",
@@ -185,6 +186,10 @@ const NOT_OWNED: &[&str] = &[
     "email",
     "reply",
     "response",
+    "feeling",
+    "sense",
+    "foundation",
+    "understanding",
 ];
 
 /// Words that, alone after "got", say what became of the speaker or a thing, not what they
@@ -263,6 +268,8 @@ mod tests {
             "back",
             "yoga class",
             "30-minute exercise routine",
+            "feeling",
+            "strong foundation",
         ] {
             assert!(not_a_possession(object), "{object}");
         }
