@@ -455,6 +455,7 @@ mod tests {
             "I got a discount",
             "I got to attend the service",
             "I got it last week",
+            "I got first place in the race",
             "I got those bike lights installed and I got done",
         ] {
             let found = triples(text);

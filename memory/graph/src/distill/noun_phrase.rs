@@ -170,8 +170,8 @@ const APPOINTMENTS: &[&str] = &[
 ];
 
 /// What one gets or has without owning it: "I got my flu shot", "I got a discount", "I have a
-/// chance", "I have a feeling", "a strong foundation in"; a job is where one works, not a
-/// possession.
+/// chance", "I have a feeling", "a strong foundation in", "I got first place"; a job is
+/// where one works, not a possession.
 const NOT_OWNED: &[&str] = &[
     "shot",
     "vaccine",
@@ -190,6 +190,7 @@ const NOT_OWNED: &[&str] = &[
     "sense",
     "foundation",
     "understanding",
+    "place",
 ];
 
 /// Words that, alone after "got", say what became of the speaker or a thing, not what they

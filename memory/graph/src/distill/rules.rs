@@ -113,7 +113,6 @@ const ENGLISH: &[Rule] = &[
     evented("i moved to ", "lives_in", Began, "place", "moved to"),
     evented("i've moved to ", "lives_in", Began, "place", "moved to"),
     evented("i have moved to ", "lives_in", Began, "place", "moved to"),
-    evented("i just moved to ", "lives_in", Began, "place", "moved to"),
     evented("i relocated to ", "lives_in", Began, "place", "moved to"),
     evented("i now live in ", "lives_in", Began, "place", "moved to"),
     rule("i live in ", "lives_in", Holds, "place"),
@@ -468,6 +467,7 @@ mod tests {
         );
         one("I actually really love sushi", "likes", "sushi", Holds);
         one("I still live in Porto", "lives_in", "Porto", Holds);
+        one("I just moved to Lisbon", "lives_in", "Lisbon", Began);
         // "now" changes the fact: it is no filler.
         one("I now live in Braga", "lives_in", "Braga", Began);
     }

@@ -2,7 +2,9 @@
 //! embedded by the main model, an entry scored by its best passage. A fact said in passing in a
 //! long message ("…by the way, I just did the Walk for Hunger charity event today") is diluted
 //! in the whole turn's vector; its own passage is not. Held in memory only, built on demand
-//! (`hearth bench recall --passage-list CHARS`): the daemon does not build it.
+//! (`hearth bench recall --passage-list CHARS`): the daemon does not build it, and archive,
+//! forget and redact do not keep it current — it is a measurement's snapshot (an entry removed
+//! since is skipped by recall, as any vanished entry is).
 
 use super::dense_space::{DenseList, EMBED_BATCH, population_of, split_passages};
 use super::*;

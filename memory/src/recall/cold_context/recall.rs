@@ -23,7 +23,8 @@ struct Ranking {
 }
 
 /// Where one cold entry stands for a query ([`ColdContext::explain`]): its 1-based place and
-/// score in each list (`None`: not among that list's candidates).
+/// score in the main model's, the keywords' and the companion's lists (`None`: not among that
+/// list's candidates; the measured passage list is not shown) and in the fusion.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Explained {
     /// Cold entry id.
