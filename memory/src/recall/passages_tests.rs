@@ -66,3 +66,32 @@ fn without_a_model_there_is_no_passage_list() {
         .expect("archive");
     assert_eq!(cold.index_passages(40).expect("index"), 0);
 }
+
+/// Of two entries whose best passages match alike, the one cut into fewer passages ranks
+/// first in the passage list: the other had more draws at the same match.
+#[test]
+fn more_passages_are_more_draws_and_count_for_less() {
+    watchdog(30, || {
+        let dir = TempDir::new("passages-draws");
+        let mut cold = ColdContext::new(dir.store(), Some(concept_embedder()));
+        let few = "My kitten is sick. The rain came.";
+        let many = "My kitten is sick. Rain again. Sunny later. Rain at night. The weather is odd. \
+                    More rain. Rain.";
+        let ids = cold
+            .archive_events(vec![user(1_000, many), user(2_000, few)], "import", 10_000)
+            .expect("archive");
+        assert!(split_passages(many, 20).len() > split_passages(few, 20).len() + 3);
+        cold.index_passages(20).expect("index");
+        // The passage list alone.
+        cold.set_config(RecallConfig {
+            passage_list_weight: 1.0,
+            dense_weight: 0.0,
+            keyword_weight: 0.0,
+            companion_weight: 0.0,
+            recency_half_life_days: 0.0,
+            ..RecallConfig::default()
+        });
+        let hits = cold.peek("kitten", 2, ASKED).expect("peek");
+        assert_eq!(hits.first().map(|h| h.id), Some(ids[1]), "{hits:?}");
+    });
+}

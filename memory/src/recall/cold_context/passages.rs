@@ -9,6 +9,7 @@
 use super::dense_space::{DenseList, EMBED_BATCH, population_of, split_passages};
 use super::*;
 use crate::recall::entry_meta::Speaker;
+use crate::recall::fusion::expected_best_of;
 
 /// The passages of the person's long entries in the main model's space.
 pub(super) struct PassageIndex {
@@ -16,12 +17,16 @@ pub(super) struct PassageIndex {
     index: DenseIndex,
     /// Passage number → the cold entry it was cut from.
     entry_of: Vec<i64>,
+    /// How many passages each entry was cut into.
+    cut_into: HashMap<i64, usize>,
 }
 
 impl PassageIndex {
     /// The `depth` entries whose best passage is nearest `query` among those the priors
-    /// admit, best first, each scored by that passage's cosine, and the distribution of every
-    /// passage's cosine.
+    /// admit, best first, and the distribution of every passage's cosine. An entry is scored
+    /// by its best passage's cosine less what chance gives the best of its passages
+    /// ([`expected_best_of`] deviations of the passages' spread): an entry cut into ten
+    /// passages draws ten times, and without the correction long turns won by number.
     pub(super) fn search(
         &self,
         query: &[f32],
@@ -31,15 +36,20 @@ impl PassageIndex {
         let admits = |m: &EntryMeta| priors.admits(m.timestamp_ms);
         // Several passages of one entry may lead: read deeper than `depth` entries.
         let (hits, moments) = self.index.search(query, depth.saturating_mul(4), admits)?;
+        let spread = moments.std_dev().unwrap_or(0.0);
         let mut seen = HashSet::new();
-        let hits: Vec<DenseHit> = hits
+        let mut hits: Vec<DenseHit> = hits
             .into_iter()
             .filter_map(|(passage, cosine, meta)| {
                 let entry = *self.entry_of.get(usize::try_from(passage).ok()?)?;
-                seen.insert(entry).then_some((entry, cosine, meta))
+                let draws = self.cut_into.get(&entry).copied().unwrap_or(1);
+                let chance = spread * expected_best_of(draws);
+                seen.insert(entry)
+                    .then_some((entry, cosine - chance as f32, meta))
             })
-            .take(depth)
             .collect();
+        hits.sort_by(|a, b| b.1.total_cmp(&a.1));
+        hits.truncate(depth);
         Ok(DenseList {
             hits,
             population: population_of(&moments),
@@ -97,7 +107,15 @@ impl ColdContext {
             }
         }
         let embedded = entry_of.len();
-        self.passages = Some(PassageIndex { index, entry_of });
+        let mut cut_into = HashMap::new();
+        for &entry in &entry_of {
+            *cut_into.entry(entry).or_insert(0) += 1;
+        }
+        self.passages = Some(PassageIndex {
+            index,
+            entry_of,
+            cut_into,
+        });
         Ok(embedded)
     }
 }
