@@ -72,7 +72,8 @@ pub struct RecallArgs {
     sample: Option<usize>,
     /// Instead of measuring, show how these questions (ids, comma-separated) rank: the fused
     /// top ten and the evidence, each with its place and score in every list and the priors'
-    /// factor. Reads the stores an earlier run kept in --store-dir.
+    /// factor. Reads the stores an earlier run of the set as it is (no --variant, no
+    /// --sample) kept in --store-dir.
     #[arg(long, value_delimiter = ',')]
     explain: Vec<String>,
     /// Also write every report as JSON to this file.
