@@ -70,9 +70,9 @@ pub use recall::{
 };
 pub use simd::{Kernel, Matrix, SimdError, TopK, top_k, top_k_where};
 pub use store::{
-    COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdEntry, ColdMove, ColdRecord, ColdVector, ColdVectors,
-    DenseVector, EventRecord, FrameRecord, JournalEntry, KeywordHit, RECALLED_PREFIX, Recovery,
-    Replied, STATEMENT_CACHE_CAPACITY, STORE_APPLICATION_ID, STORE_BUSY_TIMEOUT,
+    COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdEntries, ColdEntry, ColdMove, ColdRecord, ColdVector,
+    ColdVectors, DenseVector, EventRecord, FrameRecord, JournalEntry, KeywordHit, RECALLED_PREFIX,
+    Recovery, Replied, STATEMENT_CACHE_CAPACITY, STORE_APPLICATION_ID, STORE_BUSY_TIMEOUT,
     STORE_SCHEMA_VERSION, Store, StoreError, StoreHealth, StoreReader, StoredEvent, TableSalvage,
     WindowStats, keep_statements, switch_to_wal,
 };

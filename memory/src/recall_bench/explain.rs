@@ -36,18 +36,27 @@ pub fn explain_questions(
             continue;
         };
         let path = store_dir.join(format!("{}.db", q.corpus));
-        // Opening creates a store: a missing one is reported, not made.
-        let kept = path.is_file() && holds_corpus(&Store::open(&path)?, corpus.len(), models)?;
-        if !kept {
-            out(&format!(
+        let not_kept = || {
+            format!(
                 "question {id}: {} does not hold corpus {} with these models (run the bench with --store-dir first)",
                 path.display(),
                 q.corpus
-            ));
+            )
+        };
+        // Opening creates a store: a missing one is reported, not made.
+        if !path.is_file() {
+            out(&not_kept());
             continue;
         }
         let store = Store::open(&path)?;
-        let items = cold_ids(&store)?;
+        if !holds_corpus(&store, corpus.len(), models)? {
+            out(&not_kept());
+            continue;
+        }
+        let items: Vec<(i64, String)> = store
+            .cold_entries()
+            .map(|e| e.map(|e| (e.id, e.event.id)))
+            .collect::<Result<_, _>>()?;
         let cold_of: HashMap<&str, i64> = items.iter().map(|(c, i)| (i.as_str(), *c)).collect();
         let item_of: HashMap<i64, &str> = items.iter().map(|(c, i)| (*c, i.as_str())).collect();
         let mut cold = ColdContext::new(store, models.dense.clone()).with_config(config.clone());
@@ -118,21 +127,4 @@ fn place(at: Option<(usize, f64)>) -> String {
         Some((rank, score)) => format!("{:<12}", format!("{rank}:{score:.3}")),
         None => format!("{:<12}", "-"),
     }
-}
-
-/// Every cold entry's id with the item id its event carries.
-fn cold_ids(store: &Store) -> Result<Vec<(i64, String)>, RecallBenchError> {
-    let mut out = Vec::new();
-    let mut after = i64::MIN;
-    loop {
-        let ids = store.cold_ids_after(after, 1024)?;
-        let Some(&last) = ids.last() else { break };
-        after = last;
-        for id in ids {
-            if let Some(entry) = store.cold_get(id)? {
-                out.push((id, entry.event.id));
-            }
-        }
-    }
-    Ok(out)
 }

@@ -13,6 +13,7 @@
 
 mod claim;
 mod cold;
+mod cold_entries;
 mod common_terms;
 mod error;
 mod events;
@@ -69,6 +70,7 @@ pub use cold::{
     COLD_MAX_ACCESS, COLD_MAX_IDLE_MS, ColdEntry, ColdMove, ColdRecord, ColdVector, ColdVectors,
     KeywordHit,
 };
+pub use cold_entries::ColdEntries;
 pub use error::StoreError;
 pub use events::{DenseVector, EventRecord, RECALLED_PREFIX, StoredEvent, WindowStats};
 pub use frames::FrameRecord;

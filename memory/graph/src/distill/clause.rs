@@ -57,18 +57,28 @@ const EN_FILLERS: &[&str] = &[
 /// Words after which an English filler is dropped: the speaker, and "been" of "I've been".
 const EN_FILLER_ANCHORS: &[&str] = &["i", "i'm", "i've", "been"];
 
-/// `text` without the English fillers that follow the speaker (see [`EN_FILLERS`]), its
-/// whitespace collapsed.
-fn without_english_fillers(text: &str) -> String {
+/// `text` in the one form the English patterns are written for, its whitespace collapsed:
+/// without the fillers that follow the speaker (see [`EN_FILLERS`]), and "I am" and "do not"
+/// contracted, so each pattern is written once ("i'm into", "i don't like").
+fn english_matching_form(text: &str) -> String {
+    let among = |list: &[&str], word: &str| list.iter().any(|w| w.eq_ignore_ascii_case(word));
     let mut kept: Vec<&str> = Vec::new();
     for word in text.split_whitespace() {
-        let after_anchor = kept
-            .last()
-            .is_some_and(|w| EN_FILLER_ANCHORS.contains(&w.to_ascii_lowercase().as_str()));
-        if after_anchor && EN_FILLERS.contains(&word.to_ascii_lowercase().as_str()) {
+        let last = kept.last().copied().unwrap_or_default();
+        if among(EN_FILLER_ANCHORS, last) && among(EN_FILLERS, word) {
             continue;
         }
-        kept.push(word);
+        let contracted = match () {
+            _ if last.eq_ignore_ascii_case("i") && word.eq_ignore_ascii_case("am") => "I'm",
+            _ if last.eq_ignore_ascii_case("do") && word.eq_ignore_ascii_case("not") => "don't",
+            _ => {
+                kept.push(word);
+                continue;
+            }
+        };
+        if let Some(slot) = kept.last_mut() {
+            *slot = contracted;
+        }
     }
     kept.join(" ")
 }
@@ -99,7 +109,7 @@ fn clause(sentence: &str, said_ms: i64, utc_offset_secs: i64) -> Clause {
     for filler in ZH_FILLERS {
         text = text.replace(&format!("我{filler}"), "我");
     }
-    let text = without_english_fillers(&text);
+    let text = english_matching_form(&text);
     let lower = text.to_ascii_lowercase();
     let trimmed = lower.trim_start_matches(|c: char| !c.is_alphanumeric());
     let correction = CORRECTION_MARKERS.iter().any(|m| trimmed.starts_with(m));

@@ -70,7 +70,6 @@ const EN_FIRST_PERSON: &[Verb] = &[
     verb("i got ", "owns", "concept", true),
     verb("i adopted ", "has", "concept", true),
     verb("i'm from ", "from", "place", false),
-    verb("i am from ", "from", "place", false),
     verb("i come from ", "from", "place", false),
     verb("i study at ", "studies_at", "organization", false),
     verb("i'm married to ", "married_to", "person", false),
@@ -436,6 +435,8 @@ mod tests {
         assert_eq!(st.events[0].what, "went to Kyoto");
         assert_eq!(st.events[0].when.phrase, "in March");
         assert_eq!(triples("我买了一辆车"), vec![t("user", "owns", "车")]);
+        // "I am" reads as "I'm": the pattern is written once.
+        assert_eq!(triples("I am from Porto"), vec![t("user", "from", "Porto")]);
     }
 
     /// What one got is owned, the time it was got aside; what one got without owning it is not.

@@ -72,22 +72,14 @@ impl ColdContext {
         let mut index = DenseIndex::new(&space.fingerprint, space.embedder.dim());
         let mut entry_of = Vec::new();
         let mut pending: Vec<(i64, EntryMeta, String)> = Vec::new();
-        let mut after = i64::MIN;
-        loop {
-            let ids = self.store.cold_ids_after(after, 1024)?;
-            let Some(&last) = ids.last() else { break };
-            after = last;
-            for id in ids {
-                let Some(meta) = main.meta(id).filter(|m| m.speaker == Speaker::User) else {
-                    continue;
-                };
-                let Some(entry) = self.store.cold_get(id)? else {
-                    continue;
-                };
-                let passages = split_passages(&entry.text, max_chars);
-                if passages.len() > 1 {
-                    pending.extend(passages.into_iter().map(|p| (id, meta, p.to_owned())));
-                }
+        for entry in self.store.cold_entries() {
+            let entry = entry?;
+            let Some(meta) = main.meta(entry.id).filter(|m| m.speaker == Speaker::User) else {
+                continue;
+            };
+            let passages = split_passages(&entry.text, max_chars);
+            if passages.len() > 1 {
+                pending.extend(passages.into_iter().map(|p| (entry.id, meta, p.to_owned())));
             }
         }
         for chunk in pending.chunks(EMBED_BATCH) {
