@@ -1,7 +1,7 @@
 //! What both distillers share: sentences of a turn, the clause left when its time phrase is
 //! taken out, and where a named object ends.
 
-use super::noun_phrase::thing;
+use super::noun_phrase::{STAND_INS, thing};
 use hearth_memory::{ResolvedDate, resolve_date};
 
 /// One sentence of a turn, ready for pattern matching.
@@ -71,6 +71,14 @@ fn english_matching_form(text: &str) -> String {
         let contracted = match () {
             _ if last.eq_ignore_ascii_case("i") && word.eq_ignore_ascii_case("am") => "I'm",
             _ if last.eq_ignore_ascii_case("do") && word.eq_ignore_ascii_case("not") => "don't",
+            // "I've got a car" is "I have a car" (and "I've got to" is "I have to").
+            _ if last.eq_ignore_ascii_case("i've") && word.eq_ignore_ascii_case("got") => {
+                if let Some(slot) = kept.last_mut() {
+                    *slot = "I";
+                }
+                kept.push("have");
+                continue;
+            }
             _ => {
                 kept.push(word);
                 continue;
@@ -131,22 +139,57 @@ const EN_BOUNDARIES: &[&str] = &[
     "we", "he", "she", "to", "if", "whether", "about",
 ];
 
-/// Words before a thing that tell when it was had, not what it is: "my new heels" are heels.
-const EN_TIME_ADJECTIVES: &[&str] = &["new", "brand-new", "current", "latest", "first"];
+/// Words before a thing that tell when it was had or how the speaker found it, not what it
+/// is: "my new heels" are heels, "an amazing Imagine Dragons concert" a concert.
+const EN_LEADING_ADJECTIVES: &[&str] = &[
+    "new",
+    "brand-new",
+    "current",
+    "latest",
+    "first",
+    "amazing",
+    "awesome",
+    "great",
+    "wonderful",
+    "fantastic",
+    "lovely",
+    "beautiful",
+    "nice",
+    "cool",
+    "incredible",
+    "gorgeous",
+    "stunning",
+    "terrible",
+    "awful",
+];
+
+/// Credentials whose subject follows "in": "a master's degree in data science".
+const EN_CREDENTIALS: &[&str] = &[
+    "degree",
+    "diploma",
+    "certificate",
+    "certification",
+    "major",
+    "minor",
+    "phd",
+    "masters",
+];
 
 /// Longest object, in words.
-const EN_MAX_WORDS: usize = 4;
+const EN_MAX_WORDS: usize = 8;
 
 /// The object starting at byte `at` of the clause's text: up to the next comma or boundary
-/// word, at most four words, without a leading article, and only when they name a thing
+/// word, at most eight words, without a leading article, and only when they name a thing
 /// ([`thing`]). Also whether the clause says "anymore" after it.
 pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool)> {
     let rest = clause.text.get(at..)?;
     let rest_lower = clause.lower.get(at..)?;
     let anymore = rest_lower.contains("anymore") || rest_lower.contains("any more");
     let stop = rest.find([',', ':', '(', '"']).unwrap_or(rest.len());
+    let all: Vec<&str> = rest[..stop].split_whitespace().collect();
     let mut words = Vec::new();
-    for (i, word) in rest[..stop].split_whitespace().enumerate() {
+    let mut after = all.len();
+    for (i, &word) in all.iter().enumerate() {
         // "who's" ends an object as "who" does.
         let lw = word
             .split('\'')
@@ -155,22 +198,66 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
             .to_ascii_lowercase();
         // "my new heels", "a brand-new bike": the thing is what follows.
         let article = i == 0 && matches!(lw.as_str(), "the" | "a" | "an" | "my");
-        if words.is_empty() && (article || EN_TIME_ADJECTIVES.contains(&lw.as_str())) {
+        if words.is_empty() && (article || EN_LEADING_ADJECTIVES.contains(&lw.as_str())) {
             continue;
         }
-        if (EN_BOUNDARIES.contains(&lw.as_str()) && !words.is_empty())
-            || words.len() == EN_MAX_WORDS
-        {
+        // "a degree in data science": the field is part of the credential's name.
+        let credential_field = lw == "in"
+            && words
+                .last()
+                .is_some_and(|w: &&str| EN_CREDENTIALS.contains(&w.to_ascii_lowercase().as_str()));
+        let boundary = EN_BOUNDARIES.contains(&lw.as_str())
+            && !words.is_empty()
+            && !credential_field
+            && !roman_one_in_a_name(&words, word, all.get(i + 1).copied());
+        if boundary || words.len() == EN_MAX_WORDS {
+            after = i;
             break;
         }
         words.push(word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '\''));
     }
     let words: Vec<&str> = words.into_iter().filter(|w| !w.is_empty()).collect();
+    if about_something_unnamed(&words, &all[after..]) {
+        return None;
+    }
     let object = thing(&words)?;
     object
         .chars()
         .any(char::is_alphanumeric)
         .then_some((object, anymore))
+}
+
+/// Whether the object is about something named elsewhere: an activity ("I love listening to
+/// it", "I enjoy working on them": the liking is of that thing, which the words do not name,
+/// not of listening) or a part or amount of it ("I bought a few packs of it").
+fn about_something_unnamed(words: &[&str], rest: &[&str]) -> bool {
+    let lower = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric())
+            .to_ascii_lowercase()
+    };
+    let stand_in = |w: &str| STAND_INS.contains(&lower(w).as_str());
+    let activity = matches!(words, [only] if only.len() > 4 && only.ends_with("ing"))
+        && matches!(rest, [prep, pronoun, ..]
+            if EN_ACTIVITY_PREPOSITIONS.contains(&lower(prep).as_str()) && stand_in(pronoun));
+    let part_of =
+        words.last().is_some_and(|w| lower(w) == "of") && rest.first().is_some_and(|w| stand_in(w));
+    activity || part_of
+}
+
+/// Prepositions an activity takes its thing with ("listening to", "working on").
+const EN_ACTIVITY_PREPOSITIONS: &[&str] = &["to", "at", "with", "about", "on", "for", "in"];
+
+/// Whether `word` is the numeral "I" of a model's name ("my Fender Mustang I V2", "a Canon
+/// EOS R I"), not the speaker: written as a capital, right after a capitalised word of the
+/// name and before a capitalised or numbered one, where the pronoun would be followed by its
+/// verb.
+fn roman_one_in_a_name(words: &[&str], word: &str, next: Option<&str>) -> bool {
+    let capitalised = |w: &str| w.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+    word == "I"
+        && words.last().is_some_and(|w| capitalised(w))
+        && next.is_some_and(|n| {
+            (capitalised(n) && n != "I") || n.chars().next().is_some_and(|c| c.is_ascii_digit())
+        })
 }
 
 /// Words after which a first-person statement is a condition or a wish, not a fact: "if I

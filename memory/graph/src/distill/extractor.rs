@@ -93,7 +93,8 @@ const ZH_VERBS: &[Verb] = &[
     verb("会说", "speaks", "concept", false),
 ];
 
-const EN_KIN: &[&str] = &[
+/// Relatives and others close to the speaker, named by their relation ("my sister Ana").
+pub(crate) const EN_KIN: &[&str] = &[
     "sister",
     "brother",
     "mother",
@@ -458,9 +459,52 @@ mod tests {
             "I got it last week",
             "I got first place in the race",
             "I got those bike lights installed and I got done",
+            "I got rid of the old toaster",
+            "I got my sister's birthday present there",
+            "I bought a few packs of it at the market",
+            "I bought recently",
+            "I got my road bike serviced at Pedal Power",
         ] {
             let found = triples(text);
             assert!(found.iter().all(|f| f.1 != "owns"), "{text}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_thing_s_name_runs_to_its_end() {
+        for (text, predicate, object) in [
+            // The numeral of a model's name is no "I".
+            (
+                "I got my Fender Mustang I V2, and",
+                "owns",
+                "Fender Mustang I V2",
+            ),
+            // Up to eight words, an adverb after it dropped.
+            (
+                "I have a 1TB Western Digital portable external hard drive that I love",
+                "has",
+                "1TB Western Digital portable external hard drive",
+            ),
+            (
+                "I got my stand mixer back from the shop",
+                "owns",
+                "stand mixer",
+            ),
+            // "I've got" is "I have".
+            ("I've got a new car, a silver one", "has", "car"),
+            // A credential's field is part of its name.
+            (
+                "I have a master's degree in data science from NYU",
+                "has",
+                "master's degree in data science",
+            ),
+            (
+                "I went to an amazing Imagine Dragons concert",
+                "visited",
+                "Imagine Dragons concert",
+            ),
+        ] {
+            assert_eq!(triples(text), vec![t("user", predicate, object)], "{text}");
         }
     }
 }

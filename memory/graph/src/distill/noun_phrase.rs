@@ -3,6 +3,7 @@
 //! they offer", "I have a lot of movies to add", "I love your insights"), which a fixed window
 //! of words turned into facts like `likes "idea of using an"`.
 
+use super::extractor::EN_KIN;
 use hearth_memory::ENGLISH_WEEKDAYS;
 
 /// Words that cannot begin the name of a thing: pronouns, wh-words and complementisers
@@ -10,12 +11,79 @@ use hearth_memory::ENGLISH_WEEKDAYS;
 /// degree and comparison words ("which one I like best"), demonstratives and other people's
 /// possessives (the conversation's own "these prompts", the assistant's "your insights").
 const NOT_A_START: &[&str] = &[
-    "that", "how", "what", "which", "who", "why", "when", "where", "if", "whether", "it", "it's",
-    "its", "they", "them", "he", "him", "she", "we", "us", "you", "your", "their", "our", "i",
-    "me", "myself", "to", "at", "in", "on", "from", "for", "by", "with", "about", "of", "into",
-    "best", "better", "most", "more", "less", "least", "so", "too", "very", "really", "just",
-    "also", "this", "these", "those", "there", "here", "being", "getting", "doing", "going",
+    "that",
+    "how",
+    "what",
+    "which",
+    "who",
+    "why",
+    "when",
+    "where",
+    "if",
+    "whether",
+    "it",
+    "it's",
+    "its",
+    "they",
+    "them",
+    "he",
+    "him",
+    "she",
+    "we",
+    "us",
+    "you",
+    "your",
+    "their",
+    "our",
+    "i",
+    "me",
+    "myself",
+    "to",
+    "at",
+    "in",
+    "on",
+    "from",
+    "for",
+    "by",
+    "with",
+    "about",
+    "of",
+    "into",
+    "best",
+    "better",
+    "most",
+    "more",
+    "less",
+    "least",
+    "so",
+    "too",
+    "very",
+    "really",
+    "just",
+    "also",
+    "this",
+    "these",
+    "those",
+    "there",
+    "here",
+    "being",
+    "getting",
+    "doing",
+    "going",
+    "recently",
+    "lately",
+    "yesterday",
+    "today",
+    "tomorrow",
+    "already",
+    "again",
+    "back",
+    "earlier",
 ];
+
+/// Words that stand in for a thing named elsewhere ("a few packs of it", "listening to it").
+pub(crate) const STAND_INS: &[&str] =
+    &["it", "them", "this", "that", "these", "those", "him", "her"];
 
 /// Quantity words before the thing itself ("a bunch of cookbooks" is cookbooks).
 const QUANTITIES: &[&[&str]] = &[
@@ -96,6 +164,21 @@ const NOT_AN_END: &[&str] = &[
     "has", "had", "how", "what", "about", "into", "by", "some", "any",
 ];
 
+/// Adverbs that follow a thing without being part of its name ("I got my stand mixer back",
+/// "a membership there"). A word alone is left as it is: "back" alone is no possession, which
+/// [`not_a_possession`] decides.
+const TRAILING_ADVERBS: &[&str] = &[
+    "back",
+    "there",
+    "here",
+    "today",
+    "yesterday",
+    "again",
+    "yet",
+    "either",
+    "anyway",
+];
+
 /// The name of a thing in `words` (the words after the verb, leading article already
 /// dropped, cut at a boundary), or `None` when they do not name one.
 pub(crate) fn thing(words: &[&str]) -> Option<String> {
@@ -116,7 +199,10 @@ pub(crate) fn thing(words: &[&str]) -> Option<String> {
         }
     }
     let mut end = lower.len();
-    while end > start && NOT_AN_END.contains(&lower[end - 1].as_str()) {
+    while end > start
+        && (NOT_AN_END.contains(&lower[end - 1].as_str())
+            || (end - start > 1 && TRAILING_ADVERBS.contains(&lower[end - 1].as_str())))
+    {
         end -= 1;
     }
     if start == end || NOT_A_START.contains(&lower[start].as_str()) {
@@ -170,8 +256,8 @@ const APPOINTMENTS: &[&str] = &[
 ];
 
 /// What one gets or has without owning it: "I got my flu shot", "I got a discount", "I have a
-/// chance", "I have a feeling", "a strong foundation in", "I got first place"; a job is
-/// where one works, not a possession.
+/// chance", "I have a feeling", "a strong foundation in", "I got first place", "I got the
+/// results", "I got rid of"; a job is where one works, not a possession.
 const NOT_OWNED: &[&str] = &[
     "shot",
     "vaccine",
@@ -191,6 +277,10 @@ const NOT_OWNED: &[&str] = &[
     "foundation",
     "understanding",
     "place",
+    "results",
+    "result",
+    "news",
+    "rid",
 ];
 
 /// Words that, alone after "got", say what became of the speaker or a thing, not what they
@@ -200,33 +290,88 @@ const STATES: &[&str] = &[
 ];
 
 /// Whether `object`, had or got, is not a possession: an appointment or habit, something got
-/// without being owned, or (a single word) a state or participle.
+/// without being owned, a relative's thing, or a state or participle.
 pub(crate) fn not_a_possession(object: &str) -> bool {
     let words: Vec<String> = object
         .split_whitespace()
         .map(str::to_ascii_lowercase)
         .collect();
+    // "married", "repaired"; not "bed", "shed" or "speed".
+    let participle = |w: &str| w.len() > 4 && w.ends_with("ed") && !w.ends_with("eed");
     let state = match words.as_slice() {
-        // "married", "repaired"; not "bed", "shed" or "speed".
-        [only] => {
-            STATES.contains(&only.as_str())
-                || (only.len() > 4 && only.ends_with("ed") && !only.ends_with("eed"))
-        }
-        _ => false,
+        [only] => STATES.contains(&only.as_str()) || participle(only),
+        // "I got my bike repaired": something done to a thing one already had.
+        [_, .., last] => participle(last),
+        [] => false,
     };
+    // "I got my sister's birthday present": a gift is its receiver's.
+    let someone_elses = words
+        .first()
+        .and_then(|w| w.strip_suffix("'s"))
+        .is_some_and(|whose| EN_KIN.contains(&whose));
     state
+        || someone_elses
         || words.iter().any(|w| {
             let w = w.as_str();
             APPOINTMENTS.contains(&w) || NOT_OWNED.contains(&w) || ENGLISH_WEEKDAYS.contains(&w)
         })
 }
 
+/// Kinds of place rather than places: "I live in the city", "in a small town", "in the
+/// downtown area" say where one lives no more than "somewhere" does.
+const KINDS_OF_PLACE: &[&str] = &[
+    "city",
+    "town",
+    "area",
+    "suburb",
+    "suburbs",
+    "countryside",
+    "neighborhood",
+    "neighbourhood",
+    "village",
+    "region",
+    "place",
+    "downtown",
+    "apartment",
+    "house",
+    "flat",
+    "dorm",
+    "building",
+];
+
+/// Whether `object`, where someone lives, is a kind of place and no name: no capital letter
+/// (a name has one: "Mexico City") and a kind of place as its last word.
+pub(crate) fn a_kind_of_place(object: &str) -> bool {
+    !object.chars().any(char::is_uppercase)
+        && object
+            .split_whitespace()
+            .last()
+            .is_some_and(|w| KINDS_OF_PLACE.contains(&w.to_ascii_lowercase().as_str()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::thing;
 
+    #[test]
+    fn a_kind_of_place_is_no_place() {
+        use super::a_kind_of_place;
+        for object in ["city", "downtown area", "small town", "suburbs"] {
+            assert!(a_kind_of_place(object), "{object}");
+        }
+        for object in ["Mexico City", "Lisbon", "the Bay Area", "Porto"] {
+            assert!(!a_kind_of_place(object), "{object}");
+        }
+    }
+
     fn of(text: &str) -> Option<String> {
         thing(&text.split_whitespace().collect::<Vec<_>>())
+    }
+
+    #[test]
+    fn an_adverb_after_the_thing_is_not_its_name() {
+        assert_eq!(of("stand mixer back").as_deref(), Some("stand mixer"));
+        assert_eq!(of("membership there").as_deref(), Some("membership"));
     }
 
     #[test]
@@ -253,6 +398,7 @@ mod tests {
             "at Walmart",
             "best",
             "idea of the",
+            "recently",
         ] {
             assert_eq!(of(words), None, "{words}");
         }
@@ -271,6 +417,10 @@ mod tests {
             "30-minute exercise routine",
             "feeling",
             "strong foundation",
+            "bike repaired",
+            "results",
+            "rid of the old toaster",
+            "sister's birthday present",
         ] {
             assert!(not_a_possession(object), "{object}");
         }
@@ -280,6 +430,7 @@ mod tests {
             "dog bed",
             "stand mixer",
             "speed boat",
+            "master's degree",
         ] {
             assert!(!not_a_possession(object), "{object}");
         }

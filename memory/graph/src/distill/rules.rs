@@ -4,6 +4,7 @@
 //! "I no longer…", "actually…".
 
 use super::clause::{Clause, chinese_object, english_object, hypothetical_before, word_matches};
+use super::noun_phrase::a_kind_of_place;
 use crate::{EventSpec, Fact, FactMode, Statement};
 use hearth_memory::ResolvedDate;
 
@@ -256,6 +257,9 @@ fn first_match<'r>(clause: &Clause, rules: &'r [Rule]) -> Option<Found<'r>> {
                     return None;
                 }
                 let (object, anymore) = english_object(clause, start)?;
+                if rule.predicate == "lives_in" && a_kind_of_place(&object) {
+                    return None;
+                }
                 Some(Found {
                     rule,
                     object,
@@ -463,6 +467,15 @@ mod tests {
         one("I am into folk-rock", "likes", "folk-rock", Holds);
         one("I am 34 years old", "age", "34", Holds);
         one("I AM NOT a fan of olives", "dislikes", "olives", Holds);
+    }
+
+    #[test]
+    fn a_kind_of_place_or_an_activity_about_it_states_nothing() {
+        assert_eq!(facts("I live in the city, and I run"), vec![]);
+        assert_eq!(facts("I live in a small town"), vec![]);
+        assert_eq!(facts("I love listening to it on my turntable"), vec![]);
+        one("I live in Mexico City", "lives_in", "Mexico City", Holds);
+        one("I love listening to jazz", "likes", "listening", Holds);
     }
 
     #[test]
