@@ -260,6 +260,78 @@ fn roman_one_in_a_name(words: &[&str], word: &str, next: Option<&str>) -> bool {
         })
 }
 
+/// Words that open the name of a thing a relative clause follows ("the Air Fryer I got").
+const EN_DETERMINERS: &[&str] = &[
+    "the", "a", "an", "my", "that", "this", "these", "those", "our", "his", "her", "their",
+];
+/// Prepositions whose object a relative clause after it rarely belongs to ("boots from a
+/// designer that I got for $500": what was got is the boots), unless it is the speaker's.
+const EN_PLACE_PREPOSITIONS: &[&str] = &[
+    "from", "at", "with", "by", "in", "on", "to", "for", "into", "about", "near",
+];
+/// Most words in the name of a thing before its relative clause.
+const EN_MAX_WORDS_BEFORE: usize = 5;
+
+/// The thing a relative clause starting at byte `at` of the clause's text is about: "using
+/// the Air Fryer [I got yesterday]", "that Chanel bag [I bought]", "20 of the 50 coffee pods [I
+/// bought]", "my tripod, which [I bought]" — the words back to a determiner or a number, when
+/// they name a thing ([`thing`]) and are not the object of a preposition.
+pub(crate) fn english_object_before(clause: &Clause, at: usize) -> Option<String> {
+    let before = clause.text.get(..at)?.trim_end();
+    let before = before
+        .strip_suffix(" that")
+        .or_else(|| before.strip_suffix(", which"))
+        .or_else(|| before.strip_suffix(" which"))
+        .unwrap_or(before);
+    if before.ends_with(|c: char| !c.is_alphanumeric()) {
+        return None;
+    }
+    let words: Vec<&str> = before.split_whitespace().collect();
+    let lower = |w: &str| w.to_ascii_lowercase();
+    let mut start = words.len();
+    let opened = loop {
+        if start == 0 || words.len() - start > EN_MAX_WORDS_BEFORE {
+            break None;
+        }
+        let word = lower(words[start - 1]);
+        if EN_DETERMINERS.contains(&word.as_str()) {
+            break Some(start - 1);
+        }
+        if word.chars().all(|c| c.is_ascii_digit()) {
+            break Some(start - 1);
+        }
+        if !word
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '\'')
+        {
+            return None;
+        }
+        start -= 1;
+    };
+    // The index of the word that opens the name (a determiner or a number); the name follows.
+    let opened = opened?;
+    // "for my peace lily, which I got": the speaker's own thing is what was got, whatever
+    // precedes it.
+    let own = lower(words[opened]) == "my";
+    if !own && opened > 0 && EN_PLACE_PREPOSITIONS.contains(&lower(words[opened - 1]).as_str()) {
+        return None;
+    }
+    let name = &words[start..];
+    if name.is_empty()
+        || name
+            .iter()
+            .any(|w| EN_BOUNDARIES.contains(&lower(w).as_str()))
+    {
+        return None;
+    }
+    let name: Vec<&str> = name
+        .iter()
+        .copied()
+        .skip_while(|w| EN_LEADING_ADJECTIVES.contains(&lower(w).as_str()))
+        .collect();
+    thing(&name)
+}
+
 /// Words after which a first-person statement is a condition or a wish, not a fact: "if I
 /// have", "make sure I have".
 const EN_HYPOTHETICAL: &[&str] = &["if", "whether", "sure", "ensure", "unless", "hope", "wish"];

@@ -7,7 +7,10 @@
 //! are skipped, since nothing here resolves who "she" is. Its precision and recall against a
 //! labelled set are measured in the crate's tests, next to the rules alone.
 
-use super::clause::{Clause, chinese_object, english_object, hypothetical_before, word_matches};
+use super::clause::{
+    Clause, chinese_object, english_object, english_object_before, hypothetical_before,
+    word_matches,
+};
 use super::noun_phrase::not_a_possession;
 use super::rules::USER;
 use crate::{EventSpec, Fact, FactMode, Statement};
@@ -156,23 +159,25 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
         ..Statement::default()
     };
     for v in EN_FIRST_PERSON {
+        // What was bought or got comes after the verb, or before it in a relative clause
+        // ("the Air Fryer I got yesterday").
+        let object = |at: usize| {
+            english_object(clause, at + v.phrase.len())
+                .map(|(object, _)| object)
+                .or_else(|| (v.predicate == "owns").then(|| english_object_before(clause, at))?)
+        };
         if let Some(at) = word_matches(&clause.lower, v.phrase).next()
             && !hypothetical_before(clause, at, v.phrase)
-            && let Some((object, _)) = english_object(clause, at + v.phrase.len())
+            && !(v.predicate == "owns" && for_someone_else(&clause.lower[at + v.phrase.len()..]))
+            && let Some(object) = object(at)
             && !(matches!(v.predicate, "has" | "owns") && not_a_possession(&object))
         {
-            add(
-                &mut statement,
-                clause,
-                said_ms,
-                v,
-                Subject {
-                    name: USER.to_owned(),
-                    kin: None,
-                },
-                object,
-            );
+            add(&mut statement, clause, said_ms, v, speaker(), object);
         }
+    }
+    if let Some(object) = model_of_a_possession(clause) {
+        let owns = verb("", "owns", "concept", false);
+        add(&mut statement, clause, said_ms, &owns, speaker(), object);
     }
     for v in EN_VERBS {
         let Some(at) = clause.lower.find(v.phrase) else {
@@ -276,6 +281,69 @@ fn add(
                 .unwrap_or_else(|| ResolvedDate::said(said_ms)),
             fact: Some(statement.facts.len() - 1),
         });
+    }
+}
+
+/// Things one owns whose make or model a sentence may name ("my car is a 2018 Honda Civic").
+const EN_POSSESSIONS: &[&str] = &[
+    "car",
+    "truck",
+    "van",
+    "bike",
+    "motorcycle",
+    "scooter",
+    "phone",
+    "laptop",
+    "computer",
+    "tablet",
+    "camera",
+    "watch",
+    "guitar",
+    "piano",
+    "tv",
+    "console",
+];
+
+/// "My car is a Toyota Corolla": the make or model of a thing the speaker owns, when the words
+/// name one (a capital or a digit: "my car is a mess" names none).
+fn model_of_a_possession(clause: &Clause) -> Option<String> {
+    EN_POSSESSIONS.iter().find_map(|kind| {
+        let phrase = format!("my {kind} is ");
+        let at = word_matches(&clause.lower, &phrase).next()?;
+        let (object, _) = english_object(clause, at + phrase.len())?;
+        object
+            .chars()
+            .any(|c| c.is_uppercase() || c.is_ascii_digit())
+            .then_some(object)
+    })
+}
+
+/// Whether what follows "I got" / "I bought" says it was for someone else ("that I got for my
+/// sister's birthday", "I bought for her"): a gift is its receiver's.
+fn for_someone_else(after: &str) -> bool {
+    let words: Vec<&str> = after
+        .split(|c: char| !c.is_alphanumeric() && c != '\'')
+        .filter(|w| !w.is_empty())
+        .take(4)
+        .collect();
+    let Some(at) = words.iter().position(|w| *w == "for") else {
+        return false;
+    };
+    match words.get(at + 1..) {
+        Some([him, ..]) if matches!(*him, "her" | "him" | "them") => true,
+        Some(["my", kin, ..]) => {
+            let kin = kin.strip_suffix("'s").unwrap_or(kin);
+            EN_KIN.contains(&kin)
+        }
+        _ => false,
+    }
+}
+
+/// The speaker as a subject.
+fn speaker() -> Subject {
+    Subject {
+        name: USER.to_owned(),
+        kin: None,
     }
 }
 
@@ -468,6 +536,64 @@ mod tests {
             let found = triples(text);
             assert!(found.iter().all(|f| f.1 != "owns"), "{text}: {found:?}");
         }
+    }
+
+    #[test]
+    fn what_was_got_can_come_before_the_verb() {
+        for (text, object) in [
+            (
+                "I'm using the Air Fryer I got yesterday to make fries",
+                "Air Fryer",
+            ),
+            (
+                "Like that Chanel bag I bought recently, it lasts",
+                "Chanel bag",
+            ),
+            (
+                "I've used 20 of the 50 coffee pods I bought with the machine",
+                "coffee pods",
+            ),
+            (
+                "I'm upgrading my tripod, which I bought back in 2018",
+                "tripod",
+            ),
+            ("the lovely vase that I got at the market", "vase"),
+            (
+                "the best way to care for my peace lily, which I got from the nursery",
+                "peace lily",
+            ),
+        ] {
+            assert_eq!(triples(text), vec![t("user", "owns", object)], "{text}");
+        }
+        for text in [
+            // The relative clause follows a preposition's object: what was got is before it.
+            "a pair of boots from a high-end designer that I got for $500",
+            "I found a similar necklace that I got for my sister's birthday",
+            "I bought a scarf for her last week",
+            "like the one I got from Amazon for $20",
+            // Nothing between the number and the verb names a thing.
+            "I paid 50 I got nothing",
+            "the 2 that I bought",
+            "since I got it last week",
+            "and then I bought at the market",
+        ] {
+            let found = triples(text);
+            assert!(found.iter().all(|f| f.1 != "owns"), "{text}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_possession_s_model_is_owned() {
+        assert_eq!(
+            triples("My car is a 2018 Honda Civic"),
+            vec![t("user", "owns", "2018 Honda Civic")]
+        );
+        assert_eq!(
+            triples("my phone is an iPhone 13 and it works"),
+            vec![t("user", "owns", "iPhone 13")]
+        );
+        assert_eq!(triples("My car is a mess"), vec![]);
+        assert_eq!(triples("My plan is a Costco run"), vec![]);
     }
 
     #[test]

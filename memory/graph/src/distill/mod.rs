@@ -229,3 +229,6 @@ impl GraphStore {
         Ok(report)
     }
 }
+
+#[cfg(test)]
+mod robustness_tests;

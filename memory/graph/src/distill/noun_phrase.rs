@@ -79,6 +79,10 @@ const NOT_A_START: &[&str] = &[
     "again",
     "back",
     "earlier",
+    "nothing",
+    "something",
+    "anything",
+    "everything",
 ];
 
 /// Words that stand in for a thing named elsewhere ("a few packs of it", "listening to it").
@@ -192,7 +196,10 @@ pub(crate) fn thing(words: &[&str]) -> Option<String> {
             .find(|q| rest.len() > q.len() && rest.iter().zip(q.iter()).all(|(w, q)| w == q))
         {
             start += q.len();
-        } else if rest.len() > 1 && rest[0].chars().all(|c| c.is_ascii_digit() || c == '-') {
+        } else if rest.len() > 1
+            && rest[0].chars().all(|c| c.is_ascii_digit() || c == '-')
+            && !model_year(&words[start..])
+        {
             start += 1;
         } else {
             break;
@@ -215,7 +222,11 @@ pub(crate) fn thing(words: &[&str]) -> Option<String> {
     // The head of "the flavor of X" is `flavor`; of "good idea" `idea`.
     let of = lower[start..end].iter().position(|w| w == "of");
     let head = of.map_or(end - 1, |at| start + at - 1);
-    if head < start || CONVERSATION_NOUNS.contains(&lower[head].as_str()) {
+    // "the one I got", "new ones": a stand-in for a thing named elsewhere.
+    if head < start
+        || CONVERSATION_NOUNS.contains(&lower[head].as_str())
+        || matches!(lower[head].as_str(), "one" | "ones")
+    {
         return None;
     }
     if FACETS.contains(&lower[head].as_str()) {
@@ -223,6 +234,14 @@ pub(crate) fn thing(words: &[&str]) -> Option<String> {
         return thing(&words[start + of? + 1..end]);
     }
     Some(words[start..end].join(" "))
+}
+
+/// Whether `words` open with a model year ("2018 Honda Civic"): part of the name, not a count.
+fn model_year(words: &[&str]) -> bool {
+    matches!(words, [year, make, ..]
+        if year.len() == 4
+            && (year.starts_with("19") || year.starts_with("20"))
+            && make.starts_with(|c: char| c.is_ascii_uppercase()))
 }
 
 /// Things one has that are appointments or habits, not possessions: "I have a meeting at 2
@@ -378,6 +397,8 @@ mod tests {
     fn a_quantity_goes_and_the_thing_stays() {
         assert_eq!(of("bunch of cookbooks").as_deref(), Some("cookbooks"));
         assert_eq!(of("20 playlists").as_deref(), Some("playlists"));
+        assert_eq!(of("2018 Honda Civic").as_deref(), Some("2018 Honda Civic"));
+        assert_eq!(of("2018 receipts").as_deref(), Some("receipts"));
         assert_eq!(of("few items"), None);
         assert_eq!(of("few"), None);
         assert_eq!(of("lot"), None);

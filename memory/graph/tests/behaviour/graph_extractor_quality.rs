@@ -108,16 +108,18 @@ fn the_extractor_adds_recall_without_losing_precision() {
 /// stood and .400 / .316 with the next fixes the third showed (objects up to eight words, the
 /// "I" of "Mustang I V2", adverbs after the thing, "got X repaired", "listening to it"); then
 /// .900 / .474 after the general fixes the fourth showed ("I've got" as "I have", "a degree in
-/// X", "got rid of", a relative's thing, "packs of it", "amazing", a kind of place is no place).
+/// X", "got rid of", a relative's thing, "packs of it", "amazing", a kind of place is no place),
+/// and .875 / .737 once what was got may come before its verb ("the Air Fryer I got"), a gift
+/// is its receiver's and "my car is a Toyota Corolla" is owned.
 #[test]
 fn real_talk_gives_few_false_facts() {
     use hearth_graph::distill_bench::{LabelledSet, score_rules};
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
     for (file, precision, recall) in [
-        ("conversation_facts_dev.json", 0.65, 0.45),
+        ("conversation_facts_dev.json", 0.6, 0.6),
         ("conversation_facts_held_out.json", 0.55, 0.5),
-        ("conversation_facts_held_out_2.json", 0.55, 0.5),
-        ("conversation_facts_held_out_3.json", 0.85, 0.45),
+        ("conversation_facts_held_out_2.json", 0.55, 0.55),
+        ("conversation_facts_held_out_3.json", 0.85, 0.7),
     ] {
         let set = LabelledSet::load(std::path::Path::new(&format!("{dir}/{file}"))).expect(file);
         let score = score_rules(&set);
