@@ -7,10 +7,8 @@
 //! are skipped, since nothing here resolves who "she" is. Its precision and recall against a
 //! labelled set are measured in the crate's tests, next to the rules alone.
 
-use super::clause::{
-    Clause, chinese_object, english_object, english_object_before, hypothetical_before,
-    word_matches,
-};
+use super::clause::{Clause, chinese_object, hypothetical_before, word_matches};
+use super::english_object::{english_object, english_object_before};
 use super::noun_phrase::not_a_possession;
 use super::rules::USER;
 use crate::{EventSpec, Fact, FactMode, Statement};

@@ -8,6 +8,7 @@
 
 mod clause;
 mod cursor;
+mod english_object;
 mod extractor;
 mod model;
 mod noun_phrase;

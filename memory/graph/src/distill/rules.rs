@@ -3,7 +3,8 @@
 //! change a fact rather than state it: "I moved to", "我搬到", "I'm now working at",
 //! "I no longer…", "actually…".
 
-use super::clause::{Clause, chinese_object, english_object, hypothetical_before, word_matches};
+use super::clause::{Clause, chinese_object, hypothetical_before, word_matches};
+use super::english_object::english_object;
 use super::noun_phrase::a_kind_of_place;
 use crate::{EventSpec, Fact, FactMode, Statement};
 use hearth_memory::ResolvedDate;

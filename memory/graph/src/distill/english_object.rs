@@ -1,0 +1,204 @@
+//! Where the name of a thing ends in English talk: after a verb ("I got my Fender Mustang I V2,
+//! and…"), or before it in a relative clause ("the Air Fryer I got yesterday").
+
+use super::clause::Clause;
+use super::noun_phrase::{STAND_INS, thing};
+
+/// Words that end an English object: what follows them is no longer part of the name.
+const EN_BOUNDARIES: &[&str] = &[
+    "and", "but", "because", "since", "now", "anymore", "any", "in", "on", "at", "with", "for",
+    "when", "where", "which", "who", "so", "then", "too", "also", "though", "although", "after",
+    "before", "recently", "lately", "already", "again", "as", "from", "until", "while", "very",
+    "a", "lot", "much", "these", "nowadays", "instead", "not", "that", "it", "i", "you", "they",
+    "we", "he", "she", "to", "if", "whether", "about",
+];
+
+/// Words before a thing that tell when it was had or how the speaker found it, not what it
+/// is: "my new heels" are heels, "an amazing Imagine Dragons concert" a concert.
+const EN_LEADING_ADJECTIVES: &[&str] = &[
+    "new",
+    "brand-new",
+    "current",
+    "latest",
+    "first",
+    "amazing",
+    "awesome",
+    "great",
+    "wonderful",
+    "fantastic",
+    "lovely",
+    "beautiful",
+    "nice",
+    "cool",
+    "incredible",
+    "gorgeous",
+    "stunning",
+    "terrible",
+    "awful",
+];
+
+/// Credentials whose subject follows "in": "a master's degree in data science".
+const EN_CREDENTIALS: &[&str] = &[
+    "degree",
+    "diploma",
+    "certificate",
+    "certification",
+    "major",
+    "minor",
+    "phd",
+    "masters",
+];
+
+/// Longest object, in words.
+const EN_MAX_WORDS: usize = 8;
+
+/// The object starting at byte `at` of the clause's text: up to the next comma or boundary
+/// word, at most eight words, without a leading article, and only when they name a thing
+/// ([`thing`]). Also whether the clause says "anymore" after it.
+pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool)> {
+    let rest = clause.text.get(at..)?;
+    let rest_lower = clause.lower.get(at..)?;
+    let anymore = rest_lower.contains("anymore") || rest_lower.contains("any more");
+    let stop = rest.find([',', ':', '(', '"']).unwrap_or(rest.len());
+    let all: Vec<&str> = rest[..stop].split_whitespace().collect();
+    let mut words = Vec::new();
+    let mut after = all.len();
+    for (i, &word) in all.iter().enumerate() {
+        // "who's" ends an object as "who" does.
+        let lw = word
+            .split('\'')
+            .next()
+            .unwrap_or_default()
+            .to_ascii_lowercase();
+        // "my new heels", "a brand-new bike": the thing is what follows.
+        let article = i == 0 && matches!(lw.as_str(), "the" | "a" | "an" | "my");
+        if words.is_empty() && (article || EN_LEADING_ADJECTIVES.contains(&lw.as_str())) {
+            continue;
+        }
+        // "a degree in data science": the field is part of the credential's name.
+        let credential_field = lw == "in"
+            && words
+                .last()
+                .is_some_and(|w: &&str| EN_CREDENTIALS.contains(&w.to_ascii_lowercase().as_str()));
+        let boundary = EN_BOUNDARIES.contains(&lw.as_str())
+            && !words.is_empty()
+            && !credential_field
+            && !roman_one_in_a_name(&words, word, all.get(i + 1).copied());
+        if boundary || words.len() == EN_MAX_WORDS {
+            after = i;
+            break;
+        }
+        words.push(word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '\''));
+    }
+    let words: Vec<&str> = words.into_iter().filter(|w| !w.is_empty()).collect();
+    if about_something_unnamed(&words, &all[after..]) {
+        return None;
+    }
+    let object = thing(&words)?;
+    object
+        .chars()
+        .any(char::is_alphanumeric)
+        .then_some((object, anymore))
+}
+
+/// Whether the object is about something named elsewhere: an activity ("I love listening to
+/// it", "I enjoy working on them": the liking is of that thing, which the words do not name,
+/// not of listening) or a part or amount of it ("I bought a few packs of it").
+fn about_something_unnamed(words: &[&str], rest: &[&str]) -> bool {
+    let lower = |w: &str| {
+        w.trim_matches(|c: char| !c.is_alphanumeric())
+            .to_ascii_lowercase()
+    };
+    let stand_in = |w: &str| STAND_INS.contains(&lower(w).as_str());
+    let activity = matches!(words, [only] if only.len() > 4 && only.ends_with("ing"))
+        && matches!(rest, [prep, pronoun, ..]
+            if EN_ACTIVITY_PREPOSITIONS.contains(&lower(prep).as_str()) && stand_in(pronoun));
+    let part_of =
+        words.last().is_some_and(|w| lower(w) == "of") && rest.first().is_some_and(|w| stand_in(w));
+    activity || part_of
+}
+
+/// Prepositions an activity takes its thing with ("listening to", "working on").
+const EN_ACTIVITY_PREPOSITIONS: &[&str] = &["to", "at", "with", "about", "on", "for", "in"];
+
+/// Whether `word` is the numeral "I" of a model's name ("my Fender Mustang I V2", "a Canon
+/// EOS R I"), not the speaker: written as a capital, right after a capitalised word of the
+/// name and before a capitalised or numbered one, where the pronoun would be followed by its
+/// verb.
+fn roman_one_in_a_name(words: &[&str], word: &str, next: Option<&str>) -> bool {
+    let capitalised = |w: &str| w.chars().next().is_some_and(|c| c.is_ascii_uppercase());
+    word == "I"
+        && words.last().is_some_and(|w| capitalised(w))
+        && next.is_some_and(|n| {
+            (capitalised(n) && n != "I") || n.chars().next().is_some_and(|c| c.is_ascii_digit())
+        })
+}
+
+/// Words that open the name of a thing a relative clause follows ("the Air Fryer I got").
+const EN_DETERMINERS: &[&str] = &[
+    "the", "a", "an", "my", "that", "this", "these", "those", "our", "his", "her", "their",
+];
+/// Prepositions whose object a relative clause after it rarely belongs to ("boots from a
+/// designer that I got for $500": what was got is the boots), unless it is the speaker's.
+const EN_PLACE_PREPOSITIONS: &[&str] = &[
+    "from", "at", "with", "by", "in", "on", "to", "for", "into", "about", "near",
+];
+/// Most words in the name of a thing before its relative clause.
+const EN_MAX_WORDS_BEFORE: usize = 5;
+
+/// The thing a relative clause starting at byte `at` of the clause's text is about: "using
+/// the Air Fryer [I got yesterday]", "that Chanel bag [I bought]", "20 of the 50 coffee pods [I
+/// bought]", "my tripod, which [I bought]" — the words back to a determiner or a number, when
+/// they name a thing ([`thing`]) and are not the object of a preposition.
+pub(crate) fn english_object_before(clause: &Clause, at: usize) -> Option<String> {
+    let before = clause.text.get(..at)?.trim_end();
+    let before = before
+        .strip_suffix(" that")
+        .or_else(|| before.strip_suffix(", which"))
+        .or_else(|| before.strip_suffix(" which"))
+        .unwrap_or(before);
+    if before.ends_with(|c: char| !c.is_alphanumeric()) {
+        return None;
+    }
+    let words: Vec<&str> = before.split_whitespace().collect();
+    let lower = |w: &str| w.to_ascii_lowercase();
+    let mut start = words.len();
+    let opened = loop {
+        if start == 0 || words.len() - start > EN_MAX_WORDS_BEFORE {
+            break None;
+        }
+        let word = lower(words[start - 1]);
+        if EN_DETERMINERS.contains(&word.as_str()) || word.chars().all(|c| c.is_ascii_digit()) {
+            break Some(start - 1);
+        }
+        if !word
+            .chars()
+            .all(|c| c.is_alphanumeric() || c == '-' || c == '\'')
+        {
+            return None;
+        }
+        start -= 1;
+    };
+    // The index of the word that opens the name (a determiner or a number); the name follows.
+    let opened = opened?;
+    // "for my peace lily, which I got": the speaker's own thing is what was got, whatever
+    // precedes it.
+    let own = lower(words[opened]) == "my";
+    if !own && opened > 0 && EN_PLACE_PREPOSITIONS.contains(&lower(words[opened - 1]).as_str()) {
+        return None;
+    }
+    let name = &words[start..];
+    if name.is_empty()
+        || name
+            .iter()
+            .any(|w| EN_BOUNDARIES.contains(&lower(w).as_str()))
+    {
+        return None;
+    }
+    let name: Vec<&str> = name
+        .iter()
+        .copied()
+        .skip_while(|w| EN_LEADING_ADJECTIVES.contains(&lower(w).as_str()))
+        .collect();
+    thing(&name)
+}
