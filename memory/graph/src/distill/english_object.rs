@@ -2,7 +2,7 @@
 //! and…"), or before it in a relative clause ("the Air Fryer I got yesterday").
 
 use super::clause::Clause;
-use super::noun_phrase::{STAND_INS, thing};
+use super::noun_phrase::{NOT_A_START, STAND_INS, thing};
 
 /// Words that end an English object: what follows them is no longer part of the name.
 const EN_BOUNDARIES: &[&str] = &[
@@ -10,7 +10,7 @@ const EN_BOUNDARIES: &[&str] = &[
     "when", "where", "which", "who", "so", "then", "too", "also", "though", "although", "after",
     "before", "recently", "lately", "already", "again", "as", "from", "until", "while", "very",
     "a", "lot", "much", "these", "nowadays", "instead", "not", "that", "it", "i", "you", "they",
-    "we", "he", "she", "to", "if", "whether", "about",
+    "we", "he", "she", "to", "if", "whether", "about", "is", "are", "was", "were",
 ];
 
 /// Words before a thing that tell when it was had or how the speaker found it, not what it
@@ -201,4 +201,94 @@ pub(crate) fn english_object_before(clause: &Clause, at: usize) -> Option<String
         .skip_while(|w| EN_LEADING_ADJECTIVES.contains(&lower(w).as_str()))
         .collect();
     thing(&name)
+}
+
+/// Modal and auxiliary verbs: an item opening with one is a clause ("and can earn 1%
+/// cashback"), not a name.
+const EN_AUXILIARIES: &[&str] = &[
+    "can", "could", "will", "would", "should", "may", "might", "must", "shall", "do", "does",
+    "did", "am", "have", "has", "had", "then", "maybe",
+];
+
+/// Most things one list names.
+const EN_MAX_LISTED: usize = 6;
+
+/// The things listed after the first one an object starting at `at` names: "a fern[, snake
+/// plant, and spider plant]", "a lamp[ and a rug]". Items follow a comma, "and" or "or", and
+/// the list must end on one after "and" or "or" ("a car, a silver Honda Civic" is one thing
+/// named twice). Each item's name runs to its separator, except the last of three or more,
+/// which may say more ("… and spider plant in my living room"); an item that opens with a
+/// word no name opens with ("but", "I'm", "they're") ends the list, and so does one that says
+/// more after only the first ("a membership there and can earn 1% cashback").
+pub(crate) fn listed_after(clause: &Clause, at: usize) -> Vec<String> {
+    let Some(rest) = clause.text.get(at..) else {
+        return Vec::new();
+    };
+    // Each item: the byte it starts at (in `rest`), whether "and" / "or" brought it, its words.
+    let mut items: Vec<(usize, bool, Vec<&str>)> = vec![(0, false, Vec::new())];
+    let mut offset = 0;
+    for word in rest.split(' ') {
+        let end = offset + word.len() + 1;
+        let bare = word.trim_end_matches(',');
+        if bare.eq_ignore_ascii_case("and") || bare.eq_ignore_ascii_case("or") {
+            items.push((end, true, Vec::new()));
+        } else if !bare.is_empty() {
+            if let Some(item) = items.last_mut() {
+                item.2.push(bare);
+            }
+            if word.ends_with(',') {
+                items.push((end, false, Vec::new()));
+            }
+        }
+        offset = end;
+    }
+    // The item's words as a boundary check sees them ("I'm" is "i"), past its article and
+    // adjectives.
+    let named = |words: &[&str]| -> Vec<String> {
+        words
+            .iter()
+            .map(|w| {
+                w.split('\'')
+                    .next()
+                    .unwrap_or_default()
+                    .to_ascii_lowercase()
+            })
+            .skip_while(|w| matches!(w.as_str(), "the" | "a" | "an" | "my"))
+            .skip_while(|w| EN_LEADING_ADJECTIVES.contains(&w.as_str()))
+            .collect()
+    };
+    let whole = |words: &[String]| {
+        !words.is_empty()
+            && words.len() <= EN_MAX_WORDS
+            && words.iter().all(|w| !EN_BOUNDARIES.contains(&w.as_str()))
+    };
+    let mut items = items.into_iter().filter(|item| !item.2.is_empty());
+    if !items.next().is_some_and(|first| whole(&named(&first.2))) {
+        return Vec::new();
+    }
+    let mut listed: Vec<(String, bool)> = Vec::new();
+    for (start, conjoined, words) in items.take(EN_MAX_LISTED) {
+        let words = named(&words);
+        if words.first().is_none_or(|w| {
+            EN_BOUNDARIES.contains(&w.as_str())
+                || NOT_A_START.contains(&w.as_str())
+                || EN_AUXILIARIES.contains(&w.as_str())
+        }) {
+            break;
+        }
+        let says_more = !whole(&words);
+        if says_more && (!conjoined || listed.is_empty()) {
+            break;
+        }
+        let Some((object, _)) = english_object(clause, at + start) else {
+            break;
+        };
+        listed.push((object, conjoined));
+        if says_more {
+            break;
+        }
+    }
+    let last_conjoined = listed.iter().rposition(|(_, conjoined)| *conjoined);
+    listed.truncate(last_conjoined.map_or(0, |at| at + 1));
+    listed.into_iter().map(|(object, _)| object).collect()
 }

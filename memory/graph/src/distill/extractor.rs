@@ -8,7 +8,7 @@
 //! labelled set are measured in the crate's tests, next to the rules alone.
 
 use super::clause::{Clause, chinese_object, hypothetical_before, word_matches};
-use super::english_object::{english_object, english_object_before};
+use super::english_object::{english_object, english_object_before, listed_after};
 use super::noun_phrase::not_a_possession;
 use super::rules::USER;
 use crate::{EventSpec, Fact, FactMode, Statement};
@@ -76,6 +76,7 @@ const EN_FIRST_PERSON: &[Verb] = &[
     verb("i'm married to ", "married_to", "person", false),
     verb("i speak ", "speaks", "concept", false),
     verb("i have a ", "has", "concept", false),
+    verb("i have an ", "has", "concept", false),
 ];
 
 /// Chinese verbs; the subject is what precedes them.
@@ -156,21 +157,45 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
         sentence: clause.sentence.clone(),
         ..Statement::default()
     };
+    // A verb ending its clause ("my lens that I got [a month ago]", the time phrase taken out)
+    // still matches a pattern written with the space that follows it.
+    let padded = format!("{} ", clause.lower);
     for v in EN_FIRST_PERSON {
-        // What was bought or got comes after the verb, or before it in a relative clause
-        // ("the Air Fryer I got yesterday").
-        let object = |at: usize| {
-            english_object(clause, at + v.phrase.len())
-                .map(|(object, _)| object)
-                .or_else(|| (v.predicate == "owns").then(|| english_object_before(clause, at))?)
+        let possession = matches!(v.predicate, "has" | "owns");
+        let Some(at) = word_matches(&padded, v.phrase).next() else {
+            continue;
         };
-        if let Some(at) = word_matches(&clause.lower, v.phrase).next()
-            && !hypothetical_before(clause, at, v.phrase)
-            && !(v.predicate == "owns" && for_someone_else(&clause.lower[at + v.phrase.len()..]))
-            && let Some(object) = object(at)
-            && !(matches!(v.predicate, "has" | "owns") && not_a_possession(&object))
+        let after = at + v.phrase.len();
+        if hypothetical_before(clause, at, v.phrase)
+            || (v.predicate == "owns" && for_someone_else(padded.get(after..).unwrap_or_default()))
         {
-            add(&mut statement, clause, said_ms, v, speaker(), object);
+            continue;
+        }
+        // What was bought or got comes after the verb (perhaps the first of a list), or
+        // before it in a relative clause ("the Air Fryer I got yesterday").
+        let things = match english_object(clause, after) {
+            Some((object, _)) if possession => std::iter::once(object)
+                .chain(listed_after(clause, after))
+                .collect(),
+            Some((object, _)) => vec![object],
+            None if v.predicate == "owns" => {
+                english_object_before(clause, at).into_iter().collect()
+            }
+            None => Vec::new(),
+        };
+        for object in things {
+            if !(possession && not_a_possession(&object)) {
+                add(&mut statement, clause, said_ms, v, speaker(), object);
+            }
+        }
+    }
+    if let Some(at) = named_thing_had(clause) {
+        let has = verb("", "has", "concept", false);
+        let named = english_object(clause, at).map(|(object, _)| object);
+        for object in named.into_iter().chain(listed_after(clause, at)) {
+            if !not_a_possession(&object) {
+                add(&mut statement, clause, said_ms, &has, speaker(), object);
+            }
         }
     }
     if let Some(object) = model_of_a_possession(clause) {
@@ -317,13 +342,17 @@ fn model_of_a_possession(clause: &Clause) -> Option<String> {
 }
 
 /// Whether what follows "I got" / "I bought" says it was for someone else ("that I got for my
-/// sister's birthday", "I bought for her"): a gift is its receiver's.
+/// sister's birthday", "I bought for her", "I got her some flowers"): a gift is its receiver's.
 fn for_someone_else(after: &str) -> bool {
     let words: Vec<&str> = after
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
         .filter(|w| !w.is_empty())
         .take(4)
         .collect();
+    // "I got her some flowers": given, in the order of a double object.
+    if matches!(words.first(), Some(&("her" | "him" | "them" | "us")) if words.len() > 1) {
+        return true;
+    }
     let Some(at) = words.iter().position(|w| *w == "for") else {
         return false;
     };
@@ -335,6 +364,20 @@ fn for_someone_else(after: &str) -> bool {
         }
         _ => false,
     }
+}
+
+/// Where "I have HBO Max", "I have Spotify Premium" names a thing had under its own name,
+/// without an article (a capital after "I have"; "I have to", "I have been" and "I have some"
+/// are no name): the byte its name starts at.
+fn named_thing_had(clause: &Clause) -> Option<usize> {
+    let phrase = "i have ";
+    let at = word_matches(&clause.lower, phrase).next()? + phrase.len();
+    let next = clause.text.get(at..)?.split_whitespace().next()?;
+    if !next.starts_with(|c: char| c.is_ascii_uppercase()) || next == "I" || next.starts_with("I'")
+    {
+        return None;
+    }
+    (!hypothetical_before(clause, at - phrase.len(), phrase)).then_some(at)
 }
 
 /// The speaker as a subject.
@@ -455,6 +498,14 @@ mod tests {
             .collect()
     }
 
+    /// Asserts that no text of `texts` is read as owning anything.
+    fn owns_nothing(texts: &[&str]) {
+        for text in texts {
+            let found = triples(text);
+            assert!(found.iter().all(|f| f.1 != "owns"), "{text}: {found:?}");
+        }
+    }
+
     fn t(s: &str, p: &str, o: &str) -> (String, String, String) {
         (s.to_owned(), p.to_owned(), o.to_owned())
     }
@@ -517,7 +568,7 @@ mod tests {
             triples("I already have a first edition"),
             vec![t("user", "has", "edition")]
         );
-        for text in [
+        owns_nothing(&[
             "I got my flu shot yesterday",
             "I got married in June",
             "I got a discount",
@@ -530,10 +581,7 @@ mod tests {
             "I bought a few packs of it at the market",
             "I bought recently",
             "I got my road bike serviced at Pedal Power",
-        ] {
-            let found = triples(text);
-            assert!(found.iter().all(|f| f.1 != "owns"), "{text}: {found:?}");
-        }
+        ]);
     }
 
     #[test]
@@ -560,23 +608,83 @@ mod tests {
                 "the best way to care for my peace lily, which I got from the nursery",
                 "peace lily",
             ),
+            // The time phrase taken out leaves the verb at the clause's end.
+            (
+                "I'm mastering my 50mm lens that I got a month ago",
+                "50mm lens",
+            ),
         ] {
             assert_eq!(triples(text), vec![t("user", "owns", object)], "{text}");
         }
-        for text in [
+        owns_nothing(&[
             // The relative clause follows a preposition's object: what was got is before it.
             "a pair of boots from a high-end designer that I got for $500",
             "I found a similar necklace that I got for my sister's birthday",
             "I bought a scarf for her last week",
             "like the one I got from Amazon for $20",
+            "I got her some groceries and flowers",
+            "my subscription to People Magazine, which I got as a gift",
             // Nothing between the number and the verb names a thing.
             "I paid 50 I got nothing",
             "the 2 that I bought",
             "since I got it last week",
             "and then I bought at the market",
+        ]);
+    }
+
+    #[test]
+    fn a_thing_had_under_its_own_name() {
+        assert_eq!(
+            triples("I have HBO Max to explore"),
+            vec![t("user", "has", "HBO Max")]
+        );
+        assert_eq!(
+            triples("I have an antique tea set from my aunt"),
+            vec![t("user", "has", "antique tea set")]
+        );
+        for text in [
+            "I have I think two",
+            "I have Monday off",
+            "if I have Netflix",
+        ] {
+            assert_eq!(triples(text), vec![], "{text}");
+        }
+    }
+
+    #[test]
+    fn every_thing_of_a_list_is_had() {
+        assert_eq!(
+            triples("I have a fern, snake plant, and spider plant in my living room"),
+            vec![
+                t("user", "has", "fern"),
+                t("user", "has", "snake plant"),
+                t("user", "has", "spider plant")
+            ]
+        );
+        assert_eq!(
+            triples("I'm glad I have HBO Max, Hulu, and Amazon Prime Video to explore"),
+            vec![
+                t("user", "has", "HBO Max"),
+                t("user", "has", "Hulu"),
+                t("user", "has", "Amazon Prime Video")
+            ]
+        );
+        assert_eq!(
+            triples("I bought a lamp and a rug"),
+            vec![t("user", "owns", "lamp"), t("user", "owns", "rug")]
+        );
+        // The list ends where its item's name does, and a clause is no item.
+        for text in [
+            "I have a dog, and I walk him every day",
+            "I bought a new phone, which I love",
+            "I have a dog in the garden and a cat",
+            "I have a membership there and can earn 1% cashback",
+            "I just got my first record, a reissue of Fleetwood Mac's Rumours, and I love it",
+            "I have a standard 3-seater couch, and I'm not sure",
+            "I got my engagement ring and ask them about resizing",
         ] {
             let found = triples(text);
-            assert!(found.iter().all(|f| f.1 != "owns"), "{text}: {found:?}");
+            assert_eq!(found.len(), 1, "{text}: {found:?}");
         }
     }
 

@@ -10,7 +10,7 @@ use hearth_memory::ENGLISH_WEEKDAYS;
 /// ("I like how it…", "I like that they…"), prepositions ("I bought last week at Walmart"),
 /// degree and comparison words ("which one I like best"), demonstratives and other people's
 /// possessives (the conversation's own "these prompts", the assistant's "your insights").
-const NOT_A_START: &[&str] = &[
+pub(crate) const NOT_A_START: &[&str] = &[
     "that",
     "how",
     "what",
@@ -79,6 +79,7 @@ const NOT_A_START: &[&str] = &[
     "again",
     "back",
     "earlier",
+    "as",
     "nothing",
     "something",
     "anything",

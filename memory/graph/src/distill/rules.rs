@@ -186,6 +186,11 @@ const ENGLISH: &[Rule] = &[
     rule("i'm not a fan of ", "dislikes", Holds, "concept"),
     rule("i'm not a big fan of ", "dislikes", Holds, "concept"),
     rule("i'm not a huge fan of ", "dislikes", Holds, "concept"),
+    // "What I love most about Dark Souls 3 is…"
+    rule("what i love about ", "likes", Holds, "concept"),
+    rule("what i love most about ", "likes", Holds, "concept"),
+    rule("what i like about ", "likes", Holds, "concept"),
+    rule("what i like most about ", "likes", Holds, "concept"),
     rule("i like ", "likes", Holds, "concept"),
     rule("i love ", "likes", Holds, "concept"),
     rule("i enjoy ", "likes", Holds, "concept"),
@@ -477,6 +482,12 @@ mod tests {
         assert_eq!(facts("I love listening to it on my turntable"), vec![]);
         one("I live in Mexico City", "lives_in", "Mexico City", Holds);
         one("I love listening to jazz", "likes", "listening", Holds);
+        one(
+            "What I love most about Porto is the light",
+            "likes",
+            "Porto",
+            Holds,
+        );
     }
 
     #[test]

@@ -110,16 +110,20 @@ fn the_extractor_adds_recall_without_losing_precision() {
 /// .900 / .474 after the general fixes the fourth showed ("I've got" as "I have", "a degree in
 /// X", "got rid of", a relative's thing, "packs of it", "amazing", a kind of place is no place),
 /// and .875 / .737 once what was got may come before its verb ("the Air Fryer I got"), a gift
-/// is its receiver's and "my car is a Toyota Corolla" is owned.
+/// is its receiver's and "my car is a Toyota Corolla" is owned. A fifth 70, labelled before the
+/// rules ran on them: .364 / .250 with the rules before the fourth set, .545 / .375 with them
+/// after it; .800 / .750 after the general fixes it showed ("I have an", "I have HBO Max", a
+/// verb ending its clause, "I got her X", "what I love about X", a list of things had).
 #[test]
 fn real_talk_gives_few_false_facts() {
     use hearth_graph::distill_bench::{LabelledSet, score_rules};
     let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/fixtures");
     for (file, precision, recall) in [
-        ("conversation_facts_dev.json", 0.6, 0.6),
+        ("conversation_facts_dev.json", 0.65, 0.75),
         ("conversation_facts_held_out.json", 0.55, 0.5),
         ("conversation_facts_held_out_2.json", 0.55, 0.55),
         ("conversation_facts_held_out_3.json", 0.85, 0.7),
+        ("conversation_facts_held_out_4.json", 0.75, 0.7),
     ] {
         let set = LabelledSet::load(std::path::Path::new(&format!("{dir}/{file}"))).expect(file);
         let score = score_rules(&set);
