@@ -106,17 +106,18 @@ impl RecallAssist for GraphAssist {
         let mut graph = GraphStore::open(&path)?;
         graph.set_embedder(self.embedder.clone());
         let started = Instant::now();
-        let mut after = i64::MIN;
+        let reader = store.reader()?;
+        let mut entries = reader.cold_entries();
         let mut items = 0;
         loop {
-            let ids = store.cold_ids_after(after, BATCH)?;
-            let Some(&last) = ids.last() else { break };
-            after = last;
-            let mut batch = Vec::with_capacity(ids.len());
-            for id in ids {
-                if let Some(entry) = store.cold_get(id)? {
-                    batch.push(ColdItem::from(&entry));
-                }
+            // One paged read over cold context, not a query per entry.
+            let batch = entries
+                .by_ref()
+                .take(BATCH)
+                .map(|entry| entry.map(|e| ColdItem::from(&e)))
+                .collect::<Result<Vec<_>, _>>()?;
+            if batch.is_empty() {
+                break;
             }
             items += batch.len();
             let now = batch.iter().map(|i| i.said_ms).max().unwrap_or(0);
