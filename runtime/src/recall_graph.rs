@@ -106,8 +106,7 @@ impl RecallAssist for GraphAssist {
         let mut graph = GraphStore::open(&path)?;
         graph.set_embedder(self.embedder.clone());
         let started = Instant::now();
-        let reader = store.reader()?;
-        let mut entries = reader.cold_entries();
+        let mut entries = store.cold_entries();
         let mut items = 0;
         loop {
             // One paged read over cold context, not a query per entry.

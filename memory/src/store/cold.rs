@@ -6,7 +6,6 @@
 //! and gates injection) and at most one in each side space (`cold_side_vectors`, models used
 //! only to rank recall); a side vector is deleted with its entry.
 
-use std::collections::VecDeque;
 use std::path::Path;
 
 use rusqlite::{OptionalExtension, Row, params};
@@ -15,6 +14,7 @@ use super::error::{SqlContext, StoreError};
 use super::events::{
     DenseVector, EVENT_COLUMNS, dense_from_columns, event_from_row, floats_from_blob,
 };
+use super::keyset::Keyset;
 use super::{Store, StoreReader};
 use crate::ContextEvent;
 
@@ -706,17 +706,13 @@ impl VectorColumn {
     }
 }
 
-/// Iterator returned by [`StoreReader::cold_vectors`] and [`StoreReader::cold_side_vectors`].
-/// Each step past a batch runs one keyset query (`id > last`), so no statement stays open
-/// between steps and memory stays bounded. Entries written while the scan runs may or may not
-/// be seen; none is seen twice. After an error the iterator ends.
+/// Iterator returned by [`StoreReader::cold_vectors`] and [`StoreReader::cold_side_vectors`]:
+/// a keyset walk (see `keyset`), one query per batch.
 pub struct ColdVectors<'a> {
     reader: &'a StoreReader,
     column: VectorColumn,
     fingerprint: String,
-    after: i64,
-    batch: VecDeque<ColdVector>,
-    done: bool,
+    walk: Keyset<ColdVector>,
 }
 
 impl<'a> ColdVectors<'a> {
@@ -725,63 +721,64 @@ impl<'a> ColdVectors<'a> {
             reader,
             column,
             fingerprint: fingerprint.to_owned(),
-            after: i64::MIN,
-            batch: VecDeque::new(),
-            done: false,
+            walk: Keyset::new(),
         }
     }
+}
 
-    fn fill(&mut self) -> Result<(), StoreError> {
-        let op = self.column.op();
-        let path = &self.reader.path;
-        let mut stmt = self
-            .reader
-            .conn
-            .prepare_cached(self.column.page_sql())
-            .ctx(op, path)?;
-        let mut rows = stmt
-            .query(params![self.fingerprint, self.after, VECTOR_BATCH as i64])
-            .ctx(op, path)?;
-        let mut n = 0;
-        while let Some(row) = rows.next().ctx(op, path)? {
-            let id: i64 = row.get(0).ctx(op, path)?;
-            let blob: Vec<u8> = row.get(1).ctx(op, path)?;
-            let values = floats_from_blob(&blob).ok_or_else(|| {
-                StoreError::data(
-                    op,
-                    path,
-                    format!("cold {id}: dense blob of {} bytes", blob.len()),
-                )
-            })?;
-            self.after = id;
-            self.batch.push_back(ColdVector {
+/// The vectors of `fingerprint` in `column` with ids above `after`, one batch.
+fn vector_page(
+    reader: &StoreReader,
+    column: VectorColumn,
+    fingerprint: &str,
+    after: i64,
+) -> Result<Vec<(i64, ColdVector)>, StoreError> {
+    let op = column.op();
+    let path = &reader.path;
+    let mut stmt = reader
+        .conn
+        .prepare_cached(column.page_sql())
+        .ctx(op, path)?;
+    let mut rows = stmt
+        .query(params![fingerprint, after, VECTOR_BATCH as i64])
+        .ctx(op, path)?;
+    let mut page = Vec::new();
+    while let Some(row) = rows.next().ctx(op, path)? {
+        let id: i64 = row.get(0).ctx(op, path)?;
+        let blob: Vec<u8> = row.get(1).ctx(op, path)?;
+        let values = floats_from_blob(&blob).ok_or_else(|| {
+            StoreError::data(
+                op,
+                path,
+                format!("cold {id}: dense blob of {} bytes", blob.len()),
+            )
+        })?;
+        page.push((
+            id,
+            ColdVector {
                 id,
                 timestamp_ms: row.get(2).ctx(op, path)?,
                 source: row.get(3).ctx(op, path)?,
                 values,
-            });
-            n += 1;
-        }
-        if n < VECTOR_BATCH {
-            self.done = true;
-        }
-        Ok(())
+            },
+        ));
     }
+    Ok(page)
 }
 
 impl Iterator for ColdVectors<'_> {
     type Item = Result<ColdVector, StoreError>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        if self.batch.is_empty()
-            && !self.done
-            && let Err(e) = self.fill()
-        {
-            self.done = true;
-            self.batch.clear();
-            return Some(Err(e));
-        }
-        self.batch.pop_front().map(Ok)
+        let Self {
+            reader,
+            column,
+            fingerprint,
+            walk,
+        } = self;
+        walk.next_with(VECTOR_BATCH, |after| {
+            vector_page(reader, *column, fingerprint, after)
+        })
     }
 }
 

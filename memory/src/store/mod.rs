@@ -23,6 +23,7 @@ mod frames;
 mod group;
 mod integrity;
 mod journal;
+mod keyset;
 mod recover;
 mod redact;
 mod schema;

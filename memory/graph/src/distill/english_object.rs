@@ -4,6 +4,16 @@
 use super::clause::Clause;
 use super::noun_phrase::{NOT_A_START, STAND_INS, thing};
 
+/// A word as the word lists see it: lower case, without the punctuation around it, up to an
+/// apostrophe ("who's" ends an object as "who" does, "I'm" is "i", "it," is "it").
+fn word_key(word: &str) -> String {
+    word.trim_matches(|c: char| !c.is_alphanumeric())
+        .split('\'')
+        .next()
+        .unwrap_or_default()
+        .to_ascii_lowercase()
+}
+
 /// Words that end an English object: what follows them is no longer part of the name.
 const EN_BOUNDARIES: &[&str] = &[
     "and", "but", "because", "since", "now", "anymore", "any", "in", "on", "at", "with", "for",
@@ -64,12 +74,7 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
     let mut words = Vec::new();
     let mut after = all.len();
     for (i, &word) in all.iter().enumerate() {
-        // "who's" ends an object as "who" does.
-        let lw = word
-            .split('\'')
-            .next()
-            .unwrap_or_default()
-            .to_ascii_lowercase();
+        let lw = word_key(word);
         // "my new heels", "a brand-new bike": the thing is what follows.
         let article = i == 0 && matches!(lw.as_str(), "the" | "a" | "an" | "my");
         if words.is_empty() && (article || EN_LEADING_ADJECTIVES.contains(&lw.as_str())) {
@@ -79,7 +84,7 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
         let credential_field = lw == "in"
             && words
                 .last()
-                .is_some_and(|w: &&str| EN_CREDENTIALS.contains(&w.to_ascii_lowercase().as_str()));
+                .is_some_and(|w: &&str| EN_CREDENTIALS.contains(&word_key(w).as_str()));
         let boundary = EN_BOUNDARIES.contains(&lw.as_str())
             && !words.is_empty()
             && !credential_field
@@ -105,16 +110,12 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
 /// it", "I enjoy working on them": the liking is of that thing, which the words do not name,
 /// not of listening) or a part or amount of it ("I bought a few packs of it").
 fn about_something_unnamed(words: &[&str], rest: &[&str]) -> bool {
-    let lower = |w: &str| {
-        w.trim_matches(|c: char| !c.is_alphanumeric())
-            .to_ascii_lowercase()
-    };
-    let stand_in = |w: &str| STAND_INS.contains(&lower(w).as_str());
+    let stand_in = |w: &str| STAND_INS.contains(&word_key(w).as_str());
     let activity = matches!(words, [only] if only.len() > 4 && only.ends_with("ing"))
         && matches!(rest, [prep, pronoun, ..]
-            if EN_ACTIVITY_PREPOSITIONS.contains(&lower(prep).as_str()) && stand_in(pronoun));
-    let part_of =
-        words.last().is_some_and(|w| lower(w) == "of") && rest.first().is_some_and(|w| stand_in(w));
+            if EN_ACTIVITY_PREPOSITIONS.contains(&word_key(prep).as_str()) && stand_in(pronoun));
+    let part_of = words.last().is_some_and(|w| word_key(w) == "of")
+        && rest.first().is_some_and(|w| stand_in(w));
     activity || part_of
 }
 
@@ -161,13 +162,12 @@ pub(crate) fn english_object_before(clause: &Clause, at: usize) -> Option<String
         return None;
     }
     let words: Vec<&str> = before.split_whitespace().collect();
-    let lower = |w: &str| w.to_ascii_lowercase();
     let mut start = words.len();
     let opened = loop {
         if start == 0 || words.len() - start > EN_MAX_WORDS_BEFORE {
             break None;
         }
-        let word = lower(words[start - 1]);
+        let word = word_key(words[start - 1]);
         if EN_DETERMINERS.contains(&word.as_str()) || word.chars().all(|c| c.is_ascii_digit()) {
             break Some(start - 1);
         }
@@ -183,22 +183,22 @@ pub(crate) fn english_object_before(clause: &Clause, at: usize) -> Option<String
     let opened = opened?;
     // "for my peace lily, which I got": the speaker's own thing is what was got, whatever
     // precedes it.
-    let own = lower(words[opened]) == "my";
-    if !own && opened > 0 && EN_PLACE_PREPOSITIONS.contains(&lower(words[opened - 1]).as_str()) {
+    let own = word_key(words[opened]) == "my";
+    if !own && opened > 0 && EN_PLACE_PREPOSITIONS.contains(&word_key(words[opened - 1]).as_str()) {
         return None;
     }
     let name = &words[start..];
     if name.is_empty()
         || name
             .iter()
-            .any(|w| EN_BOUNDARIES.contains(&lower(w).as_str()))
+            .any(|w| EN_BOUNDARIES.contains(&word_key(w).as_str()))
     {
         return None;
     }
     let name: Vec<&str> = name
         .iter()
         .copied()
-        .skip_while(|w| EN_LEADING_ADJECTIVES.contains(&lower(w).as_str()))
+        .skip_while(|w| EN_LEADING_ADJECTIVES.contains(&word_key(w).as_str()))
         .collect();
     thing(&name)
 }
@@ -247,12 +247,7 @@ pub(crate) fn listed_after(clause: &Clause, at: usize) -> Vec<String> {
     let named = |words: &[&str]| -> Vec<String> {
         words
             .iter()
-            .map(|w| {
-                w.split('\'')
-                    .next()
-                    .unwrap_or_default()
-                    .to_ascii_lowercase()
-            })
+            .map(|w| word_key(w))
             .skip_while(|w| matches!(w.as_str(), "the" | "a" | "an" | "my"))
             .skip_while(|w| EN_LEADING_ADJECTIVES.contains(&w.as_str()))
             .collect()

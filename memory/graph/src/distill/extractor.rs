@@ -330,10 +330,11 @@ const EN_POSSESSIONS: &[&str] = &[
 /// "My car is a Toyota Corolla": the make or model of a thing the speaker owns, when the words
 /// name one (a capital or a digit: "my car is a mess" names none).
 fn model_of_a_possession(clause: &Clause) -> Option<String> {
-    EN_POSSESSIONS.iter().find_map(|kind| {
-        let phrase = format!("my {kind} is ");
-        let at = word_matches(&clause.lower, &phrase).next()?;
-        let (object, _) = english_object(clause, at + phrase.len())?;
+    word_matches(&clause.lower, "my ").find_map(|at| {
+        let rest = &clause.lower[at + "my ".len()..];
+        let kind = EN_POSSESSIONS.iter().find(|k| rest.starts_with(*k))?;
+        let after = rest[kind.len()..].strip_prefix(" is ")?;
+        let (object, _) = english_object(clause, clause.lower.len() - after.len())?;
         object
             .chars()
             .any(|c| c.is_uppercase() || c.is_ascii_digit())
