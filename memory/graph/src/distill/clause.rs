@@ -87,7 +87,41 @@ fn english_matching_form(text: &str) -> String {
             *slot = contracted;
         }
     }
+    got_to(&mut kept);
     kept.join(" ")
+}
+
+/// "I got to visit Munich" is "I visited Munich", "I got to take home a workbook" (and "I took
+/// home", "I brought home") is "I got a workbook": what the patterns are written for.
+fn got_to(words: &mut Vec<&str>) {
+    let is = |w: Option<&&str>, what: &str| w.is_some_and(|w| w.eq_ignore_ascii_case(what));
+    let mut i = 0;
+    while i < words.len() {
+        if !is(words.get(i), "i") {
+            i += 1;
+            continue;
+        }
+        let next = |k: usize| words.get(i + k);
+        let (take, with): (usize, &[&str]) = if is(next(1), "got") && is(next(2), "to") {
+            if is(next(3), "visit") {
+                (3, &["visited"])
+            } else if is(next(3), "go") && is(next(4), "to") {
+                (4, &["went", "to"])
+            } else if (is(next(3), "take") || is(next(3), "bring")) && is(next(4), "home") {
+                (4, &["got"])
+            } else {
+                (0, &[])
+            }
+        } else if (is(next(1), "took") || is(next(1), "brought")) && is(next(2), "home") {
+            (2, &["got"])
+        } else {
+            (0, &[])
+        };
+        if take > 0 {
+            words.splice(i + 1..=i + take, with.iter().copied());
+        }
+        i += 1;
+    }
 }
 
 /// The sentences of `text` (split at `. ! ? ;` and their full-width forms and at line

@@ -20,7 +20,8 @@ const EN_BOUNDARIES: &[&str] = &[
     "when", "where", "which", "who", "so", "then", "too", "also", "though", "although", "after",
     "before", "recently", "lately", "already", "again", "as", "from", "until", "while", "very",
     "a", "lot", "much", "these", "nowadays", "instead", "not", "that", "it", "i", "you", "they",
-    "we", "he", "she", "to", "if", "whether", "about", "is", "are", "was", "were",
+    "we", "he", "she", "to", "if", "whether", "about", "is", "are", "was", "were", "during",
+    "except",
 ];
 
 /// Words before a thing that tell when it was had or how the speaker found it, not what it
@@ -80,16 +81,40 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
         if words.is_empty() && (article || EN_LEADING_ADJECTIVES.contains(&lw.as_str())) {
             continue;
         }
+        let previous = words.last().map(|w: &&str| word_key(w));
         // "a degree in data science": the field is part of the credential's name.
         let credential_field = lw == "in"
-            && words
-                .last()
-                .is_some_and(|w: &&str| EN_CREDENTIALS.contains(&word_key(w).as_str()));
+            && previous
+                .as_deref()
+                .is_some_and(|w| EN_CREDENTIALS.contains(&w));
+        // "experimenting with different spices": an activity's thing is part of it, and so is
+        // the article after its preposition ("working on a quilt").
+        let activity = matches!(words.as_slice(), [first, ..] if gerund(first));
+        let activity_part = activity
+            && match previous.as_deref() {
+                Some(p) if gerund(p) => EN_ACTIVITY_OBJECTS.contains(&lw.as_str()),
+                // Not "sleeping in a bit later": "a bit", "a little", "a lot" say how much.
+                Some(p) => {
+                    EN_ACTIVITY_OBJECTS.contains(&p)
+                        && matches!(lw.as_str(), "a" | "an" | "the")
+                        && all.get(i + 1).is_none_or(|next| {
+                            !matches!(word_key(next).as_str(), "bit" | "little" | "lot")
+                        })
+                }
+                None => false,
+            }
+            && all
+                .get(i + 1)
+                .is_some_and(|next| !STAND_INS.contains(&word_key(next).as_str()));
         let boundary = EN_BOUNDARIES.contains(&lw.as_str())
             && !words.is_empty()
             && !credential_field
+            && !activity_part
             && !roman_one_in_a_name(&words, word, all.get(i + 1).copied());
-        if boundary || words.len() == EN_MAX_WORDS {
+        if boundary
+            || words.len() == EN_MAX_WORDS
+            || reduced_relative(&words, &lw, all.get(i + 1).copied())
+        {
             after = i;
             break;
         }
@@ -106,6 +131,78 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
         .then_some((object, anymore))
 }
 
+/// Words after which a liked pair ("gin and honey") has ended: the clause goes on.
+const EN_PAIR_ENDS: &[&str] = &[
+    "lately",
+    "recently",
+    "too",
+    "especially",
+    "so",
+    "but",
+    "because",
+    "since",
+    "as",
+    "now",
+    "though",
+    "also",
+    "which",
+];
+
+/// The things a liking starting at `at` names: its object, and a second thing joined to it by
+/// "and" — liked as well ("hiking and jazz": two likings), or, when the first is an activity
+/// or a combination, part of the one thing liked ("experimenting with different seasonings
+/// and spices", "the combination of gin and honey"). The second must be a name of at most two
+/// words after which the clause ends or moves on, not an activity of its own ("trying
+/// different beers and enjoying the foliage") nor a clause ("jazz and want to learn"). Also
+/// whether the clause says "anymore" after it.
+pub(crate) fn english_liked_objects(clause: &Clause, at: usize) -> Option<(Vec<String>, bool)> {
+    let (object, anymore) = english_object(clause, at)?;
+    let rest = clause.text.get(at..)?;
+    let Some(end) = rest.find(object.as_str()).map(|e| e + object.len()) else {
+        return Some((vec![object], anymore));
+    };
+    let second = || -> Option<String> {
+        let second_at = at + end + rest[end..].strip_prefix(" and ").map(|_| " and ".len())?;
+        let next = clause.text.get(second_at..)?.split_whitespace().next()?;
+        let key = word_key(next);
+        if gerund(next)
+            || matches!(key.as_str(), "the" | "a" | "an" | "my")
+            || NOT_A_START.contains(&key.as_str())
+            || EN_BOUNDARIES.contains(&key.as_str())
+            || EN_AUXILIARIES.contains(&key.as_str())
+        {
+            return None;
+        }
+        let (second, _) = english_object(clause, second_at)?;
+        let tail = clause.text.get(second_at..)?;
+        let after = &tail[tail.find(second.as_str())? + second.len()..];
+        let ends = after.trim_start().is_empty()
+            || after.starts_with(|c: char| !c.is_alphanumeric() && c != ' ')
+            || after
+                .split_whitespace()
+                .next()
+                .is_some_and(|w| EN_PAIR_ENDS.contains(&word_key(w).as_str()));
+        (second.split_whitespace().count() <= 2 && ends).then_some(second)
+    };
+    let Some(second) = second() else {
+        return Some((vec![object], anymore));
+    };
+    // "the combination of gin": the object was named after a facet's "of".
+    // An activity with its thing ("experimenting with different seasonings"), not a bare
+    // one ("hiking"), and "the combination of gin": named after a facet's "of".
+    let activity = object.split_whitespace().count() > 1
+        && object.split_whitespace().next().is_some_and(gerund);
+    let one_thing = activity
+        || rest[..end - object.len()]
+            .to_ascii_lowercase()
+            .contains(" of ");
+    Some(if one_thing {
+        (vec![format!("{object} and {second}")], anymore)
+    } else {
+        (vec![object, second], anymore)
+    })
+}
+
 /// Whether the object is about something named elsewhere: an activity ("I love listening to
 /// it", "I enjoy working on them": the liking is of that thing, which the words do not name,
 /// not of listening) or a part or amount of it ("I bought a few packs of it").
@@ -119,8 +216,37 @@ fn about_something_unnamed(words: &[&str], rest: &[&str]) -> bool {
     activity || part_of
 }
 
+/// Whether `word` reads as a gerund or participle ("experimenting", "going"), not a short
+/// noun ending the same way ("ring", "king").
+fn gerund(word: &str) -> bool {
+    let word = word_key(word);
+    word.len() > 4 && word.ends_with("ing")
+}
+
+/// Particles and prepositions after which a participle is a clause of its own.
+const EN_PARTICLES: &[&str] = &[
+    "on", "around", "in", "at", "up", "out", "off", "about", "by", "for", "over",
+];
+
+/// Whether the participle `word` starts a reduced relative clause after the thing ("a lot
+/// of projects going on", "materials lying around"): after a plural noun and before a
+/// particle or the end, where a modifier ("running shoes", "a fishing rod") is followed by
+/// its noun.
+fn reduced_relative(words: &[&str], word: &str, next: Option<&str>) -> bool {
+    let after_plural = words.last().is_some_and(|w| {
+        let w = word_key(w);
+        w.len() > 2 && w.ends_with('s') && !w.ends_with("ss")
+    });
+    after_plural
+        && gerund(word)
+        && next.is_none_or(|n| EN_PARTICLES.contains(&word_key(n).as_str()))
+}
+
 /// Prepositions an activity takes its thing with ("listening to", "working on").
 const EN_ACTIVITY_PREPOSITIONS: &[&str] = &["to", "at", "with", "about", "on", "for", "in"];
+/// Of those, the ones whose object is what the activity is of ("listening to jazz",
+/// "experimenting with spices"), not where or when it happens ("hiking in the mountains").
+const EN_ACTIVITY_OBJECTS: &[&str] = &["to", "with", "about", "on", "for"];
 
 /// Whether `word` is the numeral "I" of a model's name ("my Fender Mustang I V2", "a Canon
 /// EOS R I"), not the speaker: written as a capital, right after a capitalised word of the
@@ -144,6 +270,8 @@ const EN_DETERMINERS: &[&str] = &[
 const EN_PLACE_PREPOSITIONS: &[&str] = &[
     "from", "at", "with", "by", "in", "on", "to", "for", "into", "about", "near",
 ];
+/// Forms of "be" before a participle that is the verb of a clause ("been using").
+const EN_BE_FORMS: &[&str] = &["been", "am", "is", "are", "was", "were", "i'm", "be"];
 /// Most words in the name of a thing before its relative clause.
 const EN_MAX_WORDS_BEFORE: usize = 5;
 
@@ -168,7 +296,22 @@ pub(crate) fn english_object_before(clause: &Clause, at: usize) -> Option<String
             break None;
         }
         let word = word_key(words[start - 1]);
-        if EN_DETERMINERS.contains(&word.as_str()) || word.chars().all(|c| c.is_ascii_digit()) {
+        let named_so_far = start < words.len();
+        // "my power bank, Anker PowerCore 20000, which I bought": a capitalised name after a
+        // comma is the thing, named a second time.
+        let appositive = named_so_far
+            && words[start - 1].ends_with(',')
+            && words[start].starts_with(|c: char| c.is_uppercase());
+        // "I've been using reusable containers I got": a participle after "been" opens the
+        // bare name that follows it.
+        let after_verb = named_so_far
+            && gerund(&word)
+            && start >= 2
+            && EN_BE_FORMS.contains(&word_key(words[start - 2]).as_str());
+        // A number opens a name ("20 of the 50 coffee pods") unless it ends one ("Anker
+        // PowerCore 20000").
+        let number = named_so_far && word.chars().all(|c| c.is_ascii_digit());
+        if EN_DETERMINERS.contains(&word.as_str()) || number || appositive || after_verb {
             break Some(start - 1);
         }
         if !word

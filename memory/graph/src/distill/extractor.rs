@@ -9,7 +9,7 @@
 
 use super::clause::{Clause, chinese_object, hypothetical_before, word_matches};
 use super::english_object::{english_object, english_object_before, listed_after};
-use super::noun_phrase::not_a_possession;
+use super::noun_phrase::{EN_NUMBERS, not_a_possession};
 use super::rules::USER;
 use crate::{EventSpec, Fact, FactMode, Statement};
 use hearth_memory::ResolvedDate;
@@ -121,6 +121,12 @@ pub(crate) const EN_KIN: &[&str] = &[
     "roommate",
     "girlfriend",
     "boyfriend",
+    "coworker",
+    "co-worker",
+    "niece",
+    "nephew",
+    "grandma",
+    "grandpa",
 ];
 /// Chinese kin words and the predicate they are stored under.
 const ZH_KIN: &[(&str, &str)] = &[
@@ -184,12 +190,12 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
             None => Vec::new(),
         };
         for object in things {
-            if !(possession && not_a_possession(&object)) {
+            if !(possession && not_a_possession(&object)) && names_an_origin(v, &object) {
                 add(&mut statement, clause, said_ms, v, speaker(), object);
             }
         }
     }
-    if let Some(at) = named_thing_had(clause) {
+    if let Some(at) = thing_had_without_article(clause) {
         let has = verb("", "has", "concept", false);
         let named = english_object(clause, at).map(|(object, _)| object);
         for object in named.into_iter().chain(listed_after(clause, at)) {
@@ -212,7 +218,9 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
         let Some((object, _)) = english_object(clause, at + v.phrase.len()) else {
             continue;
         };
-        add(&mut statement, clause, said_ms, v, subject, object);
+        if names_an_origin(v, &object) {
+            add(&mut statement, clause, said_ms, v, subject, object);
+        }
     }
     for v in ZH_VERBS {
         let Some(at) = clause.text.find(v.phrase) else {
@@ -307,6 +315,12 @@ fn add(
     }
 }
 
+/// Whether `object` can be where someone is from under `v`: an English origin is a name ("I'm
+/// from Arcadia"); "I come from a family with 3 sisters" or "from a small town" names none.
+fn names_an_origin(v: &Verb, object: &str) -> bool {
+    v.predicate != "from" || object.starts_with(|c: char| c.is_uppercase())
+}
+
 /// Things one owns whose make or model a sentence may name ("my car is a 2018 Honda Civic").
 const EN_POSSESSIONS: &[&str] = &[
     "car",
@@ -348,17 +362,22 @@ fn for_someone_else(after: &str) -> bool {
     let words: Vec<&str> = after
         .split(|c: char| !c.is_alphanumeric() && c != '\'')
         .filter(|w| !w.is_empty())
-        .take(4)
+        .take(8)
         .collect();
-    // "I got her some flowers": given, in the order of a double object.
-    if matches!(words.first(), Some(&("her" | "him" | "them" | "us")) if words.len() > 1) {
-        return true;
+    // "I got her some flowers": given, in the order of a double object; "the album I got
+    // her": given, what was given named before.
+    match words.as_slice() {
+        [her, _, ..] if matches!(*her, "her" | "him" | "them" | "us") => return true,
+        [her] if matches!(*her, "her" | "him") => return true,
+        _ => {}
     }
     let Some(at) = words.iter().position(|w| *w == "for") else {
         return false;
     };
     match words.get(at + 1..) {
-        Some([him, ..]) if matches!(*him, "her" | "him" | "them") => true,
+        // A pronoun far from the verb may be a pet's ("a new dog bed for him"): only a
+        // receiver right after the thing counts.
+        Some([him, ..]) if matches!(*him, "her" | "him" | "them") => at < 4,
         Some(["my", kin, ..]) => {
             let kin = kin.strip_suffix("'s").unwrap_or(kin);
             EN_KIN.contains(&kin)
@@ -368,14 +387,19 @@ fn for_someone_else(after: &str) -> bool {
 }
 
 /// Where "I have HBO Max", "I have Spotify Premium" names a thing had under its own name,
-/// without an article (a capital after "I have"; "I have to", "I have been" and "I have some"
-/// are no name): the byte its name starts at.
-fn named_thing_had(clause: &Clause) -> Option<usize> {
+/// or "I have 12 rare figurines", "I have two cats" counts things had, without an article (a
+/// capital or a number after "I have"; "I have to", "I have been" and "I have some" are
+/// neither): the byte the name or count starts at.
+fn thing_had_without_article(clause: &Clause) -> Option<usize> {
     let phrase = "i have ";
     let at = word_matches(&clause.lower, phrase).next()? + phrase.len();
     let next = clause.text.get(at..)?.split_whitespace().next()?;
-    if !next.starts_with(|c: char| c.is_ascii_uppercase()) || next == "I" || next.starts_with("I'")
-    {
+    let named = next.starts_with(|c: char| c.is_ascii_uppercase())
+        && next != "I"
+        && !next.starts_with("I'");
+    let counted = next.chars().all(|c| c.is_ascii_digit())
+        || EN_NUMBERS.contains(&next.to_ascii_lowercase().as_str());
+    if !named && !counted {
         return None;
     }
     (!hypothetical_before(clause, at - phrase.len(), phrase)).then_some(at)
@@ -738,6 +762,66 @@ mod tests {
             ),
         ] {
             assert_eq!(triples(text), vec![t("user", predicate, object)], "{text}");
+        }
+    }
+
+    /// What a sixth batch of real talk showed, each as a rule of English.
+    #[test]
+    fn counts_bare_names_gifts_and_mishaps() {
+        for (text, predicate, object) in [
+            (
+                "Yeah, I have 12 rare figurines in my collection",
+                "has",
+                "rare figurines",
+            ),
+            ("I have two cats", "has", "cats"),
+            (
+                "I have a total of 37 coins in that collection",
+                "has",
+                "coins",
+            ),
+            (
+                "I have a lot of old magazines lying around",
+                "has",
+                "old magazines",
+            ),
+            (
+                "I've been using reusable containers I got from my last online order",
+                "owns",
+                "reusable containers",
+            ),
+            (
+                "I was planning to bring my portable power bank, Anker PowerCore 20000, which I bought from Amazon",
+                "owns",
+                "Anker PowerCore 20000",
+            ),
+            (
+                "I got to take home a workbook with exercises",
+                "owns",
+                "workbook",
+            ),
+            (
+                "I'm so glad I got to visit Munich during that trip",
+                "visited",
+                "Munich",
+            ),
+            // A pronoun far from the verb may be a pet's: the thing stays the speaker's.
+            ("I got a new dog bed for him", "owns", "dog bed"),
+        ] {
+            assert_eq!(triples(text), vec![t("user", predicate, object)], "{text}");
+        }
+        for text in [
+            "I come from a family with 3 sisters",
+            "I got a flat tire on my way to work",
+            "I have a lot of projects going on at the same time",
+            "she loved the personalized photo album I got her",
+            "Last month, I bought a birthday present for my sister",
+            "I got a 50-pound batch, and I'm tracking my expenses",
+            "I think I have a good starting point now",
+            "I have some points accumulated at the store",
+            "the 2 that I bought",
+        ] {
+            assert_eq!(triples(text), vec![], "{text}");
         }
     }
 }

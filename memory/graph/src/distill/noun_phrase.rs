@@ -80,6 +80,20 @@ pub(crate) const NOT_A_START: &[&str] = &[
     "back",
     "earlier",
     "as",
+    // A choice among the options talked about ("I like the larger 1 TB SSD"), not a thing.
+    "larger",
+    "smaller",
+    "bigger",
+    "cheaper",
+    "pricier",
+    "lighter",
+    "heavier",
+    "faster",
+    "slower",
+    "simpler",
+    "other",
+    "former",
+    "latter",
     "nothing",
     "something",
     "anything",
@@ -106,13 +120,28 @@ const QUANTITIES: &[&[&str]] = &[
     &["ton", "of"],
     &["tons", "of"],
     &["handful", "of"],
+    &["total", "of"],
+    &["batch", "of"],
     &["few"],
     &["some"],
     &["several"],
     &["many"],
 ];
 
-/// Facets of a thing: "the flavor of caramelized onions" is caramelized onions.
+/// Numbers written as words, a count before the thing ("I have two cats").
+pub(crate) const EN_NUMBERS: &[&str] = &[
+    "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve",
+    "dozens", "hundreds",
+];
+
+/// Quantities that, as the last word, leave the thing unnamed ("a 50-pound batch").
+const UNNAMED_AMOUNTS: &[&str] = &[
+    "batch", "bunch", "lot", "lots", "handful", "ton", "tons", "bit", "plenty", "total", "few",
+    "couple",
+];
+
+/// Facets of a thing: "the flavor of caramelized onions" is caramelized onions, "the weekly
+/// issues of The New Yorker" The New Yorker.
 const FACETS: &[&str] = &[
     "flavor",
     "flavour",
@@ -123,6 +152,8 @@ const FACETS: &[&str] = &[
     "texture",
     "combination",
     "mix",
+    "issue",
+    "issues",
 ];
 
 /// Nouns of the conversation itself, not of the speaker's life: liking an idea, a suggestion
@@ -159,6 +190,8 @@ const CONVERSATION_NOUNS: &[&str] = &[
     "plans",
     "fact",
     "feedback",
+    "point",
+    "points",
 ];
 
 /// Words that cannot end the name of a thing: a cut-off phrase ends in them ("lot of movies
@@ -198,7 +231,8 @@ pub(crate) fn thing(words: &[&str]) -> Option<String> {
         {
             start += q.len();
         } else if rest.len() > 1
-            && rest[0].chars().all(|c| c.is_ascii_digit() || c == '-')
+            && (rest[0].chars().all(|c| c.is_ascii_digit() || c == '-')
+                || EN_NUMBERS.contains(&rest[0].as_str()))
             && !model_year(&words[start..])
         {
             start += 1;
@@ -216,8 +250,14 @@ pub(crate) fn thing(words: &[&str]) -> Option<String> {
     if start == end || NOT_A_START.contains(&lower[start].as_str()) {
         return None;
     }
-    // A quantity alone ("I have a few", "a lot on my plate") names nothing.
-    if end - start == 1 && QUANTITIES.iter().any(|q| q[0] == lower[start]) {
+    // "the 2 that I bought": a number alone counts what is named elsewhere.
+    if end - start == 1 && lower[start].chars().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    // A quantity alone ("I have a few", "a lot on my plate", "a 50-pound batch") names nothing.
+    if (end - start == 1 && QUANTITIES.iter().any(|q| q[0] == lower[start]))
+        || UNNAMED_AMOUNTS.contains(&lower[end - 1].as_str())
+    {
         return None;
     }
     // The head of "the flavor of X" is `flavor`; of "good idea" `idea`.
@@ -231,8 +271,13 @@ pub(crate) fn thing(words: &[&str]) -> Option<String> {
         return None;
     }
     if FACETS.contains(&lower[head].as_str()) {
-        // A facet alone ("the flavor it adds") names nothing.
-        return thing(&words[start + of? + 1..end]);
+        // A facet alone ("the flavor it adds") names nothing; the article of what it is of
+        // goes as the object's own does.
+        let of_what = &words[start + of? + 1..end];
+        let article = of_what
+            .first()
+            .is_some_and(|w| matches!(w.to_ascii_lowercase().as_str(), "the" | "a" | "an"));
+        return thing(&of_what[usize::from(article)..]);
     }
     Some(words[start..end].join(" "))
 }
@@ -266,6 +311,13 @@ const APPOINTMENTS: &[&str] = &[
     "flight",
     "routine",
     "schedule",
+    "project",
+    "projects",
+    "task",
+    "tasks",
+    "assignment",
+    "assignments",
+    "homework",
     "weekend",
     "week",
     "day",
@@ -301,6 +353,30 @@ const NOT_OWNED: &[&str] = &[
     "result",
     "news",
     "rid",
+    "coupon",
+    "coupons",
+    "voucher",
+    "groceries",
+    "minutes",
+    "hours",
+    "days",
+    "weeks",
+    "months",
+    "years",
+];
+
+/// What one gets that befalls one, said whole: "I got a flat tire", "I got a cold".
+const MISHAPS: &[&str] = &[
+    "flat tire",
+    "flat tyre",
+    "flat",
+    "cold",
+    "flu",
+    "fever",
+    "headache",
+    "sunburn",
+    "speeding ticket",
+    "parking ticket",
 ];
 
 /// Words that, alone after "got", say what became of the speaker or a thing, not what they
@@ -331,6 +407,7 @@ pub(crate) fn not_a_possession(object: &str) -> bool {
         .is_some_and(|whose| EN_KIN.contains(&whose));
     state
         || someone_elses
+        || MISHAPS.contains(&words.join(" ").as_str())
         || words.iter().any(|w| {
             let w = w.as_str();
             APPOINTMENTS.contains(&w) || NOT_OWNED.contains(&w) || ENGLISH_WEEKDAYS.contains(&w)

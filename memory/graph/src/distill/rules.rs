@@ -4,7 +4,7 @@
 //! "I no longer…", "actually…".
 
 use super::clause::{Clause, chinese_object, hypothetical_before, word_matches};
-use super::english_object::english_object;
+use super::english_object::{english_liked_objects, english_object};
 use super::noun_phrase::a_kind_of_place;
 use crate::{EventSpec, Fact, FactMode, Statement};
 use hearth_memory::ResolvedDate;
@@ -229,7 +229,8 @@ const CHINESE: &[Rule] = &[
     rule("我喜欢", "likes", Holds, "concept"),
 ];
 
-/// What the fixed rules find in `clause`: at most one fact (and its event) per rule family.
+/// What the fixed rules find in `clause`: the first match of each rule family (one fact and
+/// its event; two likings for "I like hiking and jazz").
 pub(crate) fn rule_statement(clause: &Clause, said_ms: i64) -> Statement {
     let mut statement = Statement {
         sentence: clause.sentence.clone(),
@@ -250,7 +251,8 @@ pub(crate) fn rule_statement(clause: &Clause, said_ms: i64) -> Statement {
 
 struct Found<'r> {
     rule: &'r Rule,
-    object: String,
+    /// What the rule's verb is said of: one thing, or two liked ("I like hiking and jazz").
+    objects: Vec<String>,
     anymore: bool,
 }
 
@@ -262,20 +264,25 @@ fn first_match<'r>(clause: &Clause, rules: &'r [Rule]) -> Option<Found<'r>> {
                 if hypothetical_before(clause, at, rule.prefix) {
                     return None;
                 }
-                let (object, anymore) = english_object(clause, start)?;
-                if rule.predicate == "lives_in" && a_kind_of_place(&object) {
+                let (objects, anymore) = if matches!(rule.predicate, "likes" | "dislikes") {
+                    english_liked_objects(clause, start)?
+                } else {
+                    let (object, anymore) = english_object(clause, start)?;
+                    (vec![object], anymore)
+                };
+                if rule.predicate == "lives_in" && objects.iter().any(|o| a_kind_of_place(o)) {
                     return None;
                 }
                 Some(Found {
                     rule,
-                    object,
+                    objects,
                     anymore,
                 })
             } else {
                 let object = chinese_object(clause, start, rule.until)?;
                 Some(Found {
                     rule,
-                    object,
+                    objects: vec![object],
                     anymore: false,
                 })
             }
@@ -286,7 +293,7 @@ fn first_match<'r>(clause: &Clause, rules: &'r [Rule]) -> Option<Found<'r>> {
 fn push(statement: &mut Statement, clause: &Clause, said_ms: i64, found: Found<'_>) {
     let Found {
         rule,
-        object,
+        objects,
         anymore,
     } = found;
     // "I don't like X anymore" ends a liking rather than stating a dislike.
@@ -299,10 +306,13 @@ fn push(statement: &mut Statement, clause: &Clause, said_ms: i64, found: Found<'
     } else {
         mode
     };
-    statement
-        .facts
-        .push(user_fact(predicate, &object, rule.kind, mode, clause));
-    if let Some(verb) = rule.event {
+    for object in objects {
+        statement
+            .facts
+            .push(user_fact(predicate, &object, rule.kind, mode, clause));
+        let Some(verb) = rule.event else {
+            continue;
+        };
         let what = if verb.is_ascii() {
             format!("{verb} {object}")
         } else {
@@ -448,9 +458,9 @@ mod tests {
             Holds,
         );
         one(
-            "I'm loving the weekly issues",
+            "I'm loving the weekly issues of The New Yorker",
             "likes",
-            "weekly issues",
+            "New Yorker",
             Holds,
         );
         one("I actually really love sushi", "likes", "sushi", Holds);
@@ -481,13 +491,52 @@ mod tests {
         assert_eq!(facts("I live in a small town"), vec![]);
         assert_eq!(facts("I love listening to it on my turntable"), vec![]);
         one("I live in Mexico City", "lives_in", "Mexico City", Holds);
-        one("I love listening to jazz", "likes", "listening", Holds);
+        // The activity with what it is of: its place stays out.
+        one(
+            "I love listening to jazz",
+            "likes",
+            "listening to jazz",
+            Holds,
+        );
+        one("I like hiking in the mountains", "likes", "hiking", Holds);
+        one(
+            "I love experimenting with different seasonings and spices",
+            "likes",
+            "experimenting with different seasonings and spices",
+            Holds,
+        );
         one(
             "What I love most about Porto is the light",
             "likes",
             "Porto",
             Holds,
         );
+    }
+
+    #[test]
+    fn two_things_liked_are_two_likings_unless_liked_as_one() {
+        assert_eq!(
+            facts("I like hiking and jazz"),
+            vec![
+                ("likes".to_owned(), "hiking".to_owned(), Holds),
+                ("likes".to_owned(), "jazz".to_owned(), Holds)
+            ]
+        );
+        one(
+            "I love the combination of gin and honey",
+            "likes",
+            "gin and honey",
+            Holds,
+        );
+        // An activity of its own, a clause, or a choice among options talked about.
+        one(
+            "I love trying different beers and enjoying the fall foliage",
+            "likes",
+            "trying different beers",
+            Holds,
+        );
+        one("I like jazz and want to learn it", "likes", "jazz", Holds);
+        assert_eq!(facts("I like the larger 1 TB SSD"), vec![]);
     }
 
     #[test]
