@@ -187,7 +187,6 @@ pub(crate) fn english_liked_objects(clause: &Clause, at: usize) -> Option<(Vec<S
     let Some(second) = second() else {
         return Some((vec![object], anymore));
     };
-    // "the combination of gin": the object was named after a facet's "of".
     // An activity with its thing ("experimenting with different seasonings"), not a bare
     // one ("hiking"), and "the combination of gin": named after a facet's "of".
     let activity = object.split_whitespace().count() > 1
