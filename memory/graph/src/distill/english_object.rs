@@ -2,6 +2,7 @@
 //! and…"), or before it in a relative clause ("the Air Fryer I got yesterday").
 
 use super::clause::Clause;
+use super::extractor::EN_KIN;
 use super::noun_phrase::{NOT_A_START, STAND_INS, thing};
 
 /// A word as the word lists see it: lower case, without the punctuation around it, up to an
@@ -15,7 +16,7 @@ fn word_key(word: &str) -> String {
 }
 
 /// Words that end an English object: what follows them is no longer part of the name.
-const EN_BOUNDARIES: &[&str] = &[
+pub(crate) const EN_BOUNDARIES: &[&str] = &[
     "and", "but", "because", "since", "now", "anymore", "any", "in", "on", "at", "with", "for",
     "when", "where", "which", "who", "so", "then", "too", "also", "though", "although", "after",
     "before", "recently", "lately", "already", "again", "as", "from", "until", "while", "very",
@@ -121,7 +122,9 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
         words.push(word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '\''));
     }
     let words: Vec<&str> = words.into_iter().filter(|w| !w.is_empty()).collect();
-    if about_something_unnamed(&words, &all[after..]) {
+    // "the exercises you suggested": the conversation's own, not the speaker's.
+    let the_assistants = all.get(after).is_some_and(|w| word_key(w) == "you");
+    if the_assistants || about_something_unnamed(&words, &all[after..]) {
         return None;
     }
     let object = thing(&words)?;
@@ -281,7 +284,8 @@ const EN_MAX_WORDS_BEFORE: usize = 5;
 pub(crate) fn english_object_before(clause: &Clause, at: usize) -> Option<String> {
     let before = clause.text.get(..at)?.trim_end();
     let before = before
-        .strip_suffix(" that")
+        .strip_suffix(", that")
+        .or_else(|| before.strip_suffix(" that"))
         .or_else(|| before.strip_suffix(", which"))
         .or_else(|| before.strip_suffix(" which"))
         .unwrap_or(before);
@@ -343,6 +347,29 @@ pub(crate) fn english_object_before(clause: &Clause, at: usize) -> Option<String
         .skip_while(|w| EN_LEADING_ADJECTIVES.contains(&word_key(w).as_str()))
         .collect();
     thing(&name)
+}
+
+/// What "it" or "them" right after the verb at byte `after` stands for: the speaker's own
+/// thing named earlier in the sentence ("wearing my Fitbit Versa 3 non-stop since I got it",
+/// "speaking of my new binoculars, I got them three weeks ago"), the nearest one whose number
+/// agrees with the pronoun. `verb_at` is where the verb's clause starts.
+pub(crate) fn english_antecedent(clause: &Clause, verb_at: usize, after: usize) -> Option<String> {
+    let pronoun = clause.lower.get(after..)?.split_whitespace().next()?;
+    let plural = match pronoun.trim_end_matches(|c: char| !c.is_alphanumeric()) {
+        "it" => false,
+        "them" => true,
+        _ => return None,
+    };
+    let before = clause.lower.get(..verb_at)?;
+    before
+        .rmatch_indices("my ")
+        .filter(|&(at, _)| at == 0 || before[..at].ends_with(' '))
+        .find_map(|(at, _)| {
+            let (object, _) = english_object(clause, at)?;
+            let head = word_key(object.split_whitespace().last()?);
+            let agrees = (head.ends_with('s') && !head.ends_with("ss")) == plural;
+            (agrees && !EN_KIN.contains(&head.as_str())).then_some(object)
+        })
 }
 
 /// Modal and auxiliary verbs: an item opening with one is a clause ("and can earn 1%

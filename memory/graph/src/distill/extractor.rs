@@ -8,8 +8,10 @@
 //! labelled set are measured in the crate's tests, next to the rules alone.
 
 use super::clause::{Clause, chinese_object, hypothetical_before, word_matches};
-use super::english_object::{english_object, english_object_before, listed_after};
-use super::noun_phrase::{EN_NUMBERS, not_a_possession};
+use super::english_object::{
+    EN_BOUNDARIES, english_antecedent, english_object, english_object_before, listed_after,
+};
+use super::noun_phrase::{EN_NUMBERS, NOT_A_START, not_a_possession};
 use super::rules::USER;
 use crate::{EventSpec, Fact, FactMode, Statement};
 use hearth_memory::ResolvedDate;
@@ -164,8 +166,9 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
         ..Statement::default()
     };
     // A verb ending its clause ("my lens that I got [a month ago]", the time phrase taken out)
-    // still matches a pattern written with the space that follows it.
-    let padded = format!("{} ", clause.lower);
+    // or followed by a comma ("the toaster oven I got, it's…") still matches a pattern written
+    // with the space that follows it; a comma for a space keeps every byte offset.
+    let padded = format!("{} ", clause.lower.replace(',', " "));
     for v in EN_FIRST_PERSON {
         let possession = matches!(v.predicate, "has" | "owns");
         let Some(at) = word_matches(&padded, v.phrase).next() else {
@@ -184,9 +187,10 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
                 .chain(listed_after(clause, after))
                 .collect(),
             Some((object, _)) => vec![object],
-            None if v.predicate == "owns" => {
-                english_object_before(clause, at).into_iter().collect()
-            }
+            None if v.predicate == "owns" => english_object_before(clause, at)
+                .or_else(|| english_antecedent(clause, at, after))
+                .into_iter()
+                .collect(),
             None => Vec::new(),
         };
         for object in things {
@@ -207,6 +211,10 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
     if let Some(object) = model_of_a_possession(clause) {
         let owns = verb("", "owns", "concept", false);
         add(&mut statement, clause, said_ms, &owns, speaker(), object);
+    }
+    if let Some(object) = favourite(clause) {
+        let likes = verb("", "likes", "concept", false);
+        add(&mut statement, clause, said_ms, &likes, speaker(), object);
     }
     for v in EN_VERBS {
         let Some(at) = clause.lower.find(v.phrase) else {
@@ -356,6 +364,26 @@ fn model_of_a_possession(clause: &Clause) -> Option<String> {
     })
 }
 
+/// Most words naming the kind of a favourite ("my favorite [thing to do] is").
+const EN_FAVOURITE_KIND_WORDS: usize = 3;
+
+/// "Currently, my favourite is Kansas City Masterpiece BBQ sauce", "one of my favorite authors
+/// is Dan Harris": what the speaker names as a favourite is liked.
+fn favourite(clause: &Clause) -> Option<String> {
+    ["my favorite ", "my favourite "].iter().find_map(|phrase| {
+        word_matches(&clause.lower, phrase).find_map(|at| {
+            let start = at + phrase.len();
+            let words: Vec<&str> = clause.lower[start..]
+                .split(' ')
+                .take(EN_FAVOURITE_KIND_WORDS + 1)
+                .collect();
+            let is = words.iter().position(|w| matches!(*w, "is" | "are"))?;
+            let offset: usize = words[..=is].iter().map(|w| w.len() + 1).sum();
+            english_object(clause, start + offset).map(|(object, _)| object)
+        })
+    })
+}
+
 /// Whether what follows "I got" / "I bought" says it was for someone else ("that I got for my
 /// sister's birthday", "I bought for her", "I got her some flowers"): a gift is its receiver's.
 fn for_someone_else(after: &str) -> bool {
@@ -366,8 +394,14 @@ fn for_someone_else(after: &str) -> bool {
         .collect();
     // "I got her some flowers": given, in the order of a double object; "the album I got
     // her": given, what was given named before.
+    // Not "I got them after months of waiting", "I got them exactly…": the word after the
+    // pronoun must open a thing given.
+    let opens_a_thing =
+        |w: &str| !EN_BOUNDARIES.contains(&w) && !NOT_A_START.contains(&w) && !w.ends_with("ly");
     match words.as_slice() {
-        [her, _, ..] if matches!(*her, "her" | "him" | "them" | "us") => return true,
+        [her, next, ..] if matches!(*her, "her" | "him" | "them" | "us") && opens_a_thing(next) => {
+            return true;
+        }
         [her] if matches!(*her, "her" | "him") => return true,
         _ => {}
     }
@@ -765,10 +799,24 @@ mod tests {
         }
     }
 
+    /// Asserts that each text states exactly its one fact about the speaker.
+    fn each_states_one_fact(cases: &[(&str, &str, &str)]) {
+        for (text, predicate, object) in cases {
+            assert_eq!(triples(text), vec![t("user", predicate, object)], "{text}");
+        }
+    }
+
+    /// Asserts that no text states anything.
+    fn each_states_nothing(texts: &[&str]) {
+        for text in texts {
+            assert_eq!(triples(text), vec![], "{text}");
+        }
+    }
+
     /// What a sixth batch of real talk showed, each as a rule of English.
     #[test]
     fn counts_bare_names_gifts_and_mishaps() {
-        for (text, predicate, object) in [
+        each_states_one_fact(&[
             (
                 "Yeah, I have 12 rare figurines in my collection",
                 "has",
@@ -807,10 +855,8 @@ mod tests {
             ),
             // A pronoun far from the verb may be a pet's: the thing stays the speaker's.
             ("I got a new dog bed for him", "owns", "dog bed"),
-        ] {
-            assert_eq!(triples(text), vec![t("user", predicate, object)], "{text}");
-        }
-        for text in [
+        ]);
+        each_states_nothing(&[
             "I come from a family with 3 sisters",
             "I got a flat tire on my way to work",
             "I have a lot of projects going on at the same time",
@@ -820,8 +866,52 @@ mod tests {
             "I think I have a good starting point now",
             "I have some points accumulated at the store",
             "the 2 that I bought",
-        ] {
-            assert_eq!(triples(text), vec![], "{text}");
-        }
+        ]);
+    }
+
+    /// What a seventh batch of real talk showed, each as a rule of English.
+    #[test]
+    fn antecedents_favourites_and_the_assistants_things() {
+        each_states_one_fact(&[
+            (
+                "I'm loving the new toaster oven I got, it's so convenient",
+                "owns",
+                "toaster oven",
+            ),
+            (
+                "I've been wearing my Fitbit Versa 3 non-stop since I got it three weeks ago",
+                "owns",
+                "Fitbit Versa 3",
+            ),
+            (
+                "Speaking of my new binoculars, I remember that I got them after months of waiting",
+                "owns",
+                "binoculars",
+            ),
+            (
+                "One of my favorite authors is Dan Harris, who wrote a book",
+                "likes",
+                "Dan Harris",
+            ),
+            (
+                "Currently, my favourite is Kansas City Masterpiece BBQ sauce",
+                "likes",
+                "Kansas City Masterpiece BBQ sauce",
+            ),
+            (
+                "I'm using my power bank, Anker PowerCore 20000, that I bought from Amazon",
+                "owns",
+                "Anker PowerCore 20000",
+            ),
+        ]);
+        each_states_nothing(&[
+            // "it" with no thing of the speaker's before it, or one that disagrees in number.
+            "I got it from West Elm",
+            "I asked my sister and I got them",
+            "I have a few commitments already",
+            "since I have a lot of meetings and calls scheduled",
+            "last week I got 20% off my UberEats order",
+            "I got a good deal on my new phone",
+        ]);
     }
 }

@@ -80,6 +80,8 @@ pub(crate) const NOT_A_START: &[&str] = &[
     "back",
     "earlier",
     "as",
+    // "20% off my order": a saving, not a thing.
+    "off",
     // A choice among the options talked about ("I like the larger 1 TB SSD"), not a thing.
     "larger",
     "smaller",
@@ -154,6 +156,9 @@ const FACETS: &[&str] = &[
     "mix",
     "issue",
     "issues",
+    "energy",
+    "atmosphere",
+    "vibe",
 ];
 
 /// Nouns of the conversation itself, not of the speaker's life: liking an idea, a suggestion
@@ -215,6 +220,8 @@ const TRAILING_ADVERBS: &[&str] = &[
     "yet",
     "either",
     "anyway",
+    "non-stop",
+    "nonstop",
 ];
 
 /// The name of a thing in `words` (the words after the verb, leading article already
@@ -295,13 +302,20 @@ fn model_year(words: &[&str]) -> bool {
 /// ahead").
 const APPOINTMENTS: &[&str] = &[
     "meeting",
+    "meetings",
     "appointment",
+    "appointments",
+    "commitment",
+    "commitments",
     "class",
+    "classes",
     "session",
+    "sessions",
     "game",
     "games",
     "party",
     "call",
+    "calls",
     "exam",
     "test",
     "deadline",
@@ -355,6 +369,8 @@ const NOT_OWNED: &[&str] = &[
     "rid",
     "coupon",
     "coupons",
+    "deal",
+    "deals",
     "voucher",
     "groceries",
     "minutes",

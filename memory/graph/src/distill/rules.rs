@@ -194,6 +194,8 @@ const ENGLISH: &[Rule] = &[
     rule("i like ", "likes", Holds, "concept"),
     rule("i love ", "likes", Holds, "concept"),
     rule("i enjoy ", "likes", Holds, "concept"),
+    rule("i've been enjoying ", "likes", Holds, "concept"),
+    rule("i'm enjoying ", "likes", Holds, "concept"),
     rule("i've been loving ", "likes", Holds, "concept"),
     rule("i'm loving ", "likes", Holds, "concept"),
     rule("i'm into ", "likes", Holds, "concept"),
@@ -537,6 +539,19 @@ mod tests {
         );
         one("I like jazz and want to learn it", "likes", "jazz", Holds);
         assert_eq!(facts("I like the larger 1 TB SSD"), vec![]);
+        assert_eq!(facts("I like the exercises you suggested"), vec![]);
+        one(
+            "I've been enjoying writing short stories lately",
+            "likes",
+            "writing short stories",
+            Holds,
+        );
+        one(
+            "I love the energy of live shows",
+            "likes",
+            "live shows",
+            Holds,
+        );
     }
 
     #[test]
