@@ -3,7 +3,7 @@
 
 use super::clause::Clause;
 use super::extractor::EN_KIN;
-use super::noun_phrase::{NOT_A_START, STAND_INS, thing};
+use super::noun_phrase::{CONVERSATION_NOUNS, NOT_A_START, STAND_INS, thing};
 
 /// A word as the word lists see it: lower case, without the punctuation around it, up to an
 /// apostrophe ("who's" ends an object as "who" does, "I'm" is "i", "it," is "it").
@@ -121,7 +121,12 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
         }
         words.push(word.trim_matches(|c: char| !c.is_alphanumeric() && c != '-' && c != '\''));
     }
-    let words: Vec<&str> = words.into_iter().filter(|w| !w.is_empty()).collect();
+    let mut words: Vec<&str> = words.into_iter().filter(|w| !w.is_empty()).collect();
+    // "the Science Museum's \"Space Exploration\" exhibition", cut at the quote: the place is
+    // the museum.
+    if let [_, .., last] = words.as_mut_slice() {
+        *last = last.strip_suffix("'s").unwrap_or(last);
+    }
     // "the exercises you suggested": the conversation's own, not the speaker's.
     let the_assistants = all.get(after).is_some_and(|w| word_key(w) == "you");
     if the_assistants || about_something_unnamed(&words, &all[after..]) {
@@ -187,6 +192,16 @@ pub(crate) fn english_liked_objects(clause: &Clause, at: usize) -> Option<(Vec<S
                 .is_some_and(|w| EN_PAIR_ENDS.contains(&word_key(w).as_str()));
         (second.split_whitespace().count() <= 2 && ends).then_some(second)
     };
+    // "I like the Quinoa and Black Bean Salad idea": what the pair names is the assistant's idea.
+    let pair_is_the_conversations = rest[end..].strip_prefix(" and ").is_some_and(|pair| {
+        pair.split(|c: char| !c.is_alphanumeric() && c != ' ' && c != '-')
+            .next()
+            .and_then(|words| words.split_whitespace().last())
+            .is_some_and(|last| CONVERSATION_NOUNS.contains(&word_key(last).as_str()))
+    });
+    if pair_is_the_conversations {
+        return None;
+    }
     let Some(second) = second() else {
         return Some((vec![object], anymore));
     };
@@ -225,9 +240,11 @@ fn gerund(word: &str) -> bool {
     word.len() > 4 && word.ends_with("ing")
 }
 
-/// Particles and prepositions after which a participle is a clause of its own.
+/// Particles, prepositions and adverbs of time after which a participle is a clause of its
+/// own ("projects going on", "campaigns launching soon").
 const EN_PARTICLES: &[&str] = &[
-    "on", "around", "in", "at", "up", "out", "off", "about", "by", "for", "over",
+    "on", "around", "in", "at", "up", "out", "off", "about", "by", "for", "over", "soon", "now",
+    "today", "tomorrow", "later", "next",
 ];
 
 /// Whether the participle `word` starts a reduced relative clause after the thing ("a lot
@@ -282,13 +299,16 @@ const EN_MAX_WORDS_BEFORE: usize = 5;
 /// bought]", "my tripod, which [I bought]" — the words back to a determiner or a number, when
 /// they name a thing ([`thing`]) and are not the object of a preposition.
 pub(crate) fn english_object_before(clause: &Clause, at: usize) -> Option<String> {
-    let before = clause.text.get(..at)?.trim_end();
-    let before = before
+    let said = clause.text.get(..at)?.trim_end();
+    let before = said
         .strip_suffix(", that")
-        .or_else(|| before.strip_suffix(" that"))
-        .or_else(|| before.strip_suffix(", which"))
-        .or_else(|| before.strip_suffix(" which"))
-        .unwrap_or(before);
+        .or_else(|| said.strip_suffix(" that"))
+        .or_else(|| said.strip_suffix(", which"))
+        .or_else(|| said.strip_suffix(" which"))
+        .unwrap_or(said);
+    // A relative clause without "that" or "which" belongs to the noun right before it ("with
+    // the remote flash triggers I got", "about the cat tree I got"), whatever precedes it.
+    let bare = before.len() == said.len();
     if before.ends_with(|c: char| !c.is_alphanumeric()) {
         return None;
     }
@@ -328,8 +348,8 @@ pub(crate) fn english_object_before(clause: &Clause, at: usize) -> Option<String
     // The index of the word that opens the name (a determiner or a number); the name follows.
     let opened = opened?;
     // "for my peace lily, which I got": the speaker's own thing is what was got, whatever
-    // precedes it.
-    let own = word_key(words[opened]) == "my";
+    // precedes it; so is the noun a bare relative clause follows.
+    let own = bare || word_key(words[opened]) == "my";
     if !own && opened > 0 && EN_PLACE_PREPOSITIONS.contains(&word_key(words[opened - 1]).as_str()) {
         return None;
     }

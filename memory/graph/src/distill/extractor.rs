@@ -212,6 +212,10 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
         let owns = verb("", "owns", "concept", false);
         add(&mut statement, clause, said_ms, &owns, speaker(), object);
     }
+    if let Some(object) = past_visit(clause) {
+        let visited = verb("", "visited", "place", false);
+        add(&mut statement, clause, said_ms, &visited, speaker(), object);
+    }
     if let Some(object) = favourite(clause) {
         let likes = verb("", "likes", "concept", false);
         add(&mut statement, clause, said_ms, &likes, speaker(), object);
@@ -364,6 +368,20 @@ fn model_of_a_possession(clause: &Clause) -> Option<String> {
     })
 }
 
+/// "During my previous visit to Denver", "my last trip to Japan": a visit the words put in
+/// the past ("my upcoming trip to Japan", "my trip to Japan" may be to come).
+fn past_visit(clause: &Clause) -> Option<String> {
+    ["previous", "recent", "last", "past"]
+        .iter()
+        .find_map(|when| {
+            ["visit to ", "trip to "].iter().find_map(|what| {
+                let phrase = format!("my {when} {what}");
+                let at = word_matches(&clause.lower, &phrase).next()?;
+                english_object(clause, at + phrase.len()).map(|(object, _)| object)
+            })
+        })
+}
+
 /// Most words naming the kind of a favourite ("my favorite [thing to do] is").
 const EN_FAVOURITE_KIND_WORDS: usize = 3;
 
@@ -412,10 +430,10 @@ fn for_someone_else(after: &str) -> bool {
         // A pronoun far from the verb may be a pet's ("a new dog bed for him"): only a
         // receiver right after the thing counts.
         Some([him, ..]) if matches!(*him, "her" | "him" | "them") => at < 4,
-        Some(["my", kin, ..]) => {
-            let kin = kin.strip_suffix("'s").unwrap_or(kin);
-            EN_KIN.contains(&kin)
-        }
+        // "for my sister's birthday", "for my best friend's 30th birthday".
+        Some(["my", first, rest @ ..]) => std::iter::once(first)
+            .chain(rest.first())
+            .any(|kin| EN_KIN.contains(&kin.strip_suffix("'s").unwrap_or(kin))),
         _ => false,
     }
 }
@@ -912,6 +930,43 @@ mod tests {
             "since I have a lot of meetings and calls scheduled",
             "last week I got 20% off my UberEats order",
             "I got a good deal on my new phone",
+        ]);
+    }
+
+    /// What an eighth batch of real talk showed, each as a rule of English.
+    #[test]
+    fn bare_relatives_past_visits_and_things_got_unowned() {
+        each_states_one_fact(&[
+            (
+                "I'm also curious about the cat tree I got for my cat",
+                "owns",
+                "cat tree",
+            ),
+            (
+                "I've been getting great shots with the remote flash triggers I got from that workshop",
+                "owns",
+                "remote flash triggers",
+            ),
+            (
+                "During my previous visit to Denver, I had a great time",
+                "visited",
+                "Denver",
+            ),
+            (
+                "I visited the Science Museum's \"Space Exploration\" exhibition",
+                "visited",
+                "Science Museum",
+            ),
+        ]);
+        each_states_nothing(&[
+            // "that" after a preposition's object still belongs to what came before it.
+            "a pair of boots from a high-end designer that I got for $500",
+            "similar to the silver necklace I got for my best friend's 30th birthday",
+            "I have a few campaigns launching soon",
+            "I'm glad I got some experience with the charity 5K",
+            "I think I got the price from my friend wrong",
+            "I got a quote from AXA Insurance for around $50",
+            "I'm planning my upcoming trip to Japan",
         ]);
     }
 }

@@ -164,7 +164,7 @@ const FACETS: &[&str] = &[
 /// Nouns of the conversation itself, not of the speaker's life: liking an idea, a suggestion
 /// or "the sound of" something the assistant offered is not a standing preference, and "a good
 /// idea of how" or "some options" are not possessions.
-const CONVERSATION_NOUNS: &[&str] = &[
+pub(crate) const CONVERSATION_NOUNS: &[&str] = &[
     "idea",
     "ideas",
     "sound",
@@ -327,6 +327,8 @@ const APPOINTMENTS: &[&str] = &[
     "schedule",
     "project",
     "projects",
+    "campaign",
+    "campaigns",
     "task",
     "tasks",
     "assignment",
@@ -371,6 +373,10 @@ const NOT_OWNED: &[&str] = &[
     "coupons",
     "deal",
     "deals",
+    "experience",
+    "price",
+    "quote",
+    "estimate",
     "voucher",
     "groceries",
     "minutes",

@@ -540,6 +540,7 @@ mod tests {
         one("I like jazz and want to learn it", "likes", "jazz", Holds);
         assert_eq!(facts("I like the larger 1 TB SSD"), vec![]);
         assert_eq!(facts("I like the exercises you suggested"), vec![]);
+        assert_eq!(facts("I like the Quinoa and Black Bean Salad idea"), vec![]);
         one(
             "I've been enjoying writing short stories lately",
             "likes",

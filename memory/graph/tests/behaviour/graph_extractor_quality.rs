@@ -121,7 +121,11 @@ fn the_extractor_adds_recall_without_losing_precision() {
 /// seventh 70, labelled before the rules ran on them: .444 / .296; .778 / .519 after the
 /// general fixes it showed (a verb before a comma, "it" for the speaker's thing named earlier,
 /// "my favourite X is Y", "I've been enjoying", "the exercises you suggested", ", that I
-/// bought", plural appointments, "20% off", "a good deal", "the energy of live shows").
+/// bought", plural appointments, "20% off", "a good deal", "the energy of live shows"). An
+/// eighth 70, labelled before the rules ran on them: .545 / .706; .750 / .882 after the
+/// general fixes it showed (a bare relative clause belongs to the noun before it, "my
+/// previous visit to X", a participle before "soon", experience, a price and a quote are not
+/// had, a liked pair the assistant's idea, a place's possessive cut at a quote).
 #[test]
 fn real_talk_gives_few_false_facts() {
     use hearth_graph::distill_bench::{LabelledSet, score_rules};
@@ -133,7 +137,8 @@ fn real_talk_gives_few_false_facts() {
         ("conversation_facts_held_out_3.json", 0.8, 0.7),
         ("conversation_facts_held_out_4.json", 0.9, 0.7),
         ("conversation_facts_held_out_5.json", 0.85, 0.85),
-        ("conversation_facts_held_out_6.json", 0.75, 0.5),
+        ("conversation_facts_held_out_6.json", 0.75, 0.6),
+        ("conversation_facts_held_out_7.json", 0.7, 0.8),
     ] {
         let set = LabelledSet::load(std::path::Path::new(&format!("{dir}/{file}"))).expect(file);
         let score = score_rules(&set);
