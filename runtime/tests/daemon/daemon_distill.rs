@@ -56,7 +56,7 @@ fn the_distillation_bench_scores_a_configured_source_beside_the_rules() {
         // The counts in parentheses: what the rules find is measured by the graph crate's own
         // tests; here, "name Ana" is one of the rules' finds too, so together they hold what
         // the rules hold.
-        let counts = |label: &str| row(label).split_once('(').map(|(_, c)| c.to_owned());
+        let counts = |label: &str| row(label).rsplit_once('(').map(|(_, c)| c.to_owned());
         assert!(counts("rules (and").is_some(), "{report}");
         assert_eq!(counts("rules + model"), counts("rules (and"), "{report}");
         assert!(
