@@ -225,7 +225,7 @@ pub(crate) fn english_liked_objects(clause: &Clause, at: usize) -> Option<(Vec<S
 /// not of listening) or a part or amount of it ("I bought a few packs of it").
 fn about_something_unnamed(words: &[&str], rest: &[&str]) -> bool {
     let stand_in = |w: &str| STAND_INS.contains(&word_key(w).as_str());
-    let activity = matches!(words, [only] if only.len() > 4 && only.ends_with("ing"))
+    let activity = matches!(words, [only] if gerund(only))
         && matches!(rest, [prep, pronoun, ..]
             if EN_ACTIVITY_PREPOSITIONS.contains(&word_key(prep).as_str()) && stand_in(pronoun));
     let part_of = words.last().is_some_and(|w| word_key(w) == "of")
@@ -240,6 +240,12 @@ fn gerund(word: &str) -> bool {
     word.len() > 4 && word.ends_with("ing")
 }
 
+/// Whether `word` reads as a plural noun ("projects", "binoculars"), not "glass" or "us".
+fn plural(word: &str) -> bool {
+    let word = word_key(word);
+    word.len() > 2 && word.ends_with('s') && !word.ends_with("ss")
+}
+
 /// Particles, prepositions and adverbs of time after which a participle is a clause of its
 /// own ("projects going on", "campaigns launching soon").
 const EN_PARTICLES: &[&str] = &[
@@ -252,11 +258,7 @@ const EN_PARTICLES: &[&str] = &[
 /// particle or the end, where a modifier ("running shoes", "a fishing rod") is followed by
 /// its noun.
 fn reduced_relative(words: &[&str], word: &str, next: Option<&str>) -> bool {
-    let after_plural = words.last().is_some_and(|w| {
-        let w = word_key(w);
-        w.len() > 2 && w.ends_with('s') && !w.ends_with("ss")
-    });
-    after_plural
+    words.last().is_some_and(|w| plural(w))
         && gerund(word)
         && next.is_none_or(|n| EN_PARTICLES.contains(&word_key(n).as_str()))
 }
@@ -375,7 +377,7 @@ pub(crate) fn english_object_before(clause: &Clause, at: usize) -> Option<String
 /// agrees with the pronoun. `verb_at` is where the verb's clause starts.
 pub(crate) fn english_antecedent(clause: &Clause, verb_at: usize, after: usize) -> Option<String> {
     let pronoun = clause.lower.get(after..)?.split_whitespace().next()?;
-    let plural = match pronoun.trim_end_matches(|c: char| !c.is_alphanumeric()) {
+    let wants_plural = match pronoun.trim_end_matches(|c: char| !c.is_alphanumeric()) {
         "it" => false,
         "them" => true,
         _ => return None,
@@ -387,7 +389,7 @@ pub(crate) fn english_antecedent(clause: &Clause, verb_at: usize, after: usize) 
         .find_map(|(at, _)| {
             let (object, _) = english_object(clause, at)?;
             let head = word_key(object.split_whitespace().last()?);
-            let agrees = (head.ends_with('s') && !head.ends_with("ss")) == plural;
+            let agrees = plural(&head) == wants_plural;
             (agrees && !EN_KIN.contains(&head.as_str())).then_some(object)
         })
 }

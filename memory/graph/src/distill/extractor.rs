@@ -371,15 +371,17 @@ fn model_of_a_possession(clause: &Clause) -> Option<String> {
 /// "During my previous visit to Denver", "my last trip to Japan": a visit the words put in
 /// the past ("my upcoming trip to Japan", "my trip to Japan" may be to come).
 fn past_visit(clause: &Clause) -> Option<String> {
-    ["previous", "recent", "last", "past"]
-        .iter()
-        .find_map(|when| {
-            ["visit to ", "trip to "].iter().find_map(|what| {
-                let phrase = format!("my {when} {what}");
-                let at = word_matches(&clause.lower, &phrase).next()?;
-                english_object(clause, at + phrase.len()).map(|(object, _)| object)
-            })
-        })
+    word_matches(&clause.lower, "my ").find_map(|at| {
+        let rest = &clause.lower[at + "my ".len()..];
+        let when = ["previous ", "recent ", "last ", "past "]
+            .iter()
+            .find(|w| rest.starts_with(*w))?;
+        let what = ["visit to ", "trip to "]
+            .iter()
+            .find(|w| rest[when.len()..].starts_with(*w))?;
+        let start = clause.lower.len() - rest.len() + when.len() + what.len();
+        english_object(clause, start).map(|(object, _)| object)
+    })
 }
 
 /// Most words naming the kind of a favourite ("my favorite [thing to do] is").
