@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use super::{CorpusItem, MemoryModels, RecallBenchError, RecallSet, holds_corpus, now_ms};
+use super::kept_store::holds_corpus;
+use super::{CorpusItem, MemoryModels, RecallBenchError, RecallSet, now_ms};
 use crate::Store;
 use crate::recall::{ColdContext, Explained, RecallConfig, parse_iso8601};
 

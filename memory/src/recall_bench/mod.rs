@@ -24,6 +24,7 @@ mod assist;
 mod explain;
 mod format;
 mod json;
+mod kept_store;
 mod model_tokens;
 pub use model_tokens::ModelTokens;
 mod prompt_reuse;
@@ -100,7 +101,9 @@ pub fn run(
 /// The ingest uses the first configuration's `passage_chars`; the others differ in ranking
 /// only. With `store_dir`, each corpus's store is kept there (`<corpus id>.db`) and reused by a
 /// later run when it already holds every item: ranking can then be re-measured without
-/// re-embedding (the reported ingest is then the earlier run's work, not measured: 0 s).
+/// re-embedding (the reported ingest is then the earlier run's work, not measured: 0 s). A
+/// store holding the corpus's first items only (a stopped ingest) is resumed, and held entries
+/// lacking a model's vector get it; a store holding anything else is started afresh.
 /// Returns one report per configuration, in order.
 pub fn run_configs(
     path: &Path,
@@ -230,19 +233,27 @@ pub fn run_set(
                 scratch.path().join("memory.db")
             }
         };
+        let events = to_events(corpus);
         let mut store = Store::open(&store_path)?;
-        let reuse = store_dir.is_some() && holds_corpus(&store, corpus.len(), models)?;
-        if store_dir.is_some() && !reuse {
-            // A kept store from another corpus, another model or an interrupted ingest: start
-            // it afresh.
-            drop(store);
-            for suffix in ["", "-wal", "-shm"] {
-                let mut file = store_path.clone().into_os_string();
-                file.push(suffix);
-                let _ = std::fs::remove_file(file);
+        // What a kept store already holds of this corpus; anything else is started afresh.
+        let held = match store_dir {
+            Some(_) => kept_store::held_prefix(&store, &events)?,
+            None => Some(0),
+        };
+        let held = match held {
+            Some(held) => held,
+            None => {
+                drop(store);
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut file = store_path.clone().into_os_string();
+                    file.push(suffix);
+                    let _ = std::fs::remove_file(file);
+                }
+                store = Store::open(&store_path)?;
+                0
             }
-            store = Store::open(&store_path)?;
-        }
+        };
+        let vectors_complete = kept_store::vectors_complete(&store, models)?;
         let mut cold =
             ColdContext::new(store, models.dense.clone()).with_config(configs[0].clone());
         if let Some(companion) = &models.companion {
@@ -250,13 +261,21 @@ pub fn run_set(
         }
 
         progress(&format!(
-            "corpus {corpus_id}: {} {} items",
-            if reuse {
-                "reusing the kept store of"
-            } else {
-                "archiving"
-            },
-            corpus.len()
+            "corpus {corpus_id}: {}",
+            match held {
+                0 => format!("archiving {} items", corpus.len()),
+                n if n == corpus.len() && vectors_complete =>
+                    format!("reusing the kept store of {n} items"),
+                n => format!(
+                    "resuming the kept store: {n} of {} items held{}",
+                    corpus.len(),
+                    if vectors_complete {
+                        ""
+                    } else {
+                        ", some without every model's vector"
+                    }
+                ),
+            }
         ));
         let started = Instant::now();
         let number: HashMap<&str, usize> = corpus
@@ -272,12 +291,10 @@ pub fn run_set(
                 *sessions.entry(item.session.as_str()).or_insert(next)
             })
             .collect();
-        let events = to_events(corpus);
         let now = now_ms();
-        let mut done = 0;
+        let mut done = held;
         let mut last_report = Instant::now();
-        let to_archive = if reuse { &[][..] } else { &events[..] };
-        for batch in to_archive.chunks(EMBED_BATCH) {
+        for batch in events[held..].chunks(EMBED_BATCH) {
             cold.archive_events(batch.to_vec(), "import", now)?;
             done += batch.len();
             if last_report.elapsed() >= Duration::from_secs(5) {
@@ -285,15 +302,19 @@ pub fn run_set(
                 progress(&format!(
                     "corpus {corpus_id}: {done}/{} archived ({:.0} items/s)",
                     corpus.len(),
-                    done as f64 / started.elapsed().as_secs_f64()
+                    (done - held) as f64 / started.elapsed().as_secs_f64()
                 ));
             }
         }
+        if !vectors_complete {
+            let filled = kept_store::fill_vectors(&mut cold)?;
+            progress(&format!(
+                "corpus {corpus_id}: {filled} missing vectors of held items filled"
+            ));
+        }
         ingest += started.elapsed();
         items += corpus.len();
-        if reuse {
-            reused_items += corpus.len();
-        }
+        reused_items += held;
         if let Some(chars) = configs
             .iter()
             .find(|c| c.passage_list_weight > 0.0 && c.passage_list_chars > 0)
@@ -450,30 +471,6 @@ pub fn run_set(
         .collect();
     reports.extend(assisted_report);
     Ok(reports)
-}
-
-/// Whether a kept store holds `items` entries, each with a vector of every model in `models`
-/// (a store ingested with other models would rank with vectors the run does not have).
-fn holds_corpus(
-    store: &Store,
-    items: usize,
-    models: &MemoryModels,
-) -> Result<bool, RecallBenchError> {
-    if store.cold_count()? != items as u64 {
-        return Ok(false);
-    }
-    if let Some(dense) = &models.dense
-        && !store
-            .cold_stale_vectors(&dense.fingerprint().to_string())?
-            .is_empty()
-    {
-        return Ok(false);
-    }
-    if let Some(companion) = &models.companion {
-        let fp = companion.fingerprint().to_string();
-        return Ok(store.cold_side_missing_after(&fp, i64::MIN, 1)?.is_empty());
-    }
-    Ok(true)
 }
 
 /// Items as window events: an assistant turn is the agent's reply, any other speaker's turn is

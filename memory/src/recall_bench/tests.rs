@@ -140,35 +140,191 @@ fn a_kept_store_is_reused_and_ranks_the_same() {
 }
 
 #[test]
-fn a_kept_store_without_the_run_s_vectors_is_ingested_afresh() {
+fn a_kept_store_without_the_run_s_vectors_gets_them_filled() {
     let dir = std::env::temp_dir().join(format!("hearth-recall-other-{}", std::process::id()));
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).expect("dir");
-    let reused = watchdog(180, {
+    let (reused, filled, fresh) = watchdog(240, {
         let dir = dir.clone();
         move || {
             let both = installed_models();
             let configs = [RecallConfig::default()];
-            let run_with = |models: &MemoryModels| {
-                run_configs(&fixture(), &[1], models, &configs, Some(&dir), |_| {})
-                    .expect("bench runs")
-                    .remove(0)
-                    .reused_items
+            let run_with = |models: &MemoryModels, dir: &Path| {
+                let mut lines = Vec::new();
+                let report = run_configs(&fixture(), &[1, 5], models, &configs, Some(dir), |l| {
+                    lines.push(l.to_owned())
+                })
+                .expect("bench runs")
+                .remove(0);
+                (report, lines)
             };
             let main_only = MemoryModels {
                 dense: both.dense.clone(),
                 companion: None,
             };
-            [
-                run_with(&main_only),
-                run_with(both),
-                run_with(both),
-                run_with(&MemoryModels::default()),
-            ]
+            let (a, _) = run_with(&main_only, &dir);
+            let (b, lines) = run_with(both, &dir);
+            let (c, _) = run_with(both, &dir);
+            let (d, _) = run_with(&MemoryModels::default(), &dir);
+            let (fresh, _) = run_with(both, &dir.join("fresh"));
+            (
+                [
+                    a.reused_items,
+                    b.reused_items,
+                    c.reused_items,
+                    d.reused_items,
+                ],
+                (b, lines),
+                fresh,
+            )
         }
     });
-    // Kept without companion vectors: re-ingested; then reused, also by a run needing fewer.
-    assert_eq!(reused, [0, 0, 24, 24]);
+    // Kept without companion vectors: the entries are kept and given them, then reused as
+    // they are, also by a run needing fewer.
+    assert_eq!(reused, [0, 24, 24, 24]);
+    let (filled, lines) = filled;
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("corpus home: 20 missing vectors")),
+        "{lines:?}"
+    );
+    let ranks = |r: &Report| -> Vec<Ranks> { r.questions.iter().map(|q| q.hearth).collect() };
+    assert_eq!(
+        ranks(&filled),
+        ranks(&fresh),
+        "filled ranks as a fresh ingest"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// The fixture with only its first `items` items and the questions they answer, written
+/// beside `dir` (the same corpus id: a run over it leaves a store a full run can resume).
+fn fixture_prefix(items: usize, dir: &Path) -> PathBuf {
+    let text = std::fs::read_to_string(fixture()).expect("fixture");
+    let mut set: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mut kept = std::collections::HashSet::new();
+    for corpus in set["corpora"]
+        .as_object_mut()
+        .expect("corpora")
+        .values_mut()
+    {
+        let list = corpus.as_array_mut().expect("items");
+        list.truncate(items);
+        kept.extend(
+            list.iter()
+                .map(|i| i["id"].as_str().expect("id").to_owned()),
+        );
+    }
+    set["questions"]
+        .as_array_mut()
+        .expect("questions")
+        .retain(|q| {
+            q["evidence"]
+                .as_array()
+                .expect("evidence")
+                .iter()
+                .all(|e| kept.contains(e.as_str().expect("id")))
+        });
+    let path = dir.join("prefix.json");
+    std::fs::write(&path, set.to_string()).expect("write");
+    path
+}
+
+#[test]
+fn a_stopped_ingest_resumes_where_it_stopped() {
+    let dir = std::env::temp_dir().join(format!("hearth-recall-resume-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let (resumed, lines, fresh) = watchdog(240, {
+        let dir = dir.clone();
+        move || {
+            let models = installed_models();
+            let configs = [RecallConfig::default()];
+            let stores = dir.join("stores");
+            // What a stopped ingest leaves: the corpus's first 14 items archived.
+            let prefix = fixture_prefix(14, &dir);
+            run_configs(&prefix, &[1], models, &configs, Some(&stores), |_| {})
+                .expect("prefix runs");
+            let mut lines = Vec::new();
+            let resumed = run_configs(&fixture(), &[1, 5], models, &configs, Some(&stores), |l| {
+                lines.push(l.to_owned())
+            })
+            .expect("bench resumes")
+            .remove(0);
+            let fresh = run_configs(&fixture(), &[1, 5], models, &configs, None, |_| {})
+                .expect("bench runs")
+                .remove(0);
+            (resumed, lines, fresh)
+        }
+    });
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("corpus home: resuming the kept store: 14 of 20 items held")),
+        "{lines:?}"
+    );
+    // The home corpus's 14 and the whole of the four-item work corpus.
+    assert_eq!(resumed.reused_items, 18);
+    let ranks = |r: &Report| -> Vec<Ranks> { r.questions.iter().map(|q| q.hearth).collect() };
+    assert_eq!(
+        ranks(&resumed),
+        ranks(&fresh),
+        "resumed ranks as a fresh ingest"
+    );
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// A kept store holding items the corpus does not start with (another set under the same
+/// corpus id) is never resumed: its entries would be ranked as this corpus's.
+#[test]
+fn a_kept_store_of_other_items_is_started_afresh() {
+    let dir = std::env::temp_dir().join(format!("hearth-recall-foreign-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    let text = std::fs::read_to_string(fixture()).expect("fixture");
+    let mut set: serde_json::Value = serde_json::from_str(&text).expect("json");
+    let mut renamed = Vec::new();
+    let first = &mut set["corpora"]["home"][0]["id"];
+    renamed.push(first.as_str().expect("id").to_owned());
+    *first = "someone-else".into();
+    // Questions whose evidence was the renamed item would no longer load.
+    set["questions"]
+        .as_array_mut()
+        .expect("questions")
+        .retain(|q| {
+            !q["evidence"]
+                .as_array()
+                .expect("evidence")
+                .iter()
+                .any(|e| renamed.iter().any(|r| e == r.as_str()))
+        });
+    let other = dir.join("other.json");
+    std::fs::write(&other, set.to_string()).expect("write");
+    let (reused, lines) = watchdog(120, {
+        let dir = dir.clone();
+        move || {
+            let configs = [RecallConfig::default()];
+            let keywords = MemoryModels::default();
+            let stores = dir.join("stores");
+            let _ = run_configs(&other, &[1], &keywords, &configs, Some(&stores), |_| {});
+            let mut lines = Vec::new();
+            let report = run_configs(&fixture(), &[1], &keywords, &configs, Some(&stores), |l| {
+                lines.push(l.to_owned())
+            })
+            .expect("bench runs")
+            .remove(0);
+            (report.reused_items, lines)
+        }
+    });
+    // The work corpus is the same in both sets and kept; home is archived again.
+    assert_eq!(reused, 4);
+    assert!(
+        lines
+            .iter()
+            .any(|l| l.contains("corpus home: archiving 20 items")),
+        "{lines:?}"
+    );
     let _ = std::fs::remove_dir_all(&dir);
 }
 

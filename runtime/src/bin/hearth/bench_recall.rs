@@ -23,7 +23,7 @@ pub struct RecallArgs {
     model_dir: Option<PathBuf>,
     /// Keep each corpus's store in this directory (created when missing) and reuse it when it
     /// already holds every item (re-measures ranking without re-embedding; ingest is then not
-    /// measured).
+    /// measured); a store a stopped run left with the corpus's first items is resumed.
     #[arg(long)]
     store_dir: Option<PathBuf>,
     /// Dense rankings fused with the keywords: none, use (the default model), e5 (the
