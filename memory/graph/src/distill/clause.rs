@@ -51,6 +51,7 @@ const EN_FILLERS: &[&str] = &[
     "absolutely",
     "totally",
     "truly",
+    "currently",
 ];
 
 /// Words after which an English filler is dropped: the speaker, and "been" of "I've been".
@@ -91,32 +92,45 @@ fn english_matching_form(text: &str) -> String {
     kept.join(" ")
 }
 
-/// "I got to visit Munich" is "I visited Munich", "I got to take home a workbook" (and "I took
-/// home", "I brought home") is "I got a workbook": what the patterns are written for.
+/// The speaker's verbs said in other words, as the one the patterns are written for: "I got to
+/// visit Munich" is "I visited Munich"; "I got to take home a workbook" (and "I took home", "I
+/// brought home") is "I got a workbook"; "I purchased" is "I bought"; "I picked up" and "I
+/// received" are "I got"; "I got back from Lisbon" and "I've been to Lisbon" are "I went to
+/// Lisbon".
 fn got_to(words: &mut Vec<&str>) {
     let is = |w: Option<&&str>, what: &str| w.is_some_and(|w| w.eq_ignore_ascii_case(what));
     let mut i = 0;
     while i < words.len() {
+        if is(words.get(i), "i've") && is(words.get(i + 1), "been") && is(words.get(i + 2), "to") {
+            words.splice(i..=i + 1, ["I", "went"]);
+        }
         if !is(words.get(i), "i") {
             i += 1;
             continue;
         }
         let next = |k: usize| words.get(i + k);
-        let (take, with): (usize, &[&str]) = if is(next(1), "got") && is(next(2), "to") {
-            if is(next(3), "visit") {
-                (3, &["visited"])
-            } else if is(next(3), "go") && is(next(4), "to") {
-                (4, &["went", "to"])
-            } else if (is(next(3), "take") || is(next(3), "bring")) && is(next(4), "home") {
-                (4, &["got"])
+        let (take, with): (usize, &[&str]) =
+            if is(next(1), "got") && is(next(2), "back") && is(next(3), "from") {
+                (3, &["went", "to"])
+            } else if is(next(1), "purchased") {
+                (1, &["bought"])
+            } else if is(next(1), "received") || (is(next(1), "picked") && is(next(2), "up")) {
+                (if is(next(1), "picked") { 2 } else { 1 }, &["got"])
+            } else if is(next(1), "got") && is(next(2), "to") {
+                if is(next(3), "visit") {
+                    (3, &["visited"])
+                } else if is(next(3), "go") && is(next(4), "to") {
+                    (4, &["went", "to"])
+                } else if (is(next(3), "take") || is(next(3), "bring")) && is(next(4), "home") {
+                    (4, &["got"])
+                } else {
+                    (0, &[])
+                }
+            } else if (is(next(1), "took") || is(next(1), "brought")) && is(next(2), "home") {
+                (2, &["got"])
             } else {
                 (0, &[])
-            }
-        } else if (is(next(1), "took") || is(next(1), "brought")) && is(next(2), "home") {
-            (2, &["got"])
-        } else {
-            (0, &[])
-        };
+            };
         if take > 0 {
             words.splice(i + 1..=i + take, with.iter().copied());
         }

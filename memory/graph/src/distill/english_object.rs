@@ -49,6 +49,12 @@ const EN_LEADING_ADJECTIVES: &[&str] = &[
     "awful",
 ];
 
+/// Intensifiers of the adjective after them: "a pretty big family" is a big family (but "very
+/// much" is how much, not a thing).
+const EN_INTENSIFIERS: &[&str] = &["pretty", "very", "quite", "super"];
+/// Words after an intensifier that say how much or how often, not what.
+const EN_DEGREES: &[&str] = &["much", "many", "well", "often", "little", "few"];
+
 /// Credentials whose subject follows "in": "a master's degree in data science".
 const EN_CREDENTIALS: &[&str] = &[
     "degree",
@@ -79,7 +85,20 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
         let lw = word_key(word);
         // "my new heels", "a brand-new bike": the thing is what follows.
         let article = i == 0 && matches!(lw.as_str(), "the" | "a" | "an" | "my");
-        if words.is_empty() && (article || EN_LEADING_ADJECTIVES.contains(&lw.as_str())) {
+        // "New York City", "Great Falls": a capital on both words makes one name.
+        let in_a_name = word.starts_with(char::is_uppercase)
+            && all
+                .get(i + 1)
+                .is_some_and(|next| next.starts_with(char::is_uppercase));
+        let intensifier = EN_INTENSIFIERS.contains(&lw.as_str())
+            && all
+                .get(i + 1)
+                .is_some_and(|next| !EN_DEGREES.contains(&word_key(next).as_str()));
+        if words.is_empty()
+            && (article
+                || intensifier
+                || (EN_LEADING_ADJECTIVES.contains(&lw.as_str()) && !in_a_name))
+        {
             continue;
         }
         let previous = words.last().map(|w: &&str| word_key(w));
@@ -107,7 +126,16 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
             && all
                 .get(i + 1)
                 .is_some_and(|next| !STAND_INS.contains(&word_key(next).as_str()));
-        let boundary = EN_BOUNDARIES.contains(&lw.as_str())
+        // "working from home": where one does it is part of the activity.
+        let from_home =
+            activity && lw == "from" && all.get(i + 1).is_some_and(|next| word_key(next) == "home");
+        // "Singapore 3 times": a count of visits ends the name.
+        let count = lw.chars().all(|c| c.is_ascii_digit())
+            && all
+                .get(i + 1)
+                .is_some_and(|next| matches!(word_key(next).as_str(), "times" | "time"));
+        let boundary = (EN_BOUNDARIES.contains(&lw.as_str()) || count)
+            && !from_home
             && !words.is_empty()
             && !credential_field
             && !activity_part
@@ -137,6 +165,17 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
         .chars()
         .any(char::is_alphanumeric)
         .then_some((object, anymore))
+}
+
+/// A title in double quotes at the start of `rest` ("I picked up \"The Song of Achilles\""):
+/// its words whole, articles and all, when it is a title's length. Read only for what was got
+/// or bought: a quoted title liked is most often one the conversation proposed.
+pub(crate) fn quoted_title(rest: &str) -> Option<String> {
+    let inside = rest.trim_start().strip_prefix('"')?;
+    let title = inside[..inside.find('"')?].trim();
+    let words = title.split_whitespace().count();
+    ((1..=EN_MAX_WORDS).contains(&words) && title.starts_with(char::is_uppercase))
+        .then(|| title.to_owned())
 }
 
 /// Words after which a liked pair ("gin and honey") has ended: the clause goes on.

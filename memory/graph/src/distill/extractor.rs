@@ -10,6 +10,7 @@
 use super::clause::{Clause, chinese_object, hypothetical_before, word_matches};
 use super::english_object::{
     EN_BOUNDARIES, english_antecedent, english_object, english_object_before, listed_after,
+    quoted_title,
 };
 use super::noun_phrase::{EN_NUMBERS, NOT_A_START, not_a_possession};
 use super::rules::USER;
@@ -69,6 +70,8 @@ const EN_VERBS: &[Verb] = &[
 const EN_FIRST_PERSON: &[Verb] = &[
     verb("i went to ", "visited", "place", true),
     verb("i visited ", "visited", "place", true),
+    verb("i stayed in ", "visited", "place", true),
+    verb("i stayed at ", "visited", "place", true),
     verb("i bought ", "owns", "concept", true),
     verb("i got ", "owns", "concept", true),
     verb("i adopted ", "has", "concept", true),
@@ -182,10 +185,17 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
         }
         // What was bought or got comes after the verb (perhaps the first of a list), or
         // before it in a relative clause ("the Air Fryer I got yesterday").
-        let things = match english_object(clause, after) {
+        let object = english_object(clause, after).or_else(|| {
+            let title = quoted_title(clause.text.get(after..)?)?;
+            possession.then_some((title, false))
+        });
+        let things = match object {
             Some((object, _)) if possession => std::iter::once(object)
                 .chain(listed_after(clause, after))
                 .collect(),
+            Some((object, _)) if v.predicate == "visited" => {
+                visited_place(clause, after, object).into_iter().collect()
+            }
             Some((object, _)) => vec![object],
             None if v.predicate == "owns" => english_object_before(clause, at)
                 .or_else(|| english_antecedent(clause, at, after))
@@ -212,6 +222,10 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
         let owns = verb("", "owns", "concept", false);
         add(&mut statement, clause, said_ms, &owns, speaker(), object);
     }
+    if let Some(object) = held_for(clause).filter(|o| !not_a_possession(o)) {
+        let has = verb("", "has", "concept", false);
+        add(&mut statement, clause, said_ms, &has, speaker(), object);
+    }
     if let Some(object) = past_visit(clause) {
         let visited = verb("", "visited", "place", false);
         add(&mut statement, clause, said_ms, &visited, speaker(), object);
@@ -234,6 +248,16 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
             add(&mut statement, clause, said_ms, v, subject, object);
         }
     }
+    // "I have a spare screwdriver that I picked up": one thing, had.
+    let had: Vec<String> = statement
+        .facts
+        .iter()
+        .filter(|f| f.predicate == "has")
+        .map(|f| f.object.clone())
+        .collect();
+    statement
+        .facts
+        .retain(|f| !(f.predicate == "owns" && had.contains(&f.object)));
     for v in ZH_VERBS {
         let Some(at) = clause.text.find(v.phrase) else {
             continue;
@@ -277,16 +301,7 @@ fn add(
     object: String,
 ) {
     if let Some((kin, name)) = &subject.kin {
-        statement.facts.push(Fact {
-            subject: USER.to_owned(),
-            subject_kind: "person",
-            predicate: (*kin).to_owned(),
-            object: name.clone(),
-            object_kind: "person",
-            mode: FactMode::Holds,
-            confidence: 0.7,
-            valid_from: None,
-        });
+        statement.facts.push(kin_fact(kin, name.clone()));
     }
     let mode = if clause.correction && v.mode == FactMode::Holds {
         FactMode::Corrects
@@ -325,6 +340,70 @@ fn add(
             fact: Some(statement.facts.len() - 1),
         });
     }
+}
+
+/// The speaker's relation to someone they name ("my sister Ana").
+fn kin_fact(kin: &str, name: String) -> Fact {
+    Fact {
+        subject: USER.to_owned(),
+        subject_kind: "person",
+        predicate: kin.to_owned(),
+        object: name,
+        object_kind: "person",
+        mode: FactMode::Holds,
+        confidence: 0.7,
+        valid_from: None,
+    }
+}
+
+/// Words naming a journey rather than a place: "I got back from a solo trip to New York City"
+/// went to New York City, and "I went on a hike" names no place.
+const EN_JOURNEYS: &[&str] = &[
+    "trip", "trips", "vacation", "holiday", "getaway", "hike", "tour", "cruise", "trek", "journey",
+    "visit",
+];
+
+/// The place a visit named as `object` (after the verb at `after`) went to: the object itself,
+/// or, when it names a journey, the place after the journey's "to" or "in" ("a whitewater
+/// rafting trip in the Oregon mountains"; none when no place follows). A lower-case plural
+/// ("a few weddings", "my parents") is a kind of outing or people, not a place one went to.
+fn visited_place(clause: &Clause, after: usize, object: String) -> Option<String> {
+    let words: Vec<String> = object
+        .split_whitespace()
+        .map(str::to_ascii_lowercase)
+        .collect();
+    if let Some(journey) = words.last().filter(|w| EN_JOURNEYS.contains(&w.as_str())) {
+        let rest = clause.lower.get(after..)?;
+        let end = after + word_matches(rest, journey).next()? + journey.len();
+        let tail = clause.lower.get(end..)?;
+        let skip = [" to ", " in "]
+            .iter()
+            .find(|p| tail.starts_with(**p))?
+            .len();
+        return visited_place(clause, end + skip, english_object(clause, end + skip)?.0);
+    }
+    // "I stayed at home", "stayed in bed": no outing.
+    if matches!(object.split_whitespace().next(), Some("home" | "bed")) {
+        return None;
+    }
+    let kind_of_outing = !object.contains(char::is_uppercase)
+        && words
+            .last()
+            .is_some_and(|w| w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("'s"));
+    (!kind_of_outing).then_some(object)
+}
+
+/// "I've had my Fender Stratocaster for about 5 years", "I've had my cat, Luna, for 9 months":
+/// a thing the speaker has kept for a while is had.
+fn held_for(clause: &Clause) -> Option<String> {
+    ["i've had my ", "i have had my "]
+        .iter()
+        .find_map(|phrase| {
+            let at = word_matches(&clause.lower, phrase).next()?;
+            let start = at + phrase.len();
+            clause.lower[start..].contains(" for ").then_some(())?;
+            english_object(clause, start).map(|(object, _)| object)
+        })
 }
 
 /// Whether `object` can be where someone is from under `v`: an English origin is a name ("I'm
@@ -764,6 +843,81 @@ mod tests {
         ] {
             let found = triples(text);
             assert_eq!(found.len(), 1, "{text}: {found:?}");
+        }
+    }
+
+    #[test]
+    fn a_journey_is_a_visit_to_where_it_went() {
+        for (text, place) in [
+            ("I just got back from a week-long trip to Lisbon", "Lisbon"),
+            (
+                "I got back from a hiking trip in the Swiss Alps",
+                "Swiss Alps",
+            ),
+            ("I've been to Porto twice", "Porto"),
+            ("I've been to Rome 4 times this year", "Rome"),
+            ("I stayed in Kyoto for a week", "Kyoto"),
+            ("I went to New York City", "New York City"),
+            // A journey's word that is not the head names the place itself.
+            ("I went to the holiday market in town", "holiday market"),
+        ] {
+            assert_eq!(triples(text), vec![t("user", "visited", place)], "{text}");
+        }
+        for text in [
+            "I went on a hike",
+            "I got back from a long trip",
+            "I've been to a few concerts lately",
+            "I visited my parents",
+            "I stayed at home",
+            "I stayed in bed all day",
+        ] {
+            assert_eq!(triples(text), vec![], "{text}");
+        }
+    }
+
+    #[test]
+    fn other_words_for_buying_and_getting() {
+        for (text, thing) in [
+            ("I purchased a standing desk", "standing desk"),
+            ("I picked up a used kayak at the market", "used kayak"),
+            ("I received a watch from my wife", "watch"),
+            (
+                "I picked up \"Atomic Habits\" at the airport",
+                "Atomic Habits",
+            ),
+        ] {
+            assert_eq!(triples(text), vec![t("user", "owns", thing)], "{text}");
+        }
+        // A quoted title liked is most often the conversation's own proposal.
+        assert_eq!(triples("I like \"Spring Into Savings\""), vec![]);
+        // One thing had and got is had.
+        assert_eq!(
+            triples("I have a spare charger that I picked up at the airport"),
+            vec![t("user", "has", "spare charger")]
+        );
+    }
+
+    #[test]
+    fn a_thing_kept_for_a_while_is_had_under_its_name() {
+        for (text, predicate, thing) in [
+            (
+                "I've had my Honda Civic for ten years",
+                "has",
+                "Honda Civic",
+            ),
+            ("I've had my dog, Max, for 3 years", "has", "dog"),
+            // An intensifier is no part of the name.
+            (
+                "I have a pretty large collection of vinyl",
+                "has",
+                "large collection of vinyl",
+            ),
+            ("I got a new Honda", "owns", "Honda"),
+        ] {
+            assert_eq!(triples(text), vec![t("user", predicate, thing)], "{text}");
+        }
+        for text in ["I've had my doubts", "I've had my flu shot for the season"] {
+            assert_eq!(triples(text), vec![], "{text}");
         }
     }
 

@@ -159,6 +159,7 @@ const FACETS: &[&str] = &[
     "energy",
     "atmosphere",
     "vibe",
+    "flexibility",
 ];
 
 /// Nouns of the conversation itself, not of the speaker's life: liking an idea, a suggestion
@@ -217,6 +218,8 @@ const TRAILING_ADVERBS: &[&str] = &[
     "today",
     "yesterday",
     "again",
+    "once",
+    "twice",
     "yet",
     "either",
     "anyway",
@@ -379,6 +382,12 @@ const NOT_OWNED: &[&str] = &[
     "estimate",
     "voucher",
     "groceries",
+    // "I've got a good handle on it", "a few tickets", "a lot of files to edit".
+    "handle",
+    "ticket",
+    "tickets",
+    "file",
+    "files",
     "minutes",
     "hours",
     "days",

@@ -365,7 +365,11 @@ fn age(clause: &Clause) -> Option<String> {
         let Some(n) = words.next().and_then(|w| w.parse::<u32>().ok()) else {
             continue;
         };
-        let tail: Vec<&str> = words.take(2).collect();
+        // "I'm 32 years old, so…": the comma is not part of the words.
+        let tail: Vec<&str> = words
+            .take(2)
+            .map(|w| w.trim_end_matches(|c: char| !c.is_alphanumeric()))
+            .collect();
         let says_age = matches!(tail.as_slice(), ["years", "old"] | ["year", "old"] | [])
             || rest.trim().len() == n.to_string().len();
         if says_age && (1..=130).contains(&n) {
@@ -579,6 +583,8 @@ mod tests {
         one("I don't like jazz", "dislikes", "jazz", Holds);
         one("I like hiking in the mountains", "likes", "hiking", Holds);
         one("I'm 34 years old", "age", "34", Holds);
+        one("I'm 29 years old, so I stretch", "age", "29", Holds);
+        one("By the way, I'm currently 40 years old", "age", "40", Holds);
         one("My job is nurse", "job", "nurse", Holds);
         one("I\u{2019}m called Bo", "name", "Bo", Holds);
         assert!(facts("The weather is nice").is_empty());

@@ -125,7 +125,12 @@ fn the_extractor_adds_recall_without_losing_precision() {
 /// eighth 70, labelled before the rules ran on them: .545 / .706; .750 / .882 after the
 /// general fixes it showed (a bare relative clause belongs to the noun before it, "my
 /// previous visit to X", a participle before "soon", experience, a price and a quote are not
-/// had, a liked pair the assistant's idea, a place's possessive cut at a quote).
+/// had, a liked pair the assistant's idea, a place's possessive cut at a quote). A ninth 70,
+/// labelled before the rules ran on them and drawn also by phrasings none of the earlier sets
+/// was ("I've been to", "I got back from", "I purchased", "N years old"): .500 / .189; .926 /
+/// .676 after the general fixes it showed (other words for buying and going, a journey's
+/// destination, a thing kept for a while, a quoted title got, an intensifier, "New York",
+/// "years old,", "a good handle on", tickets and files).
 #[test]
 fn real_talk_gives_few_false_facts() {
     use hearth_graph::distill_bench::{LabelledSet, score_rules};
@@ -139,6 +144,7 @@ fn real_talk_gives_few_false_facts() {
         ("conversation_facts_held_out_5.json", 0.85, 0.85),
         ("conversation_facts_held_out_6.json", 0.75, 0.6),
         ("conversation_facts_held_out_7.json", 0.7, 0.8),
+        ("conversation_facts_held_out_8.json", 0.9, 0.65),
     ] {
         let set = LabelledSet::load(std::path::Path::new(&format!("{dir}/{file}"))).expect(file);
         let score = score_rules(&set);
