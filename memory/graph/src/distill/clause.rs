@@ -141,7 +141,29 @@ fn got_to(words: &mut Vec<&str>) {
 /// The sentences of `text` (split at `. ! ? ;` and their full-width forms and at line
 /// breaks), each resolved against `said_ms`.
 pub(crate) fn clauses(text: &str, said_ms: i64, utc_offset_secs: i64) -> Vec<Clause> {
-    text.split(['.', '!', '?', ';', '\n', '。', '！', '？', '；'])
+    let bytes = text.as_bytes();
+    // A point between digits ("a 50mm f/1.8 lens", "$4.99") is part of a number, not an end.
+    let in_a_number = |at: usize| {
+        bytes[at] == b'.'
+            && at > 0
+            && bytes[at - 1].is_ascii_digit()
+            && bytes.get(at + 1).is_some_and(u8::is_ascii_digit)
+    };
+    let mut ends: Vec<usize> = text
+        .char_indices()
+        .filter(|&(at, c)| {
+            ['.', '!', '?', ';', '\n', '。', '！', '？', '；'].contains(&c) && !in_a_number(at)
+        })
+        .map(|(at, c)| at + c.len_utf8())
+        .collect();
+    ends.push(text.len());
+    let mut start = 0;
+    ends.into_iter()
+        .map(|end| {
+            let piece = &text[start..end];
+            start = end;
+            piece.trim_end_matches(['.', '!', '?', ';', '\n', '。', '！', '？', '；'])
+        })
         .map(str::trim)
         .filter(|s| s.chars().any(char::is_alphanumeric))
         .map(|sentence| clause(sentence, said_ms, utc_offset_secs))

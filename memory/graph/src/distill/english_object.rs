@@ -134,7 +134,11 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
             && all
                 .get(i + 1)
                 .is_some_and(|next| matches!(word_key(next).as_str(), "times" | "time"));
-        let boundary = (EN_BOUNDARIES.contains(&lw.as_str()) || count)
+        // "Universal Studios Hollywood - we had fun": a dash between words ends the name.
+        let dash = word
+            .chars()
+            .all(|c| matches!(c, '-' | '\u{2013}' | '\u{2014}'));
+        let boundary = (EN_BOUNDARIES.contains(&lw.as_str()) || count || dash)
             && !from_home
             && !words.is_empty()
             && !credential_field
@@ -168,10 +172,13 @@ pub(crate) fn english_object(clause: &Clause, at: usize) -> Option<(String, bool
 }
 
 /// A title in double quotes at the start of `rest` ("I picked up \"The Song of Achilles\""):
-/// its words whole, articles and all, when it is a title's length. Read only for what was got
-/// or bought: a quoted title liked is most often one the conversation proposed.
+/// its words whole, articles and all, when it is a title's length ("the \"Run for the Cure\"
+/// event" too). Read only for what was got or bought and where one went: a quoted title liked
+/// is most often one the conversation proposed.
 pub(crate) fn quoted_title(rest: &str) -> Option<String> {
-    let inside = rest.trim_start().strip_prefix('"')?;
+    let rest = rest.trim_start();
+    let rest = rest.strip_prefix("the ").unwrap_or(rest);
+    let inside = rest.strip_prefix('"')?;
     let title = inside[..inside.find('"')?].trim();
     let words = title.split_whitespace().count();
     ((1..=EN_MAX_WORDS).contains(&words) && title.starts_with(char::is_uppercase))

@@ -187,7 +187,7 @@ pub(crate) fn extract(clause: &Clause, said_ms: i64) -> Statement {
         // before it in a relative clause ("the Air Fryer I got yesterday").
         let object = english_object(clause, after).or_else(|| {
             let title = quoted_title(clause.text.get(after..)?)?;
-            possession.then_some((title, false))
+            (possession || v.predicate == "visited").then_some((title, false))
         });
         let things = match object {
             Some((object, _)) if possession => std::iter::once(object)
@@ -359,13 +359,32 @@ fn kin_fact(kin: &str, name: String) -> Fact {
 /// Words naming a journey rather than a place: "I got back from a solo trip to New York City"
 /// went to New York City, and "I went on a hike" names no place.
 const EN_JOURNEYS: &[&str] = &[
-    "trip", "trips", "vacation", "holiday", "getaway", "hike", "tour", "cruise", "trek", "journey",
+    "trip",
+    "trips",
+    "vacation",
+    "holiday",
+    "getaway",
+    "hike",
+    "tour",
+    "cruise",
+    "trek",
+    "journey",
     "visit",
+    "ride",
+    "date",
+    "day",
+    "weekend",
+    "night",
+    "evening",
+    "afternoon",
 ];
+/// Verbs of a journey's purpose before its place: "a bus ride to attend a friend's wedding".
+const EN_PURPOSES: &[&str] = &["attend ", "see ", "visit ", "watch "];
 
 /// The place a visit named as `object` (after the verb at `after`) went to: the object itself,
-/// or, when it names a journey, the place after the journey's "to" or "in" ("a whitewater
-/// rafting trip in the Oregon mountains"; none when no place follows). A lower-case plural
+/// or, when it names a journey, the place after the journey's "to", "in" or "at" ("a whitewater
+/// rafting trip in the Oregon mountains", "a day at Universal Studios"; none when no place
+/// follows: "a dinner date"). A lower-case plural
 /// ("a few weddings", "my parents") is a kind of outing or people, not a place one went to.
 fn visited_place(clause: &Clause, after: usize, object: String) -> Option<String> {
     let words: Vec<String> = object
@@ -376,11 +395,18 @@ fn visited_place(clause: &Clause, after: usize, object: String) -> Option<String
         let rest = clause.lower.get(after..)?;
         let end = after + word_matches(rest, journey).next()? + journey.len();
         let tail = clause.lower.get(end..)?;
-        let skip = [" to ", " in "]
+        let mut place = end
+            + [" to ", " in ", " at "]
+                .iter()
+                .find(|p| tail.starts_with(**p))?
+                .len();
+        if let Some(purpose) = EN_PURPOSES
             .iter()
-            .find(|p| tail.starts_with(**p))?
-            .len();
-        return visited_place(clause, end + skip, english_object(clause, end + skip)?.0);
+            .find(|v| clause.lower[place..].starts_with(**v))
+        {
+            place += purpose.len();
+        }
+        return visited_place(clause, place, english_object(clause, place)?.0);
     }
     // "I stayed at home", "stayed in bed": no outing.
     if matches!(object.split_whitespace().next(), Some("home" | "bed")) {
@@ -393,17 +419,48 @@ fn visited_place(clause: &Clause, after: usize, object: String) -> Option<String
     (!kind_of_outing).then_some(object)
 }
 
-/// "I've had my Fender Stratocaster for about 5 years", "I've had my cat, Luna, for 9 months":
-/// a thing the speaker has kept for a while is had.
+/// "I've had my Fender Stratocaster for about 5 years", "I've had my cat, Luna, for 9 months",
+/// "I've had my Canon EOS 80D with me": a thing the speaker has kept for a while is had, under
+/// the model's name when one follows it ("my acoustic guitar, a Yamaha FG800, for 8 years").
 fn held_for(clause: &Clause) -> Option<String> {
     ["i've had my ", "i have had my "]
         .iter()
         .find_map(|phrase| {
             let at = word_matches(&clause.lower, phrase).next()?;
             let start = at + phrase.len();
-            clause.lower[start..].contains(" for ").then_some(())?;
-            english_object(clause, start).map(|(object, _)| object)
+            let rest = &clause.lower[start..];
+            [" for ", " with me", " since "]
+                .iter()
+                .any(|kept| rest.contains(kept))
+                .then_some(())?;
+            let (object, _) = english_object(clause, start)?;
+            Some(model_named_after(clause, start, &object).unwrap_or(object))
         })
+}
+
+/// Most words in a model's name after a comma.
+const EN_MODEL_WORDS: usize = 4;
+
+/// The model a thing named at byte `at` is given after a comma: "my acoustic guitar, a Yamaha
+/// FG800," — an article and a name with a digit or two capitalised words (a bare single name,
+/// "my cat, Luna,", is what the thing is called, not what it is).
+fn model_named_after(clause: &Clause, at: usize, object: &str) -> Option<String> {
+    let rest = clause.text.get(at..)?;
+    let after = &rest[rest.find(object)? + object.len()..];
+    let named = after.strip_prefix(", ")?;
+    let named = ["a ", "an ", "the "]
+        .iter()
+        .find_map(|a| named.strip_prefix(a))?;
+    let name = named.split(',').next()?.trim();
+    let words: Vec<&str> = name.split_whitespace().collect();
+    let capitals = words
+        .iter()
+        .filter(|w| w.starts_with(char::is_uppercase))
+        .count();
+    let model = words.len() <= EN_MODEL_WORDS
+        && words.first()?.starts_with(char::is_uppercase)
+        && (capitals >= 2 || name.contains(|c: char| c.is_ascii_digit()));
+    model.then(|| name.to_owned())
 }
 
 /// Whether `object` can be where someone is from under `v`: an English origin is a name ("I'm
@@ -860,11 +917,22 @@ mod tests {
             ("I went to New York City", "New York City"),
             // A journey's word that is not the head names the place itself.
             ("I went to the holiday market in town", "holiday market"),
+            ("I got back from a long weekend at Lake Tahoe", "Lake Tahoe"),
+            (
+                "I got back from a train ride to see my aunt's farm",
+                "aunt's farm",
+            ),
+            (
+                "I got back from the \"Taste of Chicago\" fair",
+                "Taste of Chicago",
+            ),
+            ("I went to Central Park - it was packed", "Central Park"),
         ] {
             assert_eq!(triples(text), vec![t("user", "visited", place)], "{text}");
         }
         for text in [
             "I went on a hike",
+            "I got back from a dinner date",
             "I got back from a long trip",
             "I've been to a few concerts lately",
             "I visited my parents",
@@ -913,10 +981,26 @@ mod tests {
                 "large collection of vinyl",
             ),
             ("I got a new Honda", "owns", "Honda"),
+            // Under the model's name, when an article gives one after a comma.
+            (
+                "I've had my road bike, a Trek Domane, since college",
+                "has",
+                "Trek Domane",
+            ),
+            (
+                "I've had my Nikon Z6 with me on every hike",
+                "has",
+                "Nikon Z6",
+            ),
+            ("I bought a 2.5 kg kettlebell", "owns", "2.5 kg kettlebell"),
         ] {
             assert_eq!(triples(text), vec![t("user", predicate, thing)], "{text}");
         }
-        for text in ["I've had my doubts", "I've had my flu shot for the season"] {
+        for text in [
+            "I've had my doubts",
+            "I've had my flu shot for the season",
+            "I've got 800 followers on my blog",
+        ] {
             assert_eq!(triples(text), vec![], "{text}");
         }
     }

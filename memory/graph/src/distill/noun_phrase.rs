@@ -388,6 +388,8 @@ const NOT_OWNED: &[&str] = &[
     "tickets",
     "file",
     "files",
+    "followers",
+    "subscribers",
     "minutes",
     "hours",
     "days",

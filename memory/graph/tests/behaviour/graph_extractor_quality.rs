@@ -130,7 +130,10 @@ fn the_extractor_adds_recall_without_losing_precision() {
 /// was ("I've been to", "I got back from", "I purchased", "N years old"): .500 / .189; .926 /
 /// .676 after the general fixes it showed (other words for buying and going, a journey's
 /// destination, a thing kept for a while, a quoted title got, an intensifier, "New York",
-/// "years old,", "a good handle on", tickets and files).
+/// "years old,", "a good handle on", tickets and files). A tenth 70, the next of the same draw,
+/// labelled before the rules ran on them: .636 / .538; .818 / .692 after the general fixes it
+/// showed (a day, a ride or a weekend at or to a place, "to attend X", a model named after a
+/// comma, "with me" and "since" for a thing kept, a quoted event, a dash and a decimal point).
 #[test]
 fn real_talk_gives_few_false_facts() {
     use hearth_graph::distill_bench::{LabelledSet, score_rules};
@@ -145,6 +148,7 @@ fn real_talk_gives_few_false_facts() {
         ("conversation_facts_held_out_6.json", 0.75, 0.6),
         ("conversation_facts_held_out_7.json", 0.7, 0.8),
         ("conversation_facts_held_out_8.json", 0.9, 0.65),
+        ("conversation_facts_held_out_9.json", 0.8, 0.65),
     ] {
         let set = LabelledSet::load(std::path::Path::new(&format!("{dir}/{file}"))).expect(file);
         let score = score_rules(&set);
