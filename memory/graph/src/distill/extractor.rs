@@ -838,6 +838,9 @@ mod tests {
             "I bought a scarf for her last week",
             "like the one I got from Amazon for $20",
             "I got her some groceries and flowers",
+            // Food and drink are eaten or drunk, not kept.
+            "I picked up a bottle of Hendrick's gin",
+            "I got some chicken breast for dinner",
             "my subscription to People Magazine, which I got as a gift",
             // Nothing between the number and the verb names a thing.
             "I paid 50 I got nothing",
@@ -981,6 +984,8 @@ mod tests {
                 "large collection of vinyl",
             ),
             ("I got a new Honda", "owns", "Honda"),
+            // Only food's own name is eaten: a coffee table is kept.
+            ("I bought a coffee table", "owns", "coffee table"),
             // Under the model's name, when an article gives one after a comma.
             (
                 "I've had my road bike, a Trek Domane, since college",

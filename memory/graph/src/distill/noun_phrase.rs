@@ -398,6 +398,38 @@ const NOT_OWNED: &[&str] = &[
     "years",
 ];
 
+/// Food and drink, as the head of what was got: eaten or drunk, not kept ("the Hendrick's gin
+/// I picked up", "a pack of dental chews", "some chicken breast"). Only the last word counts:
+/// a coffee table and coffee pods are kept.
+const FOOD_HEADS: &[&str] = &[
+    "gin",
+    "wine",
+    "beer",
+    "whiskey",
+    "whisky",
+    "vodka",
+    "rum",
+    "tequila",
+    "coffee",
+    "tea",
+    "juice",
+    "chews",
+    "treats",
+    "snacks",
+    "chicken",
+    "breast",
+    "gnocchi",
+    "tomatoes",
+    "bread",
+    "cheese",
+    "fruit",
+    "vegetables",
+    "pizza",
+    "cake",
+    "cookies",
+    "chocolate",
+];
+
 /// What one gets that befalls one, said whole: "I got a flat tire", "I got a cold".
 const MISHAPS: &[&str] = &[
     "flat tire",
@@ -419,7 +451,7 @@ const STATES: &[&str] = &[
 ];
 
 /// Whether `object`, had or got, is not a possession: an appointment or habit, something got
-/// without being owned, a relative's thing, or a state or participle.
+/// without being owned, food or drink, a relative's thing, or a state or participle.
 pub(crate) fn not_a_possession(object: &str) -> bool {
     let words: Vec<String> = object
         .split_whitespace()
@@ -438,8 +470,12 @@ pub(crate) fn not_a_possession(object: &str) -> bool {
         .first()
         .and_then(|w| w.strip_suffix("'s"))
         .is_some_and(|whose| EN_KIN.contains(&whose));
+    let food = words
+        .last()
+        .is_some_and(|w| FOOD_HEADS.contains(&w.as_str()));
     state
         || someone_elses
+        || food
         || MISHAPS.contains(&words.join(" ").as_str())
         || words.iter().any(|w| {
             let w = w.as_str();

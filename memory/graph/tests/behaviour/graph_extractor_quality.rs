@@ -133,7 +133,8 @@ fn the_extractor_adds_recall_without_losing_precision() {
 /// "years old,", "a good handle on", tickets and files). A tenth 70, the next of the same draw,
 /// labelled before the rules ran on them: .636 / .538; .818 / .692 after the general fixes it
 /// showed (a day, a ride or a weekend at or to a place, "to attend X", a model named after a
-/// comma, "with me" and "since" for a thing kept, a quoted event, a dash and a decimal point).
+/// comma, "with me" and "since" for a thing kept, a quoted event, a dash and a decimal point),
+/// .844 / .692 once food and drink got are not owned.
 #[test]
 fn real_talk_gives_few_false_facts() {
     use hearth_graph::distill_bench::{LabelledSet, score_rules};
@@ -144,7 +145,7 @@ fn real_talk_gives_few_false_facts() {
         ("conversation_facts_held_out_2.json", 0.6, 0.6),
         ("conversation_facts_held_out_3.json", 0.8, 0.7),
         ("conversation_facts_held_out_4.json", 0.9, 0.7),
-        ("conversation_facts_held_out_5.json", 0.85, 0.85),
+        ("conversation_facts_held_out_5.json", 0.9, 0.85),
         ("conversation_facts_held_out_6.json", 0.75, 0.6),
         ("conversation_facts_held_out_7.json", 0.7, 0.8),
         ("conversation_facts_held_out_8.json", 0.9, 0.65),
