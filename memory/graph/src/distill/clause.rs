@@ -88,7 +88,7 @@ fn english_matching_form(text: &str) -> String {
             *slot = contracted;
         }
     }
-    got_to(&mut kept);
+    common_verb_forms(&mut kept);
     kept.join(" ")
 }
 
@@ -97,7 +97,7 @@ fn english_matching_form(text: &str) -> String {
 /// brought home") is "I got a workbook"; "I purchased" is "I bought"; "I picked up" and "I
 /// received" are "I got"; "I got back from Lisbon" and "I've been to Lisbon" are "I went to
 /// Lisbon".
-fn got_to(words: &mut Vec<&str>) {
+fn common_verb_forms(words: &mut Vec<&str>) {
     let is = |w: Option<&&str>, what: &str| w.is_some_and(|w| w.eq_ignore_ascii_case(what));
     let mut i = 0;
     while i < words.len() {
@@ -138,8 +138,11 @@ fn got_to(words: &mut Vec<&str>) {
     }
 }
 
-/// The sentences of `text` (split at `. ! ? ;` and their full-width forms and at line
-/// breaks), each resolved against `said_ms`.
+/// What ends a sentence: `. ! ? ;`, their full-width forms and a line break.
+const SENTENCE_ENDS: &[char] = &['.', '!', '?', ';', '\n', '。', '！', '？', '；'];
+
+/// The sentences of `text` (split at [`SENTENCE_ENDS`], but not at a point between digits),
+/// each resolved against `said_ms`.
 pub(crate) fn clauses(text: &str, said_ms: i64, utc_offset_secs: i64) -> Vec<Clause> {
     let bytes = text.as_bytes();
     // A point between digits ("a 50mm f/1.8 lens", "$4.99") is part of a number, not an end.
@@ -149,21 +152,17 @@ pub(crate) fn clauses(text: &str, said_ms: i64, utc_offset_secs: i64) -> Vec<Cla
             && bytes[at - 1].is_ascii_digit()
             && bytes.get(at + 1).is_some_and(u8::is_ascii_digit)
     };
-    let mut ends: Vec<usize> = text
-        .char_indices()
-        .filter(|&(at, c)| {
-            ['.', '!', '?', ';', '\n', '。', '！', '？', '；'].contains(&c) && !in_a_number(at)
-        })
-        .map(|(at, c)| at + c.len_utf8())
-        .collect();
-    ends.push(text.len());
+    let mut sentences = Vec::new();
     let mut start = 0;
-    ends.into_iter()
-        .map(|end| {
-            let piece = &text[start..end];
-            start = end;
-            piece.trim_end_matches(['.', '!', '?', ';', '\n', '。', '！', '？', '；'])
-        })
+    for (at, c) in text.char_indices() {
+        if SENTENCE_ENDS.contains(&c) && !in_a_number(at) {
+            sentences.push(&text[start..at]);
+            start = at + c.len_utf8();
+        }
+    }
+    sentences.push(&text[start..]);
+    sentences
+        .into_iter()
         .map(str::trim)
         .filter(|s| s.chars().any(char::is_alphanumeric))
         .map(|sentence| clause(sentence, said_ms, utc_offset_secs))

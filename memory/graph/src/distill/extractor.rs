@@ -13,7 +13,9 @@ use super::english_object::{
     quoted_title,
 };
 use super::noun_phrase::{EN_NUMBERS, NOT_A_START, not_a_possession};
+use super::possession::{held_for, model_of_a_possession};
 use super::rules::USER;
+use super::visit::{past_visit, visited_place};
 use crate::{EventSpec, Fact, FactMode, Statement};
 use hearth_memory::ResolvedDate;
 
@@ -356,168 +358,10 @@ fn kin_fact(kin: &str, name: String) -> Fact {
     }
 }
 
-/// Words naming a journey rather than a place: "I got back from a solo trip to New York City"
-/// went to New York City, and "I went on a hike" names no place.
-const EN_JOURNEYS: &[&str] = &[
-    "trip",
-    "trips",
-    "vacation",
-    "holiday",
-    "getaway",
-    "hike",
-    "tour",
-    "cruise",
-    "trek",
-    "journey",
-    "visit",
-    "ride",
-    "date",
-    "day",
-    "weekend",
-    "night",
-    "evening",
-    "afternoon",
-];
-/// Verbs of a journey's purpose before its place: "a bus ride to attend a friend's wedding".
-const EN_PURPOSES: &[&str] = &["attend ", "see ", "visit ", "watch "];
-
-/// The place a visit named as `object` (after the verb at `after`) went to: the object itself,
-/// or, when it names a journey, the place after the journey's "to", "in" or "at" ("a whitewater
-/// rafting trip in the Oregon mountains", "a day at Universal Studios"; none when no place
-/// follows: "a dinner date"). A lower-case plural
-/// ("a few weddings", "my parents") is a kind of outing or people, not a place one went to.
-fn visited_place(clause: &Clause, after: usize, object: String) -> Option<String> {
-    let words: Vec<String> = object
-        .split_whitespace()
-        .map(str::to_ascii_lowercase)
-        .collect();
-    if let Some(journey) = words.last().filter(|w| EN_JOURNEYS.contains(&w.as_str())) {
-        let rest = clause.lower.get(after..)?;
-        let end = after + word_matches(rest, journey).next()? + journey.len();
-        let tail = clause.lower.get(end..)?;
-        let mut place = end
-            + [" to ", " in ", " at "]
-                .iter()
-                .find(|p| tail.starts_with(**p))?
-                .len();
-        if let Some(purpose) = EN_PURPOSES
-            .iter()
-            .find(|v| clause.lower[place..].starts_with(**v))
-        {
-            place += purpose.len();
-        }
-        return visited_place(clause, place, english_object(clause, place)?.0);
-    }
-    // "I stayed at home", "stayed in bed": no outing.
-    if matches!(object.split_whitespace().next(), Some("home" | "bed")) {
-        return None;
-    }
-    let kind_of_outing = !object.contains(char::is_uppercase)
-        && words
-            .last()
-            .is_some_and(|w| w.ends_with('s') && !w.ends_with("ss") && !w.ends_with("'s"));
-    (!kind_of_outing).then_some(object)
-}
-
-/// "I've had my Fender Stratocaster for about 5 years", "I've had my cat, Luna, for 9 months",
-/// "I've had my Canon EOS 80D with me": a thing the speaker has kept for a while is had, under
-/// the model's name when one follows it ("my acoustic guitar, a Yamaha FG800, for 8 years").
-fn held_for(clause: &Clause) -> Option<String> {
-    ["i've had my ", "i have had my "]
-        .iter()
-        .find_map(|phrase| {
-            let at = word_matches(&clause.lower, phrase).next()?;
-            let start = at + phrase.len();
-            let rest = &clause.lower[start..];
-            [" for ", " with me", " since "]
-                .iter()
-                .any(|kept| rest.contains(kept))
-                .then_some(())?;
-            let (object, _) = english_object(clause, start)?;
-            Some(model_named_after(clause, start, &object).unwrap_or(object))
-        })
-}
-
-/// Most words in a model's name after a comma.
-const EN_MODEL_WORDS: usize = 4;
-
-/// The model a thing named at byte `at` is given after a comma: "my acoustic guitar, a Yamaha
-/// FG800," — an article and a name with a digit or two capitalised words (a bare single name,
-/// "my cat, Luna,", is what the thing is called, not what it is).
-fn model_named_after(clause: &Clause, at: usize, object: &str) -> Option<String> {
-    let rest = clause.text.get(at..)?;
-    let after = &rest[rest.find(object)? + object.len()..];
-    let named = after.strip_prefix(", ")?;
-    let named = ["a ", "an ", "the "]
-        .iter()
-        .find_map(|a| named.strip_prefix(a))?;
-    let name = named.split(',').next()?.trim();
-    let words: Vec<&str> = name.split_whitespace().collect();
-    let capitals = words
-        .iter()
-        .filter(|w| w.starts_with(char::is_uppercase))
-        .count();
-    let model = words.len() <= EN_MODEL_WORDS
-        && words.first()?.starts_with(char::is_uppercase)
-        && (capitals >= 2 || name.contains(|c: char| c.is_ascii_digit()));
-    model.then(|| name.to_owned())
-}
-
 /// Whether `object` can be where someone is from under `v`: an English origin is a name ("I'm
 /// from Arcadia"); "I come from a family with 3 sisters" or "from a small town" names none.
 fn names_an_origin(v: &Verb, object: &str) -> bool {
     v.predicate != "from" || object.starts_with(|c: char| c.is_uppercase())
-}
-
-/// Things one owns whose make or model a sentence may name ("my car is a 2018 Honda Civic").
-const EN_POSSESSIONS: &[&str] = &[
-    "car",
-    "truck",
-    "van",
-    "bike",
-    "motorcycle",
-    "scooter",
-    "phone",
-    "laptop",
-    "computer",
-    "tablet",
-    "camera",
-    "watch",
-    "guitar",
-    "piano",
-    "tv",
-    "console",
-];
-
-/// "My car is a Toyota Corolla": the make or model of a thing the speaker owns, when the words
-/// name one (a capital or a digit: "my car is a mess" names none).
-fn model_of_a_possession(clause: &Clause) -> Option<String> {
-    word_matches(&clause.lower, "my ").find_map(|at| {
-        let rest = &clause.lower[at + "my ".len()..];
-        let kind = EN_POSSESSIONS.iter().find(|k| rest.starts_with(*k))?;
-        let after = rest[kind.len()..].strip_prefix(" is ")?;
-        let (object, _) = english_object(clause, clause.lower.len() - after.len())?;
-        object
-            .chars()
-            .any(|c| c.is_uppercase() || c.is_ascii_digit())
-            .then_some(object)
-    })
-}
-
-/// "During my previous visit to Denver", "my last trip to Japan": a visit the words put in
-/// the past ("my upcoming trip to Japan", "my trip to Japan" may be to come).
-fn past_visit(clause: &Clause) -> Option<String> {
-    word_matches(&clause.lower, "my ").find_map(|at| {
-        let rest = &clause.lower[at + "my ".len()..];
-        let when = ["previous ", "recent ", "last ", "past "]
-            .iter()
-            .find(|w| rest.starts_with(*w))?;
-        let what = ["visit to ", "trip to "]
-            .iter()
-            .find(|w| rest[when.len()..].starts_with(*w))?;
-        let start = clause.lower.len() - rest.len() + when.len() + what.len();
-        english_object(clause, start).map(|(object, _)| object)
-    })
 }
 
 /// Most words naming the kind of a favourite ("my favorite [thing to do] is").

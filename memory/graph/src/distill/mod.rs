@@ -12,7 +12,9 @@ mod english_object;
 mod extractor;
 mod model;
 mod noun_phrase;
+mod possession;
 mod rules;
+mod visit;
 
 use hearth_memory::ColdEntry;
 
