@@ -3,19 +3,37 @@
 //! two models) resumes where it stopped instead of starting again.
 
 use std::collections::HashSet;
+use std::path::Path;
 
 use super::RecallBenchError;
 use crate::recall::{ColdContext, EMBED_BATCH};
 use crate::{ContextEvent, MemoryModels, Store};
 
+/// Opens the store kept at `path` for a corpus of `events`, with how many of them it already
+/// holds ([`held_prefix`]); a store holding anything else is removed (with its WAL and shared
+/// memory files) and opened empty.
+pub(super) fn open(
+    path: &Path,
+    events: &[ContextEvent],
+) -> Result<(Store, usize), RecallBenchError> {
+    let store = Store::open(path)?;
+    if let Some(held) = held_prefix(&store, events)? {
+        return Ok((store, held));
+    }
+    drop(store);
+    for suffix in ["", "-wal", "-shm"] {
+        let mut file = path.as_os_str().to_owned();
+        file.push(suffix);
+        let _ = std::fs::remove_file(file);
+    }
+    Ok((Store::open(path)?, 0))
+}
+
 /// How many of `events` a kept store already holds: `Some(n)` when its cold entries are
 /// exactly the first `n` of them (an ingest commits whole batches in order, so one that was
 /// stopped leaves such a prefix), `None` when it holds anything else — another corpus, another
 /// version of the set — and must start afresh.
-pub(super) fn held_prefix(
-    store: &Store,
-    events: &[ContextEvent],
-) -> Result<Option<usize>, RecallBenchError> {
+fn held_prefix(store: &Store, events: &[ContextEvent]) -> Result<Option<usize>, RecallBenchError> {
     let count = store.cold_count()? as usize;
     if count > events.len() {
         return Ok(None);

@@ -234,24 +234,10 @@ pub fn run_set(
             }
         };
         let events = to_events(corpus);
-        let mut store = Store::open(&store_path)?;
         // What a kept store already holds of this corpus; anything else is started afresh.
-        let held = match store_dir {
-            Some(_) => kept_store::held_prefix(&store, &events)?,
-            None => Some(0),
-        };
-        let held = match held {
-            Some(held) => held,
-            None => {
-                drop(store);
-                for suffix in ["", "-wal", "-shm"] {
-                    let mut file = store_path.clone().into_os_string();
-                    file.push(suffix);
-                    let _ = std::fs::remove_file(file);
-                }
-                store = Store::open(&store_path)?;
-                0
-            }
+        let (store, held) = match store_dir {
+            Some(_) => kept_store::open(&store_path, &events)?,
+            None => (Store::open(&store_path)?, 0),
         };
         let vectors_complete = kept_store::vectors_complete(&store, models)?;
         let mut cold =

@@ -24,6 +24,19 @@ fn installed_models() -> &'static MemoryModels {
     })
 }
 
+/// An empty directory of this process under the system temp dir, named after `tag`.
+fn fresh_dir(tag: &str) -> PathBuf {
+    let dir = std::env::temp_dir().join(format!("hearth-recall-{tag}-{}", std::process::id()));
+    let _ = std::fs::remove_dir_all(&dir);
+    std::fs::create_dir_all(&dir).expect("dir");
+    dir
+}
+
+/// Where Hearth ranked each question's evidence, question by question.
+fn hearth_ranks(report: &Report) -> Vec<Ranks> {
+    report.questions.iter().map(|q| q.hearth).collect()
+}
+
 fn question<'a>(report: &'a Report, id: &str) -> &'a QuestionResult {
     report
         .questions
@@ -105,9 +118,7 @@ fn bench_without_a_model_measures_keyword_recall() {
 
 #[test]
 fn a_kept_store_is_reused_and_ranks_the_same() {
-    let dir = std::env::temp_dir().join(format!("hearth-recall-kept-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = fresh_dir("kept");
     let (first, second, lines) = watchdog(180, {
         let dir = dir.clone();
         move || {
@@ -133,17 +144,14 @@ fn a_kept_store_is_reused_and_ranks_the_same() {
         lines.iter().any(|l| l.contains("reusing the kept store")),
         "{lines:?}"
     );
-    let ranks = |r: &Report| -> Vec<Ranks> { r.questions.iter().map(|q| q.hearth).collect() };
-    assert_eq!(ranks(&first), ranks(&second));
+    assert_eq!(hearth_ranks(&first), hearth_ranks(&second));
     assert!(second.render().contains("not measured in this run"));
     let _ = std::fs::remove_dir_all(&dir);
 }
 
 #[test]
 fn a_kept_store_without_the_run_s_vectors_gets_them_filled() {
-    let dir = std::env::temp_dir().join(format!("hearth-recall-other-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = fresh_dir("other");
     let (reused, filled, fresh) = watchdog(240, {
         let dir = dir.clone();
         move || {
@@ -189,10 +197,9 @@ fn a_kept_store_without_the_run_s_vectors_gets_them_filled() {
             .any(|l| l.contains("corpus home: 20 missing vectors")),
         "{lines:?}"
     );
-    let ranks = |r: &Report| -> Vec<Ranks> { r.questions.iter().map(|q| q.hearth).collect() };
     assert_eq!(
-        ranks(&filled),
-        ranks(&fresh),
+        hearth_ranks(&filled),
+        hearth_ranks(&fresh),
         "filled ranks as a fresh ingest"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -233,9 +240,7 @@ fn fixture_prefix(items: usize, dir: &Path) -> PathBuf {
 
 #[test]
 fn a_stopped_ingest_resumes_where_it_stopped() {
-    let dir = std::env::temp_dir().join(format!("hearth-recall-resume-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = fresh_dir("resume");
     let (resumed, lines, fresh) = watchdog(240, {
         let dir = dir.clone();
         move || {
@@ -266,10 +271,9 @@ fn a_stopped_ingest_resumes_where_it_stopped() {
     );
     // The home corpus's 14 and the whole of the four-item work corpus.
     assert_eq!(resumed.reused_items, 18);
-    let ranks = |r: &Report| -> Vec<Ranks> { r.questions.iter().map(|q| q.hearth).collect() };
     assert_eq!(
-        ranks(&resumed),
-        ranks(&fresh),
+        hearth_ranks(&resumed),
+        hearth_ranks(&fresh),
         "resumed ranks as a fresh ingest"
     );
     let _ = std::fs::remove_dir_all(&dir);
@@ -279,9 +283,7 @@ fn a_stopped_ingest_resumes_where_it_stopped() {
 /// corpus id) is never resumed: its entries would be ranked as this corpus's.
 #[test]
 fn a_kept_store_of_other_items_is_started_afresh() {
-    let dir = std::env::temp_dir().join(format!("hearth-recall-foreign-{}", std::process::id()));
-    let _ = std::fs::remove_dir_all(&dir);
-    std::fs::create_dir_all(&dir).expect("dir");
+    let dir = fresh_dir("foreign");
     let text = std::fs::read_to_string(fixture()).expect("fixture");
     let mut set: serde_json::Value = serde_json::from_str(&text).expect("json");
     let mut renamed = Vec::new();
